@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# beamtrace set-up: installs what a Debian 12 machine is missing to build beamtrace and to
+# run Vulkan ray tracing. Idempotent: every step checks first and skips what is present.
+#
+#  - Vulkan loader (libvulkan1) and headers, vulkaninfo, Khronos validation layers
+#  - shaderc's native parts (libshaderc-dev pulls glslang-dev and SPIRV-Tools): build.rs
+#    links them statically so shaderc never builds from source (30+ min on 2 cores)
+#  - Mesa lavapipe from bookworm-backports (Mesa >= 25: the first lavapipe with
+#    ray-tracing pipelines) — skipped when a Vulkan device with ray tracing already exists,
+#    so a machine with a real GPU driver is left alone
+#  - Python pypcd4 in a private venv (target/pyenv) for the independent PCD reader test
+set -euo pipefail
+
+log() { printf '[setup] %s\n' "$*"; }
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then
+  if command -v sudo >/dev/null 2>&1; then SUDO="sudo"; else
+    log "not root and no sudo: install the packages listed in scripts/setup.sh by hand"; fi
+fi
+
+have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
+
+apt_updated=0
+apt_install() {
+  local missing=()
+  for p in "$@"; do have_pkg "$p" || missing+=("$p"); done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  if [ $apt_updated -eq 0 ]; then $SUDO apt-get update -qq; apt_updated=1; fi
+  log "installing ${missing[*]}"
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+}
+
+# Is there already a Vulkan device with ray-tracing pipelines (a GPU driver, or lavapipe)?
+has_rt_device() {
+  command -v vulkaninfo >/dev/null 2>&1 || return 1
+  # Read the whole output first: with pipefail, 'vulkaninfo | grep -q' fails by SIGPIPE.
+  local info
+  info=$(vulkaninfo 2>/dev/null) || true
+  grep -q VK_KHR_ray_tracing_pipeline <<<"$info"
+}
+
+if ! command -v apt-get >/dev/null 2>&1; then
+  log "no apt-get: this script knows Debian 12; install a Vulkan loader, shaderc, glslang and a ray-tracing Vulkan driver by hand"
+  exit 1
+fi
+
+# 1. Build tools and shader compiler libraries.
+apt_install build-essential pkg-config libshaderc-dev glslang-dev spirv-tools \
+  libvulkan1 libvulkan-dev vulkan-tools vulkan-validationlayers python3-venv ca-certificates
+
+# 2. A ray-tracing Vulkan driver: lavapipe from bookworm-backports unless one exists.
+if has_rt_device; then
+  log "a Vulkan device with VK_KHR_ray_tracing_pipeline exists: driver left as it is"
+else
+  codename=$(. /etc/os-release && echo "${VERSION_CODENAME:-}")
+  if [ "$codename" = "bookworm" ]; then
+    list=/etc/apt/sources.list.d/bookworm-backports.list
+    if ! grep -rqs "bookworm-backports" /etc/apt/sources.list /etc/apt/sources.list.d/; then
+      log "adding bookworm-backports"
+      echo 'deb http://deb.debian.org/debian bookworm-backports main' | $SUDO tee "$list" >/dev/null
+      apt_updated=0
+    fi
+    if [ $apt_updated -eq 0 ]; then $SUDO apt-get update -qq; apt_updated=1; fi
+    log "installing mesa-vulkan-drivers from bookworm-backports (lavapipe with ray tracing)"
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq -t bookworm-backports mesa-vulkan-drivers
+  else
+    apt_install mesa-vulkan-drivers
+  fi
+  if ! has_rt_device; then
+    log "still no Vulkan device with ray tracing: 'vulkaninfo --summary' shows what the loader sees"
+    exit 1
+  fi
+fi
+
+# 3. Independent PCD reader for the tests (pypcd4), in a venv of its own.
+root=$(cd "$(dirname "$0")/.." && pwd)
+venv="$root/target/pyenv"
+if ! "$venv/bin/python" -c 'import pypcd4' >/dev/null 2>&1; then
+  log "creating $venv with pypcd4"
+  mkdir -p "$root/target"
+  python3 -m venv "$venv"
+  "$venv/bin/pip" install -q pypcd4
+fi
+
+# 4. Rust toolchain.
+if ! command -v cargo >/dev/null 2>&1; then
+  log "cargo not found: install Rust (https://rustup.rs) and run this again"
+  exit 1
+fi
+log "ready"
