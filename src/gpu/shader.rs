@@ -1,0 +1,358 @@
+//! GLSL → SPIR-V with shaderc, and reflection of what the SPIR-V declares: descriptor
+//! bindings, push constants, and the byte layout of structs shared with the host.
+
+use super::error::{GpuError, GpuResult};
+use ash::vk;
+use rspirv_reflect::rspirv::dr::{Instruction, Operand};
+use rspirv_reflect::spirv::{Decoration, Op};
+use rspirv_reflect::Reflection;
+use std::collections::{BTreeMap, HashMap};
+
+/// Shader stages beamtrace compiles.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stage {
+    RayGen,
+    Miss,
+    ClosestHit,
+    AnyHit,
+    Compute,
+}
+
+impl Stage {
+    /// The stage of a file by its extension (`.rgen`, `.rmiss`, `.rchit`, `.rahit`, `.comp`).
+    pub fn from_file_name(name: &str) -> Option<Stage> {
+        let ext = name.rsplit('.').next()?;
+        Some(match ext {
+            "rgen" => Stage::RayGen,
+            "rmiss" => Stage::Miss,
+            "rchit" => Stage::ClosestHit,
+            "rahit" => Stage::AnyHit,
+            "comp" => Stage::Compute,
+            _ => return None,
+        })
+    }
+
+    fn shaderc_kind(self) -> shaderc::ShaderKind {
+        match self {
+            Stage::RayGen => shaderc::ShaderKind::RayGeneration,
+            Stage::Miss => shaderc::ShaderKind::Miss,
+            Stage::ClosestHit => shaderc::ShaderKind::ClosestHit,
+            Stage::AnyHit => shaderc::ShaderKind::AnyHit,
+            Stage::Compute => shaderc::ShaderKind::Compute,
+        }
+    }
+
+    pub(crate) fn vk(self) -> vk::ShaderStageFlags {
+        match self {
+            Stage::RayGen => vk::ShaderStageFlags::RAYGEN_KHR,
+            Stage::Miss => vk::ShaderStageFlags::MISS_KHR,
+            Stage::ClosestHit => vk::ShaderStageFlags::CLOSEST_HIT_KHR,
+            Stage::AnyHit => vk::ShaderStageFlags::ANY_HIT_KHR,
+            Stage::Compute => vk::ShaderStageFlags::COMPUTE,
+        }
+    }
+}
+
+/// A set of GLSL sources (entry files and `#include`d files) known by name.
+#[derive(Debug, Clone, Default)]
+pub struct ShaderSources {
+    files: HashMap<String, String>,
+}
+
+impl ShaderSources {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn add(mut self, name: &str, text: &str) -> Self {
+        self.files.insert(name.to_string(), text.to_string());
+        self
+    }
+
+    pub fn get(&self, name: &str) -> Option<&str> {
+        self.files.get(name).map(String::as_str)
+    }
+}
+
+/// Compiled SPIR-V with its reflection.
+pub struct Spirv {
+    pub name: String,
+    pub stage: Stage,
+    pub words: Vec<u32>,
+}
+
+/// Compiles `name` from `sources` (includes resolved from `sources` too) with the given
+/// `#define`s. Ray-tracing GLSL needs the Vulkan 1.2 / SPIR-V 1.4 target.
+pub fn compile(sources: &ShaderSources, name: &str, defines: &[(&str, &str)]) -> GpuResult<Spirv> {
+    let err = |message: String| GpuError::Shader {
+        name: name.to_string(),
+        message,
+    };
+    let stage = Stage::from_file_name(name)
+        .ok_or_else(|| err("unknown shader stage (extension)".into()))?;
+    let text = sources
+        .get(name)
+        .ok_or_else(|| err("no such shader source".into()))?;
+    let compiler = shaderc::Compiler::new()
+        .map_err(|e| err(format!("cannot start the shader compiler: {e}")))?;
+    let mut options = shaderc::CompileOptions::new()
+        .map_err(|e| err(format!("cannot create compile options: {e}")))?;
+    options.set_target_env(
+        shaderc::TargetEnv::Vulkan,
+        shaderc::EnvVersion::Vulkan1_2 as u32,
+    );
+    options.set_target_spirv(shaderc::SpirvVersion::V1_4);
+    options.set_optimization_level(shaderc::OptimizationLevel::Performance);
+    options.set_generate_debug_info();
+    for (k, v) in defines {
+        options.add_macro_definition(k, Some(v));
+    }
+    options.set_include_callback(|requested, _ty, _from, _depth| {
+        sources
+            .get(requested)
+            .map(|content| shaderc::ResolvedInclude {
+                resolved_name: requested.to_string(),
+                content: content.to_string(),
+            })
+            .ok_or_else(|| format!("include '{requested}' not found"))
+    });
+    let artifact = compiler
+        .compile_into_spirv(text, stage.shaderc_kind(), name, "main", Some(&options))
+        .map_err(|e| err(e.to_string()))?;
+    Ok(Spirv {
+        name: name.to_string(),
+        stage,
+        words: artifact.as_binary().to_vec(),
+    })
+}
+
+/// A descriptor binding as the shaders declare it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BindingInfo {
+    pub set: u32,
+    pub binding: u32,
+    pub ty: vk::DescriptorType,
+    pub count: u32,
+    pub name: String,
+    pub stages: vk::ShaderStageFlags,
+}
+
+/// The byte layout of a struct as the SPIR-V lays it out.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StructLayout {
+    pub name: String,
+    /// (member name, byte offset), in declaration order.
+    pub members: Vec<(String, u32)>,
+    /// Array stride where the struct is an array element (its size in the array).
+    pub array_stride: Option<u32>,
+}
+
+impl Spirv {
+    fn reflection(&self) -> GpuResult<Reflection> {
+        Reflection::new_from_spirv(bytemuck::cast_slice(&self.words)).map_err(|e| {
+            GpuError::Shader {
+                name: self.name.clone(),
+                message: format!("reflection failed: {e:?}"),
+            }
+        })
+    }
+
+    /// Descriptor bindings, keyed by (set, binding).
+    pub fn bindings(&self) -> GpuResult<BTreeMap<(u32, u32), BindingInfo>> {
+        let sets = self
+            .reflection()?
+            .get_descriptor_sets()
+            .map_err(|e| GpuError::Shader {
+                name: self.name.clone(),
+                message: format!("descriptor reflection failed: {e:?}"),
+            })?;
+        let mut out = BTreeMap::new();
+        for (set, bindings) in sets {
+            for (binding, info) in bindings {
+                let count = match info.binding_count {
+                    rspirv_reflect::BindingCount::One => 1,
+                    rspirv_reflect::BindingCount::StaticSized(n) => n as u32,
+                    rspirv_reflect::BindingCount::Unbounded => {
+                        return Err(GpuError::Shader {
+                            name: self.name.clone(),
+                            message: format!("unbounded array at set {set} binding {binding}"),
+                        })
+                    }
+                };
+                out.insert(
+                    (set, binding),
+                    BindingInfo {
+                        set,
+                        binding,
+                        ty: vk::DescriptorType::from_raw(info.ty.0 as i32),
+                        count,
+                        name: info.name,
+                        stages: self.stage.vk(),
+                    },
+                );
+            }
+        }
+        Ok(out)
+    }
+
+    /// Size in bytes of the push-constant block (0 if none).
+    pub fn push_constant_size(&self) -> GpuResult<u32> {
+        let pc = self
+            .reflection()?
+            .get_push_constant_range()
+            .map_err(|e| GpuError::Shader {
+                name: self.name.clone(),
+                message: format!("push constant reflection failed: {e:?}"),
+            })?;
+        Ok(pc.map(|p| p.offset + p.size).unwrap_or(0))
+    }
+
+    /// The layout of the struct named `type_name`, if this shader uses it.
+    pub fn struct_layout(&self, type_name: &str) -> GpuResult<Option<StructLayout>> {
+        let module = self.reflection()?.0;
+        let names: HashMap<u32, String> = module
+            .debug_names
+            .iter()
+            .filter(|i| i.class.opcode == Op::Name)
+            .filter_map(|i| Some((i.operands.first()?.id_ref_any()?, string_operand(i, 1)?)))
+            .collect();
+        let struct_ids: Vec<u32> = module
+            .types_global_values
+            .iter()
+            .filter(|i| i.class.opcode == Op::TypeStruct)
+            .filter_map(|i| i.result_id)
+            .filter(|id| names.get(id).map(String::as_str) == Some(type_name))
+            .collect();
+        // Structs used in several storage layouts appear more than once; any explicitly
+        // laid-out one will do (they must all agree, which the check below enforces).
+        let mut found: Option<StructLayout> = None;
+        for id in struct_ids {
+            let mut members: BTreeMap<u32, (String, Option<u32>)> = BTreeMap::new();
+            for inst in &module.debug_names {
+                if inst.class.opcode == Op::MemberName
+                    && inst.operands.first().and_then(Operand::id_ref_any) == Some(id)
+                {
+                    if let (Some(Operand::LiteralBit32(m)), Some(n)) =
+                        (inst.operands.get(1), string_operand(inst, 2))
+                    {
+                        members.entry(*m).or_insert((String::new(), None)).0 = n;
+                    }
+                }
+            }
+            for inst in &module.annotations {
+                if inst.class.opcode == Op::MemberDecorate
+                    && inst.operands.first().and_then(Operand::id_ref_any) == Some(id)
+                {
+                    if let (
+                        Some(Operand::LiteralBit32(m)),
+                        Some(Operand::Decoration(Decoration::Offset)),
+                        Some(Operand::LiteralBit32(off)),
+                    ) = (
+                        inst.operands.get(1),
+                        inst.operands.get(2),
+                        inst.operands.get(3),
+                    ) {
+                        members.entry(*m).or_insert((String::new(), None)).1 = Some(*off);
+                    }
+                }
+            }
+            if members.values().any(|(_, off)| off.is_none()) {
+                continue; // a copy without explicit layout (function-local)
+            }
+            let array_stride = array_stride_of(&module, id);
+            let layout = StructLayout {
+                name: type_name.to_string(),
+                members: members
+                    .into_values()
+                    .map(|(n, off)| (n, off.unwrap_or(0)))
+                    .collect(),
+                array_stride,
+            };
+            match &found {
+                Some(prev) if prev.members != layout.members => {
+                    return Err(GpuError::Layout(format!(
+                        "{}: struct {type_name} has two different layouts",
+                        self.name
+                    )))
+                }
+                Some(prev) if prev.array_stride.is_some() => {}
+                _ => found = Some(layout),
+            }
+        }
+        Ok(found)
+    }
+}
+
+fn string_operand(inst: &Instruction, index: usize) -> Option<String> {
+    match inst.operands.get(index)? {
+        Operand::LiteralString(s) => Some(s.clone()),
+        _ => None,
+    }
+}
+
+fn array_stride_of(module: &rspirv_reflect::rspirv::dr::Module, struct_id: u32) -> Option<u32> {
+    let arrays: Vec<u32> = module
+        .types_global_values
+        .iter()
+        .filter(|i| matches!(i.class.opcode, Op::TypeRuntimeArray | Op::TypeArray))
+        .filter(|i| i.operands.first().and_then(Operand::id_ref_any) == Some(struct_id))
+        .filter_map(|i| i.result_id)
+        .collect();
+    module.annotations.iter().find_map(|inst| {
+        if inst.class.opcode != Op::Decorate {
+            return None;
+        }
+        let target = inst.operands.first()?.id_ref_any()?;
+        if !arrays.contains(&target) {
+            return None;
+        }
+        match (inst.operands.get(1), inst.operands.get(2)) {
+            (
+                Some(Operand::Decoration(Decoration::ArrayStride)),
+                Some(Operand::LiteralBit32(stride)),
+            ) => Some(*stride),
+            _ => None,
+        }
+    })
+}
+
+/// The host's view of a shared struct: member names with their offsets (from
+/// `std::mem::offset_of!`) and its size.
+#[derive(Debug, Clone)]
+pub struct HostLayout {
+    pub name: &'static str,
+    pub members: Vec<(&'static str, u32)>,
+    pub size: u32,
+}
+
+/// Checks that every shader using `host.name` lays it out exactly like the host does.
+/// Returns how many shaders used it (so a caller can insist it was checked at all).
+pub fn check_layout(shaders: &[&Spirv], host: &HostLayout) -> GpuResult<usize> {
+    let mut uses = 0;
+    for shader in shaders {
+        let Some(layout) = shader.struct_layout(host.name)? else {
+            continue;
+        };
+        uses += 1;
+        let device: Vec<(&str, u32)> = layout
+            .members
+            .iter()
+            .map(|(n, o)| (n.as_str(), *o))
+            .collect();
+        if device != host.members {
+            return Err(GpuError::Layout(format!(
+                "struct {} in {}: shader has {:?}, host has {:?}",
+                host.name, shader.name, device, host.members
+            )));
+        }
+        if let Some(stride) = layout.array_stride {
+            if stride != host.size {
+                return Err(GpuError::Layout(format!(
+                    "struct {} in {}: shader array stride {stride} bytes, host size {} bytes",
+                    host.name, shader.name, host.size
+                )));
+            }
+        }
+    }
+    Ok(uses)
+}
