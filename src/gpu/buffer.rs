@@ -100,6 +100,34 @@ impl Buffer {
         Ok(buffer)
     }
 
+    /// A device-local buffer filled with `data` through a staging copy (meshes and other
+    /// static inputs: on discrete GPUs, tracing from host memory would be slow).
+    pub fn upload<T: bytemuck::Pod>(
+        ctx: &Arc<Context>,
+        name: &str,
+        data: &[T],
+        usage: vk::BufferUsageFlags,
+    ) -> GpuResult<Buffer> {
+        let bytes: &[u8] = bytemuck::cast_slice(data);
+        let staging = Buffer::from_slice(
+            ctx,
+            &format!("{name} (staging)"),
+            bytes,
+            vk::BufferUsageFlags::TRANSFER_SRC,
+        )?;
+        let buffer = Buffer::new(
+            ctx,
+            name,
+            bytes.len() as u64,
+            usage | vk::BufferUsageFlags::TRANSFER_DST,
+            MemoryLocation::GpuOnly,
+        )?;
+        super::commands::run_once(ctx, |rec| {
+            rec.copy_buffer(&staging, &buffer, bytes.len() as u64)
+        })?;
+        Ok(buffer)
+    }
+
     pub fn size(&self) -> u64 {
         self.size
     }

@@ -102,8 +102,11 @@ pub fn compile(sources: &ShaderSources, name: &str, defines: &[(&str, &str)]) ->
         shaderc::EnvVersion::Vulkan1_2 as u32,
     );
     options.set_target_spirv(shaderc::SpirvVersion::V1_4);
-    options.set_optimization_level(shaderc::OptimizationLevel::Performance);
-    options.set_generate_debug_info();
+    // No SPIR-V optimisation: it strips the names reflection needs, and every driver
+    // optimises the SPIR-V again when it makes the pipeline.
+    options.set_optimization_level(shaderc::OptimizationLevel::Zero);
+    // No debug info: glslang splits the embedded source text at arbitrary bytes, which
+    // breaks UTF-8 decoding in the reflection. OpName/OpMemberName stay without it.
     for (k, v) in defines {
         options.add_macro_definition(k, Some(v));
     }

@@ -1,0 +1,241 @@
+//! A scene on the GPU: packed mesh buffers, one compacted BLAS per mesh, the geometry,
+//! instance and material tables the hit shaders read, and the TLAS over all instances.
+
+use super::gpu_types::{GpuGeometry, GpuInstanceInfo, GpuMaterial};
+use super::SimError;
+use crate::gpu::{
+    build_blases, AccelerationStructure, Buffer, BufferUsageFlags, Context, Recording, Tlas,
+    TlasInstance, TlasUpdate, TriangleGeometry,
+};
+use crate::material::MaterialDb;
+use crate::scene::Scene;
+use glam::Mat4;
+use std::sync::Arc;
+use std::time::Instant;
+
+/// Size figures of an uploaded scene, for reports.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SceneStats {
+    pub meshes: usize,
+    pub instances: usize,
+    pub triangles: u64,
+    pub blas_bytes: u64,
+    pub blas_compacted_bytes: u64,
+    /// Host wall time of upload + BLAS build + compaction (ms).
+    pub blas_build_ms: f64,
+}
+
+pub struct GpuScene {
+    // Field order is drop order: structures before the buffers they were built from.
+    pub(super) tlas: Tlas,
+    _blases: Vec<AccelerationStructure>,
+    pub(super) geometries: Buffer,
+    pub(super) instances: Buffer,
+    pub(super) materials: Buffer,
+    _indices: Buffer,
+    _positions: Buffer,
+    _normals: Buffer,
+    tlas_instances: Vec<TlasInstance>,
+    dirty: bool,
+    pub stats: SceneStats,
+}
+
+/// Row-major 3×4 of an affine Mat4, as the TLAS wants it.
+fn row_major_3x4(m: &Mat4) -> [[f32; 4]; 3] {
+    let r = m.transpose().to_cols_array_2d();
+    [r[0], r[1], r[2]]
+}
+
+impl GpuScene {
+    /// Uploads `scene`; `material_map[i]` is the IR material of scene material i.
+    pub fn new(
+        ctx: &Arc<Context>,
+        scene: &Scene,
+        db: &MaterialDb,
+        material_map: &[u32],
+    ) -> Result<GpuScene, SimError> {
+        let start = Instant::now();
+        let mut positions: Vec<[f32; 3]> = Vec::new();
+        let mut normals: Vec<[f32; 3]> = Vec::new();
+        let mut indices: Vec<u32> = Vec::new();
+        // (position offset, index offset, vertex count, triangle count, material) per geometry.
+        let mut ranges = Vec::new();
+        let mut mesh_first_geometry = Vec::with_capacity(scene.meshes.len());
+        let mut triangles = 0u64;
+        for (mi, mesh) in scene.meshes.iter().enumerate() {
+            mesh_first_geometry.push(ranges.len() as u32);
+            if mesh.primitives.is_empty() {
+                return Err(SimError::Scene(format!(
+                    "mesh {mi} '{}' has no primitives",
+                    mesh.name
+                )));
+            }
+            for (pi, p) in mesh.primitives.iter().enumerate() {
+                if p.normals.len() != p.positions.len() || p.indices.len() % 3 != 0 {
+                    return Err(SimError::Scene(format!(
+                        "mesh '{}' primitive {pi}: {} positions, {} normals, {} indices",
+                        mesh.name,
+                        p.positions.len(),
+                        p.normals.len(),
+                        p.indices.len()
+                    )));
+                }
+                let material = material_map
+                    .get(p.material as usize)
+                    .copied()
+                    .ok_or_else(|| {
+                        SimError::Scene(format!(
+                            "mesh '{}' primitive {pi} uses material {} of {}",
+                            mesh.name,
+                            p.material,
+                            material_map.len()
+                        ))
+                    })?;
+                ranges.push((
+                    positions.len() as u64,
+                    indices.len() as u64,
+                    p.positions.len() as u32,
+                    (p.indices.len() / 3) as u32,
+                    material,
+                ));
+                triangles += (p.indices.len() / 3) as u64;
+                positions.extend(p.positions.iter().map(|v| v.to_array()));
+                normals.extend(p.normals.iter().map(|v| v.to_array()));
+                indices.extend_from_slice(&p.indices);
+            }
+        }
+        let input = BufferUsageFlags::STORAGE_BUFFER
+            | BufferUsageFlags::ACCELERATION_STRUCTURE_BUILD_INPUT_READ_ONLY_KHR;
+        let positions_buf = Buffer::upload(ctx, "positions", &positions, input)?;
+        let normals_buf = Buffer::upload(ctx, "normals", &normals, input)?;
+        let indices_buf = Buffer::upload(ctx, "indices", &indices, input)?;
+        let geometry_table: Vec<GpuGeometry> = ranges
+            .iter()
+            .map(|&(pos, idx, _, _, material)| GpuGeometry {
+                index_address: indices_buf.device_address() + idx * 4,
+                position_address: positions_buf.device_address() + pos * 12,
+                normal_address: normals_buf.device_address() + pos * 12,
+                material,
+                pad: 0,
+            })
+            .collect();
+        let mut blas_inputs = Vec::with_capacity(scene.meshes.len());
+        for (mi, _) in scene.meshes.iter().enumerate() {
+            let first = mesh_first_geometry[mi] as usize;
+            let end = mesh_first_geometry
+                .get(mi + 1)
+                .map(|&e| e as usize)
+                .unwrap_or(ranges.len());
+            blas_inputs.push(
+                (first..end)
+                    .map(|g| TriangleGeometry {
+                        vertex_address: geometry_table[g].position_address,
+                        vertex_count: ranges[g].2,
+                        index_address: geometry_table[g].index_address,
+                        triangle_count: ranges[g].3,
+                        opaque: true,
+                    })
+                    .collect(),
+            );
+        }
+        let (blases, blas_stats) = build_blases(ctx, &blas_inputs)?;
+        let mut tlas_instances = Vec::with_capacity(scene.instances.len());
+        let mut instance_table = Vec::with_capacity(scene.instances.len());
+        for (ii, inst) in scene.instances.iter().enumerate() {
+            let blas = blases.get(inst.mesh as usize).ok_or_else(|| {
+                SimError::Scene(format!(
+                    "instance {ii} '{}' uses mesh {} of {}",
+                    inst.name,
+                    inst.mesh,
+                    blases.len()
+                ))
+            })?;
+            if !inst.transform.is_finite() {
+                return Err(SimError::Scene(format!(
+                    "instance '{}' has a non-finite transform",
+                    inst.name
+                )));
+            }
+            tlas_instances.push(TlasInstance {
+                transform: row_major_3x4(&inst.transform),
+                custom_index: mesh_first_geometry[inst.mesh as usize],
+                mask: 0xff,
+                sbt_offset: 0,
+                blas_address: blas.device_address(),
+            });
+            instance_table.push(GpuInstanceInfo {
+                instance_id: inst.instance_id,
+                class_id: inst.class as u32,
+                pad0: 0,
+                pad1: 0,
+            });
+        }
+        let material_table: Vec<GpuMaterial> = db
+            .materials
+            .iter()
+            .map(|m| GpuMaterial {
+                reflectance: m.reflectance,
+                pad0: 0.0,
+                pad1: 0.0,
+                pad2: 0.0,
+            })
+            .collect();
+        let table = BufferUsageFlags::STORAGE_BUFFER;
+        let geometries = Buffer::upload(ctx, "geometry table", &geometry_table, table)?;
+        let instances = Buffer::upload(ctx, "instance table", &instance_table, table)?;
+        let materials = Buffer::upload(ctx, "material table", &material_table, table)?;
+        let tlas = Tlas::new(ctx, tlas_instances.len() as u32)?;
+        let stats = SceneStats {
+            meshes: scene.meshes.len(),
+            instances: scene.instances.len(),
+            triangles,
+            blas_bytes: blas_stats.built_bytes,
+            blas_compacted_bytes: blas_stats.compacted_bytes,
+            blas_build_ms: start.elapsed().as_secs_f64() * 1e3,
+        };
+        Ok(GpuScene {
+            tlas,
+            _blases: blases,
+            geometries,
+            instances,
+            materials,
+            _indices: indices_buf,
+            _positions: positions_buf,
+            _normals: normals_buf,
+            tlas_instances,
+            dirty: true,
+            stats,
+        })
+    }
+
+    /// Moves instance `index` (mesh → world); the next frame refits the TLAS.
+    pub fn set_transform(&mut self, index: usize, transform: Mat4) -> Result<(), SimError> {
+        if !transform.is_finite() {
+            return Err(SimError::Input(format!(
+                "transform of instance {index} is not finite"
+            )));
+        }
+        let count = self.tlas_instances.len();
+        let inst = self.tlas_instances.get_mut(index).ok_or_else(|| {
+            SimError::Input(format!(
+                "instance {index} does not exist ({count} instances)"
+            ))
+        })?;
+        inst.transform = row_major_3x4(&transform);
+        self.dirty = true;
+        Ok(())
+    }
+
+    /// Records a TLAS build or refit if anything moved since the last frame.
+    pub(super) fn record_update(
+        &mut self,
+        rec: &mut Recording<'_>,
+    ) -> Result<Option<TlasUpdate>, SimError> {
+        if !self.dirty {
+            return Ok(None);
+        }
+        let what = self.tlas.update(rec, &self.tlas_instances)?;
+        self.dirty = false;
+        Ok(Some(what))
+    }
+}
