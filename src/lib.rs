@@ -13,6 +13,7 @@
 
 pub mod config;
 pub mod gpu;
+pub mod job;
 pub mod material;
 pub mod output;
 pub mod reference;

@@ -1,0 +1,121 @@
+//! The main job: a scene and a sensor in, one point cloud file (and a picture) per frame
+//! out. The CLI's `run` is a thin wrapper around [`run_job`], so tests drive the same code.
+
+use crate::gpu::{Context, ContextOptions};
+use crate::material::{MaterialDb, MaterialMapping};
+use crate::output::{frame_file_name, write_cloud, write_picture, Format, PictureOptions};
+use crate::scene::Scene;
+use crate::sensor::{Pose, Sensor};
+use crate::sim::{returns_to_points, Simulator, TraceSettings};
+use anyhow::{bail, Context as _, Result};
+use std::path::{Path, PathBuf};
+
+/// Everything `beamtrace run` needs.
+pub struct JobOptions {
+    pub scene: Scene,
+    pub scene_name: String,
+    pub sensor: Sensor,
+    pub frames: u64,
+    pub out_dir: PathBuf,
+    pub format: Format,
+    pub picture: bool,
+    /// Vehicle pose in the world; the sensor sits at `vehicle_pose · sensor.mount`.
+    pub vehicle_pose: Pose,
+    pub materials: MaterialDb,
+    pub mapping: MaterialMapping,
+    pub device: ContextOptions,
+    pub seed: u64,
+    pub progress: bool,
+}
+
+/// What a finished job reports.
+#[derive(Debug, Default)]
+pub struct JobReport {
+    pub files: Vec<PathBuf>,
+    pub points_per_frame: Vec<usize>,
+    pub device: String,
+    pub trace_ms: Vec<f64>,
+}
+
+pub fn run_job(opts: &JobOptions) -> Result<JobReport> {
+    if opts.frames == 0 {
+        bail!("--frames must be at least 1");
+    }
+    if !opts.vehicle_pose.is_finite() {
+        bail!("the vehicle pose is not finite (NaN or infinity)");
+    }
+    let material_map = opts
+        .materials
+        .resolve(&opts.scene.materials, &opts.mapping)
+        .with_context(|| format!("resolving the IR materials of {}", opts.scene_name))?;
+    let ctx = Context::new(&opts.device).context("opening a ray-tracing Vulkan device")?;
+    let mut sim = Simulator::new(&ctx, &opts.scene, &opts.materials, &material_map)
+        .with_context(|| format!("uploading {} to the GPU", opts.scene_name))?;
+    sim.set_beams(&opts.sensor.beams, &[(0.0, 0.0, 1.0)])?;
+    let settings = TraceSettings {
+        min_range: opts.sensor.min_range,
+        max_range: opts.sensor.max_range,
+        threshold: opts.sensor.detection.threshold(),
+    };
+    let sensor_to_world = opts.vehicle_pose.to_affine() * opts.sensor.mount.to_affine();
+    let bar = progress_bar(opts.progress, opts.frames);
+    let mut report = JobReport {
+        device: format!("{} ({})", ctx.device_name, ctx.driver_info),
+        ..Default::default()
+    };
+    for frame in 0..opts.frames {
+        let out = sim.trace(sensor_to_world, &settings)?;
+        let cloud = returns_to_points(&opts.sensor.beams, &out.returns, 1);
+        let path = opts.out_dir.join(frame_file_name(frame, opts.format));
+        write_cloud(&path, &cloud, opts.format)?;
+        report.files.push(path.clone());
+        if opts.picture {
+            let png = path.with_extension("png");
+            write_picture(&png, &cloud, &picture_options(&opts.sensor))?;
+            report.files.push(png);
+        }
+        report.points_per_frame.push(cloud.points.len());
+        report.trace_ms.push(out.times.trace_ms);
+        bar.inc(1);
+    }
+    bar.finish_and_clear();
+    let messages = ctx.validation_messages();
+    if !messages.is_empty() {
+        bail!("the Vulkan validation layer reported:\n{}", messages.join("\n"));
+    }
+    Ok(report)
+}
+
+/// The picture of a frame, sized to the sensor: its rings and azimuth field of view.
+pub fn picture_options(sensor: &Sensor) -> PictureOptions {
+    let (lo, hi) = sensor
+        .beams
+        .iter()
+        .fold((f32::MAX, f32::MIN), |(lo, hi), b| (lo.min(b.azimuth), hi.max(b.azimuth)));
+    let full_turn = hi - lo > 1.5 * std::f32::consts::PI;
+    PictureOptions {
+        channels: Some(sensor.channels),
+        columns: sensor.columns.clamp(256, 2048),
+        azimuth_span: if full_turn { None } else { Some((lo, hi)) },
+        bev_extent: sensor.max_range.min(80.0),
+        ..Default::default()
+    }
+}
+
+fn progress_bar(show: bool, frames: u64) -> indicatif::ProgressBar {
+    if !show || frames < 2 {
+        return indicatif::ProgressBar::hidden();
+    }
+    let bar = indicatif::ProgressBar::new(frames);
+    if let Ok(style) = indicatif::ProgressStyle::with_template(
+        "{spinner} frame {pos}/{len} [{bar:30}] {per_sec} eta {eta}",
+    ) {
+        bar.set_style(style.progress_chars("=> "));
+    }
+    bar
+}
+
+/// The bundled default scene: `scenes/street.glb` below `root`.
+pub fn default_scene_path(root: &Path) -> PathBuf {
+    root.join("scenes").join("street.glb")
+}
