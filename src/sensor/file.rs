@@ -173,7 +173,16 @@ fn in_file(path: &Path, e: SensorError) -> SensorError {
 fn in_pattern(path: &Path, prefix: &str, e: SensorError) -> SensorError {
     match e {
         SensorError::Invalid { field, message } => {
-            let field = if field == "frame_rate" {
+            // Sensor-level fields (frame rate, a beam's time) already read as YAML paths.
+            let top = [
+                "pattern",
+                "frame_rate",
+                "range",
+                "detection",
+                "wavelength_nm",
+                "mount",
+            ];
+            let field = if top.iter().any(|t| field.starts_with(t)) {
                 field
             } else {
                 format!("{prefix}.{field}")

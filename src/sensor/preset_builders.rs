@@ -310,18 +310,22 @@ pub(crate) fn ouster_sensor(family: Ouster, channels: u32, columns: u32, f: f32)
             },
         ),
     };
+    let lasers = uniform_lasers(half, -half, channels);
+    assemble(
+        &ouster_name(family, channels),
+        rotating(&lasers, columns, f64::from(f), radius),
+        &d,
+        f,
+    )
+}
+
+fn ouster_name(family: Ouster, channels: u32) -> String {
     let prefix = match family {
         Ouster::Os0 => "os0",
         Ouster::Os1 => "os1",
         Ouster::Os2 => "os2",
     };
-    let lasers = uniform_lasers(half, -half, channels);
-    assemble(
-        &format!("{prefix}-{channels}"),
-        rotating(&lasers, columns, f64::from(f), radius),
-        &d,
-        f,
-    )
+    format!("{prefix}-{channels}")
 }
 
 pub(crate) fn ouster(
@@ -329,15 +333,7 @@ pub(crate) fn ouster(
     channels: u32,
     o: &PresetOptions,
 ) -> Result<Sensor, SensorError> {
-    let name = format!(
-        "{}-{channels}",
-        match family {
-            Ouster::Os0 => "os0",
-            Ouster::Os1 => "os1",
-            Ouster::Os2 => "os2",
-        }
-    );
-    only(&name, o, &["columns"])?;
+    only(&ouster_name(family, channels), o, &["columns"])?;
     let f = frame_rate(o, 10.0)?;
     let columns = positive_count("columns", o.columns.unwrap_or(1024))?;
     Ok(ouster_sensor(family, channels, columns, f))
