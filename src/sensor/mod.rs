@@ -2,8 +2,38 @@
 //!
 //! Conventions (DESIGN §1): sensor frame x forward, y left, z up; azimuth from +x towards
 //! +y, elevation up from the xy-plane; radians and seconds in code, degrees in YAML.
+//!
+//! Pattern conventions shared by every preset and generator:
+//!
+//! * Beams are listed in **firing order**. Grid-like patterns are column-major: all rings
+//!   of column 0, then column 1, …
+//! * Spinning sensors (Velodyne, Ouster) turn clockwise seen from above, so azimuth
+//!   *decreases* with time. Every rotating preset starts its frame behind the sensor
+//!   (azimuth +180°), where Ouster splits its frames; the seam is then out of the way
+//!   of the scene ahead.
+//! * `ring` is the vendor's channel index where the vendor defines one (Ouster: 0 = top
+//!   beam; Velodyne: the laser id of the data packets, which is *not* sorted by
+//!   elevation; Ibeo/Valeo: layer 0 = bottom). Generic grids use 0 = top, the row order
+//!   of a range image.
+//! * The sensor origin is the optical centre; per-laser offsets go into `Beam::origin`.
 
+mod csv_pattern;
+mod file;
+mod patterns;
+mod preset_builders;
+mod presets;
+
+#[cfg(test)]
+mod file_tests;
+#[cfg(test)]
+mod preset_tests;
+
+use crate::config::ConfigError;
 use glam::{Affine3A, Quat, Vec3};
+use std::path::PathBuf;
+
+pub use file::{load_sensor, load_sensor_file, parse_sensor, GenericDefaults, GENERIC};
+pub use presets::{preset, preset_with, presets, PresetInfo, PresetOptions};
 
 /// One laser beam of a pattern.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -52,4 +82,194 @@ impl Pose {
     pub fn is_finite(&self) -> bool {
         self.translation.is_finite() && self.rotation.is_finite()
     }
+    /// A pose from a translation (m) and roll, pitch, yaw (rad): the rotation is
+    /// Rz(yaw)·Ry(pitch)·Rx(roll), the usual vehicle convention (REP-103).
+    pub fn from_translation_rpy(translation: Vec3, roll: f32, pitch: f32, yaw: f32) -> Self {
+        Pose {
+            translation,
+            rotation: Quat::from_euler(glam::EulerRot::ZYX, yaw, pitch, roll),
+        }
+    }
+}
+
+/// The detection threshold from one datasheet pair "R_ref at r_ref" (DESIGN §4).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Detection {
+    /// Lambertian reflectance of the datasheet target (0.10 = 10 %).
+    pub reference_reflectance: f32,
+    /// Range (m) at which the datasheet says that target is still detected.
+    pub reference_range: f32,
+}
+
+impl Detection {
+    /// Threshold T = R_ref / r_ref²: the peak a Lambertian target of reflectance R_ref
+    /// at normal incidence gives at r_ref with the signal normalisation of DESIGN §4.
+    pub fn threshold(&self) -> f32 {
+        self.reference_reflectance / (self.reference_range * self.reference_range)
+    }
+}
+
+/// A complete sensor: pattern, pose, range window, timing and detection threshold.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Sensor {
+    pub name: String,
+    /// Beams in firing order.
+    pub beams: Vec<Beam>,
+    /// Number of rings (max ring + 1).
+    pub channels: u32,
+    /// Azimuth steps of a rotating/grid pattern; 1 for irregular patterns.
+    pub columns: u32,
+    /// Sensor → vehicle/world pose.
+    pub mount: Pose,
+    /// Minimum range (m).
+    pub min_range: f32,
+    /// Maximum range (m).
+    pub max_range: f32,
+    /// Frames per second (Hz).
+    pub frame_rate: f32,
+    pub wavelength_nm: f32,
+    pub detection: Detection,
+}
+
+/// A sensor could not be made: bad file, unknown preset, bad CSV line or bad value.
+#[derive(Debug, thiserror::Error)]
+pub enum SensorError {
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    #[error(
+        "unknown sensor preset `{name}`; known presets: {known}. \
+         Or give the path of a sensor .yaml file or of a .csv beam list"
+    )]
+    UnknownPreset { name: String, known: String },
+    #[error("{path}:{line}: {message}")]
+    Csv {
+        path: PathBuf,
+        line: usize,
+        message: String,
+    },
+    #[error("{field}: {message}")]
+    Invalid { field: String, message: String },
+}
+
+impl SensorError {
+    pub(crate) fn invalid(field: impl Into<String>, message: impl Into<String>) -> Self {
+        SensorError::Invalid {
+            field: field.into(),
+            message: message.into(),
+        }
+    }
+}
+
+impl Sensor {
+    /// Frame period (s).
+    pub fn period(&self) -> f32 {
+        1.0 / self.frame_rate
+    }
+
+    /// The same sensor placed at `mount`.
+    pub fn with_mount(mut self, mount: Pose) -> Self {
+        self.mount = mount;
+        self
+    }
+
+    /// Checks every value a caller could have set by hand. Field names follow the YAML
+    /// schema so that file errors and these read alike.
+    pub fn validate(&self) -> Result<(), SensorError> {
+        let finite_pos = |field: &str, v: f32| {
+            if v.is_finite() && v > 0.0 {
+                Ok(())
+            } else {
+                Err(SensorError::invalid(
+                    field,
+                    format!("must be a finite number > 0, got {v}"),
+                ))
+            }
+        };
+        if self.beams.is_empty() {
+            return Err(SensorError::invalid(
+                "pattern",
+                "the pattern has zero beams; give at least one beam",
+            ));
+        }
+        if !self.mount.is_finite() {
+            return Err(SensorError::invalid(
+                "mount",
+                "the mounting pose has a NaN or infinite component",
+            ));
+        }
+        if !(self.min_range.is_finite() && self.min_range >= 0.0) {
+            return Err(SensorError::invalid(
+                "range.min",
+                format!("must be finite and ≥ 0, got {}", self.min_range),
+            ));
+        }
+        if !self.max_range.is_finite() {
+            return Err(SensorError::invalid(
+                "range.max",
+                format!("must be finite, got {}", self.max_range),
+            ));
+        }
+        if self.min_range >= self.max_range {
+            return Err(SensorError::invalid(
+                "range",
+                format!(
+                    "min ({} m) must be smaller than max ({} m)",
+                    self.min_range, self.max_range
+                ),
+            ));
+        }
+        finite_pos("frame_rate", self.frame_rate)?;
+        finite_pos("wavelength_nm", self.wavelength_nm)?;
+        finite_pos(
+            "detection.reference_reflectance",
+            self.detection.reference_reflectance,
+        )?;
+        finite_pos("detection.reference_range", self.detection.reference_range)?;
+        if self.channels == 0 || self.columns == 0 {
+            return Err(SensorError::invalid(
+                "pattern",
+                format!(
+                    "channels ({}) and columns ({}) must be ≥ 1",
+                    self.channels, self.columns
+                ),
+            ));
+        }
+        let period = self.period();
+        let half_pi = std::f32::consts::FRAC_PI_2 + 1e-6;
+        for (i, b) in self.beams.iter().enumerate() {
+            let bad = |what: String| {
+                Err(SensorError::invalid(
+                    format!("pattern (beam {i}, ring {})", b.ring),
+                    what,
+                ))
+            };
+            if !(b.azimuth.is_finite() && b.elevation.is_finite() && b.origin.is_finite()) {
+                return bad("azimuth, elevation and origin must be finite".into());
+            }
+            if b.elevation.abs() > half_pi {
+                return bad(format!(
+                    "elevation {:.3}° is outside −90°..90°",
+                    b.elevation.to_degrees()
+                ));
+            }
+            if !(b.time >= 0.0 && b.time < period) {
+                return bad(format!(
+                    "firing time {} s is outside [0, {period}) s, the frame period at {} Hz",
+                    b.time, self.frame_rate
+                ));
+            }
+            if b.ring >= self.channels {
+                return bad(format!(
+                    "ring {} ≥ channels ({}); channels must be max ring + 1",
+                    b.ring, self.channels
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Ouster OS1-128 at 1024 columns and 10 Hz with an identity mount (the caller places it).
+pub fn default_sensor() -> Sensor {
+    preset_builders::ouster_sensor(preset_builders::Ouster::Os1, 128, 1024, 10.0)
 }

@@ -1,0 +1,319 @@
+//! Sensor YAML files (degrees in the file, radians in the [`Sensor`]).
+//!
+//! ```yaml
+//! name: my-os1
+//! pattern:
+//!   preset: os1-128     # exactly one of: preset | grid | explicit | csv
+//!   columns: 1024       # preset settings: columns | horizontal_resolution_deg | lines | points
+//! mount: { translation: [0, 0, 1.8], rotation_deg: [0, 0, 0] }   # roll, pitch, yaw
+//! range: { min: 0.3, max: 200 }
+//! frame_rate: 10
+//! wavelength_nm: 865
+//! detection: { reference_reflectance: 0.10, reference_range: 120 }
+//! ```
+//!
+//! A preset supplies range, frame rate, wavelength and detection pair; the file
+//! overrides any of them. Other patterns start from [`GENERIC`] values. A relative `csv`
+//! path is taken relative to the YAML file's folder.
+
+use super::csv_pattern::{check_times, load_csv};
+use super::patterns::{self, ExplicitSpec, GridSpec, Pattern};
+use super::presets::preset_with;
+use super::{Detection, Pose, PresetOptions, Sensor, SensorError};
+use crate::config::{load_yaml, ConfigError};
+use glam::Vec3;
+use serde::Deserialize;
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SensorFile {
+    name: Option<String>,
+    pattern: PatternSpec,
+    mount: Option<MountSpec>,
+    range: Option<RangeSpec>,
+    frame_rate: Option<f32>,
+    wavelength_nm: Option<f32>,
+    detection: Option<DetectionSpec>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PatternSpec {
+    preset: Option<String>,
+    columns: Option<u32>,
+    horizontal_resolution_deg: Option<f32>,
+    lines: Option<u32>,
+    points: Option<u32>,
+    grid: Option<GridSpec>,
+    explicit: Option<ExplicitSpec>,
+    csv: Option<PathBuf>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct MountSpec {
+    #[serde(default)]
+    translation: [f32; 3],
+    /// Roll, pitch, yaw (deg): R = Rz(yaw)·Ry(pitch)·Rx(roll).
+    #[serde(default)]
+    rotation_deg: [f32; 3],
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RangeSpec {
+    min: Option<f32>,
+    max: Option<f32>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DetectionSpec {
+    reference_reflectance: f32,
+    reference_range: f32,
+}
+
+/// Settings of a sensor that is not a preset, unless its file says otherwise: a
+/// generic automotive 905 nm sensor, 0.5–150 m, 10 Hz, 10 % detected at 100 m.
+pub struct GenericDefaults {
+    pub min_range: f32,
+    pub max_range: f32,
+    pub frame_rate: f32,
+    pub wavelength_nm: f32,
+    pub detection: Detection,
+}
+
+pub const GENERIC: GenericDefaults = GenericDefaults {
+    min_range: 0.5,
+    max_range: 150.0,
+    frame_rate: 10.0,
+    wavelength_nm: 905.0,
+    detection: Detection {
+        reference_reflectance: 0.10,
+        reference_range: 100.0,
+    },
+};
+
+/// A sensor from a preset name (case-insensitive, e.g. `os1-128`), a YAML file, or a
+/// `.csv` beam list (with [`GENERIC`] settings).
+pub fn load_sensor(spec: &str) -> Result<Sensor, SensorError> {
+    let path = Path::new(spec);
+    let ext = extension(path);
+    let looks_like_path = path.is_file()
+        || spec.contains('/')
+        || spec.contains('\\')
+        || matches!(ext.as_str(), "yaml" | "yml" | "csv");
+    if looks_like_path {
+        load_sensor_file(path)
+    } else {
+        preset_with(spec, &PresetOptions::default())
+    }
+}
+
+fn extension(path: &Path) -> String {
+    path.extension()
+        .and_then(|e| e.to_str())
+        .map(str::to_ascii_lowercase)
+        .unwrap_or_default()
+}
+
+/// A sensor from a YAML file, or from a `.csv` beam list with [`GENERIC`] settings.
+pub fn load_sensor_file(path: &Path) -> Result<Sensor, SensorError> {
+    if extension(path) == "csv" {
+        let csv = load_csv(path, f64::from(GENERIC.frame_rate))?;
+        check_times(&csv, path, GENERIC.frame_rate)?;
+        let sensor = generic_sensor(stem(path), csv.pattern, GENERIC.frame_rate);
+        sensor.validate().map_err(|e| in_file(path, e))?;
+        return Ok(sensor);
+    }
+    let file: SensorFile = load_yaml(path)?;
+    build(file, path)
+}
+
+/// Parses sensor YAML text; `origin` names it in errors and anchors relative CSV paths.
+pub fn parse_sensor(text: &str, origin: &Path) -> Result<Sensor, SensorError> {
+    let file: SensorFile = crate::config::parse_yaml(text, origin)?;
+    build(file, origin)
+}
+
+fn stem(path: &Path) -> String {
+    path.file_stem()
+        .and_then(|s| s.to_str())
+        .unwrap_or("sensor")
+        .to_string()
+}
+
+fn generic_sensor(name: String, p: Pattern, frame_rate: f32) -> Sensor {
+    Sensor {
+        name,
+        beams: p.beams,
+        channels: p.channels,
+        columns: p.columns,
+        mount: Pose::default(),
+        min_range: GENERIC.min_range,
+        max_range: GENERIC.max_range,
+        frame_rate,
+        wavelength_nm: GENERIC.wavelength_nm,
+        detection: GENERIC.detection,
+    }
+}
+
+/// Turns an error without a file into one that names the file and the YAML field.
+fn in_file(path: &Path, e: SensorError) -> SensorError {
+    match e {
+        SensorError::Invalid { field, message } => {
+            ConfigError::invalid(path, field, message).into()
+        }
+        other => other,
+    }
+}
+
+/// Prefixes a pattern-relative field name.
+fn in_pattern(path: &Path, prefix: &str, e: SensorError) -> SensorError {
+    match e {
+        SensorError::Invalid { field, message } => {
+            // Sensor-level fields (frame rate, a beam's time) already read as YAML paths.
+            let top = [
+                "pattern",
+                "frame_rate",
+                "range",
+                "detection",
+                "wavelength_nm",
+                "mount",
+            ];
+            let field = if top.iter().any(|t| field.starts_with(t)) {
+                field
+            } else {
+                format!("{prefix}.{field}")
+            };
+            ConfigError::invalid(path, field, message).into()
+        }
+        other => other,
+    }
+}
+
+fn finite3(path: &Path, field: &str, v: [f32; 3]) -> Result<(), SensorError> {
+    match v.iter().position(|x| !x.is_finite()) {
+        Some(i) => Err(ConfigError::invalid(
+            path,
+            format!("{field}[{i}]"),
+            format!("must be a finite number, got {}", v[i]),
+        )
+        .into()),
+        None => Ok(()),
+    }
+}
+
+fn build(file: SensorFile, path: &Path) -> Result<Sensor, SensorError> {
+    let p = &file.pattern;
+    let chosen = [
+        p.preset.is_some(),
+        p.grid.is_some(),
+        p.explicit.is_some(),
+        p.csv.is_some(),
+    ]
+    .iter()
+    .filter(|x| **x)
+    .count();
+    if chosen != 1 {
+        return Err(ConfigError::invalid(
+            path,
+            "pattern",
+            format!("give exactly one of `preset`, `grid`, `explicit`, `csv` (found {chosen})"),
+        )
+        .into());
+    }
+    if let Some(f) = file.frame_rate {
+        if !(f.is_finite() && f > 0.0) {
+            return Err(ConfigError::invalid(
+                path,
+                "frame_rate",
+                format!("must be a finite number of Hz > 0, got {f}"),
+            )
+            .into());
+        }
+    }
+    let frame_rate = file.frame_rate.unwrap_or(GENERIC.frame_rate);
+    let options = PresetOptions {
+        columns: p.columns,
+        horizontal_resolution_deg: p.horizontal_resolution_deg,
+        lines: p.lines,
+        points: p.points,
+        frame_rate: file.frame_rate,
+    };
+    let mut sensor = if let Some(name) = &p.preset {
+        preset_with(name, &options).map_err(|e| match e {
+            SensorError::UnknownPreset { name, known } => ConfigError::invalid(
+                path,
+                "pattern.preset",
+                format!("unknown preset `{name}`; known presets: {known}"),
+            )
+            .into(),
+            other => in_pattern(path, "pattern", other),
+        })?
+    } else {
+        if options
+            != (PresetOptions {
+                frame_rate: file.frame_rate,
+                ..PresetOptions::default()
+            })
+        {
+            return Err(ConfigError::invalid(
+                path,
+                "pattern",
+                "`columns`, `horizontal_resolution_deg`, `lines` and `points` only apply to a \
+                 `preset`; set the grid's resolution inside `grid`",
+            )
+            .into());
+        }
+        let f = f64::from(frame_rate);
+        let pattern = if let Some(g) = &p.grid {
+            patterns::grid(g, f).map_err(|e| in_pattern(path, "pattern.grid", e))?
+        } else if let Some(x) = &p.explicit {
+            patterns::explicit(x, f).map_err(|e| in_pattern(path, "pattern.explicit", e))?
+        } else if let Some(csv_path) = &p.csv {
+            let resolved = if csv_path.is_relative() {
+                path.parent()
+                    .unwrap_or_else(|| Path::new(""))
+                    .join(csv_path)
+            } else {
+                csv_path.clone()
+            };
+            let csv = load_csv(&resolved, f)?;
+            check_times(&csv, &resolved, frame_rate)?;
+            csv.pattern
+        } else {
+            return Err(ConfigError::invalid(path, "pattern", "no pattern given").into());
+        };
+        generic_sensor(stem(path), pattern, frame_rate)
+    };
+    if let Some(name) = file.name {
+        sensor.name = name;
+    }
+    if let Some(m) = &file.mount {
+        finite3(path, "mount.translation", m.translation)?;
+        finite3(path, "mount.rotation_deg", m.rotation_deg)?;
+        let [roll, pitch, yaw] = m.rotation_deg.map(f32::to_radians);
+        sensor.mount = Pose::from_translation_rpy(Vec3::from(m.translation), roll, pitch, yaw);
+    }
+    if let Some(r) = &file.range {
+        if let Some(min) = r.min {
+            sensor.min_range = min;
+        }
+        if let Some(max) = r.max {
+            sensor.max_range = max;
+        }
+    }
+    if let Some(w) = file.wavelength_nm {
+        sensor.wavelength_nm = w;
+    }
+    if let Some(d) = &file.detection {
+        sensor.detection = Detection {
+            reference_reflectance: d.reference_reflectance,
+            reference_range: d.reference_range,
+        };
+    }
+    sensor.validate().map_err(|e| in_file(path, e))?;
+    Ok(sensor)
+}
