@@ -11,6 +11,7 @@
 //! * [`reference`] — the CPU implementation of the same model, used to check the GPU.
 //! * [`output`] — point clouds, PCD/PLY writers and the picture of a frame.
 
+pub mod bench;
 pub mod config;
 pub mod gpu;
 pub mod job;

@@ -190,6 +190,12 @@ impl Simulator {
         self.scene.set_transform(index, transform)
     }
 
+    /// Marks instance `index` as moved without moving it, so the next frame refits the
+    /// TLAS (benchmarks time the refit this way).
+    pub fn touch_instance(&mut self, index: usize) -> Result<(), SimError> {
+        self.scene.touch(index)
+    }
+
     /// Traces one frame with the sensor at `sensor_to_world`.
     pub fn trace(
         &mut self,

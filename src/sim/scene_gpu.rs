@@ -226,6 +226,15 @@ impl GpuScene {
         Ok(())
     }
 
+    /// Marks instance `index` as moved (the next frame refits).
+    pub fn touch(&mut self, index: usize) -> Result<(), SimError> {
+        if index >= self.tlas_instances.len() {
+            return Err(SimError::Input(format!("instance {index} does not exist")));
+        }
+        self.dirty = true;
+        Ok(())
+    }
+
     /// Records a TLAS build or refit if anything moved since the last frame.
     pub(super) fn record_update(
         &mut self,
