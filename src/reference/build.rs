@@ -45,13 +45,22 @@ impl Aabb {
     }
 }
 
-/// The tree over `boxes` (one per triangle, `centroids` their centres), and the order in
-/// which the leaves reference the triangles.
-pub(crate) fn build(boxes: &[(Vec3, Vec3)], centroids: &[Vec3]) -> (Vec<Node>, Vec<u32>) {
-    let n = boxes.len();
-    let mut order: Vec<u32> = (0..n as u32).collect();
+/// A triangle as the builder sees it: its box, the box's centre (what the bins sort by)
+/// and its place in the input. Kept together so partitioning moves one small record.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct BuildPrim {
+    pub min: Vec3,
+    pub max: Vec3,
+    pub centroid: Vec3,
+    pub index: u32,
+}
+
+/// The tree over `prims`, and the order in which the leaves reference them (indices
+/// into the input).
+pub(crate) fn build(mut prims: Vec<BuildPrim>) -> (Vec<Node>, Vec<u32>) {
+    let n = prims.len();
     if n == 0 {
-        return (Vec::new(), order);
+        return (Vec::new(), Vec::new());
     }
     let mut nodes = Vec::with_capacity(n);
     nodes.push(Node {
@@ -60,58 +69,67 @@ pub(crate) fn build(boxes: &[(Vec3, Vec3)], centroids: &[Vec3]) -> (Vec<Node>, V
         max: Vec3::ZERO,
         count: 0,
     });
-    let mut work = vec![(0usize, 0usize, n)];
-    while let Some((node, start, end)) = work.pop() {
-        let range = &mut order[start..end];
-        let mut bounds = Aabb::EMPTY;
-        let mut cbounds = Aabb::EMPTY;
-        for &i in range.iter() {
-            let (lo, hi) = boxes[i as usize];
-            bounds.grow(lo, hi);
-            let c = centroids[i as usize];
-            cbounds.grow(c, c);
-        }
+    let (bounds, cbounds) = bounds_of(&prims);
+    // Each work item carries its bounds, gathered while its parent was partitioned.
+    let mut work = vec![(0usize, 0usize, n, bounds, cbounds)];
+    while let Some((node, start, end, bounds, cbounds)) = work.pop() {
+        let range = &mut prims[start..end];
         nodes[node].min = bounds.min;
         nodes[node].max = bounds.max;
         let count = end - start;
 
         let split = if count > 1 {
-            best_split(range, boxes, centroids, &cbounds)
+            best_split(range, &cbounds)
         } else {
             None
         };
         let leaf_cost = bounds.half_area() * count as f32;
-        let mid = match split {
+        let halves = match split {
             Some(s)
                 if count > MAX_LEAF || TRAVERSAL_COST * bounds.half_area() + s.cost < leaf_cost =>
             {
-                let m = start + partition(range, centroids, &cbounds, s.axis, s.plane);
-                if m == start || m == end {
+                let m = partition(range, &cbounds, s.axis, s.plane);
+                if m == 0 || m == count {
                     // Cannot happen when the bins were counted with the same arithmetic;
                     // kept so a surprise costs a worse tree, not a broken one.
-                    start + count / 2
+                    count / 2
                 } else {
                     m
                 }
             }
             // All centroids coincide: no plane separates them, so halve the list.
-            None if count > MAX_LEAF => start + count / 2,
+            None if count > MAX_LEAF => count / 2,
             _ => {
                 nodes[node].first = start as u32;
                 nodes[node].count = count as u32;
                 continue;
             }
         };
+        let (lb, lc) = bounds_of(&range[..halves]);
+        let (rb, rc) = bounds_of(&range[halves..]);
         let left = nodes.len();
         let blank = nodes[node];
         nodes.push(blank);
         nodes.push(blank);
         nodes[node].first = left as u32;
         nodes[node].count = 0;
-        work.push((left + 1, mid, end));
-        work.push((left, start, mid));
+        let mid = start + halves;
+        work.push((left + 1, mid, end, rb, rc));
+        work.push((left, start, mid, lb, lc));
     }
+    let order = prims.iter().map(|p| p.index).collect();
     (nodes, order)
+}
+
+/// Bounds of the boxes and of their centres.
+fn bounds_of(prims: &[BuildPrim]) -> (Aabb, Aabb) {
+    let mut bounds = Aabb::EMPTY;
+    let mut cbounds = Aabb::EMPTY;
+    for p in prims {
+        bounds.grow(p.min, p.max);
+        cbounds.grow(p.centroid, p.centroid);
+    }
+    (bounds, cbounds)
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -129,27 +147,27 @@ fn bin_of(c: f32, lo: f32, scale: f32) -> usize {
     (((c - lo) * scale) as usize).min(BINS - 1)
 }
 
-fn best_split(
-    range: &[u32],
-    boxes: &[(Vec3, Vec3)],
-    centroids: &[Vec3],
-    cbounds: &Aabb,
-) -> Option<Split> {
-    let mut best: Option<Split> = None;
+fn best_split(range: &[BuildPrim], cbounds: &Aabb) -> Option<Split> {
     let extent = cbounds.max - cbounds.min;
-    for axis in 0..3 {
-        if extent[axis] <= 0.0 {
-            continue;
+    let lo = cbounds.min.to_array();
+    let axes: Vec<usize> = (0..3).filter(|&a| extent[a] > 0.0).collect();
+    if axes.is_empty() {
+        return None;
+    }
+    let scale = (Vec3::splat(BINS as f32) / extent).to_array();
+    // One pass over the triangles fills the bins of every axis.
+    let mut bins = [[(Aabb::EMPTY, 0usize); BINS]; 3];
+    for p in range {
+        let c = p.centroid.to_array();
+        for &a in &axes {
+            let b = bin_of(c[a], lo[a], scale[a]);
+            bins[a][b].0.grow(p.min, p.max);
+            bins[a][b].1 += 1;
         }
-        let scale = BINS as f32 / extent[axis];
-        let lo = cbounds.min[axis];
-        let mut bins = [(Aabb::EMPTY, 0usize); BINS];
-        for &i in range {
-            let b = bin_of(centroids[i as usize][axis], lo, scale);
-            let (bmin, bmax) = boxes[i as usize];
-            bins[b].0.grow(bmin, bmax);
-            bins[b].1 += 1;
-        }
+    }
+    let mut best: Option<Split> = None;
+    for &axis in &axes {
+        let bins = &bins[axis];
         // Right-to-left sweep first, then evaluate each plane on the way left-to-right.
         let mut right_cost = [0.0f32; BINS];
         let mut right_count = [0usize; BINS];
@@ -183,19 +201,14 @@ fn best_split(
 }
 
 /// Moves the triangles left of the plane to the front; returns how many there are.
-fn partition(
-    range: &mut [u32],
-    centroids: &[Vec3],
-    cbounds: &Aabb,
-    axis: usize,
-    plane: usize,
-) -> usize {
-    let lo = cbounds.min[axis];
-    let scale = BINS as f32 / (cbounds.max[axis] - lo);
+fn partition(range: &mut [BuildPrim], cbounds: &Aabb, axis: usize, plane: usize) -> usize {
+    let lo = cbounds.min.to_array()[axis];
+    let extent = cbounds.max - cbounds.min;
+    let scale = (Vec3::splat(BINS as f32) / extent).to_array()[axis];
     let mut i = 0;
     let mut j = range.len();
     while i < j {
-        if bin_of(centroids[range[i] as usize][axis], lo, scale) < plane {
+        if bin_of(range[i].centroid.to_array()[axis], lo, scale) < plane {
             i += 1;
         } else {
             j -= 1;

@@ -2,7 +2,7 @@
 
 use glam::{Vec2, Vec3};
 
-use super::build::{build, Node};
+use super::build::{build, BuildPrim, Node};
 use super::flatten::{flatten, TriangleInfo};
 use super::triangle::{intersect, ShearedRay, TriangleHit};
 use super::ReferenceError;
@@ -57,13 +57,22 @@ impl Bvh {
     /// NaN/infinite transforms or vertices.
     pub fn new(scene: &Scene) -> Result<Self, ReferenceError> {
         let flat = flatten(scene)?;
-        let boxes: Vec<(Vec3, Vec3)> = flat
+        let prims = flat
             .positions
             .iter()
-            .map(|p| (p[0].min(p[1]).min(p[2]), p[0].max(p[1]).max(p[2])))
+            .zip(0u32..)
+            .map(|(p, index)| {
+                let min = p[0].min(p[1]).min(p[2]);
+                let max = p[0].max(p[1]).max(p[2]);
+                BuildPrim {
+                    min,
+                    max,
+                    centroid: (min + max) * 0.5,
+                    index,
+                }
+            })
             .collect();
-        let centroids: Vec<Vec3> = boxes.iter().map(|(lo, hi)| (*lo + *hi) * 0.5).collect();
-        let (nodes, order) = build(&boxes, &centroids);
+        let (nodes, order) = build(prims);
         let positions = order.iter().map(|&i| flat.positions[i as usize]).collect();
         let info = order.iter().map(|&i| flat.info[i as usize]).collect();
         Ok(Self {
@@ -195,7 +204,7 @@ impl Bvh {
         stack: &mut Vec<u32>,
         mut leaf_triangle: impl FnMut(usize, f32) -> Option<f32>,
     ) {
-        if self.nodes.is_empty() || !(t_min <= t_max) {
+        if self.nodes.is_empty() || t_min.is_nan() || t_max.is_nan() || t_min > t_max {
             return;
         }
         let inv = dir.recip();

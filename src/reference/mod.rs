@@ -6,6 +6,10 @@
 //! a closest-hit rule that does not depend on the tree's shape (equal distances go to the
 //! triangle that comes first in scene order), so its answers equal a brute-force loop
 //! over every triangle.
+//!
+//! [`Bvh::new`] takes a [`Scene`](crate::scene::Scene) to world space once;
+//! [`Bvh::trace`] / [`Bvh::trace_many`] give the closest [`Hit`] (distance, barycentrics,
+//! normals, instance/primitive/triangle/material), [`Bvh::occluded`] answers shadow rays.
 
 mod build;
 mod bvh;

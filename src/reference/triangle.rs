@@ -81,9 +81,10 @@ pub(crate) struct TriangleHit {
 /// (zero projected area, including every zero-area triangle) never hit.
 #[inline]
 pub(crate) fn intersect(ray: &ShearedRay, p: &[Vec3; 3]) -> Option<TriangleHit> {
-    let a = p[0] - ray.origin;
-    let b = p[1] - ray.origin;
-    let c = p[2] - ray.origin;
+    // Arrays, not Vec3: indexing a Vec3 by a runtime axis is a match per access.
+    let a = (p[0] - ray.origin).to_array();
+    let b = (p[1] - ray.origin).to_array();
+    let c = (p[2] - ray.origin).to_array();
     let (kx, ky, kz) = (ray.kx, ray.ky, ray.kz);
 
     let ax = a[kx] - ray.sx * a[kz];
