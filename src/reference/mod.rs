@@ -15,10 +15,12 @@ mod build;
 mod bvh;
 mod error;
 mod flatten;
+mod simulate;
 mod triangle;
 
 pub use bvh::{Bvh, Hit};
 pub use error::ReferenceError;
+pub use simulate::{subray_direction, CpuSimulator};
 
 #[cfg(test)]
 mod tests;

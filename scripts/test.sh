@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Set up what is missing and run every check: formatting, clippy, and all tests (GPU
+# tests run on whatever ray-tracing Vulkan device exists — lavapipe on a machine without
+# a GPU — with the validation layer on).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+scripts/setup.sh
+cargo fmt --all -- --check
+cargo clippy --all-targets -- -D warnings
+# The independent PCD reader test uses the pypcd4 venv made by setup.sh.
+export BEAMTRACE_PYTHON="$root/target/pyenv/bin/python"
+cargo test --all-targets "$@"
