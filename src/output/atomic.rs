@@ -33,15 +33,35 @@ pub fn write_atomic(
     tmp_name.push(format!(".tmp-{}", std::process::id()));
     let tmp = dir.join(tmp_name);
 
+    let guard = RemoveOnDrop(Some(tmp.clone()));
     match write_temp(&tmp, f).and_then(|()| fs::rename(&tmp, path)) {
         Ok(()) => {
+            guard.disarm();
             sync_dir(&dir);
             Ok(())
         }
         Err(e) => {
-            // The temporary file may not exist (open failed); nothing else to clean then.
-            let _ = fs::remove_file(&tmp);
+            drop(guard);
             Err(OutputError::write(path, e))
+        }
+    }
+}
+
+/// Removes the temporary file on every way out but success — an error or a panic in the
+/// caller's closure alike.
+struct RemoveOnDrop(Option<PathBuf>);
+
+impl RemoveOnDrop {
+    fn disarm(mut self) {
+        self.0 = None;
+    }
+}
+
+impl Drop for RemoveOnDrop {
+    fn drop(&mut self) {
+        if let Some(p) = self.0.take() {
+            // It may not exist (the open failed); there is nothing else to clean then.
+            let _ = fs::remove_file(p);
         }
     }
 }
@@ -142,6 +162,24 @@ mod tests {
         })
         .unwrap();
         assert_eq!(seen, vec![format!(".x.png.tmp-{}", std::process::id())]);
+    }
+
+    #[test]
+    fn panicking_closure_leaves_no_temp() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("p.pcd");
+        let r = std::panic::catch_unwind(|| {
+            write_atomic(&path, |w| {
+                w.write_all(&[1u8; 2 << 20])?;
+                panic!("writer bug");
+            })
+        });
+        assert!(r.is_err());
+        assert!(
+            names_in(dir.path()).is_empty(),
+            "{:?}",
+            names_in(dir.path())
+        );
     }
 
     #[test]

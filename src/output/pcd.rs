@@ -336,7 +336,7 @@ fn layout(
         let target = match fields::field_index(name) {
             Some(idx) => {
                 let want = FIELDS[idx].scalar;
-                if ty.chars().next() != Some(pcd_type(want)) || size != want.size() || count != 1 {
+                if !ty.starts_with(pcd_type(want)) || size != want.size() || count != 1 {
                     return Err(OutputError::parse(
                         path,
                         at,
