@@ -1,4 +1,30 @@
 //! Point clouds and the files they are written to.
+//!
+//! * [`write_atomic`] — every file goes through a temporary file and a rename, so a crash or
+//!   a full disk never leaves a half-written file under the final name.
+//! * [`write_pcd`] / [`read_pcd`] — PCL's PCD v0.7, ASCII and binary.
+//! * [`write_ply`] / [`read_ply`] — PLY, ASCII and binary little-endian.
+//! * [`Format`], [`write_cloud`], [`frame_file_name`] — what the run configuration picks.
+//! * [`write_picture`] — a PNG of a frame: bird's-eye view above a range image.
+
+mod atomic;
+mod colormap;
+mod error;
+mod fields;
+mod format;
+mod pcd;
+mod picture;
+mod ply;
+#[cfg(test)]
+mod test_clouds;
+
+pub use atomic::write_atomic;
+pub use colormap::intensity_color;
+pub use error::OutputError;
+pub use format::{frame_file_name, read_cloud, write_cloud, Format};
+pub use pcd::{pcd_header, read_pcd, write_pcd, write_pcd_to, PcdEncoding};
+pub use picture::{render_picture, write_picture, Picture, PictureOptions};
+pub use ply::{ply_header, read_ply, write_ply, write_ply_to, PlyEncoding};
 
 /// One point as written to PCD/PLY. Coordinates are in the sensor frame (DESIGN §1).
 #[derive(Debug, Clone, Copy, PartialEq, Default)]

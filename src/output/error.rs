@@ -1,0 +1,82 @@
+//! The one error type of the output module.
+
+use std::io;
+use std::path::{Path, PathBuf};
+
+/// Writing or reading a point cloud / picture failed.
+#[derive(Debug, thiserror::Error)]
+pub enum OutputError {
+    /// Nothing was left under `path`: the temporary file was removed.
+    #[error("cannot write {path}: {source}; {hint} (no partial file was left)")]
+    Write {
+        path: PathBuf,
+        #[source]
+        source: io::Error,
+        hint: String,
+    },
+    #[error("cannot read {path}: {source}")]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+    /// The file was read but its contents do not follow the format; `at` is where
+    /// (`header line 3`, `line 17`, `binary data`).
+    #[error("{path}: {at}: {message}")]
+    Parse {
+        path: PathBuf,
+        at: String,
+        message: String,
+    },
+    #[error("unknown output format `{given}`: use one of pcd, pcd-ascii, ply")]
+    UnknownFormat { given: String },
+    #[error("picture option `{field}`: {message}")]
+    PictureOptions {
+        field: &'static str,
+        message: String,
+    },
+}
+
+impl OutputError {
+    pub(crate) fn write(path: &Path, source: io::Error) -> Self {
+        let hint = write_hint(&source).to_string();
+        OutputError::Write {
+            path: path.to_path_buf(),
+            source,
+            hint,
+        }
+    }
+
+    pub(crate) fn read(path: &Path, source: io::Error) -> Self {
+        OutputError::Read {
+            path: path.to_path_buf(),
+            source,
+        }
+    }
+
+    pub(crate) fn parse(path: &Path, at: impl Into<String>, message: impl Into<String>) -> Self {
+        OutputError::Parse {
+            path: path.to_path_buf(),
+            at: at.into(),
+            message: message.into(),
+        }
+    }
+}
+
+/// What the user can do about a failed write. ENOSPC/EROFS are matched by number because
+/// their `ErrorKind`s are newer than the crate's minimum Rust version.
+fn write_hint(e: &io::Error) -> &'static str {
+    #[cfg(unix)]
+    match e.raw_os_error() {
+        Some(28) => return "the disk is full: free some space or write to another folder",
+        Some(30) => return "the file system is read-only: write to another folder",
+        _ => {}
+    }
+    match e.kind() {
+        io::ErrorKind::PermissionDenied => {
+            "permission denied: write to a folder you own or fix its permissions"
+        }
+        io::ErrorKind::NotFound => "the folder could not be created: check the output path",
+        _ => "check that the output folder exists, is writable and has free space",
+    }
+}

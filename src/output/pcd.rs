@@ -1,0 +1,668 @@
+//! PCL's PCD v0.7 format: <https://pointclouds.org/documentation/tutorials/pcd_file_format.html>.
+//!
+//! Written files carry exactly the ten header lines PCL writes (after its comment line),
+//! one row (HEIGHT 1), the identity viewpoint, and packed little-endian records for
+//! `DATA binary`.
+
+use super::fields::{self, Scalar, Value, FIELDS, RECORD_SIZE, REQUIRED};
+use super::{write_atomic, OutputError, Point, PointCloud};
+use std::io::{self, Write};
+use std::path::Path;
+
+/// How the point records of a PCD file are stored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum PcdEncoding {
+    Ascii,
+    Binary,
+}
+
+impl PcdEncoding {
+    fn keyword(self) -> &'static str {
+        match self {
+            PcdEncoding::Ascii => "ascii",
+            PcdEncoding::Binary => "binary",
+        }
+    }
+}
+
+/// Points per write call: big enough to amortise the call, small enough not to double
+/// the memory of a large frame.
+const CHUNK_POINTS: usize = 16 * 1024;
+
+/// The header of a PCD file holding `points` points, up to and including the DATA line.
+pub fn pcd_header(points: usize, encoding: PcdEncoding) -> String {
+    let join =
+        |f: &dyn Fn(&fields::Field) -> String| FIELDS.iter().map(f).collect::<Vec<_>>().join(" ");
+    let names = join(&|f| f.name.to_string());
+    let sizes = join(&|f| f.scalar.size().to_string());
+    let types = join(&|f| pcd_type(f.scalar).to_string());
+    let counts = join(&|_| "1".to_string());
+    format!(
+        "# .PCD v0.7 - Point Cloud Data file format\n\
+         VERSION 0.7\n\
+         FIELDS {names}\n\
+         SIZE {sizes}\n\
+         TYPE {types}\n\
+         COUNT {counts}\n\
+         WIDTH {points}\n\
+         HEIGHT 1\n\
+         VIEWPOINT 0 0 0 1 0 0 0\n\
+         POINTS {points}\n\
+         DATA {}\n",
+        encoding.keyword()
+    )
+}
+
+fn pcd_type(s: Scalar) -> char {
+    match s {
+        Scalar::F32 => 'F',
+        Scalar::U16 | Scalar::U32 => 'U',
+    }
+}
+
+/// Writes `cloud` as a PCD file at `path`, atomically (see [`write_atomic`]).
+pub fn write_pcd(
+    path: &Path,
+    cloud: &PointCloud,
+    encoding: PcdEncoding,
+) -> Result<(), OutputError> {
+    write_atomic(path, |w| write_pcd_to(w, cloud, encoding))
+}
+
+/// Writes `cloud` as PCD into any writer (a socket, a buffer, a file already open).
+pub fn write_pcd_to(
+    w: &mut dyn Write,
+    cloud: &PointCloud,
+    encoding: PcdEncoding,
+) -> io::Result<()> {
+    w.write_all(pcd_header(cloud.points.len(), encoding).as_bytes())?;
+    match encoding {
+        PcdEncoding::Binary => {
+            let mut buf = Vec::with_capacity(CHUNK_POINTS * RECORD_SIZE);
+            for chunk in cloud.points.chunks(CHUNK_POINTS) {
+                buf.clear();
+                for p in chunk {
+                    fields::write_record_le(p, &mut buf);
+                }
+                w.write_all(&buf)?;
+            }
+        }
+        PcdEncoding::Ascii => {
+            let mut buf = String::with_capacity(CHUNK_POINTS * 128);
+            for chunk in cloud.points.chunks(CHUNK_POINTS) {
+                buf.clear();
+                for p in chunk {
+                    fields::write_line_ascii(p, &mut buf);
+                }
+                w.write_all(buf.as_bytes())?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Reads a PCD v0.7 file (`DATA ascii` or `binary`).
+///
+/// Fields are matched by name: x, y and z must be there, the other beamtrace fields are
+/// taken when present (else 0) and must have beamtrace's type; fields beamtrace does not
+/// know are skipped. `binary_compressed` is refused with a message saying how to convert.
+pub fn read_pcd(path: &Path) -> Result<PointCloud, OutputError> {
+    let bytes = std::fs::read(path).map_err(|e| OutputError::read(path, e))?;
+    parse_pcd(path, &bytes)
+}
+
+/// One field of the file: where its values are, and which beamtrace field they fill.
+struct FileField {
+    name: String,
+    size: usize,
+    count: usize,
+    target: Option<(usize, Scalar)>,
+}
+
+struct Header {
+    fields: Vec<FileField>,
+    points: usize,
+    ascii: bool,
+    /// Byte offset of the first byte after the DATA line.
+    data_start: usize,
+    /// 1-based line number of the first data line (for ASCII error messages).
+    data_line: usize,
+}
+
+fn parse_pcd(path: &Path, bytes: &[u8]) -> Result<PointCloud, OutputError> {
+    let header = parse_header(path, bytes)?;
+    let mut points = Vec::with_capacity(header.points.min(bytes.len() / 4 + 1));
+    if header.ascii {
+        read_ascii(path, &header, &bytes[header.data_start..], &mut points)?;
+    } else {
+        read_binary(path, &header, &bytes[header.data_start..], &mut points)?;
+    }
+    Ok(PointCloud { points })
+}
+
+fn parse_header(path: &Path, bytes: &[u8]) -> Result<Header, OutputError> {
+    let mut names: Option<Vec<String>> = None;
+    let mut sizes: Option<Vec<usize>> = None;
+    let mut types: Option<Vec<String>> = None;
+    let mut counts: Option<Vec<usize>> = None;
+    let mut width: Option<usize> = None;
+    let mut height: Option<usize> = None;
+    let mut declared_points: Option<usize> = None;
+
+    let mut pos = 0;
+    let mut line_no = 0;
+    while pos < bytes.len() {
+        line_no += 1;
+        let end = bytes[pos..]
+            .iter()
+            .position(|&b| b == b'\n')
+            .map_or(bytes.len(), |i| pos + i);
+        let next = (end + 1).min(bytes.len());
+        let at = format!("header line {line_no}");
+        let line = std::str::from_utf8(&bytes[pos..end])
+            .map_err(|_| OutputError::parse(path, &at, "not text: is this a PCD file?"))?
+            .trim();
+        pos = next;
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let mut tokens = line.split_ascii_whitespace();
+        let key = tokens.next().unwrap_or_default().to_ascii_uppercase();
+        let rest: Vec<&str> = tokens.collect();
+        let one_number = |what: &str| -> Result<usize, OutputError> {
+            match rest.as_slice() {
+                [v] => v.parse().map_err(|_| {
+                    OutputError::parse(path, &at, format!("{what} `{v}` is not a whole number"))
+                }),
+                _ => Err(OutputError::parse(
+                    path,
+                    &at,
+                    format!("{what} takes one number"),
+                )),
+            }
+        };
+        let numbers = |what: &str| -> Result<Vec<usize>, OutputError> {
+            rest.iter()
+                .map(|v| {
+                    v.parse().map_err(|_| {
+                        OutputError::parse(path, &at, format!("{what} `{v}` is not a whole number"))
+                    })
+                })
+                .collect()
+        };
+        match key.as_str() {
+            "VERSION" => {
+                let v = rest.first().copied().unwrap_or_default();
+                if v != "0.7" && v != ".7" {
+                    return Err(OutputError::parse(
+                        path,
+                        &at,
+                        format!("VERSION {v} is not read, only 0.7: re-save the file with PCL 1.x"),
+                    ));
+                }
+            }
+            "FIELDS" => names = Some(rest.iter().map(|s| s.to_string()).collect()),
+            "SIZE" => sizes = Some(numbers("SIZE")?),
+            "TYPE" => types = Some(rest.iter().map(|s| s.to_ascii_uppercase()).collect()),
+            "COUNT" => counts = Some(numbers("COUNT")?),
+            "WIDTH" => width = Some(one_number("WIDTH")?),
+            "HEIGHT" => height = Some(one_number("HEIGHT")?),
+            "POINTS" => declared_points = Some(one_number("POINTS")?),
+            "VIEWPOINT" => {}
+            "DATA" => {
+                let kind = rest
+                    .first()
+                    .copied()
+                    .unwrap_or_default()
+                    .to_ascii_lowercase();
+                let ascii = match kind.as_str() {
+                    "ascii" => true,
+                    "binary" => false,
+                    "binary_compressed" => {
+                        return Err(OutputError::parse(
+                            path,
+                            &at,
+                            "DATA binary_compressed is not read: convert the file to binary \
+                             (e.g. pcl_convert_pcd_ascii_binary <in> <out> 1)",
+                        ))
+                    }
+                    _ => {
+                        return Err(OutputError::parse(
+                            path,
+                            &at,
+                            format!("DATA `{kind}`: expected ascii or binary"),
+                        ))
+                    }
+                };
+                let fields = layout(path, &at, names, sizes, types, counts)?;
+                let points = point_count(path, &at, width, height, declared_points)?;
+                return Ok(Header {
+                    fields,
+                    points,
+                    ascii,
+                    data_start: pos,
+                    data_line: line_no + 1,
+                });
+            }
+            // PCL ignores what it does not know; so do we.
+            _ => {}
+        }
+    }
+    Err(OutputError::parse(
+        path,
+        "header",
+        "no DATA line: the file is not a PCD file or is cut short",
+    ))
+}
+
+fn point_count(
+    path: &Path,
+    at: &str,
+    width: Option<usize>,
+    height: Option<usize>,
+    declared: Option<usize>,
+) -> Result<usize, OutputError> {
+    let from_size = match (width, height) {
+        (Some(w), h) => Some(w.checked_mul(h.unwrap_or(1)).ok_or_else(|| {
+            OutputError::parse(path, at, "WIDTH × HEIGHT overflows: the header is corrupt")
+        })?),
+        (None, _) => None,
+    };
+    match (from_size, declared) {
+        (Some(a), Some(b)) if a != b => Err(OutputError::parse(
+            path,
+            at,
+            format!("POINTS {b} disagrees with WIDTH × HEIGHT = {a}: fix the header"),
+        )),
+        (Some(n), _) | (None, Some(n)) => Ok(n),
+        (None, None) => Err(OutputError::parse(
+            path,
+            at,
+            "the header has neither WIDTH nor POINTS: add them",
+        )),
+    }
+}
+
+fn layout(
+    path: &Path,
+    at: &str,
+    names: Option<Vec<String>>,
+    sizes: Option<Vec<usize>>,
+    types: Option<Vec<String>>,
+    counts: Option<Vec<usize>>,
+) -> Result<Vec<FileField>, OutputError> {
+    let missing = |what: &str| {
+        OutputError::parse(
+            path,
+            at,
+            format!("the header has no {what} line before DATA"),
+        )
+    };
+    let names = names.ok_or_else(|| missing("FIELDS"))?;
+    let sizes = sizes.ok_or_else(|| missing("SIZE"))?;
+    let types = types.ok_or_else(|| missing("TYPE"))?;
+    let counts = counts.unwrap_or_else(|| vec![1; names.len()]);
+    for (what, n) in [
+        ("SIZE", sizes.len()),
+        ("TYPE", types.len()),
+        ("COUNT", counts.len()),
+    ] {
+        if n != names.len() {
+            return Err(OutputError::parse(
+                path,
+                at,
+                format!("{what} lists {n} entries but FIELDS lists {}", names.len()),
+            ));
+        }
+    }
+    let mut out: Vec<FileField> = Vec::with_capacity(names.len());
+    for (i, name) in names.iter().enumerate() {
+        let (size, ty, count) = (sizes[i], types[i].as_str(), counts[i]);
+        let valid = matches!((ty, size), ("F", 4 | 8) | ("U" | "I", 1 | 2 | 4 | 8));
+        if !valid || count == 0 {
+            return Err(OutputError::parse(
+                path,
+                at,
+                format!("field `{name}`: TYPE {ty} SIZE {size} COUNT {count} is not a PCD type"),
+            ));
+        }
+        if out.iter().any(|f| f.name == *name) && name != "_" {
+            return Err(OutputError::parse(
+                path,
+                at,
+                format!("field `{name}` appears twice in FIELDS"),
+            ));
+        }
+        let target = match fields::field_index(name) {
+            Some(idx) => {
+                let want = FIELDS[idx].scalar;
+                if !ty.starts_with(pcd_type(want)) || size != want.size() || count != 1 {
+                    return Err(OutputError::parse(
+                        path,
+                        at,
+                        format!(
+                            "field `{name}` is TYPE {ty} SIZE {size} COUNT {count}; beamtrace \
+                             reads it as TYPE {} SIZE {} COUNT 1: convert the file or rename \
+                             the field",
+                            pcd_type(want),
+                            want.size()
+                        ),
+                    ));
+                }
+                Some((idx, want))
+            }
+            None => None,
+        };
+        out.push(FileField {
+            name: name.clone(),
+            size,
+            count,
+            target,
+        });
+    }
+    for req in REQUIRED {
+        if !out.iter().any(|f| f.name == req) {
+            return Err(OutputError::parse(
+                path,
+                at,
+                format!("FIELDS has no `{req}`: a point cloud needs x, y and z"),
+            ));
+        }
+    }
+    Ok(out)
+}
+
+fn read_binary(
+    path: &Path,
+    header: &Header,
+    data: &[u8],
+    points: &mut Vec<Point>,
+) -> Result<(), OutputError> {
+    let record: usize = header.fields.iter().map(|f| f.size * f.count).sum();
+    let need = record.checked_mul(header.points);
+    let short = match need {
+        Some(n) => data.len() < n,
+        None => true,
+    };
+    if short {
+        return Err(OutputError::parse(
+            path,
+            "binary data",
+            format!(
+                "{} points of {record} bytes need {} bytes but only {} follow the header: \
+                 the file is cut short (was it still being written?)",
+                header.points,
+                need.map_or("too many".to_string(), |n| n.to_string()),
+                data.len()
+            ),
+        ));
+    }
+    for rec in data.chunks_exact(record).take(header.points) {
+        let mut p = Point::default();
+        let mut off = 0;
+        for f in &header.fields {
+            if let Some((idx, scalar)) = f.target {
+                fields::set(&mut p, idx, Value::read_le(scalar, &rec[off..off + f.size]));
+            }
+            off += f.size * f.count;
+        }
+        points.push(p);
+    }
+    Ok(())
+}
+
+fn read_ascii(
+    path: &Path,
+    header: &Header,
+    data: &[u8],
+    points: &mut Vec<Point>,
+) -> Result<(), OutputError> {
+    let text = std::str::from_utf8(data).map_err(|e| {
+        OutputError::parse(
+            path,
+            "ascii data",
+            format!(
+                "not text after byte {}: is DATA really ascii?",
+                e.valid_up_to()
+            ),
+        )
+    })?;
+    let tokens_per_point: usize = header.fields.iter().map(|f| f.count).sum();
+    for (i, line) in text.lines().enumerate() {
+        let line_no = header.data_line + i;
+        let line = line.trim();
+        if line.is_empty() {
+            continue;
+        }
+        let at = || format!("line {line_no}");
+        if points.len() == header.points {
+            return Err(OutputError::parse(
+                path,
+                at(),
+                format!("more points than POINTS {}: fix the header", header.points),
+            ));
+        }
+        let tokens: Vec<&str> = line.split_ascii_whitespace().collect();
+        if tokens.len() != tokens_per_point {
+            return Err(OutputError::parse(
+                path,
+                at(),
+                format!(
+                    "{} values but the header declares {tokens_per_point} per point",
+                    tokens.len()
+                ),
+            ));
+        }
+        let mut p = Point::default();
+        let mut t = 0;
+        for f in &header.fields {
+            if let Some((idx, scalar)) = f.target {
+                let v = Value::parse(scalar, tokens[t]).ok_or_else(|| {
+                    OutputError::parse(
+                        path,
+                        at(),
+                        format!(
+                            "field `{}`: `{}` is not a {} number",
+                            f.name,
+                            tokens[t],
+                            match scalar {
+                                Scalar::F32 => "float",
+                                Scalar::U16 => "16-bit unsigned",
+                                Scalar::U32 => "32-bit unsigned",
+                            }
+                        ),
+                    )
+                })?;
+                fields::set(&mut p, idx, v);
+            }
+            t += f.count;
+        }
+        points.push(p);
+    }
+    if points.len() != header.points {
+        return Err(OutputError::parse(
+            path,
+            "ascii data",
+            format!(
+                "{} points found but POINTS is {}: the file is cut short",
+                points.len(),
+                header.points
+            ),
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::output::test_clouds::tricky_cloud;
+
+    fn bits(c: &PointCloud) -> Vec<Vec<u32>> {
+        c.points
+            .iter()
+            .map(|p| {
+                (0..FIELDS.len())
+                    .map(|i| match fields::get(p, i) {
+                        Value::F32(v) => v.to_bits(),
+                        Value::U16(v) => v as u32,
+                        Value::U32(v) => v,
+                    })
+                    .collect()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn binary_and_ascii_round_trip_bit_exact() {
+        let dir = tempfile::tempdir().unwrap();
+        let cloud = tricky_cloud();
+        for enc in [PcdEncoding::Binary, PcdEncoding::Ascii] {
+            let path = dir.path().join(format!("c_{enc:?}.pcd"));
+            write_pcd(&path, &cloud, enc).unwrap();
+            let back = read_pcd(&path).unwrap();
+            assert_eq!(bits(&back), bits(&cloud), "{enc:?}");
+        }
+    }
+
+    #[test]
+    fn nan_round_trips_as_nan() {
+        let dir = tempfile::tempdir().unwrap();
+        let cloud = PointCloud {
+            points: vec![Point {
+                x: f32::NAN,
+                ..Point::default()
+            }],
+        };
+        for enc in [PcdEncoding::Binary, PcdEncoding::Ascii] {
+            let path = dir.path().join("nan.pcd");
+            write_pcd(&path, &cloud, enc).unwrap();
+            assert!(read_pcd(&path).unwrap().points[0].x.is_nan());
+        }
+        let text = std::fs::read_to_string(dir.path().join("nan.pcd")).unwrap();
+        assert!(text.ends_with("nan 0 0 0 0 0 0 0 0 0 0\n"), "{text}");
+    }
+
+    #[test]
+    fn header_is_what_pcl_writes() {
+        let expected = "# .PCD v0.7 - Point Cloud Data file format\n\
+            VERSION 0.7\n\
+            FIELDS x y z intensity range ring azimuth elevation beam instance class\n\
+            SIZE 4 4 4 4 4 2 4 4 4 4 2\n\
+            TYPE F F F F F U F F U U U\n\
+            COUNT 1 1 1 1 1 1 1 1 1 1 1\n\
+            WIDTH 3\n\
+            HEIGHT 1\n\
+            VIEWPOINT 0 0 0 1 0 0 0\n\
+            POINTS 3\n\
+            DATA binary\n";
+        assert_eq!(pcd_header(3, PcdEncoding::Binary), expected);
+        assert!(pcd_header(0, PcdEncoding::Ascii).ends_with("POINTS 0\nDATA ascii\n"));
+    }
+
+    #[test]
+    fn binary_file_is_header_then_packed_records() {
+        let cloud = tricky_cloud();
+        let mut buf = Vec::new();
+        write_pcd_to(&mut buf, &cloud, PcdEncoding::Binary).unwrap();
+        let header = pcd_header(cloud.points.len(), PcdEncoding::Binary);
+        assert_eq!(buf.len(), header.len() + cloud.points.len() * RECORD_SIZE);
+        // First record: x at offset 0, ring (u16) at 20, class (u16) at 38.
+        let rec = &buf[header.len()..header.len() + RECORD_SIZE];
+        assert_eq!(rec[0..4], 0.1f32.to_le_bytes());
+        assert_eq!(rec[20..22], 0u16.to_le_bytes());
+        assert_eq!(rec[38..40], u16::MAX.to_le_bytes());
+    }
+
+    #[test]
+    fn ascii_lines_are_plain_decimals() {
+        let cloud = PointCloud {
+            points: vec![Point {
+                x: 1.5,
+                y: -0.25,
+                z: 1e-7,
+                intensity: 0.1,
+                range: 2.0,
+                ring: 3,
+                azimuth: 0.5,
+                elevation: -0.5,
+                beam: 4,
+                instance: 5,
+                class: 6,
+            }],
+        };
+        let mut buf = Vec::new();
+        write_pcd_to(&mut buf, &cloud, PcdEncoding::Ascii).unwrap();
+        let text = String::from_utf8(buf).unwrap();
+        assert!(
+            text.ends_with("DATA ascii\n1.5 -0.25 0.0000001 0.1 2 3 0.5 -0.5 4 5 6\n"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn empty_cloud_round_trips() {
+        let dir = tempfile::tempdir().unwrap();
+        for enc in [PcdEncoding::Binary, PcdEncoding::Ascii] {
+            let path = dir.path().join("empty.pcd");
+            write_pcd(&path, &PointCloud::default(), enc).unwrap();
+            assert!(read_pcd(&path).unwrap().points.is_empty());
+        }
+    }
+
+    fn parse_err(text: &[u8]) -> String {
+        parse_pcd(Path::new("f.pcd"), text).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn reads_foreign_field_order_and_skips_unknown_fields() {
+        let text = b"VERSION .7\nFIELDS rgb z y x\nSIZE 4 4 4 4\nTYPE U F F F\nCOUNT 1 1 1 1\n\
+            WIDTH 2\nHEIGHT 1\nPOINTS 2\nDATA ascii\n9 3 2 1\n\n9 6 5 4\n";
+        let c = parse_pcd(Path::new("f.pcd"), text).unwrap();
+        assert_eq!(c.points.len(), 2);
+        assert_eq!(
+            (c.points[1].x, c.points[1].y, c.points[1].z),
+            (4.0, 5.0, 6.0)
+        );
+        assert_eq!(c.points[0].intensity, 0.0);
+    }
+
+    #[test]
+    fn header_errors_name_file_line_and_fix() {
+        let base =
+            "VERSION 0.7\nFIELDS x y z\nSIZE 4 4 4\nTYPE F F F\nCOUNT 1 1 1\nWIDTH 1\nHEIGHT 1\n";
+        let e = parse_err(format!("{base}POINTS 1\nDATA binary_compressed\n").as_bytes());
+        assert!(
+            e.contains("f.pcd: header line 9") && e.contains("convert"),
+            "{e}"
+        );
+        let e = parse_err(format!("{base}POINTS 2\nDATA ascii\n1 2 3\n").as_bytes());
+        assert!(e.contains("POINTS 2 disagrees"), "{e}");
+        let e = parse_err(b"VERSION 0.7\nFIELDS x y\nSIZE 4 4\nTYPE F F\nWIDTH 0\nDATA ascii\n");
+        assert!(e.contains("no `z`"), "{e}");
+        let e = parse_err(b"FIELDS x y z ring\nSIZE 4 4 4 4\nTYPE F F F F\nWIDTH 0\nDATA ascii\n");
+        assert!(e.contains("field `ring` is TYPE F SIZE 4"), "{e}");
+        let e = parse_err(b"FIELDS x y z\nSIZE 4 4\nTYPE F F F\nWIDTH 0\nDATA ascii\n");
+        assert!(e.contains("SIZE lists 2 entries but FIELDS lists 3"), "{e}");
+        let e = parse_err(b"VERSION 0.6\n");
+        assert!(e.contains("VERSION 0.6"), "{e}");
+        let e = parse_err(b"FIELDS x y z\n");
+        assert!(e.contains("no DATA line"), "{e}");
+        let e = parse_err(format!("{base}DATA ascii\n1 2\n").as_bytes());
+        assert!(e.contains("line 9") && e.contains("2 values"), "{e}");
+        let e = parse_err(format!("{base}DATA ascii\n1 2 x\n").as_bytes());
+        assert!(e.contains("line 9: field `z`: `x` is not a float"), "{e}");
+    }
+
+    #[test]
+    fn truncated_binary_is_an_error() {
+        let mut buf = Vec::new();
+        write_pcd_to(&mut buf, &tricky_cloud(), PcdEncoding::Binary).unwrap();
+        buf.truncate(buf.len() - 1);
+        let e = parse_pcd(Path::new("t.pcd"), &buf).unwrap_err().to_string();
+        assert!(
+            e.contains("t.pcd: binary data") && e.contains("cut short"),
+            "{e}"
+        );
+    }
+}

@@ -1,0 +1,39 @@
+//! Point clouds shared by the writer tests.
+
+use super::{Point, PointCloud};
+
+/// Values that trip naive float printing: shortest-repr edge cases, -0, subnormals,
+/// the extremes of every integer type.
+pub(crate) fn tricky_cloud() -> PointCloud {
+    let mut points = Vec::new();
+    let floats = [
+        0.1f32,
+        -0.0,
+        1.0 / 3.0,
+        f32::MIN_POSITIVE,
+        1.0e-45,
+        f32::MAX,
+        -f32::MAX,
+        123_456.79,
+        f32::EPSILON,
+        16_777_217.0,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+    ];
+    for (i, &f) in floats.iter().enumerate() {
+        points.push(Point {
+            x: f,
+            y: -f * 0.5,
+            z: (i as f32).sqrt(),
+            intensity: f.abs().sqrt(),
+            range: 7.25 * i as f32,
+            ring: [0, 1, u16::MAX][i % 3],
+            azimuth: -std::f32::consts::PI + i as f32 * 0.3,
+            elevation: 0.017_453_292 * i as f32,
+            beam: [0, 42, u32::MAX][i % 3],
+            instance: [u32::MAX, 7, 0][i % 3],
+            class: [u16::MAX, 3, 0][i % 3],
+        });
+    }
+    PointCloud { points }
+}
