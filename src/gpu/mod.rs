@@ -32,3 +32,6 @@ pub use timestamps::Timestamps;
 
 /// Buffer usages, re-exported so callers need not depend on ash.
 pub use ash::vk::BufferUsageFlags;
+
+#[cfg(test)]
+mod tests;
