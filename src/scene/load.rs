@@ -1,0 +1,622 @@
+//! glTF 2.0 import: .gltf (external or embedded buffers) and .glb, into a z-up world.
+//!
+//! * One scene is read: the document's default scene, else its first scene, else every
+//!   root node. Nodes are walked depth first in file order; every node with a mesh
+//!   becomes one [`Instance`] with the next id (1, 2, …; 0 means "no hit").
+//! * `Instance::transform` = (y-up → z-up turn) · parent world · node local. The turn is
+//!   +90° about x: (x, y, z)_gltf → (x, −z, y)_world.
+//! * Modes: TRIANGLES is read as is; TRIANGLE_STRIP and TRIANGLE_FAN are triangulated
+//!   (glTF spec §3.7.2.1 vertex order, so the winding stays consistent); POINTS and LINES*
+//!   are an error naming the mesh and primitive.
+//! * Missing or degenerate normals are generated from the faces, area-weighted.
+//! * A node's semantic class comes from `extras.class`, or from its nearest ancestor's.
+//! * Primitives with no triangles are dropped; a node whose mesh has no triangles left
+//!   makes no instance (its id is still used up, so ids follow the node order).
+
+use super::accessor;
+use super::{Instance, Mesh, Primitive, Scene, SceneError, SceneMaterial, SemanticClass};
+use glam::{Mat4, Quat, Vec3};
+use gltf::json;
+use gltf::json::accessor::{ComponentType, Type};
+use gltf::json::validation::Checked;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+/// (x, y, z)_gltf → (x, −z, y)_world: +90° about x.
+pub const Y_UP_TO_Z_UP: Mat4 = Mat4::from_cols_array(&[
+    1.0, 0.0, 0.0, 0.0, //
+    0.0, 0.0, 1.0, 0.0, //
+    0.0, -1.0, 0.0, 0.0, //
+    0.0, 0.0, 0.0, 1.0,
+]);
+
+/// Loads a .gltf or .glb file into a [`Scene`] in world coordinates (z up, metres).
+pub fn load_scene(path: &Path) -> Result<Scene, SceneError> {
+    let bytes = std::fs::read(path).map_err(|source| {
+        if source.kind() == std::io::ErrorKind::NotFound {
+            SceneError::NotFound {
+                path: path.to_path_buf(),
+            }
+        } else {
+            SceneError::Read {
+                path: path.to_path_buf(),
+                source,
+            }
+        }
+    })?;
+    let base = path.parent().unwrap_or(Path::new("."));
+    load_from_bytes(&bytes, path, base)
+}
+
+/// Loads from file contents; `origin` names the file in messages and `base` resolves
+/// relative buffer URIs.
+pub fn load_from_bytes(bytes: &[u8], origin: &Path, base: &Path) -> Result<Scene, SceneError> {
+    let loader = Loader::parse(bytes, origin, base)?;
+    loader.build()
+}
+
+struct Loader {
+    path: PathBuf,
+    root: json::Root,
+    buffers: Vec<Vec<u8>>,
+}
+
+fn parse_error(path: &Path, e: gltf::Error) -> SceneError {
+    let message = match e {
+        gltf::Error::Deserialize(e) => e.to_string(),
+        gltf::Error::Binary(e) => format!("broken .glb container: {e:?}"),
+        other => other.to_string(),
+    };
+    SceneError::Parse {
+        path: path.to_path_buf(),
+        message,
+    }
+}
+
+fn label(kind: &str, index: usize, name: Option<&str>) -> String {
+    match name {
+        Some(n) if !n.is_empty() => format!("{kind} {index} \"{n}\""),
+        _ => format!("{kind} {index}"),
+    }
+}
+
+/// Parses a `data:` URI's or a relative path's bytes.
+fn load_uri(uri: &str, base: &Path, origin: &Path, buffer: usize) -> Result<Vec<u8>, SceneError> {
+    let err = |message: String| SceneError::Buffer {
+        path: origin.to_path_buf(),
+        buffer,
+        message,
+    };
+    if let Some(rest) = uri.strip_prefix("data:") {
+        let payload = rest.split_once(";base64,").map(|(_, p)| p).ok_or_else(|| {
+            err("data URI is not base64; re-export with embedded base64 or a .bin".into())
+        })?;
+        return super::base64::decode(payload).map_err(|e| err(format!("data URI: {e}")));
+    }
+    if uri.contains("://") && !uri.starts_with("file://") {
+        return Err(err(format!(
+            "URI {uri:?} is not a local file; download it next to the .gltf and use a relative path"
+        )));
+    }
+    let rel = uri.strip_prefix("file://").unwrap_or(uri);
+    let file = base.join(percent_decode(rel));
+    std::fs::read(&file).map_err(|e| {
+        err(format!(
+            "cannot read {}: {e}; the .bin file must lie where the .gltf says ({uri:?})",
+            file.display()
+        ))
+    })
+}
+
+/// URIs in glTF are percent-encoded ("my%20mesh.bin").
+fn percent_decode(s: &str) -> String {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' && i + 2 < bytes.len() {
+            let hex = std::str::from_utf8(&bytes[i + 1..i + 3]).ok();
+            if let Some(v) = hex.and_then(|h| u8::from_str_radix(h, 16).ok()) {
+                out.push(v);
+                i += 3;
+                continue;
+            }
+        }
+        out.push(bytes[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+fn parse_extras(
+    extras: &json::Extras,
+    path: &Path,
+    object: &str,
+) -> Result<Option<serde_json::Map<String, serde_json::Value>>, SceneError> {
+    let Some(raw) = extras else { return Ok(None) };
+    let value: serde_json::Value =
+        serde_json::from_str(raw.get()).map_err(|e| SceneError::Extras {
+            path: path.to_path_buf(),
+            object: object.to_string(),
+            message: e.to_string(),
+        })?;
+    Ok(match value {
+        serde_json::Value::Object(map) => Some(map),
+        // Other tools put all sorts of things in extras; only objects can carry ours.
+        _ => None,
+    })
+}
+
+fn extras_string(
+    map: &Option<serde_json::Map<String, serde_json::Value>>,
+    key: &str,
+    path: &Path,
+    object: &str,
+) -> Result<Option<String>, SceneError> {
+    match map.as_ref().and_then(|m| m.get(key)) {
+        None | Some(serde_json::Value::Null) => Ok(None),
+        Some(serde_json::Value::String(s)) => Ok(Some(s.clone())),
+        Some(other) => Err(SceneError::Extras {
+            path: path.to_path_buf(),
+            object: object.to_string(),
+            message: format!("`{key}` must be a string, found {other}"),
+        }),
+    }
+}
+
+impl Loader {
+    fn parse(bytes: &[u8], origin: &Path, base: &Path) -> Result<Self, SceneError> {
+        let gltf =
+            gltf::Gltf::from_slice_without_validation(bytes).map_err(|e| parse_error(origin, e))?;
+        let blob = gltf.blob;
+        let root = gltf.document.into_json();
+        // gltf-json's validation indexes POSITION accessors without a bounds check;
+        // catch those first so a corrupt file cannot panic.
+        for (m, mesh) in root.meshes.iter().enumerate() {
+            for (p, prim) in mesh.primitives.iter().enumerate() {
+                for (sem, acc) in &prim.attributes {
+                    if acc.value() >= root.accessors.len() {
+                        return Err(SceneError::Invalid {
+                            path: origin.to_path_buf(),
+                            message: format!(
+                                "meshes[{m}].primitives[{p}].attributes.{}: accessor {} does not exist ({} accessors)",
+                                match sem { Checked::Valid(s) => s.to_string(), Checked::Invalid => "?".into() },
+                                acc.value(),
+                                root.accessors.len()
+                            ),
+                        });
+                    }
+                }
+            }
+        }
+        let document = gltf::Document::from_json(root).map_err(|e| match e {
+            gltf::Error::Validation(list) => SceneError::Invalid {
+                path: origin.to_path_buf(),
+                message: list
+                    .iter()
+                    .map(|(p, e)| format!("{p}: {e}"))
+                    .collect::<Vec<_>>()
+                    .join("; "),
+            },
+            other => parse_error(origin, other),
+        })?;
+        let root = document.into_json();
+
+        let mut blob = blob;
+        let mut buffers = Vec::with_capacity(root.buffers.len());
+        for (i, b) in root.buffers.iter().enumerate() {
+            let data = match &b.uri {
+                Some(uri) => load_uri(uri, base, origin, i)?,
+                None => blob.take().ok_or_else(|| SceneError::Buffer {
+                    path: origin.to_path_buf(),
+                    buffer: i,
+                    message: "has no URI and there is no .glb BIN chunk for it; \
+                              a .gltf must name its .bin file or embed it"
+                        .into(),
+                })?,
+            };
+            if (data.len() as u64) < b.byte_length.0 {
+                return Err(SceneError::Buffer {
+                    path: origin.to_path_buf(),
+                    buffer: i,
+                    message: format!(
+                        "holds {} bytes but byteLength says {}; the file is truncated",
+                        data.len(),
+                        b.byte_length.0
+                    ),
+                });
+            }
+            buffers.push(data);
+        }
+        Ok(Loader {
+            path: origin.to_path_buf(),
+            root,
+            buffers,
+        })
+    }
+
+    fn materials(&self) -> Result<Vec<SceneMaterial>, SceneError> {
+        self.root
+            .materials
+            .iter()
+            .enumerate()
+            .map(|(i, m)| {
+                let object = label("material", i, m.name.as_deref());
+                let extras = parse_extras(&m.extras, &self.path, &object)?;
+                let mask = matches!(
+                    m.alpha_mode,
+                    Checked::Valid(json::material::AlphaMode::Mask)
+                );
+                Ok(SceneMaterial {
+                    name: m.name.clone().unwrap_or_else(|| format!("material_{i}")),
+                    ir_material: extras_string(&extras, "ir_material", &self.path, &object)?,
+                    alpha_mode_mask: mask,
+                    alpha_cutoff: m.alpha_cutoff.map_or(0.5, |c| c.0),
+                    base_color: m.pbr_metallic_roughness.base_color_factor.0,
+                })
+            })
+            .collect()
+    }
+
+    fn build(self) -> Result<Scene, SceneError> {
+        if self.root.meshes.is_empty() {
+            return Err(SceneError::NoMeshes {
+                path: self.path.clone(),
+                message: "the file contains no meshes at all".into(),
+            });
+        }
+        let mut scene = Scene {
+            materials: self.materials()?,
+            ..Default::default()
+        };
+        let roots: Vec<usize> = match self.root.scene.or(if self.root.scenes.is_empty() {
+            None
+        } else {
+            Some(json::Index::new(0))
+        }) {
+            Some(s) => self.root.scenes[s.value()]
+                .nodes
+                .iter()
+                .map(|n| n.value())
+                .collect(),
+            None => {
+                let mut is_child = vec![false; self.root.nodes.len()];
+                for n in &self.root.nodes {
+                    for c in n.children.iter().flatten() {
+                        is_child[c.value()] = true;
+                    }
+                }
+                (0..self.root.nodes.len())
+                    .filter(|&i| !is_child[i])
+                    .collect()
+            }
+        };
+
+        let mut walk = Walk {
+            loader: &self,
+            scene: &mut scene,
+            mesh_map: HashMap::new(),
+            default_material: None,
+            next_id: 1,
+            on_path: vec![false; self.root.nodes.len()],
+        };
+        for r in roots {
+            walk.node(r, Y_UP_TO_Z_UP, 0)?;
+        }
+        let mesh_nodes = walk.next_id - 1;
+        if mesh_nodes == 0 {
+            return Err(SceneError::NoMeshes {
+                path: self.path.clone(),
+                message: "no node of the scene refers to a mesh".into(),
+            });
+        }
+        if scene.instances.is_empty() {
+            return Err(SceneError::NoTriangles { path: self.path });
+        }
+        Ok(scene)
+    }
+
+    fn local_matrix(&self, index: usize) -> Result<Mat4, SceneError> {
+        let node = &self.root.nodes[index];
+        let bad = |detail: String| SceneError::NonFiniteTransform {
+            path: self.path.clone(),
+            node: label("node", index, node.name.as_deref()),
+            detail,
+        };
+        let m = if let Some(m) = node.matrix {
+            if m.iter().any(|v| !v.is_finite()) {
+                return Err(bad(format!("matrix {m:?}")));
+            }
+            Mat4::from_cols_array(&m)
+        } else {
+            let t = Vec3::from_array(node.translation.unwrap_or([0.0; 3]));
+            let s = Vec3::from_array(node.scale.unwrap_or([1.0; 3]));
+            let r = node.rotation.map_or([0.0, 0.0, 0.0, 1.0], |q| q.0);
+            if !t.is_finite() || !s.is_finite() || r.iter().any(|v| !v.is_finite()) {
+                return Err(bad(format!("translation {t}, rotation {r:?}, scale {s}")));
+            }
+            let q = Quat::from_array(r);
+            let len = q.length();
+            if len < 1e-6 {
+                return Err(bad(format!("rotation {r:?} is not a unit quaternion")));
+            }
+            // Exporters write quaternions rounded to a few digits; renormalise.
+            Mat4::from_scale_rotation_translation(s, q / len, t)
+        };
+        Ok(m)
+    }
+}
+
+struct Walk<'a> {
+    loader: &'a Loader,
+    scene: &'a mut Scene,
+    /// glTF mesh index → index in `scene.meshes` (None: mesh without triangles).
+    mesh_map: HashMap<usize, Option<u32>>,
+    default_material: Option<u32>,
+    next_id: u32,
+    on_path: Vec<bool>,
+}
+
+impl Walk<'_> {
+    fn node(&mut self, index: usize, parent: Mat4, class: u16) -> Result<(), SceneError> {
+        let path = &self.loader.path;
+        let node = &self.loader.root.nodes[index];
+        let name = label("node", index, node.name.as_deref());
+        if self.on_path[index] {
+            return Err(SceneError::NodeCycle {
+                path: path.clone(),
+                node: name,
+            });
+        }
+        let world = parent * self.loader.local_matrix(index)?;
+        if !world.is_finite() {
+            return Err(SceneError::NonFiniteTransform {
+                path: path.clone(),
+                node: name,
+                detail: "the composed world matrix overflows".into(),
+            });
+        }
+        let extras = parse_extras(&node.extras, path, &name)?;
+        let class = match extras_string(&extras, "class", path, &name)? {
+            Some(c) => {
+                SemanticClass::from_name(c.trim()).ok_or_else(|| SceneError::UnknownClass {
+                    path: path.clone(),
+                    node: name.clone(),
+                    class: c.clone(),
+                    known: SemanticClass::known_names(),
+                })? as u16
+            }
+            None => class,
+        };
+        if let Some(mesh) = node.mesh {
+            let id = self.next_id;
+            self.next_id += 1;
+            if let Some(mesh_index) = self.mesh(mesh.value())? {
+                self.scene.instances.push(Instance {
+                    mesh: mesh_index,
+                    transform: world,
+                    instance_id: id,
+                    class,
+                    name: node.name.clone().unwrap_or_else(|| format!("node_{index}")),
+                });
+            } else {
+                log::warn!(
+                    "{}: {name}: its mesh has no triangles; skipped",
+                    path.display()
+                );
+            }
+        }
+        self.on_path[index] = true;
+        for child in node.children.iter().flatten() {
+            self.node(child.value(), world, class)?;
+        }
+        self.on_path[index] = false;
+        Ok(())
+    }
+
+    fn mesh(&mut self, index: usize) -> Result<Option<u32>, SceneError> {
+        if let Some(m) = self.mesh_map.get(&index) {
+            return Ok(*m);
+        }
+        let gmesh = &self.loader.root.meshes[index];
+        let mesh_label = label("mesh", index, gmesh.name.as_deref());
+        let mut mesh = Mesh {
+            name: gmesh
+                .name
+                .clone()
+                .unwrap_or_else(|| format!("mesh_{index}")),
+            primitives: Vec::new(),
+        };
+        for (p, prim) in gmesh.primitives.iter().enumerate() {
+            let material = match prim.material {
+                Some(m) => m.value() as u32,
+                None => self.default_material(),
+            };
+            let built = read_primitive(self.loader, prim, &mesh_label, p, material)?;
+            if !built.indices.is_empty() {
+                mesh.primitives.push(built);
+            }
+        }
+        let result = if mesh.primitives.is_empty() {
+            None
+        } else {
+            self.scene.meshes.push(mesh);
+            Some(self.scene.meshes.len() as u32 - 1)
+        };
+        self.mesh_map.insert(index, result);
+        Ok(result)
+    }
+
+    fn default_material(&mut self) -> u32 {
+        *self.default_material.get_or_insert_with(|| {
+            self.scene.materials.push(SceneMaterial {
+                name: "default".into(),
+                ..Default::default()
+            });
+            self.scene.materials.len() as u32 - 1
+        })
+    }
+}
+
+fn read_primitive(
+    loader: &Loader,
+    prim: &json::mesh::Primitive,
+    mesh: &str,
+    p: usize,
+    material: u32,
+) -> Result<Primitive, SceneError> {
+    let path = &loader.path;
+    let err = |message: String| SceneError::Primitive {
+        path: path.clone(),
+        mesh: mesh.to_string(),
+        primitive: p,
+        message,
+    };
+    let mode = match prim.mode {
+        Checked::Valid(m) => m,
+        Checked::Invalid => return Err(err("invalid primitive mode".into())),
+    };
+    use json::mesh::Mode;
+    if !matches!(
+        mode,
+        Mode::Triangles | Mode::TriangleStrip | Mode::TriangleFan
+    ) {
+        return Err(err(format!(
+            "mode {mode:?} is not supported; LiDAR needs surfaces, export TRIANGLES \
+             (strips and fans are also accepted)"
+        )));
+    }
+    let attr = |s: json::mesh::Semantic| prim.attributes.get(&Checked::Valid(s)).copied();
+    let pos_acc = attr(json::mesh::Semantic::Positions)
+        .ok_or_else(|| err("has no POSITION attribute".into()))?;
+    let raw = accessor::read(
+        &loader.root,
+        &loader.buffers,
+        pos_acc,
+        Type::Vec3,
+        &[ComponentType::F32],
+    )
+    .map_err(|e| err(format!("POSITION: {e}")))?;
+    let positions: Vec<Vec3> = raw
+        .chunks_exact(3)
+        .map(|c| Vec3::new(c[0] as f32, c[1] as f32, c[2] as f32))
+        .collect();
+    if let Some((vertex, v)) = positions.iter().enumerate().find(|(_, v)| !v.is_finite()) {
+        return Err(SceneError::NonFinitePosition {
+            path: path.clone(),
+            mesh: mesh.to_string(),
+            primitive: p,
+            vertex,
+            value: v.to_array(),
+        });
+    }
+    let n = positions.len();
+
+    let order: Vec<u32> = match prim.indices {
+        Some(acc) => {
+            let raw = accessor::read(
+                &loader.root,
+                &loader.buffers,
+                acc,
+                Type::Scalar,
+                &[ComponentType::U8, ComponentType::U16, ComponentType::U32],
+            )
+            .map_err(|e| err(format!("indices: {e}")))?;
+            let list: Vec<u32> = raw.into_iter().map(|v| v as u32).collect();
+            if let Some((entry, &value)) = list.iter().enumerate().find(|(_, &i)| i as usize >= n) {
+                return Err(SceneError::IndexOutOfRange {
+                    path: path.clone(),
+                    mesh: mesh.to_string(),
+                    primitive: p,
+                    entry,
+                    value,
+                    vertex_count: n,
+                });
+            }
+            list
+        }
+        None => (0..n as u32).collect(),
+    };
+    let indices = match mode {
+        Mode::Triangles => {
+            if order.len() % 3 != 0 {
+                return Err(err(format!(
+                    "TRIANGLES with {} indices, not a multiple of 3; the mesh is corrupt",
+                    order.len()
+                )));
+            }
+            order
+        }
+        Mode::TriangleStrip => strip_to_list(&order),
+        _ => fan_to_list(&order),
+    };
+
+    let generated = face_normals(&positions, &indices);
+    let normals = match attr(json::mesh::Semantic::Normals) {
+        Some(acc) => {
+            let raw = accessor::read(
+                &loader.root,
+                &loader.buffers,
+                acc,
+                Type::Vec3,
+                &[ComponentType::F32],
+            )
+            .map_err(|e| err(format!("NORMAL: {e}")))?;
+            if raw.len() != n * 3 {
+                return Err(err(format!(
+                    "NORMAL has {} entries but POSITION has {n}",
+                    raw.len() / 3
+                )));
+            }
+            raw.chunks_exact(3)
+                .zip(&generated)
+                .map(|(c, g)| {
+                    let v = Vec3::new(c[0] as f32, c[1] as f32, c[2] as f32);
+                    // Zero or NaN normals happen in exports; fall back to the faces'.
+                    v.try_normalize().unwrap_or(*g)
+                })
+                .collect()
+        }
+        None => generated,
+    };
+    Ok(Primitive {
+        positions,
+        normals,
+        indices,
+        material,
+    })
+}
+
+/// glTF §3.7.2.1: triangle i of a strip is (v_i, v_{i+1+i%2}, v_{i+2-i%2}).
+fn strip_to_list(v: &[u32]) -> Vec<u32> {
+    let mut out = Vec::with_capacity(v.len().saturating_sub(2) * 3);
+    for i in 0..v.len().saturating_sub(2) {
+        out.extend_from_slice(&[v[i], v[i + 1 + i % 2], v[i + 2 - i % 2]]);
+    }
+    out
+}
+
+/// glTF §3.7.2.1: triangle i of a fan is (v_{i+1}, v_{i+2}, v_0).
+fn fan_to_list(v: &[u32]) -> Vec<u32> {
+    let mut out = Vec::with_capacity(v.len().saturating_sub(2) * 3);
+    for i in 0..v.len().saturating_sub(2) {
+        out.extend_from_slice(&[v[i + 1], v[i + 2], v[0]]);
+    }
+    out
+}
+
+/// Area-weighted vertex normals (the unnormalised cross product is twice the area).
+/// Vertices on no proper triangle get +z so that every normal is a unit vector.
+pub(crate) fn face_normals(positions: &[Vec3], indices: &[u32]) -> Vec<Vec3> {
+    let mut acc = vec![Vec3::ZERO; positions.len()];
+    for t in indices.chunks_exact(3) {
+        let [a, b, c] = [t[0] as usize, t[1] as usize, t[2] as usize];
+        let n = (positions[b] - positions[a]).cross(positions[c] - positions[a]);
+        acc[a] += n;
+        acc[b] += n;
+        acc[c] += n;
+    }
+    acc.into_iter()
+        .map(|n| n.try_normalize().unwrap_or(Vec3::Z))
+        .collect()
+}
