@@ -2,15 +2,14 @@
 //! CPU reference on the same rays for a ratio measured in the same run.
 
 use crate::gpu::{Context, ContextOptions};
-use crate::job::default_scene_path;
+use crate::job::load_scene_or_default;
 use crate::material::{MaterialDb, MaterialMapping};
 use crate::reference::CpuSimulator;
-use crate::scene::{load_scene, generate_scene, ProceduralScene};
 use crate::sensor::{preset, Sensor};
 use crate::sim::{Simulator, TraceSettings};
 use anyhow::{bail, Context as _, Result};
 use serde::Serialize;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Instant;
 
 #[derive(clap::Args, Debug, Clone)]
@@ -114,17 +113,7 @@ pub fn measure(args: &BenchArgs) -> Result<BenchReport> {
     if args.frames == 0 {
         bail!("--frames must be at least 1");
     }
-    let (scene, scene_name) = match &args.scene {
-        Some(p) => (load_scene(p)?, p.display().to_string()),
-        None => {
-            let p = default_scene_path(Path::new("."));
-            if p.exists() {
-                (load_scene(&p)?, p.display().to_string())
-            } else {
-                (generate_scene(&ProceduralScene::by_name("street")?)?, "procedural street".into())
-            }
-        }
-    };
+    let (scene, scene_name) = load_scene_or_default(args.scene.as_deref())?;
     let db = MaterialDb::builtin()?;
     let map = db.resolve(&scene.materials, &MaterialMapping::default())?;
     let ctx = Context::new(&ContextOptions {

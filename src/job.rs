@@ -93,10 +93,20 @@ pub fn picture_options(sensor: &Sensor) -> PictureOptions {
         .iter()
         .fold((f32::MAX, f32::MIN), |(lo, hi), b| (lo.min(b.azimuth), hi.max(b.azimuth)));
     let full_turn = hi - lo > 1.5 * std::f32::consts::PI;
+    let columns = sensor.columns.clamp(256, 4096);
+    // Centre each pixel column on a beam column: spinning sensors fire at exact multiples
+    // of 2π/columns, and bins edged on those angles would alias into empty stripes.
+    let span = if full_turn {
+        let step = std::f32::consts::TAU / columns as f32;
+        (lo - 0.5 * step, lo - 0.5 * step + std::f32::consts::TAU)
+    } else {
+        let step = (hi - lo) / (columns.max(2) - 1) as f32;
+        (lo - 0.5 * step, hi + 0.5 * step)
+    };
     PictureOptions {
         channels: Some(sensor.channels),
-        columns: sensor.columns.clamp(256, 2048),
-        azimuth_span: if full_turn { None } else { Some((lo, hi)) },
+        columns,
+        azimuth_span: Some(span),
         bev_extent: sensor.max_range.min(80.0),
         ..Default::default()
     }
@@ -118,4 +128,32 @@ fn progress_bar(show: bool, frames: u64) -> indicatif::ProgressBar {
 /// The bundled default scene: `scenes/street.glb` below `root`.
 pub fn default_scene_path(root: &Path) -> PathBuf {
     root.join("scenes").join("street.glb")
+}
+
+/// A procedural scene (`street`, `wall:distance=25`, …) built in memory, through the same
+/// glTF import as a file.
+pub fn procedural_scene(spec: &str) -> Result<Scene> {
+    let kind = crate::scene::by_name(spec)?;
+    let doc = crate::scene::generate(&kind)?;
+    let name = format!("{spec} (procedural)");
+    let bytes = doc.to_glb(Path::new(&name))?;
+    Ok(crate::scene::load_from_bytes(&bytes, Path::new(&name), Path::new("."))?)
+}
+
+/// Loads `path`, or the bundled street when none is given (generated in memory when
+/// `scenes/street.glb` is absent, e.g. outside the source tree, with a note on stderr).
+pub fn load_scene_or_default(path: Option<&Path>) -> Result<(Scene, String)> {
+    let path = match path {
+        Some(p) => p.to_path_buf(),
+        None => {
+            let p = default_scene_path(Path::new("."));
+            if !p.exists() {
+                eprintln!("note: {} not found; using the procedural street scene", p.display());
+                return Ok((procedural_scene("street")?, "procedural street".into()));
+            }
+            p
+        }
+    };
+    let scene = crate::scene::load_scene(&path)?;
+    Ok((scene, path.display().to_string()))
 }

@@ -2,14 +2,14 @@
 
 use anyhow::{bail, Context as _, Result};
 use beamtrace::gpu::{list_devices, ContextOptions};
-use beamtrace::job::{default_scene_path, run_job, JobOptions};
+use beamtrace::job::{load_scene_or_default, run_job, JobOptions};
 use beamtrace::material::{MaterialDb, MaterialMapping};
 use beamtrace::output::Format;
-use beamtrace::scene::{load_scene, ProceduralScene, Scene};
+
 use beamtrace::sensor::{load_sensor, presets, Pose};
 use clap::{Parser, Subcommand};
 use glam::Vec3;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 const ABOUT: &str = "Physically based LiDAR simulator on Vulkan ray tracing.
 
@@ -132,7 +132,7 @@ fn real_main() -> Result<()> {
         }
         Command::Info => info(),
         Command::Scene(args) => {
-            let kind = ProceduralScene::by_name(&args.kind)?;
+            let kind = beamtrace::scene::by_name(&args.kind)?;
             beamtrace::scene::write_scene(&kind, &args.out)?;
             println!("wrote {}", args.out.display());
             Ok(())
@@ -141,31 +141,8 @@ fn real_main() -> Result<()> {
     }
 }
 
-/// Loads `--scene`, or the bundled street (generated in memory if the file is absent,
-/// e.g. when beamtrace runs outside its source tree).
-pub fn load_scene_arg(scene: Option<&Path>) -> Result<(Scene, String)> {
-    match scene {
-        Some(path) => Ok((load_scene(path)?, path.display().to_string())),
-        None => {
-            let path = default_scene_path(Path::new("."));
-            if path.exists() {
-                Ok((load_scene(&path)?, path.display().to_string()))
-            } else {
-                eprintln!(
-                    "note: {} not found; using the procedural street scene",
-                    path.display()
-                );
-                Ok((
-                    beamtrace::scene::generate_scene(&ProceduralScene::by_name("street")?)?,
-                    "procedural street".into(),
-                ))
-            }
-        }
-    }
-}
-
 fn run(args: RunArgs) -> Result<()> {
-    let (scene, scene_name) = load_scene_arg(args.scene.as_deref())?;
+    let (scene, scene_name) = load_scene_or_default(args.scene.as_deref())?;
     let sensor = load_sensor(&args.sensor)?;
     let materials = match &args.materials {
         Some(p) => MaterialDb::load(p)?,

@@ -19,7 +19,7 @@
 use super::csv_pattern::{check_times, load_csv};
 use super::patterns::{self, ExplicitSpec, GridSpec, Pattern};
 use super::presets::preset_with;
-use super::{Detection, Pose, PresetOptions, Sensor, SensorError};
+use super::{default_mount, Detection, Pose, PresetOptions, Sensor, SensorError};
 use crate::config::{load_yaml, ConfigError};
 use glam::Vec3;
 use serde::Deserialize;
@@ -150,7 +150,7 @@ fn generic_sensor(name: String, p: Pattern, frame_rate: f32) -> Sensor {
         beams: p.beams,
         channels: p.channels,
         columns: p.columns,
-        mount: Pose::default(),
+        mount: default_mount(),
         min_range: GENERIC.min_range,
         max_range: GENERIC.max_range,
         frame_rate,

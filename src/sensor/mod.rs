@@ -92,6 +92,18 @@ impl Pose {
     }
 }
 
+/// Height of the default mount (m): the vehicle frame's origin lies on the ground, and a
+/// sensor without a `mount` sits on the roof, 1.8 m up, looking along the vehicle's +x.
+pub const DEFAULT_MOUNT_HEIGHT: f32 = 1.8;
+
+/// The mount of presets and of sensor files without `mount`.
+pub fn default_mount() -> Pose {
+    Pose {
+        translation: Vec3::new(0.0, 0.0, DEFAULT_MOUNT_HEIGHT),
+        rotation: Quat::IDENTITY,
+    }
+}
+
 /// The detection threshold from one datasheet pair "R_ref at r_ref" (DESIGN §4).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Detection {
@@ -269,7 +281,7 @@ impl Sensor {
     }
 }
 
-/// Ouster OS1-128 at 1024 columns and 10 Hz with an identity mount (the caller places it).
+/// Ouster OS1-128 at 1024 columns and 10 Hz on the default roof mount.
 pub fn default_sensor() -> Sensor {
     preset_builders::ouster_sensor(preset_builders::Ouster::Os1, 128, 1024, 10.0)
 }

@@ -3,7 +3,7 @@
 //! range, the reflectance behind a bare "up to 100 m") the value is marked as ours.
 
 use super::patterns::{self, column_sweep, rotating, steps_inclusive, uniform_lasers, Laser};
-use super::{Detection, Pose, PresetOptions, Sensor, SensorError};
+use super::{default_mount, Detection, PresetOptions, Sensor, SensorError};
 
 /// Sensor-wide defaults of a preset.
 struct Defaults {
@@ -20,7 +20,7 @@ fn assemble(name: &str, p: patterns::Pattern, d: &Defaults, frame_rate: f32) -> 
         beams: p.beams,
         channels: p.channels,
         columns: p.columns,
-        mount: Pose::default(),
+        mount: default_mount(),
         min_range: d.min_range,
         max_range: d.max_range,
         frame_rate,

@@ -340,7 +340,7 @@ fn default_sensor_is_an_os1_128_at_the_origin() {
     let d = default_sensor();
     assert_eq!(d.name, "os1-128");
     assert_eq!((d.channels, d.columns, d.frame_rate), (128, 1024, 10.0));
-    assert_eq!(d.mount, Pose::default());
+    assert_eq!(d.mount, super::default_mount());
     assert_eq!(d, preset("os1-128", Some(1024)).unwrap());
 }
 
