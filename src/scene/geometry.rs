@@ -96,7 +96,7 @@ impl Part {
         let ring = self.positions.len() as u32;
         for i in 0..segments {
             let a = TAU * i as f32 / segments as f32;
-            self.vertex(centre + (e1 * a.cos() + e2 * a.sin()) * radius, n);
+            self.vertex(centre + (e1 * cos(a) + e2 * sin(a)) * radius, n);
         }
         for i in 0..segments {
             self.indices
@@ -188,7 +188,7 @@ impl Part {
         let first = self.positions.len() as u32;
         for i in 0..=segments {
             let a = TAU * i as f32 / segments as f32;
-            let radial = e1 * a.cos() + e2 * a.sin();
+            let radial = e1 * cos(a) + e2 * sin(a);
             self.vertex(base + radial * radius, radial);
             self.vertex(top + radial * radius, radial);
         }
@@ -203,7 +203,7 @@ impl Part {
                 let ring = self.positions.len() as u32;
                 for i in 0..segments {
                     let a = TAU * i as f32 / segments as f32;
-                    self.vertex(centre + (e1 * a.cos() + e2 * a.sin()) * radius, normal);
+                    self.vertex(centre + (e1 * cos(a) + e2 * sin(a)) * radius, normal);
                 }
                 for i in 0..segments {
                     let (p, q) = (ring + i, ring + (i + 1) % segments);
@@ -235,7 +235,7 @@ impl Part {
         for (lat, centre) in &rows {
             for i in 0..=segments {
                 let lon = TAU * i as f32 / segments as f32;
-                let n = Vec3::new(lat.cos() * lon.cos(), lat.cos() * lon.sin(), lat.sin());
+                let n = Vec3::new(cos(*lat) * cos(lon), cos(*lat) * sin(lon), sin(*lat));
                 self.vertex(*centre + n * radius, n);
             }
         }
@@ -299,6 +299,44 @@ impl Part {
         );
         self.indices.extend(other.indices.iter().map(|i| base + i));
     }
+}
+
+/// sin and cos from IEEE +, −, × only (exact range reduction in f64, Taylor series),
+/// so that generated scene files are bit-identical on every platform: libm
+/// implementations differ in the last bit, and the committed scenes are compared
+/// byte for byte.
+pub(crate) fn sin_cos(a: f32) -> (f32, f32) {
+    const HALF_PI: f64 = std::f64::consts::FRAC_PI_2;
+    let x = f64::from(a);
+    let q = (x / HALF_PI).round();
+    let r = x - q * HALF_PI;
+    let r2 = r * r;
+    // Horner forms of the Taylor series, factors (2n+1)(2n) for sin and (2n)(2n−1) for
+    // cos; with |r| ≤ π/4 the first omitted terms are below 1e-16.
+    let mut s = 1.0;
+    for k in [272.0, 210.0, 156.0, 110.0, 72.0, 42.0, 20.0, 6.0] {
+        s = 1.0 - r2 / k * s;
+    }
+    let s = r * s;
+    let mut c = 1.0;
+    for k in [240.0, 182.0, 132.0, 90.0, 56.0, 30.0, 12.0, 2.0] {
+        c = 1.0 - r2 / k * c;
+    }
+    let (sin, cos) = match (q as i64).rem_euclid(4) {
+        0 => (s, c),
+        1 => (c, -s),
+        2 => (-s, -c),
+        _ => (-c, s),
+    };
+    (sin as f32, cos as f32)
+}
+
+fn sin(a: f32) -> f32 {
+    sin_cos(a).0
+}
+
+fn cos(a: f32) -> f32 {
+    sin_cos(a).1
 }
 
 /// Unit icosphere vertices and counter-clockwise (outward) triangles.
@@ -420,5 +458,48 @@ impl Rng {
 
     pub fn below(&mut self, n: u32) -> u32 {
         (self.next_u64() % u64::from(n.max(1))) as u32
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn portable_sin_cos_matches_std() {
+        for i in -2000..=2000 {
+            let a = i as f32 * 0.01;
+            let (s, c) = sin_cos(a);
+            assert!((s - a.sin()).abs() <= 1.2e-7, "sin {a}: {s} vs {}", a.sin());
+            assert!((c - a.cos()).abs() <= 1.2e-7, "cos {a}: {c} vs {}", a.cos());
+        }
+        assert_eq!(sin_cos(0.0), (0.0, 1.0));
+    }
+
+    #[test]
+    fn primitives_wind_with_their_normals_and_are_not_degenerate() {
+        let mut p = Part::default();
+        p.cylinder(
+            Vec3::new(1.0, 2.0, 3.0),
+            Vec3::new(0.3, -0.2, 2.0),
+            0.5,
+            16,
+            true,
+        );
+        p.capsule(
+            Vec3::new(1.0, 2.0, 3.0),
+            Vec3::new(1.0, 2.0, 4.0),
+            0.4,
+            12,
+            6,
+        );
+        p.icosphere(Vec3::new(1.0, 2.0, 3.5), 0.7, 2, None);
+        for t in p.indices.chunks_exact(3) {
+            let [a, b, c] = [0, 1, 2].map(|k| p.positions[t[k] as usize]);
+            let face = (b - a).cross(c - a);
+            assert!(face.length() > 0.0, "degenerate triangle {t:?}");
+            let n = p.normals[t[0] as usize];
+            assert!(face.dot(n) > 0.0, "winding against normal at {t:?}");
+        }
     }
 }

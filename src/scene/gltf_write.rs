@@ -8,7 +8,7 @@
 //! that can be renamed into place atomically, like a `.glb`.
 
 use super::{base64, SceneError};
-use glam::{Quat, Vec3};
+use glam::Vec3;
 use gltf::json;
 use gltf::json::validation::{Checked, USize64};
 use std::borrow::Cow;
@@ -83,8 +83,9 @@ impl NodeTransform {
         let rotation = if yaw == 0.0 {
             None
         } else {
-            let q = Quat::from_rotation_y(yaw);
-            Some([q.x, q.y, q.z, q.w])
+            // Quat::from_rotation_y, with the platform-independent sin/cos.
+            let (s, c) = super::geometry::sin_cos(yaw / 2.0);
+            Some([0.0, s, 0.0, c])
         };
         NodeTransform {
             translation: Some(t.to_array()),
