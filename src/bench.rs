@@ -132,7 +132,13 @@ pub fn measure(args: &BenchArgs) -> Result<BenchReport> {
     let mut cases = Vec::new();
     for &columns in &args.columns {
         let sensor: Sensor = preset(&args.sensor, Some(columns))?;
-        cases.push(measure_case(&mut sim, cpu.as_ref().map(|c| &c.0), &sensor, columns, args)?);
+        cases.push(measure_case(
+            &mut sim,
+            cpu.as_ref().map(|c| &c.0),
+            &sensor,
+            columns,
+            args,
+        )?);
     }
     Ok(BenchReport {
         device: ctx.device_name.clone(),
@@ -145,7 +151,9 @@ pub fn measure(args: &BenchArgs) -> Result<BenchReport> {
         blas_compacted_bytes: stats.blas_compacted_bytes,
         pipeline_ms: sim.pipeline_ms,
         cpu_bvh_build_ms: cpu.as_ref().map(|c| c.1),
-        cpu_threads: std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
+        cpu_threads: std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1),
         unix_time: std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.as_secs())
@@ -208,7 +216,11 @@ fn measure_case(
             }
             let s = Stat::of(times);
             let rate = rays as f64 / (s.median_ms * 1e3);
-            (Some(s), Some(rate), Some(s.median_ms / trace.median_ms.max(1e-9)))
+            (
+                Some(s),
+                Some(rate),
+                Some(s.median_ms / trace.median_ms.max(1e-9)),
+            )
         }
         None => (None, None, None),
     };
@@ -237,11 +249,24 @@ fn print_table(r: &BenchReport) {
         r.scene, r.triangles, r.instances, r.blas_build_ms, r.blas_bytes, r.blas_compacted_bytes, r.pipeline_ms
     );
     if let Some(ms) = r.cpu_bvh_build_ms {
-        println!("CPU reference: BVH build {:.1} ms, {} threads", ms, r.cpu_threads);
+        println!(
+            "CPU reference: BVH build {:.1} ms, {} threads",
+            ms, r.cpu_threads
+        );
     }
     println!(
         "{:<10} {:>7} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>10} {:>10} {:>8}",
-        "sensor", "columns", "rays", "TLAS ms", "refit ms", "trace ms", "copy ms", "read ms", "GPU Mray/s", "CPU Mray/s", "GPU/CPU"
+        "sensor",
+        "columns",
+        "rays",
+        "TLAS ms",
+        "refit ms",
+        "trace ms",
+        "copy ms",
+        "read ms",
+        "GPU Mray/s",
+        "CPU Mray/s",
+        "GPU/CPU"
     );
     for c in &r.cases {
         println!(
@@ -255,8 +280,12 @@ fn print_table(r: &BenchReport) {
             c.copy.median_ms,
             c.host_readback.median_ms,
             c.gpu_mrays_per_s,
-            c.cpu_mrays_per_s.map(|v| format!("{v:.2}")).unwrap_or_else(|| "-".into()),
-            c.gpu_speedup_over_cpu.map(|v| format!("{v:.1}×")).unwrap_or_else(|| "-".into()),
+            c.cpu_mrays_per_s
+                .map(|v| format!("{v:.2}"))
+                .unwrap_or_else(|| "-".into()),
+            c.gpu_speedup_over_cpu
+                .map(|v| format!("{v:.1}×"))
+                .unwrap_or_else(|| "-".into()),
         );
     }
 }

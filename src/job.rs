@@ -81,7 +81,10 @@ pub fn run_job(opts: &JobOptions) -> Result<JobReport> {
     bar.finish_and_clear();
     let messages = ctx.validation_messages();
     if !messages.is_empty() {
-        bail!("the Vulkan validation layer reported:\n{}", messages.join("\n"));
+        bail!(
+            "the Vulkan validation layer reported:\n{}",
+            messages.join("\n")
+        );
     }
     Ok(report)
 }
@@ -91,7 +94,9 @@ pub fn picture_options(sensor: &Sensor) -> PictureOptions {
     let (lo, hi) = sensor
         .beams
         .iter()
-        .fold((f32::MAX, f32::MIN), |(lo, hi), b| (lo.min(b.azimuth), hi.max(b.azimuth)));
+        .fold((f32::MAX, f32::MIN), |(lo, hi), b| {
+            (lo.min(b.azimuth), hi.max(b.azimuth))
+        });
     let full_turn = hi - lo > 1.5 * std::f32::consts::PI;
     let columns = sensor.columns.clamp(256, 4096);
     // Centre each pixel column on a beam column: spinning sensors fire at exact multiples
@@ -137,7 +142,11 @@ pub fn procedural_scene(spec: &str) -> Result<Scene> {
     let doc = crate::scene::generate(&kind)?;
     let name = format!("{spec} (procedural)");
     let bytes = doc.to_glb(Path::new(&name))?;
-    Ok(crate::scene::load_from_bytes(&bytes, Path::new(&name), Path::new("."))?)
+    Ok(crate::scene::load_from_bytes(
+        &bytes,
+        Path::new(&name),
+        Path::new("."),
+    )?)
 }
 
 /// Loads `path`, or the bundled street when none is given (generated in memory when
@@ -148,7 +157,10 @@ pub fn load_scene_or_default(path: Option<&Path>) -> Result<(Scene, String)> {
         None => {
             let p = default_scene_path(Path::new("."));
             if !p.exists() {
-                eprintln!("note: {} not found; using the procedural street scene", p.display());
+                eprintln!(
+                    "note: {} not found; using the procedural street scene",
+                    p.display()
+                );
                 return Ok((procedural_scene("street")?, "procedural street".into()));
             }
             p

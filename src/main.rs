@@ -111,7 +111,10 @@ fn parse_vec3(s: &str) -> Result<Vec3, String> {
     match parts[..] {
         [x, y, z] if x.is_finite() && y.is_finite() && z.is_finite() => Ok(Vec3::new(x, y, z)),
         [_, _, _] => Err("coordinates must be finite numbers".into()),
-        _ => Err(format!("expected x,y,z (three numbers), got {} values", parts.len())),
+        _ => Err(format!(
+            "expected x,y,z (three numbers), got {} values",
+            parts.len()
+        )),
     }
 }
 
@@ -188,7 +191,11 @@ fn run(args: RunArgs) -> Result<()> {
         println!("  {}", f.display());
     }
     if report.files.len() > 4 {
-        println!("  … and {} more in {}", report.files.len() - 4, args.out.display());
+        println!(
+            "  … and {} more in {}",
+            report.files.len() - 4,
+            args.out.display()
+        );
     }
     Ok(())
 }
@@ -226,7 +233,10 @@ fn info() -> Result<()> {
         if d.missing.is_empty() {
             println!("    ray tracing: yes");
             println!("    max recursion depth: {}", d.max_ray_recursion_depth);
-            println!("    shader group handle size: {} bytes", d.shader_group_handle_size);
+            println!(
+                "    shader group handle size: {} bytes",
+                d.shader_group_handle_size
+            );
             println!("    max instances per TLAS: {}", d.max_instance_count);
             println!("    max triangles per BLAS: {}", d.max_primitive_count);
         } else {

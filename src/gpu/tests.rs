@@ -79,7 +79,10 @@ fn validation_layer_reports_misuse() {
 fn reflection_checks_struct_layouts() {
     let src = ShaderSources::new().add("double.comp", DOUBLER);
     let spirv = compile(&src, "double.comp", &[]).expect("compiles");
-    assert_eq!(check_layout(&[&spirv], &item_layout()).expect("layout matches"), 1);
+    assert_eq!(
+        check_layout(&[&spirv], &item_layout()).expect("layout matches"),
+        1
+    );
     let mut wrong = item_layout();
     wrong.members[2].1 = 20;
     let err = check_layout(&[&spirv], &wrong).unwrap_err().to_string();
@@ -96,7 +99,10 @@ fn reflection_checks_struct_layouts() {
 #[test]
 fn shader_errors_name_the_file_and_line() {
     let src = ShaderSources::new().add("bad.comp", "#version 460\nvoid main() { oops; }\n");
-    let err = compile(&src, "bad.comp", &[]).err().expect("fails").to_string();
+    let err = compile(&src, "bad.comp", &[])
+        .err()
+        .expect("fails")
+        .to_string();
     assert!(err.contains("bad.comp") && err.contains(":2"), "{err}");
 }
 
@@ -294,5 +300,8 @@ fn bad_device_index_is_a_clear_error() {
     .err()
     .expect("no device 99")
     .to_string();
-    assert!(err.contains("99") && err.contains("beamtrace info"), "{err}");
+    assert!(
+        err.contains("99") && err.contains("beamtrace info"),
+        "{err}"
+    );
 }

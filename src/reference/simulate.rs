@@ -32,7 +32,11 @@ pub fn subray_direction(d: Vec3, dh: f32, dv: f32) -> Vec3 {
 }
 
 impl CpuSimulator {
-    pub fn new(scene: &Scene, db: &MaterialDb, material_map: &[u32]) -> Result<Self, ReferenceError> {
+    pub fn new(
+        scene: &Scene,
+        db: &MaterialDb,
+        material_map: &[u32],
+    ) -> Result<Self, ReferenceError> {
         Ok(CpuSimulator {
             bvh: Bvh::new(scene)?,
             instance_ids: scene.instances.iter().map(|i| i.instance_id).collect(),
@@ -82,8 +86,12 @@ impl CpuSimulator {
                     .get(h.material as usize)
                     .copied()
                     .unwrap_or(0);
-                let reflectance =
-                    self.reflectance.get(material as usize).copied().unwrap_or(0.0) * cos_i;
+                let reflectance = self
+                    .reflectance
+                    .get(material as usize)
+                    .copied()
+                    .unwrap_or(0.0)
+                    * cos_i;
                 let signal = w * reflectance / (h.t * h.t);
                 let mut flags = ReturnRecord::HIT;
                 if signal >= settings.threshold {
@@ -95,7 +103,11 @@ impl CpuSimulator {
                     reflectance,
                     cos_incidence: cos_i,
                     normal: h.shading_normal.to_array(),
-                    instance_id: self.instance_ids.get(h.instance as usize).copied().unwrap_or(0),
+                    instance_id: self
+                        .instance_ids
+                        .get(h.instance as usize)
+                        .copied()
+                        .unwrap_or(0),
                     material,
                     class_id: self.classes.get(h.instance as usize).copied().unwrap_or(0) as u32,
                     flags,
