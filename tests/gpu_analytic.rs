@@ -16,7 +16,12 @@ fn wall_at_ten_metres_every_range_within_1mm() {
     assert_eq!(returns.len(), beams.len());
     for (b, r) in beams.iter().zip(&returns) {
         let d = b.direction();
-        assert!(r.hit() && r.detected(), "beam az {} el {} missed", b.azimuth, b.elevation);
+        assert!(
+            r.hit() && r.detected(),
+            "beam az {} el {} missed",
+            b.azimuth,
+            b.elevation
+        );
         let expected = 10.0 / d.x;
         assert!(
             (r.range - expected).abs() < 1e-3,
@@ -108,7 +113,12 @@ fn box_room_from_inside_no_beam_escapes() {
     let half = Vec3::new(5.0, 4.0, 2.0);
     for (b, r) in beams.iter().zip(&returns) {
         let d = b.direction();
-        assert!(r.hit(), "beam az {} el {} escaped the room", b.azimuth, b.elevation);
+        assert!(
+            r.hit(),
+            "beam az {} el {} escaped the room",
+            b.azimuth,
+            b.elevation
+        );
         // Distance to the first wall along d.
         let mut t = f32::MAX;
         for axis in 0..3 {
