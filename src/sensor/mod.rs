@@ -22,6 +22,7 @@ mod file;
 mod patterns;
 mod preset_builders;
 mod presets;
+pub mod rng;
 
 #[cfg(test)]
 mod file_tests;
