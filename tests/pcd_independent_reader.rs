@@ -10,7 +10,7 @@ use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-const FIELDS: [&str; 11] = [
+const FIELDS: [&str; 17] = [
     "x",
     "y",
     "z",
@@ -22,9 +22,17 @@ const FIELDS: [&str; 11] = [
     "beam",
     "instance",
     "class",
+    "epw",
+    "return_index",
+    "return_count",
+    "material",
+    "ambient",
+    "time",
 ];
-const TYPES: [&str; 11] = ["F", "F", "F", "F", "F", "U", "F", "F", "U", "U", "U"];
-const SIZES: [u64; 11] = [4, 4, 4, 4, 4, 2, 4, 4, 4, 4, 2];
+const TYPES: [&str; 17] = [
+    "F", "F", "F", "F", "F", "U", "F", "F", "U", "U", "U", "F", "U", "U", "U", "F", "F",
+];
+const SIZES: [u64; 17] = [4, 4, 4, 4, 4, 2, 4, 4, 4, 4, 2, 4, 2, 2, 2, 4, 4];
 
 fn python() -> PathBuf {
     let python = match std::env::var_os("BEAMTRACE_PYTHON") {
@@ -76,6 +84,12 @@ fn known_cloud() -> PointCloud {
             beam: [0, 123_456, u32::MAX][i % 3],
             instance: [u32::MAX, 1, 0][i % 3],
             class: [3, u16::MAX, 0][i % 3],
+            epw: 0.3 * i as f32,
+            return_index: [0, 1, u16::MAX][i % 3],
+            return_count: [1, 2, u16::MAX][i % 3],
+            material: [2, u16::MAX, 0][i % 3],
+            ambient: f * 0.5,
+            time: 1e-6 * i as f32,
         })
         .collect();
     PointCloud { points }
@@ -95,6 +109,12 @@ fn expected(p: &Point, field: &str) -> u64 {
         "beam" => p.beam as u64,
         "instance" => p.instance as u64,
         "class" => p.class as u64,
+        "epw" => p.epw.to_bits() as u64,
+        "return_index" => p.return_index as u64,
+        "return_count" => p.return_count as u64,
+        "material" => p.material as u64,
+        "ambient" => p.ambient.to_bits() as u64,
+        "time" => p.time.to_bits() as u64,
         other => panic!("unexpected field {other}"),
     }
 }
@@ -149,7 +169,7 @@ fn check(encoding: PcdEncoding, data: &str) {
     assert_eq!(strs("fields"), FIELDS);
     assert_eq!(strs("type"), TYPES);
     assert_eq!(nums("size"), SIZES);
-    assert_eq!(nums("count"), vec![1; 11]);
+    assert_eq!(nums("count"), vec![1; FIELDS.len()]);
     assert_eq!(got["width"].as_u64(), Some(n));
     assert_eq!(got["height"].as_u64(), Some(1));
     assert_eq!(got["points"].as_u64(), Some(n));

@@ -29,7 +29,7 @@ const fn field(name: &'static str, scalar: Scalar) -> Field {
 }
 
 /// The order of the fields in every file beamtrace writes.
-pub(crate) const FIELDS: [Field; 11] = [
+pub(crate) const FIELDS: [Field; 17] = [
     field("x", Scalar::F32),
     field("y", Scalar::F32),
     field("z", Scalar::F32),
@@ -41,10 +41,16 @@ pub(crate) const FIELDS: [Field; 11] = [
     field("beam", Scalar::U32),
     field("instance", Scalar::U32),
     field("class", Scalar::U16),
+    field("epw", Scalar::F32),
+    field("return_index", Scalar::U16),
+    field("return_count", Scalar::U16),
+    field("material", Scalar::U16),
+    field("ambient", Scalar::F32),
+    field("time", Scalar::F32),
 ];
 
 /// Bytes of one point in a packed binary record.
-pub(crate) const RECORD_SIZE: usize = 40;
+pub(crate) const RECORD_SIZE: usize = 58;
 
 /// Fields a reader cannot do without; the others default to 0 when a file lacks them.
 pub(crate) const REQUIRED: [&str; 3] = ["x", "y", "z"];
@@ -125,7 +131,13 @@ pub(crate) fn get(p: &Point, index: usize) -> Value {
         7 => Value::F32(p.elevation),
         8 => Value::U32(p.beam),
         9 => Value::U32(p.instance),
-        _ => Value::U16(p.class),
+        10 => Value::U16(p.class),
+        11 => Value::F32(p.epw),
+        12 => Value::U16(p.return_index),
+        13 => Value::U16(p.return_count),
+        14 => Value::U16(p.material),
+        15 => Value::F32(p.ambient),
+        _ => Value::F32(p.time),
     }
 }
 
@@ -144,6 +156,12 @@ pub(crate) fn set(p: &mut Point, index: usize, v: Value) {
         (8, Value::U32(v)) => p.beam = v,
         (9, Value::U32(v)) => p.instance = v,
         (10, Value::U16(v)) => p.class = v,
+        (11, Value::F32(v)) => p.epw = v,
+        (12, Value::U16(v)) => p.return_index = v,
+        (13, Value::U16(v)) => p.return_count = v,
+        (14, Value::U16(v)) => p.material = v,
+        (15, Value::F32(v)) => p.ambient = v,
+        (16, Value::F32(v)) => p.time = v,
         _ => {}
     }
 }

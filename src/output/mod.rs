@@ -47,6 +47,18 @@ pub struct Point {
     pub instance: u32,
     /// Semantic class id (see `scene::SemanticClass`).
     pub class: u16,
+    /// Echo pulse width (m); multiply by 2/c for seconds.
+    pub epw: f32,
+    /// 0-based index of this echo among the beam's returned echoes (range order).
+    pub return_index: u16,
+    /// Number of echoes returned for the beam.
+    pub return_count: u16,
+    /// IR material id (index into the material database).
+    pub material: u16,
+    /// The beam's ambient (sunlight) level A_b.
+    pub ambient: f32,
+    /// Firing time of the beam within the frame (s).
+    pub time: f32,
 }
 
 /// The points of one frame.

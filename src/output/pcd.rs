@@ -540,17 +540,21 @@ mod tests {
             assert!(read_pcd(&path).unwrap().points[0].x.is_nan());
         }
         let text = std::fs::read_to_string(dir.path().join("nan.pcd")).unwrap();
-        assert!(text.ends_with("nan 0 0 0 0 0 0 0 0 0 0\n"), "{text}");
+        assert!(
+            text.ends_with("nan 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0\n"),
+            "{text}"
+        );
     }
 
     #[test]
     fn header_is_what_pcl_writes() {
         let expected = "# .PCD v0.7 - Point Cloud Data file format\n\
             VERSION 0.7\n\
-            FIELDS x y z intensity range ring azimuth elevation beam instance class\n\
-            SIZE 4 4 4 4 4 2 4 4 4 4 2\n\
-            TYPE F F F F F U F F U U U\n\
-            COUNT 1 1 1 1 1 1 1 1 1 1 1\n\
+            FIELDS x y z intensity range ring azimuth elevation beam instance class \
+            epw return_index return_count material ambient time\n\
+            SIZE 4 4 4 4 4 2 4 4 4 4 2 4 2 2 2 4 4\n\
+            TYPE F F F F F U F F U U U F U U U F F\n\
+            COUNT 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1\n\
             WIDTH 3\n\
             HEIGHT 1\n\
             VIEWPOINT 0 0 0 1 0 0 0\n\
@@ -589,13 +593,21 @@ mod tests {
                 beam: 4,
                 instance: 5,
                 class: 6,
+                epw: 0.5,
+                return_index: 1,
+                return_count: 2,
+                material: 7,
+                ambient: 0.125,
+                time: 0.001,
             }],
         };
         let mut buf = Vec::new();
         write_pcd_to(&mut buf, &cloud, PcdEncoding::Ascii).unwrap();
         let text = String::from_utf8(buf).unwrap();
         assert!(
-            text.ends_with("DATA ascii\n1.5 -0.25 0.0000001 0.1 2 3 0.5 -0.5 4 5 6\n"),
+            text.ends_with(
+                "DATA ascii\n1.5 -0.25 0.0000001 0.1 2 3 0.5 -0.5 4 5 6 0.5 1 2 7 0.125 0.001\n"
+            ),
             "{text}"
         );
     }

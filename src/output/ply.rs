@@ -406,7 +406,10 @@ mod tests {
             property float x\nproperty float y\nproperty float z\n\
             property float intensity\nproperty float range\nproperty ushort ring\n\
             property float azimuth\nproperty float elevation\nproperty uint beam\n\
-            property uint instance\nproperty ushort class\nend_header\n";
+            property uint instance\nproperty ushort class\nproperty float epw\n\
+            property ushort return_index\nproperty ushort return_count\n\
+            property ushort material\nproperty float ambient\nproperty float time\n\
+            end_header\n";
         assert!(
             h.starts_with("ply\nformat binary_little_endian 1.0\n"),
             "{h}"

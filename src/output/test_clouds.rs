@@ -33,6 +33,12 @@ pub(crate) fn tricky_cloud() -> PointCloud {
             beam: [0, 42, u32::MAX][i % 3],
             instance: [u32::MAX, 7, 0][i % 3],
             class: [u16::MAX, 3, 0][i % 3],
+            epw: 0.25 + 0.01 * i as f32,
+            return_index: [0, 1, u16::MAX][i % 3],
+            return_count: [1, 2, u16::MAX][i % 3],
+            material: [u16::MAX, 5, 0][i % 3],
+            ambient: f * 1e-3,
+            time: 1e-5 * i as f32,
         });
     }
     PointCloud { points }

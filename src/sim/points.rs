@@ -53,6 +53,10 @@ pub fn returns_to_points(beams: &[Beam], returns: &[ReturnRecord], subrays: usiz
             beam: bi as u32,
             instance: r.instance_id,
             class: r.class_id as u16,
+            material: r.material as u16,
+            time: beam.time,
+            return_count: 1,
+            ..Default::default()
         });
     }
     PointCloud { points }
