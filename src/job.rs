@@ -49,6 +49,7 @@ pub fn run_job(opts: &JobOptions) -> Result<JobReport> {
         .resolve(&opts.scene.materials, &opts.mapping)
         .with_context(|| format!("resolving the IR materials of {}", opts.scene_name))?;
     let ctx = Context::new(&opts.device).context("opening a ray-tracing Vulkan device")?;
+    create_out_dir(&opts.out_dir)?;
     let mut sim = Simulator::new(&ctx, &opts.scene, &opts.materials, &material_map)
         .with_context(|| format!("uploading {} to the GPU", opts.scene_name))?;
     sim.set_beams(&opts.sensor.beams, &[(0.0, 0.0, 1.0)])?;
@@ -87,6 +88,26 @@ pub fn run_job(opts: &JobOptions) -> Result<JobReport> {
         );
     }
     Ok(report)
+}
+
+/// Makes the output folder before the scene is uploaded and traced, so a bad `--out`
+/// fails early and with its own message rather than as a failed write after the first
+/// frame; after the device opened, so a bad `--device` leaves no empty folder behind.
+fn create_out_dir(dir: &Path) -> Result<()> {
+    if dir.exists() && !dir.is_dir() {
+        bail!(
+            "the output folder {} is an existing file, not a folder; choose another --out \
+             or move the file away",
+            dir.display()
+        );
+    }
+    std::fs::create_dir_all(dir).with_context(|| {
+        format!(
+            "cannot create the output folder {}; check that the path is writable and that \
+             none of its parents is a file",
+            dir.display()
+        )
+    })
 }
 
 /// The picture of a frame, sized to the sensor: its rings and azimuth field of view.

@@ -120,9 +120,26 @@ fn parse_vec3(s: &str) -> Result<Vec3, String> {
 
 fn main() {
     if let Err(err) = real_main() {
-        eprintln!("error: {err:#}");
+        eprintln!("error: {}", error_chain(&err));
         std::process::exit(1);
     }
+}
+
+/// The error and its causes, `: `-joined like `{:#}`, but without a cause whose text
+/// the message before it already quotes (many errors print their source inline).
+fn error_chain(err: &anyhow::Error) -> String {
+    let mut msg = String::new();
+    for cause in err.chain() {
+        let text = cause.to_string();
+        if msg.contains(&text) {
+            continue;
+        }
+        if !msg.is_empty() {
+            msg.push_str(": ");
+        }
+        msg.push_str(&text);
+    }
+    msg
 }
 
 fn real_main() -> Result<()> {

@@ -18,7 +18,8 @@ pub enum GpuError {
     )]
     NoRayTracing(String),
     #[error(
-        "device {index} does not exist: there are {count} Vulkan devices (see `beamtrace info`)"
+        "device {index} does not exist: {count} Vulkan device(s) found, numbered from 0 \
+         (see `beamtrace info`)"
     )]
     BadDeviceIndex { index: usize, count: usize },
     #[error("device {index} ({name}) cannot be used: {reason}")]

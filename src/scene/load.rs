@@ -64,6 +64,19 @@ struct Loader {
 fn parse_error(path: &Path, e: gltf::Error) -> SceneError {
     let message = match e {
         gltf::Error::Deserialize(e) => e.to_string(),
+        gltf::Error::Binary(gltf::binary::Error::Length {
+            length,
+            length_read,
+        }) => format!(
+            "truncated .glb: its header says {length} bytes but the file holds {length_read}"
+        ),
+        gltf::Error::Binary(gltf::binary::Error::ChunkLength {
+            ty,
+            length,
+            length_read,
+        }) => format!(
+            "truncated .glb: its {ty:?} chunk says {length} bytes but {length_read} are left"
+        ),
         gltf::Error::Binary(e) => format!("broken .glb container: {e:?}"),
         other => other.to_string(),
     };

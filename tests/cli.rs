@@ -1,0 +1,544 @@
+//! The `beamtrace` binary end to end: bad input must end in a non-zero exit and a message
+//! that names the problem — no panic, and nothing left in the output folder — and good
+//! input must write exactly the promised files, with sane and reproducible contents.
+//!
+//! Every command runs in the repository root, where the default scene
+//! `scenes/street.glb` lies; every file a test writes goes to its own temporary folder.
+
+use beamtrace::output::read_cloud;
+use beamtrace::scene::load_scene;
+use beamtrace::sensor::load_sensor;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use tempfile::TempDir;
+
+struct Outcome {
+    success: bool,
+    code: Option<i32>,
+    stdout: String,
+    stderr: String,
+}
+
+fn beamtrace(args: &[&str]) -> Outcome {
+    let out = Command::new(env!("CARGO_BIN_EXE_beamtrace"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        // A panic would print this hint; make sure it is never asked for implicitly.
+        .env_remove("RUST_BACKTRACE")
+        .output()
+        .expect("the beamtrace binary starts");
+    Outcome {
+        success: out.status.success(),
+        code: out.status.code(),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().expect("temporary paths are UTF-8")
+}
+
+/// Every name below `dir`, hidden temporary files included, sorted; empty when `dir`
+/// does not exist.
+fn files_under(dir: &Path) -> Vec<String> {
+    let mut names = Vec::new();
+    if let Ok(entries) = fs::read_dir(dir) {
+        for e in entries {
+            let e = e.expect("readable entry");
+            let path = e.path();
+            if path.is_dir() {
+                for inner in files_under(&path) {
+                    names.push(format!("{}/{inner}", e.file_name().to_string_lossy()));
+                }
+            } else {
+                names.push(e.file_name().to_string_lossy().into_owned());
+            }
+        }
+    }
+    names.sort();
+    names
+}
+
+/// A temporary folder and an `--out` folder inside it that does not exist yet.
+fn workspace() -> (TempDir, PathBuf) {
+    let tmp = tempfile::tempdir().expect("temporary folder");
+    let out = tmp.path().join("out");
+    (tmp, out)
+}
+
+/// The run failed cleanly: non-zero exit, every `needle` in stderr, no panic, and no file
+/// at all in `out`.
+fn assert_clean_failure(o: &Outcome, out: &Path, needles: &[&str]) {
+    assert!(
+        !o.success,
+        "expected a failure, got success:\n{}{}",
+        o.stdout, o.stderr
+    );
+    assert!(o.code.is_some_and(|c| c != 0), "exit code {:?}", o.code);
+    for n in needles {
+        assert!(o.stderr.contains(n), "stderr lacks {n:?}:\n{}", o.stderr);
+    }
+    for bad in ["panicked", "RUST_BACKTRACE"] {
+        assert!(!o.stderr.contains(bad), "{bad} in stderr:\n{}", o.stderr);
+    }
+    let left = files_under(out);
+    assert!(left.is_empty(), "files left in {}: {left:?}", out.display());
+}
+
+fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
+    let p = dir.join(name);
+    fs::write(&p, text).expect("write test input");
+    p
+}
+
+/// Runs `beamtrace run` with a YAML sensor file of `yaml` and checks the failure.
+fn sensor_file_fails(name: &str, yaml: &str, needles: &[&str]) {
+    let (tmp, out) = workspace();
+    let sensor = write(tmp.path(), name, yaml);
+    let o = beamtrace(&["run", "--sensor", s(&sensor), "--out", s(&out)]);
+    let mut all = vec![name];
+    all.extend_from_slice(needles);
+    assert_clean_failure(&o, &out, &all);
+}
+
+// ---------------------------------------------------------------- sensor files
+
+#[test]
+fn sensor_yaml_unknown_key_names_line_and_field() {
+    sensor_file_fails(
+        "typo.yaml",
+        "pattern:\n  preset: vlp-16\n  colums: 512\n",
+        &["typo.yaml:3", "pattern.colums", "unknown field", "columns"],
+    );
+}
+
+#[test]
+fn sensor_yaml_wrong_type_names_field() {
+    sensor_file_fails(
+        "type.yaml",
+        "pattern:\n  preset: vlp-16\n  columns: many\n",
+        &["type.yaml:3", "pattern.columns", "invalid type", "many"],
+    );
+}
+
+#[test]
+fn sensor_yaml_nan_mount_translation() {
+    sensor_file_fails(
+        "nan.yaml",
+        "pattern:\n  preset: vlp-16\nmount:\n  translation: [0, .nan, 1.8]\n",
+        &["mount.translation[1]", "finite", "NaN"],
+    );
+}
+
+#[test]
+fn sensor_yaml_zero_beams() {
+    sensor_file_fails(
+        "empty_lists.yaml",
+        "pattern:\n  explicit:\n    azimuth_deg: []\n    elevation_deg: [0]\n",
+        &["pattern.explicit.azimuth_deg", "zero beams"],
+    );
+    sensor_file_fails(
+        "empty_beams.yaml",
+        "pattern:\n  explicit:\n    beams_deg: []\n",
+        &["pattern.explicit.beams_deg", "zero beams"],
+    );
+}
+
+#[test]
+fn unknown_preset_lists_presets() {
+    let (_tmp, out) = workspace();
+    let o = beamtrace(&["run", "--sensor", "vlp-17", "--out", s(&out)]);
+    assert_clean_failure(
+        &o,
+        &out,
+        &["vlp-17", "unknown sensor preset", "vlp-16", "os1-128"],
+    );
+}
+
+// ---------------------------------------------------------------- scenes
+
+/// Standard base64 with padding, as glTF data URIs carry it.
+fn base64(data: &[u8]) -> String {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::new();
+    for chunk in data.chunks(3) {
+        let b = [
+            chunk[0],
+            chunk.get(1).copied().unwrap_or(0),
+            chunk.get(2).copied().unwrap_or(0),
+        ];
+        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(ALPHABET[((n >> (18 - 6 * i)) & 63) as usize] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+/// One triangle 10 m ahead (glTF y up, so the world's x = 10 plane is glTF x = 10) with
+/// 16-bit `indices` and one material named `material`.
+fn triangle_gltf(indices: [u16; 3], material: &str) -> String {
+    let mut buf = Vec::new();
+    for v in [[10.0f32, -5.0, -5.0], [10.0, 5.0, -5.0], [10.0, 0.0, 5.0]] {
+        for c in v {
+            buf.extend_from_slice(&c.to_le_bytes());
+        }
+    }
+    for i in indices {
+        buf.extend_from_slice(&i.to_le_bytes());
+    }
+    buf.extend_from_slice(&[0, 0]);
+    format!(
+        r#"{{
+  "asset": {{"version": "2.0"}},
+  "scene": 0,
+  "scenes": [{{"nodes": [0]}}],
+  "nodes": [{{"mesh": 0}}],
+  "meshes": [{{"name": "tri", "primitives": [
+    {{"attributes": {{"POSITION": 0}}, "indices": 1, "material": 0}}]}}],
+  "materials": [{{"name": "{material}"}}],
+  "buffers": [{{"byteLength": {len}, "uri": "data:application/octet-stream;base64,{b64}"}}],
+  "bufferViews": [
+    {{"buffer": 0, "byteOffset": 0, "byteLength": 36}},
+    {{"buffer": 0, "byteOffset": 36, "byteLength": 6}}],
+  "accessors": [
+    {{"bufferView": 0, "componentType": 5126, "count": 3, "type": "VEC3",
+      "min": [10, -5, -5], "max": [10, 5, 5]}},
+    {{"bufferView": 1, "componentType": 5123, "count": 3, "type": "SCALAR"}}]
+}}"#,
+        len = buf.len(),
+        b64 = base64(&buf)
+    )
+}
+
+#[test]
+fn base64_matches_rfc4648_vectors() {
+    assert_eq!(base64(b""), "");
+    assert_eq!(base64(b"f"), "Zg==");
+    assert_eq!(base64(b"fo"), "Zm8=");
+    assert_eq!(base64(b"foo"), "Zm9v");
+    assert_eq!(base64(b"foobar"), "Zm9vYmFy");
+}
+
+fn scene_fails(scene: &Path, needles: &[&str]) {
+    let (_tmp, out) = workspace();
+    let o = beamtrace(&[
+        "run",
+        "--scene",
+        s(scene),
+        "--sensor",
+        "vlp-16",
+        "--out",
+        s(&out),
+    ]);
+    assert_clean_failure(&o, &out, needles);
+}
+
+#[test]
+fn missing_scene_file() {
+    let tmp = tempfile::tempdir().unwrap();
+    let scene = tmp.path().join("nowhere.glb");
+    scene_fails(&scene, &["nowhere.glb", "not found"]);
+}
+
+#[test]
+fn gltf_without_meshes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let scene = write(
+        tmp.path(),
+        "no_mesh.gltf",
+        r#"{"asset": {"version": "2.0"}, "scene": 0, "scenes": [{"nodes": [0]}],
+            "nodes": [{"name": "empty"}]}"#,
+    );
+    scene_fails(&scene, &["no_mesh.gltf", "no meshes"]);
+}
+
+#[test]
+fn gltf_index_out_of_range() {
+    let tmp = tempfile::tempdir().unwrap();
+    let scene = write(tmp.path(), "bad_index.gltf", &triangle_gltf([0, 1, 7], "m"));
+    scene_fails(
+        &scene,
+        &["bad_index.gltf", "index 7", "out of range", "3 vertices"],
+    );
+}
+
+#[test]
+fn truncated_glb() {
+    let tmp = tempfile::tempdir().unwrap();
+    let whole = fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("scenes/wall_10m.glb"))
+        .expect("bundled scene");
+    let scene = tmp.path().join("cut.glb");
+    fs::write(&scene, &whole[..whole.len() / 2]).unwrap();
+    scene_fails(&scene, &["cut.glb", "truncated"]);
+}
+
+// ---------------------------------------------------------------- run options
+
+#[test]
+fn nan_vehicle_position() {
+    let (_tmp, out) = workspace();
+    let o = beamtrace(&["run", "--position", "nan,0,0", "--out", s(&out)]);
+    assert_clean_failure(&o, &out, &["--position", "nan,0,0", "finite"]);
+}
+
+#[test]
+fn non_finite_yaw() {
+    for yaw in ["nan", "inf"] {
+        let (_tmp, out) = workspace();
+        let o = beamtrace(&["run", "--sensor", "vlp-16", "--yaw", yaw, "--out", s(&out)]);
+        assert_clean_failure(&o, &out, &["--yaw", "finite"]);
+    }
+}
+
+#[test]
+fn unknown_format() {
+    let (_tmp, out) = workspace();
+    let o = beamtrace(&["run", "--format", "xyz", "--out", s(&out)]);
+    assert_clean_failure(&o, &out, &["--format", "xyz", "pcd, pcd-ascii, ply"]);
+}
+
+#[test]
+fn zero_frames() {
+    let (_tmp, out) = workspace();
+    let o = beamtrace(&[
+        "run",
+        "--sensor",
+        "vlp-16",
+        "--frames",
+        "0",
+        "--out",
+        s(&out),
+    ]);
+    assert_clean_failure(&o, &out, &["--frames", "at least 1"]);
+}
+
+#[test]
+fn unknown_material_in_material_map() {
+    let (tmp, out) = workspace();
+    // The scene's material has no `extras.ir_material`, so the mapping decides.
+    let scene = write(tmp.path(), "body.gltf", &triangle_gltf([0, 1, 2], "Body"));
+    let map = write(tmp.path(), "map.yaml", "Body: unobtanium\n");
+    let o = beamtrace(&[
+        "run",
+        "--scene",
+        s(&scene),
+        "--material-map",
+        s(&map),
+        "--sensor",
+        "vlp-16",
+        "--out",
+        s(&out),
+    ]);
+    assert_clean_failure(
+        &o,
+        &out,
+        &[
+            "unobtanium",
+            "Body",
+            "known materials",
+            "asphalt",
+            "lambertian_50",
+        ],
+    );
+}
+
+#[test]
+fn device_index_out_of_range() {
+    let (_tmp, out) = workspace();
+    let o = beamtrace(&[
+        "run",
+        "--sensor",
+        "vlp-16",
+        "--device",
+        "99",
+        "--out",
+        s(&out),
+    ]);
+    assert_clean_failure(&o, &out, &["device 99", "beamtrace info"]);
+    assert!(
+        !out.exists(),
+        "a failed device left an empty {}",
+        out.display()
+    );
+}
+
+#[test]
+fn out_path_is_an_existing_file() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = write(tmp.path(), "taken", "not a folder");
+    let o = beamtrace(&["run", "--sensor", "vlp-16", "--out", s(&out)]);
+    assert!(!o.success);
+    assert!(o.stderr.contains(s(&out)), "{}", o.stderr);
+    assert!(o.stderr.contains("not a folder"), "{}", o.stderr);
+    assert!(!o.stderr.contains("panicked"), "{}", o.stderr);
+    // The file is untouched and nothing (no cloud, no temporary file) appeared beside it.
+    assert_eq!(fs::read_to_string(&out).unwrap(), "not a folder");
+    assert_eq!(files_under(tmp.path()), vec!["taken".to_string()]);
+}
+
+// ---------------------------------------------------------------- good runs
+
+const FRAME_FILES: [&str; 4] = [
+    "frame_000000.ply",
+    "frame_000000.png",
+    "frame_000001.ply",
+    "frame_000001.png",
+];
+
+fn two_vlp16_frames(out: &Path) -> Outcome {
+    let o = beamtrace(&[
+        "run",
+        "--out",
+        s(out),
+        "--frames",
+        "2",
+        "--format",
+        "ply",
+        "--sensor",
+        "vlp-16",
+        "--validate",
+    ]);
+    assert!(o.success, "run failed:\n{}{}", o.stdout, o.stderr);
+    o
+}
+
+#[test]
+fn run_writes_sane_frames_reproducibly() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (a, b) = (tmp.path().join("a"), tmp.path().join("b"));
+    let first = two_vlp16_frames(&a);
+    assert!(first.stdout.contains("vlp-16"), "{}", first.stdout);
+    assert_eq!(files_under(&a), FRAME_FILES);
+
+    let sensor = load_sensor("vlp-16").unwrap();
+    let cloud = read_cloud(&a.join("frame_000000.ply")).expect("the PLY reads back");
+    assert!(cloud.points.len() > 1000, "{} points", cloud.points.len());
+    assert!(cloud.points.len() <= sensor.beams.len());
+    let mut ground_z = Vec::new();
+    for p in &cloud.points {
+        let beam = sensor.beams[p.beam as usize];
+        assert!(p.ring < 16 && u32::from(p.ring) == beam.ring, "{p:?}");
+        assert!(
+            [p.x, p.y, p.z, p.intensity].iter().all(|v| v.is_finite()),
+            "{p:?}"
+        );
+        assert!(p.intensity > 0.0, "{p:?}");
+        assert!(
+            p.range >= sensor.min_range && p.range <= sensor.max_range,
+            "{p:?} outside {}..{} m",
+            sensor.min_range,
+            sensor.max_range
+        );
+        // The point lies on its beam at its range (f32 rounding: 1 mm + 1e-5 · range).
+        let expected = beam.origin + beam.direction() * p.range;
+        let err = (glam::Vec3::new(p.x, p.y, p.z) - expected).length();
+        assert!(err < 1e-3 + 1e-5 * p.range, "{p:?} is {err} m off its beam");
+        assert_eq!((p.azimuth, p.elevation), (beam.azimuth, beam.elevation));
+        if beam.elevation.to_degrees() < -14.9 && p.y.abs() < 3.4 {
+            ground_z.push(p.z);
+        }
+    }
+    // Within the road's width (|y| < 3.5 m, the kerbs beyond) the lowest laser (−15°)
+    // mostly sees the flat road at z = 0, the mount height below the sensor.
+    ground_z.sort_by(f32::total_cmp);
+    assert!(ground_z.len() > 50, "{} ground returns", ground_z.len());
+    let median = ground_z[ground_z.len() / 2];
+    let height = sensor.mount.to_affine().translation.z;
+    assert!(
+        (median + height).abs() < 0.01,
+        "median z of the −15° ring {median} m, mount height {height} m"
+    );
+
+    two_vlp16_frames(&b);
+    assert_eq!(files_under(&b), FRAME_FILES);
+    for name in FRAME_FILES {
+        let (x, y) = (
+            fs::read(a.join(name)).unwrap(),
+            fs::read(b.join(name)).unwrap(),
+        );
+        assert!(x == y, "{name} differs between two identical runs");
+    }
+}
+
+#[test]
+fn sensors_lists_presets() {
+    let o = beamtrace(&["sensors"]);
+    assert!(o.success, "{}", o.stderr);
+    let rows: Vec<Vec<&str>> = o
+        .stdout
+        .lines()
+        .skip(1)
+        .map(|l| l.split_whitespace().collect())
+        .filter(|r: &Vec<&str>| !r.is_empty())
+        .collect();
+    assert!(rows.len() >= 12, "{} presets:\n{}", rows.len(), o.stdout);
+    let os1 = rows
+        .iter()
+        .find(|r| r[0] == "os1-128")
+        .expect("os1-128 listed");
+    // preset, channels, columns, beams.
+    assert_eq!(&os1[1..4], ["128", "1024", "131072"]);
+    let vlp = rows.iter().find(|r| r[0] == "vlp-16").expect("vlp-16");
+    assert_eq!(vlp[1], "16");
+}
+
+#[test]
+fn info_reports_ray_tracing() {
+    let o = beamtrace(&["info"]);
+    assert!(o.success, "{}", o.stderr);
+    assert!(o.stdout.contains("ray tracing: yes"), "{}", o.stdout);
+    assert!(o.stdout.contains("[0]"), "{}", o.stdout);
+}
+
+#[test]
+fn scene_command_writes_loadable_wall() {
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("wall.glb");
+    let o = beamtrace(&["scene", "wall", "--out", s(&path)]);
+    assert!(o.success, "{}", o.stderr);
+    let scene = load_scene(&path).expect("written scene loads");
+    assert!(!scene.instances.is_empty());
+    // The default wall: x = 10 m, 20 m × 20 m, centred on the x axis.
+    let mut vertices = 0;
+    for inst in &scene.instances {
+        for prim in scene.world_positions(inst) {
+            for v in prim {
+                vertices += 1;
+                assert!((v.x - 10.0).abs() < 1e-4, "{v}");
+                assert!(v.y.abs() <= 10.0 + 1e-4 && v.z.abs() <= 10.0 + 1e-4, "{v}");
+            }
+        }
+    }
+    assert!(vertices >= 3);
+    assert_eq!(files_under(tmp.path()), vec!["wall.glb".to_string()]);
+}
+
+#[test]
+fn run_help_mentions_every_option() {
+    let o = beamtrace(&["run", "--help"]);
+    assert!(o.success, "{}", o.stderr);
+    for opt in [
+        "--scene",
+        "--sensor",
+        "--frames",
+        "--out",
+        "--format",
+        "--seed",
+        "--device",
+        "--position",
+        "--yaw",
+        "--materials",
+        "--material-map",
+        "--no-picture",
+        "--validate",
+    ] {
+        assert!(o.stdout.contains(opt), "run --help lacks {opt}");
+    }
+}
