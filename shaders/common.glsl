@@ -1,6 +1,6 @@
-// Types shared between the host (src/sim/gpu_types.rs) and the shaders. Buffers use the
-// scalar block layout so that vec3 packs like Rust's [f32; 3]; the host checks every
-// struct here against the SPIR-V by reflection at start-up.
+// Types shared between the host (src/sim/gpu_types.rs) and the trace shaders. Buffers
+// use the scalar block layout so that vec3 packs like Rust's [f32; 3]; the host checks
+// every struct here against the SPIR-V by reflection at start-up.
 #ifndef BEAMTRACE_COMMON_GLSL
 #define BEAMTRACE_COMMON_GLSL
 
@@ -16,12 +16,17 @@ struct Beam {
     uint ring;
 };
 
-// One sub-ray of the beam kernel: angular offset from the beam centre and its weight.
+// One sub-ray of the beam kernel: angular offset from the beam centre, its weight, and
+// the width of its stratification cell (0 = no jitter).
 struct SubRay {
     float dh;         // horizontal offset (rad), towards +azimuth
     float dv;         // vertical offset (rad), towards +elevation
     float weight;     // w_i, sum over a beam = 1
-    float pad;
+    float jitter_h;
+    float jitter_v;
+    float pad0;
+    float pad1;
+    float pad2;
 };
 
 // One triangle geometry (glTF primitive) of a mesh; addresses of its buffers.
@@ -29,8 +34,25 @@ struct Geometry {
     uint64_t index_address;     // uint[3 * triangles]
     uint64_t position_address;  // vec3[vertices], mesh frame
     uint64_t normal_address;    // vec3[vertices], mesh frame
+    uint64_t uv_address;        // vec2[vertices] or 0
     uint material;              // IR material index
-    uint pad;
+    uint alpha_texture;         // index into the texture table, or NO_TEXTURE
+    float alpha_cutoff;         // glTF alphaCutoff
+    float alpha_factor;         // baseColorFactor alpha
+};
+
+const uint NO_TEXTURE = 0xffffffffu;
+
+// An alpha texture: bytes in the texel buffer, row-major, top row first.
+struct AlphaTexture {
+    uint offset;                // byte offset of texel (0, 0)
+    uint width;
+    uint height;
+    uint wrap_s;                // glTF wrap enums: 33071 clamp, 33648 mirrored, 10497 repeat
+    uint wrap_t;
+    uint pad0;
+    uint pad1;
+    uint pad2;
 };
 
 // One placed mesh.
@@ -41,51 +63,67 @@ struct InstanceInfo {
     uint pad1;
 };
 
-// One IR material.
+// One IR material: class and its R(theta) table (REFLECTANCE_STEPS + 1 samples over
+// 0..90 degrees in the shared table buffer).
 struct Material {
-    float reflectance;          // R at normal incidence, Lambertian units
-    float pad0;
-    float pad1;
-    float pad2;
-};
-
-// What one sub-ray returned.
-struct ReturnRecord {
-    float range;                // m; 0 when nothing was hit
-    float signal;               // s_i = w_i R(theta) / r^2
-    float reflectance;          // R(theta) of the surface
-    float cos_incidence;
-    vec3 normal;                // world-frame shading normal, facing the ray
-    uint instance_id;           // 0 = no hit
-    uint material;
-    uint class_id;
-    uint flags;                 // RETURN_HIT | RETURN_DETECTED
+    uint class_id;              // MATERIAL_* below
+    float transmission;         // one-way power transmission (transparent class)
+    uint table_offset;          // first sample in the reflectance table
     uint pad;
 };
 
-const uint RETURN_HIT = 1u;
-const uint RETURN_DETECTED = 2u;
+const uint MATERIAL_GENERAL = 0u;
+const uint MATERIAL_RETROREFLECTIVE = 1u;
+const uint MATERIAL_TRANSPARENT = 2u;
+const uint MATERIAL_ABSORBENT = 3u;
+const uint REFLECTANCE_STEPS = 360u;   // 0.25 degree steps
+
+// What one sub-ray returned (one slot).
+struct SubRayRecord {
+    float range;
+    float signal;
+    float ambient;
+    uint instance_id;
+    uint class_id;
+    uint material;
+};
 
 // Per-frame parameters (push constants).
 struct FrameParams {
     mat4 sensor_to_world;       // column-major
+    vec3 sun_direction;         // world, unit, towards the sun
+    float sun_irradiance;       // relative; 0 = no ambient pass
     uint beam_count;
     uint subray_count;
+    uint slots;                 // record slots per sub-ray (1 + transparent layers)
     float min_range;
     float max_range;
-    float threshold;            // detection threshold on the signal (DESIGN section 4)
-    uint pad0;
-    uint pad1;
-    uint pad2;
+    uint seed_lo;
+    uint seed_hi;
+    uint frame;
 };
 
-// Closest-hit to raygen.
+const uint MAX_TRANSPARENT = 3u;
+const uint RAY_PRIMARY = 0u;
+const uint RAY_SHADOW = 1u;
+const uint HIT_NONE = 0u;
+const uint HIT_SURFACE = 1u;
+const uint HIT_ABSORBED = 2u;
+
+// Between raygen and the hit shaders.
 struct HitPayload {
     float t;
+    float reflectance;          // R(theta) of the closest surface
     vec3 normal;                // world shading normal facing the ray
     uint instance_index;        // TLAS instance index
     uint material;
-    uint hit;
+    uint hit;                   // HIT_*
+    uint mode;                  // RAY_PRIMARY or RAY_SHADOW
+    uint transparent_count;
+    float tr_t[MAX_TRANSPARENT];
+    float tr_reflectance[MAX_TRANSPARENT];
+    uint tr_instance[MAX_TRANSPARENT];
+    uint tr_material[MAX_TRANSPARENT];
 };
 
 layout(buffer_reference, scalar, buffer_reference_align = 4) readonly buffer IndexBuffer {
@@ -93,6 +131,9 @@ layout(buffer_reference, scalar, buffer_reference_align = 4) readonly buffer Ind
 };
 layout(buffer_reference, scalar, buffer_reference_align = 4) readonly buffer Vec3Buffer {
     vec3 v[];
+};
+layout(buffer_reference, scalar, buffer_reference_align = 4) readonly buffer Vec2Buffer {
+    vec2 v[];
 };
 
 #endif

@@ -1,10 +1,10 @@
 #version 460
-// Nothing within the range window.
+// Primary rays: nothing within the range window. Shadow rays: the sun is visible.
 #extension GL_EXT_ray_tracing : require
 #include "common.glsl"
 
 layout(location = 0) rayPayloadInEXT HitPayload payload;
 
 void main() {
-    payload.hit = 0u;
+    payload.hit = HIT_NONE;
 }

@@ -1,13 +1,15 @@
-//! `beamtrace bench`: per-pass GPU times and rays/s of the thin-ray pipeline, with the
-//! CPU reference on the same rays for a ratio measured in the same run.
+//! `beamtrace bench`: per-pass GPU times and rays/s of the frame pipeline for a set of
+//! (columns × sub-rays) cases, with the CPU reference of the same model on the same rays
+//! and the thin-ray case of the same sensor, all measured in one run.
 
 use crate::gpu::{Context, ContextOptions};
-use crate::job::load_scene_or_default;
+use crate::job::{frame_settings, load_scene_or_default, sensor_subrays, RECORD_SLOTS};
 use crate::material::{MaterialDb, MaterialMapping};
-use crate::reference::CpuSimulator;
-use crate::sensor::{preset, Sensor};
-use crate::sim::{Simulator, TraceSettings};
+use crate::reference::{frame_echoes, CpuFrame, CpuSimulator};
+use crate::sensor::{preset, Sampling, Sensor};
+use crate::sim::{Capture, Simulator, Sun};
 use anyhow::{bail, Context as _, Result};
+use glam::Vec3;
 use serde::Serialize;
 use std::path::PathBuf;
 use std::time::Instant;
@@ -17,21 +19,24 @@ pub struct BenchArgs {
     /// glTF scene; default: the bundled street (scenes/street.glb).
     #[arg(long)]
     pub scene: Option<PathBuf>,
-    /// Sensor preset whose columns are varied.
+    /// Sensor preset whose columns and sub-rays are varied (its own beam kernel).
     #[arg(long, default_value = "os1-128")]
     pub sensor: String,
-    /// Column counts to measure (comma-separated).
-    #[arg(long, value_delimiter = ',', default_value = "512,1024,2048")]
-    pub columns: Vec<u32>,
-    /// Timed frames per configuration (after the warm-up).
-    #[arg(long, default_value_t = 20)]
+    /// Cases as COLUMNSxSUBRAYS, comma-separated.
+    #[arg(long, value_delimiter = ',', default_value = "512x1,1024x1,2048x1,1024x16,1024x64")]
+    pub cases: Vec<String>,
+    /// Timed frames per case (after the warm-up).
+    #[arg(long, default_value_t = 10)]
     pub frames: usize,
-    /// Untimed warm-up frames (the first trace compiles shaders on some drivers).
-    #[arg(long, default_value_t = 3)]
+    /// Untimed warm-up frames (the first frame compiles shaders on some drivers).
+    #[arg(long, default_value_t = 2)]
     pub warmup: usize,
-    /// Frames of the CPU reference per configuration (0 = skip it).
-    #[arg(long, default_value_t = 3)]
+    /// Frames of the CPU reference per case (0 = skip it).
+    #[arg(long, default_value_t = 1)]
     pub cpu_frames: usize,
+    /// Night: no shadow rays for the ambient channel.
+    #[arg(long)]
+    pub no_sun: bool,
     /// Also write the results as JSON to this file.
     #[arg(long)]
     pub json: Option<PathBuf>,
@@ -64,21 +69,27 @@ impl Stat {
 
 #[derive(Debug, Clone, Serialize)]
 pub struct BenchCase {
-    pub sensor: String,
     pub columns: u32,
+    pub subrays: u32,
+    pub beams: u64,
     pub rays: u64,
     pub tlas_build_ms: f64,
     pub tlas_refit: Stat,
     pub trace: Stat,
-    pub copy: Stat,
-    pub host_readback: Stat,
-    pub host_frame: Stat,
+    pub waveform: Stat,
+    pub compaction: Stat,
+    pub readback: Stat,
+    /// Host wall time of a whole frame: submit, GPU work, read the points.
+    pub frame: Stat,
     pub gpu_mrays_per_s: f64,
-    pub cpu_trace: Option<Stat>,
+    /// CPU reference of the same model (trace + waveform), same rays.
+    pub cpu_frame: Option<Stat>,
     pub cpu_mrays_per_s: Option<f64>,
-    /// CPU reference time / GPU trace time, both medians of this run.
+    /// CPU reference frame time / GPU frame time (both host wall, medians).
     pub gpu_speedup_over_cpu: Option<f64>,
-    pub detected_points: usize,
+    /// This case's GPU frame time / the thin-ray (1 sub-ray) case's at the same columns.
+    pub cost_vs_thin_ray: Option<f64>,
+    pub points: usize,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -94,6 +105,7 @@ pub struct BenchReport {
     pub pipeline_ms: f64,
     pub cpu_bvh_build_ms: Option<f64>,
     pub cpu_threads: usize,
+    pub sun: bool,
     pub unix_time: u64,
     pub cases: Vec<BenchCase>,
 }
@@ -109,10 +121,21 @@ pub fn run_bench(args: &BenchArgs) -> Result<()> {
     Ok(())
 }
 
+fn parse_case(s: &str) -> Result<(u32, u32)> {
+    let (c, n) = s
+        .split_once('x')
+        .with_context(|| format!("case '{s}': expected COLUMNSxSUBRAYS, e.g. 1024x16"))?;
+    Ok((
+        c.trim().parse().with_context(|| format!("case '{s}': columns"))?,
+        n.trim().parse().with_context(|| format!("case '{s}': sub-rays"))?,
+    ))
+}
+
 pub fn measure(args: &BenchArgs) -> Result<BenchReport> {
     if args.frames == 0 {
         bail!("--frames must be at least 1");
     }
+    let cases: Vec<(u32, u32)> = args.cases.iter().map(|c| parse_case(c)).collect::<Result<_>>()?;
     let (scene, scene_name) = load_scene_or_default(args.scene.as_deref())?;
     let db = MaterialDb::builtin()?;
     let map = db.resolve(&scene.materials, &MaterialMapping::default())?;
@@ -129,16 +152,24 @@ pub fn measure(args: &BenchArgs) -> Result<BenchReport> {
     } else {
         None
     };
-    let mut cases = Vec::new();
-    for &columns in &args.columns {
-        let sensor: Sensor = preset(&args.sensor, Some(columns))?;
-        cases.push(measure_case(
-            &mut sim,
-            cpu.as_ref().map(|c| &c.0),
-            &sensor,
-            columns,
-            args,
-        )?);
+    let sun = (!args.no_sun).then_some(Sun {
+        direction: Vec3::new(-0.5, 0.5, 0.707),
+        irradiance: 1.0,
+    });
+    let mut results: Vec<BenchCase> = Vec::new();
+    for &(columns, subrays) in &cases {
+        let mut sensor: Sensor = preset(&args.sensor, Some(columns))?;
+        sensor.subrays = subrays;
+        if subrays == 1 {
+            sensor.sampling = Sampling::Grid;
+        }
+        let mut case = measure_case(&mut sim, cpu.as_ref().map(|c| &c.0), &sensor, sun, args)?;
+        case.columns = columns;
+        case.cost_vs_thin_ray = results
+            .iter()
+            .find(|c| c.columns == columns && c.subrays == 1)
+            .map(|thin| case.frame.median_ms / thin.frame.median_ms.max(1e-9));
+        results.push(case);
     }
     Ok(BenchReport {
         device: ctx.device_name.clone(),
@@ -151,14 +182,13 @@ pub fn measure(args: &BenchArgs) -> Result<BenchReport> {
         blas_compacted_bytes: stats.blas_compacted_bytes,
         pipeline_ms: sim.pipeline_ms,
         cpu_bvh_build_ms: cpu.as_ref().map(|c| c.1),
-        cpu_threads: std::thread::available_parallelism()
-            .map(|n| n.get())
-            .unwrap_or(1),
+        cpu_threads: std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
+        sun: sun.is_some(),
         unix_time: std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.as_secs())
             .unwrap_or(0),
-        cases,
+        cases: results,
     })
 }
 
@@ -166,126 +196,132 @@ fn measure_case(
     sim: &mut Simulator,
     cpu: Option<&CpuSimulator>,
     sensor: &Sensor,
-    columns: u32,
+    sun: Option<Sun>,
     args: &BenchArgs,
 ) -> Result<BenchCase> {
-    let subrays = [(0.0, 0.0, 1.0)];
-    sim.set_beams(&sensor.beams, &subrays)?;
-    let settings = TraceSettings {
-        min_range: sensor.min_range,
-        max_range: sensor.max_range,
-        threshold: sensor.detection.threshold(),
-    };
+    let subrays = sensor_subrays(sensor)?;
+    sim.set_sensor(&sensor.beams, &subrays, RECORD_SLOTS, sensor.detector.max_returns)?;
     let pose = sensor.mount.to_affine();
+    let settings = |frame: u32| frame_settings(sensor, pose, sun, 1, frame, subrays.len() as u32);
     // The first frame after set-up builds the TLAS.
-    let first = sim.trace(pose, &settings)?;
+    let first = sim.frame(&settings(0), Capture::default())?;
     let tlas_build_ms = first.times.tlas_ms;
-    for _ in 0..args.warmup {
-        sim.trace(pose, &settings)?;
+    for i in 0..args.warmup {
+        sim.frame(&settings(1 + i as u32), Capture::default())?;
     }
-    let (mut trace, mut copy, mut readback, mut frame, mut refit) =
-        (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
-    let mut detected = 0;
+    let mut s: [Vec<f64>; 6] = Default::default();
+    let mut refit = Vec::new();
+    let mut points = 0;
     for i in 0..args.frames {
-        // Every other frame moves nothing, every other frame refits the TLAS, so both
-        // the static and the moving-scene case are timed.
+        // Every other frame refits the TLAS, as a moving scene would.
         let moved = i % 2 == 1 && sim.scene_stats().instances > 0;
         if moved {
             sim.touch_instance(0)?;
         }
-        let out = sim.trace(pose, &settings)?;
+        let out = sim.frame(&settings(100 + i as u32), Capture::default())?;
         if moved {
             refit.push(out.times.tlas_ms);
         }
-        trace.push(out.times.trace_ms);
-        copy.push(out.times.copy_ms);
-        readback.push(out.times.host_readback_ms);
-        frame.push(out.times.host_frame_ms);
-        detected = out.returns.iter().filter(|r| r.detected()).count();
+        let t = &out.times;
+        for (v, x) in s.iter_mut().zip([
+            t.trace_ms,
+            t.waveform_ms,
+            t.compaction_ms,
+            t.host_readback_ms,
+            t.host_frame_ms + t.host_readback_ms,
+            0.0,
+        ]) {
+            v.push(x);
+        }
+        points = out.points.len();
     }
     let rays = sensor.beams.len() as u64 * subrays.len() as u64;
-    let trace = Stat::of(trace);
-    let (cpu_trace, cpu_rate, ratio) = match cpu {
+    let [trace, waveform, compaction, readback, frame, _] = s.map(Stat::of);
+    let (cpu_frame, cpu_rate, ratio) = match cpu {
         Some(cpu) => {
             let mut times = Vec::new();
-            for _ in 0..args.cpu_frames {
+            for i in 0..args.cpu_frames {
+                let f = settings(100 + i as u32);
                 let t = Instant::now();
-                let r = cpu.trace(&sensor.beams, &subrays, pose, &settings);
+                let records = cpu.trace(
+                    &sensor.beams,
+                    &subrays,
+                    &CpuFrame {
+                        sensor_to_world: pose,
+                        min_range: f.min_range,
+                        max_range: f.max_range,
+                        sun,
+                        seed: f.seed,
+                        frame: f.frame,
+                        slots: RECORD_SLOTS,
+                    },
+                );
+                let mut params = f.waveform;
+                params.records_per_beam = subrays.len() as u32 * RECORD_SLOTS;
+                params.beam_count = sensor.beams.len() as u32;
+                let echoes = frame_echoes(&records, &params);
                 times.push(t.elapsed().as_secs_f64() * 1e3);
-                std::hint::black_box(r);
+                std::hint::black_box(echoes);
             }
-            let s = Stat::of(times);
-            let rate = rays as f64 / (s.median_ms * 1e3);
-            (
-                Some(s),
-                Some(rate),
-                Some(s.median_ms / trace.median_ms.max(1e-9)),
-            )
+            let st = Stat::of(times);
+            let rate = rays as f64 / (st.median_ms * 1e3);
+            (Some(st), Some(rate), Some(st.median_ms / frame.median_ms.max(1e-9)))
         }
         None => (None, None, None),
     };
     Ok(BenchCase {
-        sensor: sensor.name.clone(),
-        columns,
+        columns: sensor.columns,
+        subrays: subrays.len() as u32,
+        beams: sensor.beams.len() as u64,
         rays,
         tlas_build_ms,
         tlas_refit: Stat::of(refit),
         trace,
-        copy: Stat::of(copy),
-        host_readback: Stat::of(readback),
-        host_frame: Stat::of(frame),
-        gpu_mrays_per_s: rays as f64 / (trace.median_ms.max(1e-9) * 1e3),
-        cpu_trace,
+        waveform,
+        compaction,
+        readback,
+        gpu_mrays_per_s: rays as f64 / (frame.median_ms.max(1e-9) * 1e3),
+        frame,
+        cpu_frame,
         cpu_mrays_per_s: cpu_rate,
         gpu_speedup_over_cpu: ratio,
-        detected_points: detected,
+        cost_vs_thin_ray: None,
+        points,
     })
 }
 
 fn print_table(r: &BenchReport) {
     println!("device: {} ({})", r.device, r.driver.trim());
     println!(
-        "scene: {} — {} triangles, {} instances; BLAS build {:.1} ms (host, {} → {} bytes compacted); pipeline {:.1} ms",
-        r.scene, r.triangles, r.instances, r.blas_build_ms, r.blas_bytes, r.blas_compacted_bytes, r.pipeline_ms
+        "scene: {} — {} triangles, {} instances; BLAS build {:.1} ms (host, {} → {} bytes compacted); pipelines {:.1} ms; sun {}",
+        r.scene, r.triangles, r.instances, r.blas_build_ms, r.blas_bytes, r.blas_compacted_bytes, r.pipeline_ms,
+        if r.sun { "on (shadow rays)" } else { "off" }
     );
     if let Some(ms) = r.cpu_bvh_build_ms {
-        println!(
-            "CPU reference: BVH build {:.1} ms, {} threads",
-            ms, r.cpu_threads
-        );
+        println!("CPU reference: BVH build {:.1} ms, {} threads", ms, r.cpu_threads);
     }
     println!(
-        "{:<10} {:>7} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>10} {:>10} {:>8}",
-        "sensor",
-        "columns",
-        "rays",
-        "TLAS ms",
-        "refit ms",
-        "trace ms",
-        "copy ms",
-        "read ms",
-        "GPU Mray/s",
-        "CPU Mray/s",
-        "GPU/CPU"
+        "{:>7} {:>4} {:>9} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>9} {:>9} {:>10} {:>8} {:>8}",
+        "columns", "sub", "rays", "TLAS", "refit", "trace", "wavefm", "compact", "read", "frame ms", "Mrays/s", "CPU ms", "GPU/CPU", "vs thin"
     );
     for c in &r.cases {
         println!(
-            "{:<10} {:>7} {:>9} {:>9.3} {:>9.3} {:>9.3} {:>9.3} {:>9.3} {:>10.2} {:>10} {:>8}",
-            c.sensor,
+            "{:>7} {:>4} {:>9} {:>8.3} {:>8.3} {:>8.2} {:>8.2} {:>8.2} {:>8.2} {:>9.2} {:>9.2} {:>10} {:>8} {:>8}",
             c.columns,
+            c.subrays,
             c.rays,
             c.tlas_build_ms,
             c.tlas_refit.median_ms,
             c.trace.median_ms,
-            c.copy.median_ms,
-            c.host_readback.median_ms,
+            c.waveform.median_ms,
+            c.compaction.median_ms,
+            c.readback.median_ms,
+            c.frame.median_ms,
             c.gpu_mrays_per_s,
-            c.cpu_mrays_per_s
-                .map(|v| format!("{v:.2}"))
-                .unwrap_or_else(|| "-".into()),
-            c.gpu_speedup_over_cpu
-                .map(|v| format!("{v:.1}×"))
-                .unwrap_or_else(|| "-".into()),
+            c.cpu_frame.map(|s| format!("{:.1}", s.median_ms)).unwrap_or_else(|| "-".into()),
+            c.gpu_speedup_over_cpu.map(|v| format!("{v:.1}×")).unwrap_or_else(|| "-".into()),
+            c.cost_vs_thin_ray.map(|v| format!("{v:.1}×")).unwrap_or_else(|| "-".into()),
         );
     }
+    println!("(times in ms: GPU timestamps per pass; frame = host wall time of a whole frame)");
 }

@@ -6,7 +6,7 @@ use crate::material::{MaterialDb, MaterialMapping};
 use crate::output::{frame_file_name, write_cloud, write_picture, Format, PictureOptions};
 use crate::scene::Scene;
 use crate::sensor::{Pose, Sensor};
-use crate::sim::{returns_to_points, Simulator, TraceSettings};
+use crate::sim::{to_point_cloud, Capture, FrameSettings, GpuSubRay, Simulator, Sun};
 use anyhow::{bail, Context as _, Result};
 use std::path::{Path, PathBuf};
 
@@ -24,6 +24,8 @@ pub struct JobOptions {
     pub materials: MaterialDb,
     pub mapping: MaterialMapping,
     pub device: ContextOptions,
+    /// The sun for the ambient channel; `None`: night (no ambient light).
+    pub sun: Option<Sun>,
     pub seed: u64,
     pub progress: bool,
 }
@@ -52,12 +54,13 @@ pub fn run_job(opts: &JobOptions) -> Result<JobReport> {
     create_out_dir(&opts.out_dir)?;
     let mut sim = Simulator::new(&ctx, &opts.scene, &opts.materials, &material_map)
         .with_context(|| format!("uploading {} to the GPU", opts.scene_name))?;
-    sim.set_beams(&opts.sensor.beams, &[(0.0, 0.0, 1.0)])?;
-    let settings = TraceSettings {
-        min_range: opts.sensor.min_range,
-        max_range: opts.sensor.max_range,
-        threshold: opts.sensor.detection.threshold(),
-    };
+    let subrays = sensor_subrays(&opts.sensor)?;
+    sim.set_sensor(
+        &opts.sensor.beams,
+        &subrays,
+        RECORD_SLOTS,
+        opts.sensor.detector.max_returns,
+    )?;
     let sensor_to_world = opts.vehicle_pose.to_affine() * opts.sensor.mount.to_affine();
     let bar = progress_bar(opts.progress, opts.frames);
     let mut report = JobReport {
@@ -65,8 +68,9 @@ pub fn run_job(opts: &JobOptions) -> Result<JobReport> {
         ..Default::default()
     };
     for frame in 0..opts.frames {
-        let out = sim.trace(sensor_to_world, &settings)?;
-        let cloud = returns_to_points(&opts.sensor.beams, &out.returns, 1);
+        let settings = frame_settings(&opts.sensor, sensor_to_world, opts.sun, opts.seed, frame as u32, subrays.len() as u32);
+        let out = sim.frame(&settings, Capture::default())?;
+        let cloud = to_point_cloud(&opts.sensor.beams, &out.points);
         let path = opts.out_dir.join(frame_file_name(frame, opts.format));
         write_cloud(&path, &cloud, opts.format)?;
         report.files.push(path.clone());
@@ -108,6 +112,52 @@ fn create_out_dir(dir: &Path) -> Result<()> {
             dir.display()
         )
     })
+}
+
+/// Record slots per sub-ray: the opaque hit plus up to three glass surfaces before it.
+pub const RECORD_SLOTS: u32 = 4;
+
+/// The sensor's beam kernel sampled into the sub-rays the trace launches.
+pub fn sensor_subrays(sensor: &Sensor) -> Result<Vec<GpuSubRay>> {
+    let samples = sensor
+        .kernel
+        .sample(sensor.subrays, sensor.sampling)
+        .with_context(|| format!("sampling the beam kernel of {}", sensor.name))?;
+    Ok(samples
+        .iter()
+        .map(|s| GpuSubRay {
+            dh: s.dh,
+            dv: s.dv,
+            weight: s.weight,
+            jitter_h: s.jitter_h,
+            jitter_v: s.jitter_v,
+            pad0: 0.0,
+            pad1: 0.0,
+            pad2: 0.0,
+        })
+        .collect())
+}
+
+/// The per-frame inputs of the simulator for `sensor` at `sensor_to_world`.
+pub fn frame_settings(
+    sensor: &Sensor,
+    sensor_to_world: glam::Affine3A,
+    sun: Option<Sun>,
+    seed: u64,
+    frame: u32,
+    subrays: u32,
+) -> FrameSettings {
+    FrameSettings {
+        sensor_to_world,
+        min_range: sensor.min_range,
+        max_range: sensor.max_range,
+        sun,
+        seed,
+        frame,
+        waveform: sensor
+            .detector
+            .waveform_params(sensor, seed, frame, subrays * RECORD_SLOTS),
+    }
 }
 
 /// The picture of a frame, sized to the sensor: its rings and azimuth field of view.

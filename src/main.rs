@@ -7,6 +7,7 @@ use beamtrace::material::{MaterialDb, MaterialMapping};
 use beamtrace::output::Format;
 
 use beamtrace::sensor::{load_sensor, presets, Pose};
+use beamtrace::sim::Sun;
 use clap::{Parser, Subcommand};
 use glam::Vec3;
 use std::path::PathBuf;
@@ -86,6 +87,14 @@ struct RunArgs {
     /// Mapping table glTF material name → IR material (YAML of `name: ir_material`).
     #[arg(long)]
     material_map: Option<PathBuf>,
+    /// The sun, for the ambient (passive near-IR) channel and its noise floor:
+    /// "azimuth,elevation[,irradiance]" in degrees, azimuth counter-clockwise from the
+    /// world's +x; irradiance relative to the default 1.
+    #[arg(long, value_parser = parse_sun, default_value = "135,45,1")]
+    sun: Sun,
+    /// Night: no sunlight, so no ambient channel and no shadow rays.
+    #[arg(long)]
+    no_sun: bool,
     /// Do not write the PNG picture next to each cloud.
     #[arg(long)]
     no_picture: bool,
@@ -116,6 +125,26 @@ fn parse_vec3(s: &str) -> Result<Vec3, String> {
             parts.len()
         )),
     }
+}
+
+fn parse_sun(s: &str) -> Result<Sun, String> {
+    let parts: Vec<f32> = s
+        .split(',')
+        .map(|p| p.trim().parse::<f32>().map_err(|e| format!("'{p}': {e}")))
+        .collect::<Result<_, _>>()?;
+    let (az, el, e) = match parts[..] {
+        [az, el] => (az, el, 1.0),
+        [az, el, e] => (az, el, e),
+        _ => return Err("expected azimuth,elevation[,irradiance] in degrees".into()),
+    };
+    if !(az.is_finite() && el.is_finite() && e.is_finite() && e >= 0.0) {
+        return Err("the sun's angles and irradiance must be finite, irradiance >= 0".into());
+    }
+    let (az, el) = (az.to_radians(), el.to_radians());
+    Ok(Sun {
+        direction: Vec3::new(el.cos() * az.cos(), el.cos() * az.sin(), el.sin()),
+        irradiance: e,
+    })
 }
 
 fn main() {
@@ -190,6 +219,7 @@ fn run(args: RunArgs) -> Result<()> {
             validation: args.validate,
         },
         seed: args.seed,
+        sun: (!args.no_sun).then_some(args.sun),
         progress: true,
         sensor,
     };

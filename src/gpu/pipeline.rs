@@ -229,12 +229,15 @@ pub struct HitGroup<'a> {
     pub any_hit: Option<&'a Spirv>,
 }
 
-/// What a ray-tracing pipeline is made of. Hit group i is selected by an instance's SBT
-/// offset i (one ray type).
+/// What a ray-tracing pipeline is made of. The SBT's hit region holds one record per
+/// entry of `hit_records`, each naming its hit group; a ray hitting geometry g of an
+/// instance with SBT offset o uses record o + g (one ray type, stride 1). Empty
+/// `hit_records` means one record per hit group, in order.
 pub struct RayTracingDesc<'a> {
     pub raygen: &'a Spirv,
     pub miss: Vec<&'a Spirv>,
     pub hit_groups: Vec<HitGroup<'a>>,
+    pub hit_records: Vec<u32>,
     pub max_recursion_depth: u32,
 }
 
@@ -382,7 +385,18 @@ impl RayTracingPipeline {
             )?,
             regions: [vk::StridedDeviceAddressRegionKHR::default(); 4],
         };
-        made.build_sbt(groups.len(), desc.miss.len(), desc.hit_groups.len())?;
+        let records: Vec<u32> = if desc.hit_records.is_empty() {
+            (0..desc.hit_groups.len() as u32).collect()
+        } else {
+            desc.hit_records.clone()
+        };
+        if let Some(bad) = records.iter().find(|&&g| g as usize >= desc.hit_groups.len()) {
+            return Err(GpuError::Usage(format!(
+                "hit record names group {bad} of {}",
+                desc.hit_groups.len()
+            )));
+        }
+        made.build_sbt(groups.len(), desc.miss.len(), &records)?;
         Ok(made)
     }
 
@@ -431,8 +445,8 @@ impl RayTracingPipeline {
             let src = (1 + i) * h;
             sbt.write(shift + miss_off + i as u64 * stride, &handles[src..src + h])?;
         }
-        for i in 0..hit_count {
-            let src = (1 + miss_count + i) * h;
+        for (i, &group) in hit_records.iter().enumerate() {
+            let src = (1 + miss_count + group as usize) * h;
             sbt.write(shift + hit_off + i as u64 * stride, &handles[src..src + h])?;
         }
         self.regions = [

@@ -198,6 +198,7 @@ fn ray_tracing_pipeline_tlas_build_refit_and_sbt_alignment() {
                 closest_hit: Some(&rchit),
                 any_hit: None,
             }],
+            hit_records: Vec::new(),
             max_recursion_depth: 1,
         },
     )

@@ -128,6 +128,34 @@ impl Bvh {
         found
     }
 
+    /// The closest hit that `any_hit` accepts — the CPU twin of a GPU any-hit shader:
+    /// every candidate intersection within the range is offered to `any_hit` (in no
+    /// particular order), and ones it rejects are ignored as if not there.
+    pub fn trace_filtered(
+        &self,
+        origin: Vec3,
+        dir: Vec3,
+        t_min: f32,
+        t_max: f32,
+        mut any_hit: impl FnMut(&Hit) -> bool,
+    ) -> Option<Hit> {
+        let ray = ShearedRay::new(origin, dir)?;
+        let mut stack = Vec::with_capacity(64);
+        let mut best: Option<(usize, TriangleHit)> = None;
+        self.traverse(origin, dir, t_min, t_max, &mut stack, |tri, t_far| {
+            if let Some(h) = intersect(&ray, &self.positions[tri]) {
+                if self.accepts(h.t, tri, t_min, t_far, best.map(|(i, _)| i))
+                    && any_hit(&self.make_hit(tri, h, dir))
+                {
+                    best = Some((tri, h));
+                    return Some(h.t);
+                }
+            }
+            Some(t_far)
+        });
+        best.map(|(tri, h)| self.make_hit(tri, h, dir))
+    }
+
     /// [`Bvh::trace`] for many `(origin, dir)` rays, spread over the machine's cores.
     /// The result is in the order of `rays` and the same as tracing them one by one.
     pub fn trace_many(&self, rays: &[(Vec3, Vec3)], t_min: f32, t_max: f32) -> Vec<Option<Hit>> {

@@ -4,6 +4,8 @@
 /// instance, mesh, primitive and triangle concerned, so the glTF can be found and fixed.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum ReferenceError {
+    #[error("scene tables: {0}")]
+    Tables(String),
     #[error(
         "instance {instance} (\"{name}\") refers to mesh {mesh}, but the scene has only \
          {meshes} meshes: re-import the scene or fix the node's mesh index"

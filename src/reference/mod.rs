@@ -20,7 +20,7 @@ mod triangle;
 
 pub use bvh::{Bvh, Hit};
 pub use error::ReferenceError;
-pub use simulate::{subray_direction, CpuSimulator};
+pub use simulate::{subray_direction, CpuFrame, CpuSimulator};
 
 #[cfg(test)]
 mod tests;

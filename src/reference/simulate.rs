@@ -1,22 +1,40 @@
-//! The CPU version of the GPU trace pass: the same beams, the same sub-ray directions,
-//! the same signal model, written as the same return records.
+//! The CPU version of the GPU trace pass (shaders/trace.rgen and the hit shaders): the
+//! same sub-ray directions, the same any-hit rules for glass and alpha masks, the same
+//! shadow rays, the same tables — written as the same return records.
 
-use super::{Bvh, ReferenceError};
+use super::{Bvh, Hit, ReferenceError};
 use crate::material::MaterialDb;
 use crate::scene::Scene;
-use crate::sensor::Beam;
-use crate::sim::{ReturnRecord, TraceSettings};
-use glam::{Affine3A, Vec3};
+use crate::sensor::{rng, Beam};
+use crate::sim::gpu_types::{material_class, GpuSubRay, SubRayRecord};
+use crate::sim::tables::{hit_group, SceneTables};
+use crate::sim::Sun;
+use glam::{Affine3A, Vec2, Vec3};
 
-/// A scene prepared for CPU tracing with the material and instance tables of the GPU.
+/// Transparent surfaces noted per sub-ray (the GLSL MAX_TRANSPARENT).
+const MAX_TRANSPARENT: usize = 3;
+
+/// A scene prepared for CPU tracing with the tables of the GPU.
 pub struct CpuSimulator {
     bvh: Bvh,
+    tables: SceneTables,
     instance_ids: Vec<u32>,
-    classes: Vec<u16>,
-    /// IR material index per scene material.
-    material_map: Vec<u32>,
-    /// Reflectance per IR material.
-    reflectance: Vec<f32>,
+    classes: Vec<u32>,
+    instance_mesh: Vec<u32>,
+    /// Per mesh, per primitive: (indices, uvs).
+    primitives: Vec<Vec<(Vec<u32>, Vec<Vec2>)>>,
+}
+
+/// The frame inputs of the CPU trace (the GPU's FrameParams).
+#[derive(Debug, Clone, Copy)]
+pub struct CpuFrame {
+    pub sensor_to_world: Affine3A,
+    pub min_range: f32,
+    pub max_range: f32,
+    pub sun: Option<Sun>,
+    pub seed: u64,
+    pub frame: u32,
+    pub slots: u32,
 }
 
 /// The sub-ray direction exactly as `trace.rgen` computes it.
@@ -31,18 +49,28 @@ pub fn subray_direction(d: Vec3, dh: f32, dv: f32) -> Vec3 {
     (d + dh.tan() * h + dv.tan() * v).normalize()
 }
 
+#[derive(Clone, Copy)]
+struct Note {
+    t: f32,
+    reflectance: f32,
+    instance: u32,
+    material: u32,
+}
+
 impl CpuSimulator {
-    pub fn new(
-        scene: &Scene,
-        db: &MaterialDb,
-        material_map: &[u32],
-    ) -> Result<Self, ReferenceError> {
+    pub fn new(scene: &Scene, db: &MaterialDb, material_map: &[u32]) -> Result<Self, ReferenceError> {
+        let tables = SceneTables::new(scene, db, material_map).map_err(ReferenceError::Tables)?;
         Ok(CpuSimulator {
             bvh: Bvh::new(scene)?,
+            tables,
             instance_ids: scene.instances.iter().map(|i| i.instance_id).collect(),
-            classes: scene.instances.iter().map(|i| i.class).collect(),
-            material_map: material_map.to_vec(),
-            reflectance: db.materials.iter().map(|m| m.reflectance).collect(),
+            classes: scene.instances.iter().map(|i| i.class as u32).collect(),
+            instance_mesh: scene.instances.iter().map(|i| i.mesh).collect(),
+            primitives: scene
+                .meshes
+                .iter()
+                .map(|m| m.primitives.iter().map(|p| (p.indices.clone(), p.uvs.clone())).collect())
+                .collect(),
         })
     }
 
@@ -50,70 +78,170 @@ impl CpuSimulator {
         &self.bvh
     }
 
-    /// `beams × subrays` records, index = beam · subrays + sub-ray, like the GPU's.
-    pub fn trace(
+    pub fn tables(&self) -> &SceneTables {
+        &self.tables
+    }
+
+    fn geometry(&self, h: &Hit) -> usize {
+        let mesh = self.instance_mesh[h.instance as usize] as usize;
+        (self.tables.mesh_first_geometry[mesh] + h.primitive) as usize
+    }
+
+    fn uv(&self, h: &Hit) -> Option<Vec2> {
+        let mesh = self.instance_mesh[h.instance as usize] as usize;
+        let (indices, uvs) = &self.primitives[mesh][h.primitive as usize];
+        if uvs.is_empty() {
+            return None;
+        }
+        let base = 3 * h.triangle as usize;
+        let (a, b, c) = (indices[base], indices[base + 1], indices[base + 2]);
+        let (u, v) = (h.barycentrics.x, h.barycentrics.y);
+        Some(uvs[a as usize] * (1.0 - u - v) + uvs[b as usize] * u + uvs[c as usize] * v)
+    }
+
+    fn alpha_keeps(&self, h: &Hit) -> bool {
+        let g = &self.tables.geometries[self.geometry(h)];
+        self.tables.alpha_keeps(g, self.uv(h))
+    }
+
+    /// `beams × subrays × slots` records, like the GPU's.
+    pub fn trace(&self, beams: &[Beam], subrays: &[GpuSubRay], frame: &CpuFrame) -> Vec<SubRayRecord> {
+        let n = subrays.len().max(1);
+        let per_ray = frame.slots as usize;
+        let mut out = vec![SubRayRecord::default(); beams.len() * n * per_ray];
+        let threads = std::thread::available_parallelism().map(|t| t.get()).unwrap_or(1);
+        let chunk_beams = beams.len().div_ceil(threads).max(1);
+        std::thread::scope(|s| {
+            for (ci, out) in out.chunks_mut(chunk_beams * n * per_ray).enumerate() {
+                s.spawn(move || {
+                    for (k, slot) in out.chunks_mut(per_ray).enumerate() {
+                        let index = ci * chunk_beams * n + k;
+                        let (b, sub) = (index / n, index % n);
+                        self.trace_one(&beams[b], b as u32, &subrays[sub], sub as u32, frame, slot);
+                    }
+                });
+            }
+        });
+        out
+    }
+
+    fn trace_one(
         &self,
-        beams: &[Beam],
-        subrays: &[(f32, f32, f32)],
-        sensor_to_world: Affine3A,
-        settings: &TraceSettings,
-    ) -> Vec<ReturnRecord> {
-        let mut rays = Vec::with_capacity(beams.len() * subrays.len());
-        let mut weights = Vec::with_capacity(rays.capacity());
-        for b in beams {
-            let d = b.direction();
-            for &(dh, dv, w) in subrays {
-                let ds = subray_direction(d, dh, dv);
-                let origin = sensor_to_world.transform_point3(b.origin);
-                let dir = sensor_to_world.transform_vector3(ds).normalize();
-                rays.push((origin, dir));
-                weights.push(w);
+        beam: &Beam,
+        beam_index: u32,
+        sub: &GpuSubRay,
+        sub_index: u32,
+        f: &CpuFrame,
+        out: &mut [SubRayRecord],
+    ) {
+        let (mut dh, mut dv) = (sub.dh, sub.dv);
+        if sub.jitter_h > 0.0 || sub.jitter_v > 0.0 {
+            let s = rng::stream::jitter(sub_index);
+            dh += (rng::uniform(rng::hash(f.seed, f.frame, beam_index, s)) - 0.5) * sub.jitter_h;
+            dv += (rng::uniform(rng::hash(f.seed, f.frame, beam_index, s + 1)) - 0.5) * sub.jitter_v;
+        }
+        let d = subray_direction(beam.direction(), dh, dv);
+        let origin = f.sensor_to_world.transform_point3(beam.origin);
+        let dir = f.sensor_to_world.transform_vector3(d).normalize();
+        let mut notes: Vec<Note> = Vec::with_capacity(MAX_TRANSPARENT);
+        let closest = self.bvh.trace_filtered(origin, dir, f.min_range, f.max_range, |h| {
+            let g = &self.tables.geometries[self.geometry(h)];
+            if g.hit_group == hit_group::TRANSPARENT {
+                if self.alpha_keeps(h) {
+                    let cos = (-dir).dot(h.geometric_normal);
+                    let note = Note {
+                        t: h.t,
+                        reflectance: self.tables.reflectance(g.material, cos),
+                        instance: h.instance,
+                        material: g.material,
+                    };
+                    if notes.len() < MAX_TRANSPARENT {
+                        notes.push(note);
+                    } else {
+                        // Full: replace the farthest if this one is nearer (as the GLSL).
+                        let mut far = 0;
+                        for k in 1..MAX_TRANSPARENT {
+                            if notes[k].t > notes[far].t {
+                                far = k;
+                            }
+                        }
+                        if notes[far].t > h.t {
+                            notes[far] = note;
+                        }
+                    }
+                }
+                return false;
+            }
+            self.alpha_keeps(h)
+        });
+        let transmission_before = |t: f32| {
+            notes.iter().filter(|n| n.t < t).fold(1.0f32, |acc, n| {
+                let one_way = self.tables.materials[n.material as usize].transmission;
+                acc * one_way * one_way
+            })
+        };
+        for r in out.iter_mut() {
+            *r = SubRayRecord::default();
+        }
+        let t_opaque = closest.as_ref().map(|h| h.t).unwrap_or(f.max_range);
+        if let Some(h) = &closest {
+            let g = &self.tables.geometries[self.geometry(h)];
+            let class = self.tables.material_class(g.material);
+            if class != material_class::ABSORBENT {
+                let n = if class == material_class::RETROREFLECTIVE {
+                    h.geometric_normal
+                } else {
+                    h.shading_normal
+                };
+                let reflectance = self.tables.reflectance(g.material, (-dir).dot(n));
+                let range = h.t;
+                let mut ambient = 0.0;
+                if let Some(sun) = f.sun.filter(|s| s.irradiance > 0.0) {
+                    let sd = sun.direction.normalize();
+                    let cos_sun = n.dot(sd);
+                    if cos_sun > 0.0 {
+                        let r_sun = self.tables.reflectance(g.material, cos_sun);
+                        let p = origin + dir * range + n * (1e-3 + 1e-5 * range);
+                        let blocked = self
+                            .bvh
+                            .trace_filtered(p, sd, 0.0, 1e5, |s| {
+                                let sg = &self.tables.geometries[self.geometry(s)];
+                                sg.hit_group != hit_group::TRANSPARENT && self.alpha_keeps(s)
+                            })
+                            .is_some();
+                        if !blocked {
+                            ambient = sub.weight * sun.irradiance * r_sun;
+                        }
+                    }
+                }
+                out[0] = SubRayRecord {
+                    range,
+                    signal: sub.weight * transmission_before(range) * reflectance / (range * range),
+                    ambient,
+                    instance_id: self.instance_ids[h.instance as usize],
+                    class_id: self.classes[h.instance as usize],
+                    material: g.material,
+                };
             }
         }
-        let hits = self
-            .bvh
-            .trace_many(&rays, settings.min_range, settings.max_range);
-        hits.iter()
-            .zip(&rays)
-            .zip(&weights)
-            .map(|((hit, (_, dir)), &w)| {
-                let Some(h) = hit else {
-                    return ReturnRecord::default();
-                };
-                let cos_i = (-*dir).dot(h.shading_normal).clamp(0.0, 1.0);
-                let material = self
-                    .material_map
-                    .get(h.material as usize)
-                    .copied()
-                    .unwrap_or(0);
-                let reflectance = self
-                    .reflectance
-                    .get(material as usize)
-                    .copied()
-                    .unwrap_or(0.0)
-                    * cos_i;
-                let signal = w * reflectance / (h.t * h.t);
-                let mut flags = ReturnRecord::HIT;
-                if signal >= settings.threshold {
-                    flags |= ReturnRecord::DETECTED;
-                }
-                ReturnRecord {
-                    range: h.t,
-                    signal,
-                    reflectance,
-                    cos_incidence: cos_i,
-                    normal: h.shading_normal.to_array(),
-                    instance_id: self
-                        .instance_ids
-                        .get(h.instance as usize)
-                        .copied()
-                        .unwrap_or(0),
-                    material,
-                    class_id: self.classes.get(h.instance as usize).copied().unwrap_or(0) as u32,
-                    flags,
-                    pad: 0,
-                }
-            })
-            .collect()
+        let mut written = 1;
+        let mut last = 0.0f32;
+        while written < out.len() {
+            let next = notes
+                .iter()
+                .filter(|n| n.t > last && n.t < t_opaque)
+                .min_by(|a, b| a.t.total_cmp(&b.t));
+            let Some(note) = next.copied() else { break };
+            last = note.t;
+            out[written] = SubRayRecord {
+                range: note.t,
+                signal: sub.weight * transmission_before(note.t) * note.reflectance / (note.t * note.t),
+                ambient: 0.0,
+                instance_id: self.instance_ids[note.instance as usize],
+                class_id: self.classes[note.instance as usize],
+                material: note.material,
+            };
+            written += 1;
+        }
     }
 }

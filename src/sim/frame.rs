@@ -1,81 +1,122 @@
-//! The per-frame GPU pipeline.
+//! The per-frame GPU pipeline (DESIGN §7): TLAS update → trace (beams × sub-rays) →
+//! waveform (one workgroup per beam) → compaction → points, in one submission with no
+//! host round trip between passes.
 
-use super::gpu_types::{FrameParams, GpuSubRay, ReturnRecord};
+use super::gpu_types::{
+    CompactParams, Echo, FrameParams, GpuPoint, GpuSubRay, SubRayRecord, WaveformParams,
+};
 use super::points::gpu_beams;
 use super::scene_gpu::{GpuScene, SceneStats};
-use super::shaders::TraceShaders;
+use super::shaders::FrameShaders;
+use super::tables::{hit_group, SceneTables};
 use super::SimError;
 use crate::gpu::{
-    Buffer, BufferUsageFlags, CommandRecorder, Context, HitGroup, MemoryLocation, RayTracingDesc,
-    RayTracingPipeline, Timestamps, TlasUpdate,
+    Buffer, BufferUsageFlags, CommandRecorder, ComputePipeline, Context, HitGroup,
+    MemoryLocation, RayTracingDesc, RayTracingPipeline, Timestamps, TlasUpdate,
 };
 use crate::material::MaterialDb;
 use crate::scene::Scene;
 use crate::sensor::Beam;
-use glam::{Affine3A, Mat4};
+use glam::{Affine3A, Mat4, Vec3};
 use std::sync::Arc;
 use std::time::Instant;
 
-/// Range window and detection threshold of a trace.
-#[derive(Debug, Clone, Copy)]
-pub struct TraceSettings {
-    pub min_range: f32,
-    pub max_range: f32,
-    /// Detection threshold on the signal s = w R(θ) / r² (DESIGN §4).
-    pub threshold: f32,
+/// The sun of the ambient-light model (DESIGN §4).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Sun {
+    /// World direction towards the sun (normalised on use).
+    pub direction: Vec3,
+    /// Relative irradiance; 0 switches the ambient pass off.
+    pub irradiance: f32,
 }
 
-/// GPU pass times of one frame (ms), from timestamps; host times where noted.
+/// Everything that changes per frame.
+#[derive(Debug, Clone, Copy)]
+pub struct FrameSettings {
+    pub sensor_to_world: Affine3A,
+    pub min_range: f32,
+    pub max_range: f32,
+    pub sun: Option<Sun>,
+    pub seed: u64,
+    pub frame: u32,
+    /// Detection and noise; `records_per_beam`, `beam_count`, seeds and frame are
+    /// filled in by the simulator.
+    pub waveform: WaveformParams,
+}
+
+/// What to read back besides the points (tests and debugging).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Capture {
+    pub records: bool,
+    pub echoes: bool,
+}
+
+/// GPU pass times of one frame (ms) from timestamps, and host times.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct PassTimes {
     /// TLAS build or refit (0 when nothing moved).
     pub tlas_ms: f64,
     pub trace_ms: f64,
-    /// Copy of the records into host-visible memory.
-    pub copy_ms: f64,
-    /// Host: submission to records in host memory (includes the GPU work).
+    pub waveform_ms: f64,
+    pub compaction_ms: f64,
+    /// Host: submission until the GPU finished.
     pub host_frame_ms: f64,
-    /// Host: reading the records out of the mapped buffer.
+    /// Host: reading the points (and captures) out of mapped memory.
     pub host_readback_ms: f64,
     pub tlas_update: Option<TlasUpdate>,
 }
 
-/// What one traced frame returns.
+/// What one frame returns.
+#[derive(Debug, Clone, Default)]
 pub struct FrameOutput {
-    /// `beams × subrays` records, index = beam · subrays + sub-ray.
-    pub returns: Vec<ReturnRecord>,
+    pub points: Vec<GpuPoint>,
+    /// `beams × subrays × slots` records, when captured.
+    pub records: Option<Vec<SubRayRecord>>,
+    /// `beams × max_returns` echo slots and the count per beam, when captured.
+    pub echoes: Option<(Vec<Echo>, Vec<u32>)>,
     pub times: PassTimes,
 }
 
 struct SensorBuffers {
     beams: Buffer,
     subrays: Buffer,
-    returns: Buffer,
-    readback: Buffer,
+    records: Buffer,
+    echoes: Buffer,
+    counts: Buffer,
+    points: Buffer,
+    total: Buffer,
     beam_count: u32,
     subray_count: u32,
+    slots: u32,
+    max_returns: u32,
 }
 
-/// A scene on the GPU with the trace pipeline, ready to trace frames.
+/// A scene on the GPU with the frame pipeline, ready to simulate frames.
 pub struct Simulator {
-    // Drop order: per-frame objects, pipeline, scene; the context (Arc) outlives all.
+    // Drop order: per-frame objects, pipelines, scene; the context (Arc) outlives all.
     sensor: Option<SensorBuffers>,
     timestamps: Timestamps,
     recorder: CommandRecorder,
-    pipeline: RayTracingPipeline,
+    trace: RayTracingPipeline,
+    waveform: ComputePipeline,
+    compact: ComputePipeline,
     scene: GpuScene,
     ctx: Arc<Context>,
-    /// Host time spent compiling shaders and creating the pipeline (ms).
+    /// Host time spent compiling shaders and creating the pipelines (ms).
     pub pipeline_ms: f64,
 }
 
 const TS_START: u32 = 0;
 const TS_TLAS: u32 = 1;
 const TS_TRACE: u32 = 2;
-const TS_COPY: u32 = 3;
+const TS_WAVEFORM: u32 = 3;
+const TS_COMPACT: u32 = 4;
+
+/// The most echoes one beam may return.
+pub const MAX_RETURNS: u32 = 8;
 
 impl Simulator {
-    /// Uploads `scene` and makes the pipeline. `material_map[i]` is the IR material of
+    /// Uploads `scene` and makes the pipelines. `material_map[i]` is the IR material of
     /// scene material i (`MaterialDb::resolve`).
     pub fn new(
         ctx: &Arc<Context>,
@@ -83,31 +124,67 @@ impl Simulator {
         db: &MaterialDb,
         material_map: &[u32],
     ) -> Result<Simulator, SimError> {
+        let gpu_scene = GpuScene::new(ctx, scene, db, material_map)?;
         let start = Instant::now();
-        let shaders = TraceShaders::compile()?;
-        let pipeline = RayTracingPipeline::new(
+        let s = FrameShaders::compile()?;
+        let group = |closest: &'static str, masked: bool| -> HitGroup<'_> {
+            let closest_hit = match closest {
+                "retro" => Some(&s.retroreflective),
+                "absorbent" => Some(&s.absorbent),
+                "none" => None,
+                _ => Some(&s.general),
+            };
+            HitGroup {
+                closest_hit,
+                any_hit: masked.then_some(&s.alpha_mask),
+            }
+        };
+        // In `hit_group` order.
+        let mut hit_groups = vec![
+            group("general", false),
+            group("general", true),
+            group("retro", false),
+            group("retro", true),
+            group("absorbent", false),
+            group("absorbent", true),
+        ];
+        hit_groups.push(HitGroup {
+            closest_hit: None,
+            any_hit: Some(&s.transparent),
+        });
+        debug_assert_eq!(hit_groups.len() as u32, hit_group::COUNT);
+        let hit_records: Vec<u32> = if gpu_scene.tables.geometries.is_empty() {
+            vec![hit_group::GENERAL]
+        } else {
+            gpu_scene.tables.geometries.iter().map(|g| g.hit_group).collect()
+        };
+        let trace = RayTracingPipeline::new(
             ctx,
             &RayTracingDesc {
-                raygen: &shaders.raygen,
-                miss: vec![&shaders.miss],
-                hit_groups: vec![HitGroup {
-                    closest_hit: Some(&shaders.surface),
-                    any_hit: None,
-                }],
+                raygen: &s.raygen,
+                miss: vec![&s.miss],
+                hit_groups,
+                hit_records,
                 max_recursion_depth: 1,
             },
         )?;
+        let waveform = ComputePipeline::new(ctx, &s.waveform)?;
+        let compact = ComputePipeline::new(ctx, &s.compact)?;
         let pipeline_ms = start.elapsed().as_secs_f64() * 1e3;
-        let gpu_scene = GpuScene::new(ctx, scene, db, material_map)?;
-        pipeline.bind_buffer(0, 3, &gpu_scene.geometries)?;
-        pipeline.bind_buffer(0, 5, &gpu_scene.materials)?;
-        pipeline.bind_buffer(0, 6, &gpu_scene.instances)?;
-        pipeline.bind_tlas(0, 0, &gpu_scene.tlas)?;
+        trace.bind_tlas(0, 0, &gpu_scene.tlas)?;
+        trace.bind_buffer(0, 3, &gpu_scene.geometries)?;
+        trace.bind_buffer(0, 5, &gpu_scene.materials)?;
+        trace.bind_buffer(0, 6, &gpu_scene.instances)?;
+        trace.bind_buffer(0, 8, &gpu_scene.reflectance)?;
+        trace.bind_buffer(0, 9, &gpu_scene.textures)?;
+        trace.bind_buffer(0, 10, &gpu_scene.texels)?;
         Ok(Simulator {
             sensor: None,
-            timestamps: Timestamps::new(ctx, 4)?,
+            timestamps: Timestamps::new(ctx, 5)?,
             recorder: CommandRecorder::new(ctx)?,
-            pipeline,
+            trace,
+            waveform,
+            compact,
             scene: gpu_scene,
             ctx: ctx.clone(),
             pipeline_ms,
@@ -118,16 +195,23 @@ impl Simulator {
         self.scene.stats
     }
 
+    /// The tables the hit shaders read (the CPU reference uses the same).
+    pub fn tables(&self) -> &SceneTables {
+        &self.scene.tables
+    }
+
     pub fn context(&self) -> &Arc<Context> {
         &self.ctx
     }
 
-    /// Sets the beams (sensor frame) and the sub-ray kernel samples (offsets and weights);
-    /// one sub-ray (0, 0, 1) is the ideal thin ray.
-    pub fn set_beams(
+    /// Sets the beams (sensor frame), the kernel's sub-rays, the record slots per
+    /// sub-ray (1 + transparent layers kept) and the most echoes per beam.
+    pub fn set_sensor(
         &mut self,
         beams: &[Beam],
-        subrays: &[(f32, f32, f32)],
+        subrays: &[GpuSubRay],
+        slots: u32,
+        max_returns: u32,
     ) -> Result<(), SimError> {
         if beams.is_empty() {
             return Err(SimError::Input("the sensor has no beams".into()));
@@ -135,58 +219,67 @@ impl Simulator {
         if subrays.is_empty() {
             return Err(SimError::Input("a beam needs at least one sub-ray".into()));
         }
-        let total = beams.len() as u64 * subrays.len() as u64;
-        if total > u32::MAX as u64 {
+        if !(1..=4).contains(&slots) {
+            return Err(SimError::Input(format!("{slots} record slots per sub-ray (1 to 4)")));
+        }
+        if !(1..=MAX_RETURNS).contains(&max_returns) {
             return Err(SimError::Input(format!(
-                "{total} rays per frame is too many"
+                "max_returns {max_returns} (1 to {MAX_RETURNS})"
+            )));
+        }
+        let records_per_beam = subrays.len() as u64 * slots as u64;
+        if records_per_beam > 1024 {
+            return Err(SimError::Input(format!(
+                "{} sub-rays × {slots} slots = {records_per_beam} records per beam; the \
+                 waveform pass holds at most 1024",
+                subrays.len()
+            )));
+        }
+        let rays = beams.len() as u64 * subrays.len() as u64;
+        if rays > self.ctx.limits.max_launch_width as u64 {
+            return Err(SimError::Input(format!(
+                "{rays} rays per frame exceed the device's launch limit {}",
+                self.ctx.limits.max_launch_width
             )));
         }
         let ctx = &self.ctx;
-        let beam_data = gpu_beams(beams);
-        let sub_data: Vec<GpuSubRay> = subrays
-            .iter()
-            .map(|&(dh, dv, weight)| GpuSubRay {
-                dh,
-                dv,
-                weight,
-                pad: 0.0,
-            })
-            .collect();
         let storage = BufferUsageFlags::STORAGE_BUFFER;
-        let record_bytes = total * std::mem::size_of::<ReturnRecord>() as u64;
+        let n_beams = beams.len() as u64;
+        let record_bytes = rays * slots as u64 * std::mem::size_of::<SubRayRecord>() as u64;
+        let echo_bytes = n_beams * max_returns as u64 * std::mem::size_of::<Echo>() as u64;
+        let point_bytes = n_beams * max_returns as u64 * std::mem::size_of::<GpuPoint>() as u64;
         let buffers = SensorBuffers {
-            beams: Buffer::upload(ctx, "beams", &beam_data, storage)?,
-            subrays: Buffer::upload(ctx, "sub-rays", &sub_data, storage)?,
-            returns: Buffer::new(
-                ctx,
-                "return records",
-                record_bytes,
-                storage | BufferUsageFlags::TRANSFER_SRC,
-                MemoryLocation::GpuOnly,
-            )?,
-            readback: Buffer::new(
-                ctx,
-                "return records (readback)",
-                record_bytes,
-                BufferUsageFlags::TRANSFER_DST,
-                MemoryLocation::GpuToCpu,
-            )?,
+            beams: Buffer::upload(ctx, "beams", &gpu_beams(beams), storage)?,
+            subrays: Buffer::upload(ctx, "sub-rays", subrays, storage)?,
+            records: Buffer::new(ctx, "sub-ray records", record_bytes, storage | BufferUsageFlags::TRANSFER_SRC, MemoryLocation::GpuOnly)?,
+            echoes: Buffer::new(ctx, "echoes", echo_bytes, storage | BufferUsageFlags::TRANSFER_SRC, MemoryLocation::GpuOnly)?,
+            counts: Buffer::new(ctx, "echo counts", n_beams * 4, storage | BufferUsageFlags::TRANSFER_SRC, MemoryLocation::GpuOnly)?,
+            // The compaction writes straight into host-visible memory: the points are
+            // the only per-frame output, so no extra copy pass.
+            points: Buffer::new(ctx, "points", point_bytes, storage, MemoryLocation::GpuToCpu)?,
+            total: Buffer::new(ctx, "point count", 16, storage, MemoryLocation::GpuToCpu)?,
             beam_count: beams.len() as u32,
             subray_count: subrays.len() as u32,
+            slots,
+            max_returns,
         };
-        self.pipeline.bind_buffer(0, 1, &buffers.beams)?;
-        self.pipeline.bind_buffer(0, 2, &buffers.subrays)?;
-        self.pipeline.bind_buffer(0, 7, &buffers.returns)?;
+        self.trace.bind_buffer(0, 1, &buffers.beams)?;
+        self.trace.bind_buffer(0, 2, &buffers.subrays)?;
+        self.trace.bind_buffer(0, 7, &buffers.records)?;
+        self.waveform.bind_buffer(0, 0, &buffers.records)?;
+        self.waveform.bind_buffer(0, 1, &buffers.echoes)?;
+        self.waveform.bind_buffer(0, 2, &buffers.counts)?;
+        self.compact.bind_buffer(0, 0, &buffers.echoes)?;
+        self.compact.bind_buffer(0, 1, &buffers.counts)?;
+        self.compact.bind_buffer(0, 2, &buffers.beams)?;
+        self.compact.bind_buffer(0, 3, &buffers.points)?;
+        self.compact.bind_buffer(0, 4, &buffers.total)?;
         self.sensor = Some(buffers);
         Ok(())
     }
 
     /// Moves scene instance `index`; the next frame refits the TLAS.
-    pub fn set_instance_transform(
-        &mut self,
-        index: usize,
-        transform: Mat4,
-    ) -> Result<(), SimError> {
+    pub fn set_instance_transform(&mut self, index: usize, transform: Mat4) -> Result<(), SimError> {
         self.scene.set_transform(index, transform)
     }
 
@@ -196,47 +289,66 @@ impl Simulator {
         self.scene.touch(index)
     }
 
-    /// Traces one frame with the sensor at `sensor_to_world`.
-    pub fn trace(
-        &mut self,
-        sensor_to_world: Affine3A,
-        settings: &TraceSettings,
-    ) -> Result<FrameOutput, SimError> {
-        let m = Mat4::from(sensor_to_world);
+    /// Simulates one frame.
+    pub fn frame(&mut self, settings: &FrameSettings, capture: Capture) -> Result<FrameOutput, SimError> {
+        let m = Mat4::from(settings.sensor_to_world);
         if !m.is_finite() {
-            return Err(SimError::Input(
-                "sensor pose is not finite (NaN or infinity)".into(),
-            ));
+            return Err(SimError::Input("sensor pose is not finite (NaN or infinity)".into()));
         }
-        if !(settings.min_range >= 0.0
-            && settings.max_range > settings.min_range
-            && settings.threshold.is_finite())
-        {
+        if !(settings.min_range >= 0.0 && settings.max_range > settings.min_range) {
             return Err(SimError::Input(format!(
-                "bad range window {}..{} m or threshold {}",
-                settings.min_range, settings.max_range, settings.threshold
+                "bad range window {}..{} m",
+                settings.min_range, settings.max_range
             )));
         }
         let sensor = self
             .sensor
             .as_ref()
-            .ok_or_else(|| SimError::Input("set_beams must be called before trace".into()))?;
+            .ok_or_else(|| SimError::Input("set_sensor must be called before a frame".into()))?;
+        let (sun_direction, sun_irradiance) = match settings.sun {
+            Some(sun) if sun.irradiance > 0.0 => {
+                let d = sun.direction.normalize_or_zero();
+                if d == Vec3::ZERO || !d.is_finite() || !sun.irradiance.is_finite() {
+                    return Err(SimError::Input("the sun direction must be a finite non-zero vector".into()));
+                }
+                (d.to_array(), sun.irradiance)
+            }
+            _ => ([0.0, 0.0, 1.0], 0.0),
+        };
+        let seed_lo = settings.seed as u32;
+        let seed_hi = (settings.seed >> 32) as u32;
         let params = FrameParams {
             sensor_to_world: m.to_cols_array(),
+            sun_direction,
+            sun_irradiance,
             beam_count: sensor.beam_count,
             subray_count: sensor.subray_count,
+            slots: sensor.slots,
             min_range: settings.min_range,
             max_range: settings.max_range,
-            threshold: settings.threshold,
+            seed_lo,
+            seed_hi,
+            frame: settings.frame,
+        };
+        let mut wave = settings.waveform;
+        wave.records_per_beam = sensor.subray_count * sensor.slots;
+        wave.beam_count = sensor.beam_count;
+        wave.max_returns = wave.max_returns.clamp(1, sensor.max_returns);
+        wave.seed_lo = seed_lo;
+        wave.seed_hi = seed_hi;
+        wave.frame = settings.frame;
+        wave.min_range = settings.min_range;
+        wave.max_range = settings.max_range;
+        let compact = CompactParams {
+            beam_count: sensor.beam_count,
+            max_returns: sensor.max_returns,
             pad0: 0,
             pad1: 0,
-            pad2: 0,
         };
         let width = sensor.beam_count * sensor.subray_count;
-        let record_bytes = width as u64 * std::mem::size_of::<ReturnRecord>() as u64;
         let host_start = Instant::now();
         let scene = &mut self.scene;
-        let pipeline = &self.pipeline;
+        let (trace, waveform, compactor) = (&self.trace, &self.waveform, &self.compact);
         let ts = &self.timestamps;
         let tlas_update = self.recorder.run(|rec| {
             ts.reset(rec);
@@ -245,30 +357,63 @@ impl Simulator {
                 .record_update(rec)
                 .map_err(|e| crate::gpu::GpuError::Usage(e.to_string()))?;
             ts.write(rec, TS_TLAS)?;
-            rec.trace_rays(pipeline, bytemuck::bytes_of(&params), width, 1)?;
+            rec.trace_rays(trace, bytemuck::bytes_of(&params), width, 1)?;
             rec.barrier();
             ts.write(rec, TS_TRACE)?;
-            rec.copy_buffer(&sensor.returns, &sensor.readback, record_bytes)?;
+            // One workgroup per beam; the dispatch grid's x is limited (65535 on many
+            // devices), so beams spread over y too and the shader flattens the index.
+            let gx = sensor.beam_count.min(65_535);
+            let gy = sensor.beam_count.div_ceil(gx);
+            rec.dispatch(waveform, bytemuck::bytes_of(&wave), [gx, gy, 1])?;
             rec.barrier();
-            ts.write(rec, TS_COPY)?;
+            ts.write(rec, TS_WAVEFORM)?;
+            rec.dispatch(compactor, bytemuck::bytes_of(&compact), [1, 1, 1])?;
+            rec.barrier();
+            ts.write(rec, TS_COMPACT)?;
             Ok(update)
         })?;
         let host_frame_ms = host_start.elapsed().as_secs_f64() * 1e3;
         let read_start = Instant::now();
-        let returns = sensor.readback.read::<ReturnRecord>(width as usize)?;
+        let total = sensor.total.read::<u32>(1)?[0] as usize;
+        let points = sensor.points.read::<GpuPoint>(total)?;
         let host_readback_ms = read_start.elapsed().as_secs_f64() * 1e3;
+        let records = if capture.records {
+            Some(read_device(&self.ctx, &sensor.records, width as usize * sensor.slots as usize)?)
+        } else {
+            None
+        };
+        let echoes = if capture.echoes {
+            let slots = (sensor.beam_count * sensor.max_returns) as usize;
+            Some((
+                read_device(&self.ctx, &sensor.echoes, slots)?,
+                read_device(&self.ctx, &sensor.counts, sensor.beam_count as usize)?,
+            ))
+        } else {
+            None
+        };
         let t = self.timestamps.read_ns()?;
         let ms = |a: u32, b: u32| ((t[b as usize] - t[a as usize]) / 1e6).max(0.0);
         Ok(FrameOutput {
-            returns,
+            points,
+            records,
+            echoes,
             times: PassTimes {
                 tlas_ms: ms(TS_START, TS_TLAS),
                 trace_ms: ms(TS_TLAS, TS_TRACE),
-                copy_ms: ms(TS_TRACE, TS_COPY),
+                waveform_ms: ms(TS_TRACE, TS_WAVEFORM),
+                compaction_ms: ms(TS_WAVEFORM, TS_COMPACT),
                 host_frame_ms,
                 host_readback_ms,
                 tlas_update,
             },
         })
     }
+}
+
+/// Copies `count` values out of a device-local buffer through a staging buffer.
+fn read_device<T: bytemuck::Pod>(ctx: &Arc<Context>, src: &Buffer, count: usize) -> Result<Vec<T>, SimError> {
+    let bytes = (count * std::mem::size_of::<T>()) as u64;
+    let staging = Buffer::new(ctx, "capture", bytes, BufferUsageFlags::TRANSFER_DST, MemoryLocation::GpuToCpu)?;
+    crate::gpu::run_once(ctx, |rec| rec.copy_buffer(src, &staging, bytes))?;
+    Ok(staging.read(count)?)
 }

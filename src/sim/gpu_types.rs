@@ -21,7 +21,11 @@ pub struct GpuSubRay {
     pub dh: f32,
     pub dv: f32,
     pub weight: f32,
-    pub pad: f32,
+    pub jitter_h: f32,
+    pub jitter_v: f32,
+    pub pad0: f32,
+    pub pad1: f32,
+    pub pad2: f32,
 }
 
 #[repr(C)]
@@ -30,8 +34,30 @@ pub struct GpuGeometry {
     pub index_address: u64,
     pub position_address: u64,
     pub normal_address: u64,
+    /// 0 when the primitive has no texture coordinates.
+    pub uv_address: u64,
     pub material: u32,
-    pub pad: u32,
+    /// Index into the alpha texture table, or [`NO_TEXTURE`].
+    pub alpha_texture: u32,
+    /// glTF alphaCutoff for MASK materials; 0 for opaque ones (every hit kept).
+    pub alpha_cutoff: f32,
+    /// baseColorFactor alpha.
+    pub alpha_factor: f32,
+}
+
+pub const NO_TEXTURE: u32 = u32::MAX;
+
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Pod, Zeroable, PartialEq)]
+pub struct GpuAlphaTexture {
+    pub offset: u32,
+    pub width: u32,
+    pub height: u32,
+    pub wrap_s: u32,
+    pub wrap_t: u32,
+    pub pad0: u32,
+    pub pad1: u32,
+    pub pad2: u32,
 }
 
 #[repr(C)]
@@ -43,127 +69,68 @@ pub struct GpuInstanceInfo {
     pub pad1: u32,
 }
 
+/// Material classes as the shaders know them.
+pub mod material_class {
+    pub const GENERAL: u32 = 0;
+    pub const RETROREFLECTIVE: u32 = 1;
+    pub const TRANSPARENT: u32 = 2;
+    pub const ABSORBENT: u32 = 3;
+}
+
+/// Samples of each material's R(θ) table beyond the first: θ = 0°…90° in 0.25° steps.
+pub const REFLECTANCE_STEPS: u32 = 360;
+
 #[repr(C)]
 #[derive(Debug, Clone, Copy, Pod, Zeroable, PartialEq)]
 pub struct GpuMaterial {
-    pub reflectance: f32,
-    pub pad0: f32,
-    pub pad1: f32,
-    pub pad2: f32,
-}
-
-/// What one sub-ray returned (written by the GPU, or by the CPU reference).
-#[repr(C)]
-#[derive(Debug, Clone, Copy, Pod, Zeroable, PartialEq, Default)]
-pub struct ReturnRecord {
-    /// Range (m); 0 when nothing was hit.
-    pub range: f32,
-    /// s_i = w_i R(θ) / r².
-    pub signal: f32,
-    /// R(θ) of the surface, Lambertian units.
-    pub reflectance: f32,
-    pub cos_incidence: f32,
-    /// World-frame shading normal facing the ray.
-    pub normal: [f32; 3],
-    /// Scene instance id (0 = no hit).
-    pub instance_id: u32,
-    pub material: u32,
     pub class_id: u32,
-    pub flags: u32,
+    pub transmission: f32,
+    pub table_offset: u32,
     pub pad: u32,
-}
-
-impl ReturnRecord {
-    pub const HIT: u32 = 1;
-    pub const DETECTED: u32 = 2;
-
-    pub fn hit(&self) -> bool {
-        self.flags & Self::HIT != 0
-    }
-
-    pub fn detected(&self) -> bool {
-        self.flags & Self::DETECTED != 0
-    }
 }
 
 #[repr(C)]
 #[derive(Debug, Clone, Copy, Pod, Zeroable, PartialEq)]
 pub struct FrameParams {
     pub sensor_to_world: [f32; 16],
+    pub sun_direction: [f32; 3],
+    pub sun_irradiance: f32,
     pub beam_count: u32,
     pub subray_count: u32,
+    pub slots: u32,
     pub min_range: f32,
     pub max_range: f32,
-    pub threshold: f32,
+    pub seed_lo: u32,
+    pub seed_hi: u32,
+    pub frame: u32,
+}
+
+/// One point as the compaction pass writes it (sensor frame).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Pod, Zeroable, PartialEq, Default)]
+pub struct GpuPoint {
+    pub x: f32,
+    pub y: f32,
+    pub z: f32,
+    pub intensity: f32,
+    pub range: f32,
+    pub epw: f32,
+    pub ambient: f32,
+    pub beam: u32,
+    pub instance_id: u32,
+    pub class_id: u32,
+    pub material: u32,
+    pub return_index: u32,
+    pub return_count: u32,
+}
+
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Pod, Zeroable, PartialEq)]
+pub struct CompactParams {
+    pub beam_count: u32,
+    pub max_returns: u32,
     pub pad0: u32,
     pub pad1: u32,
-    pub pad2: u32,
-}
-
-macro_rules! layout {
-    ($t:ty, $name:literal, [$($field:ident),* $(,)?]) => {
-        HostLayout {
-            name: $name,
-            members: vec![$((stringify!($field), offset_of!($t, $field) as u32)),*],
-            size: size_of::<$t>() as u32,
-        }
-    };
-}
-
-/// Every struct shared with the shaders, with its host layout.
-pub fn host_layouts() -> Vec<HostLayout> {
-    vec![
-        layout!(GpuBeam, "Beam", [direction, time, origin, ring]),
-        layout!(GpuSubRay, "SubRay", [dh, dv, weight, pad]),
-        layout!(
-            GpuGeometry,
-            "Geometry",
-            [
-                index_address,
-                position_address,
-                normal_address,
-                material,
-                pad
-            ]
-        ),
-        layout!(
-            GpuInstanceInfo,
-            "InstanceInfo",
-            [instance_id, class_id, pad0, pad1]
-        ),
-        layout!(GpuMaterial, "Material", [reflectance, pad0, pad1, pad2]),
-        layout!(
-            ReturnRecord,
-            "ReturnRecord",
-            [
-                range,
-                signal,
-                reflectance,
-                cos_incidence,
-                normal,
-                instance_id,
-                material,
-                class_id,
-                flags,
-                pad
-            ]
-        ),
-        layout!(
-            FrameParams,
-            "FrameParams",
-            [
-                sensor_to_world,
-                beam_count,
-                subray_count,
-                min_range,
-                max_range,
-                threshold,
-                pad0,
-                pad1,
-                pad2
-            ]
-        ),
-    ]
 }
 
 /// One return of one sub-ray (the full model's trace output; `docs` of the fields in
@@ -272,4 +239,146 @@ pub mod curve_model {
     pub const ROOT4: u32 = 5;
     /// r_L = a + b·ln R (paper 004's logarithmic fit): R_L(r) = exp((r − a)/b).
     pub const LOGARITHMIC: u32 = 6;
+}
+
+macro_rules! layout {
+    ($t:ty, $name:literal, [$($field:ident),* $(,)?]) => {
+        HostLayout {
+            name: $name,
+            members: vec![$((stringify!($field), offset_of!($t, $field) as u32)),*],
+            size: size_of::<$t>() as u32,
+        }
+    };
+}
+
+/// Every struct the trace shaders share with the host, with its host layout.
+pub fn trace_layouts() -> Vec<HostLayout> {
+    vec![
+        layout!(GpuBeam, "Beam", [direction, time, origin, ring]),
+        layout!(
+            GpuSubRay,
+            "SubRay",
+            [dh, dv, weight, jitter_h, jitter_v, pad0, pad1, pad2]
+        ),
+        layout!(
+            GpuGeometry,
+            "Geometry",
+            [
+                index_address,
+                position_address,
+                normal_address,
+                uv_address,
+                material,
+                alpha_texture,
+                alpha_cutoff,
+                alpha_factor
+            ]
+        ),
+        layout!(
+            GpuAlphaTexture,
+            "AlphaTexture",
+            [offset, width, height, wrap_s, wrap_t, pad0, pad1, pad2]
+        ),
+        layout!(GpuInstanceInfo, "InstanceInfo", [instance_id, class_id, pad0, pad1]),
+        layout!(GpuMaterial, "Material", [class_id, transmission, table_offset, pad]),
+        layout!(
+            SubRayRecord,
+            "SubRayRecord",
+            [range, signal, ambient, instance_id, class_id, material]
+        ),
+        layout!(
+            FrameParams,
+            "FrameParams",
+            [
+                sensor_to_world,
+                sun_direction,
+                sun_irradiance,
+                beam_count,
+                subray_count,
+                slots,
+                min_range,
+                max_range,
+                seed_lo,
+                seed_hi,
+                frame
+            ]
+        ),
+    ]
+}
+
+/// The structs of the waveform and compaction passes.
+pub fn echo_layouts() -> Vec<HostLayout> {
+    vec![
+        layout!(
+            SubRayRecord,
+            "SubRayRecord",
+            [range, signal, ambient, instance_id, class_id, material]
+        ),
+        layout!(
+            Echo,
+            "Echo",
+            [
+                range,
+                amplitude,
+                epw,
+                reflectance,
+                ambient,
+                instance_id,
+                class_id,
+                material,
+                return_index,
+                return_count
+            ]
+        ),
+        layout!(
+            WaveformParams,
+            "WaveformParams",
+            [
+                sigma_r,
+                bin_width,
+                threshold,
+                ambient_k,
+                estimator,
+                return_mode,
+                max_returns,
+                min_separation,
+                curve_model,
+                curve_a,
+                curve_b,
+                range_sigma,
+                range_sigma_snr,
+                amplitude_noise,
+                pd_width,
+                false_alarm_rate,
+                min_range,
+                max_range,
+                seed_lo,
+                seed_hi,
+                frame,
+                records_per_beam,
+                beam_count,
+                pad0
+            ]
+        ),
+        layout!(
+            GpuPoint,
+            "Point",
+            [
+                x,
+                y,
+                z,
+                intensity,
+                range,
+                epw,
+                ambient,
+                beam,
+                instance_id,
+                class_id,
+                material,
+                return_index,
+                return_count
+            ]
+        ),
+        layout!(CompactParams, "CompactParams", [beam_count, max_returns, pad0, pad1]),
+    ]
 }

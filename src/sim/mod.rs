@@ -1,15 +1,17 @@
-//! The frame pipeline: beams → trace → return records → points. Knows LiDAR; talks to
-//! the GPU only through `crate::gpu`'s owners, never through raw handles.
+//! The frame pipeline: beams → sub-rays → trace → return records → waveform → echoes →
+//! points. Knows LiDAR; talks to the GPU only through `crate::gpu`'s owners, never
+//! through raw handles.
 
 mod frame;
 pub mod gpu_types;
 mod points;
 mod scene_gpu;
 mod shaders;
+pub mod tables;
 
-pub use frame::{FrameOutput, PassTimes, Simulator, TraceSettings};
-pub use gpu_types::ReturnRecord;
-pub use points::{beam_directions, gpu_beams, returns_to_points};
+pub use frame::{Capture, FrameOutput, FrameSettings, PassTimes, Simulator, Sun, MAX_RETURNS};
+pub use gpu_types::{Echo, GpuPoint, GpuSubRay, SubRayRecord, WaveformParams};
+pub use points::{gpu_beams, to_point_cloud};
 pub use scene_gpu::SceneStats;
 
 use crate::gpu::GpuError;

@@ -1,10 +1,9 @@
-//! From return records to points — shared by the GPU pipeline and the CPU reference, so
-//! both produce points the same way.
+//! From the GPU's (or the CPU reference's) point records to the point cloud written to
+//! files: the beam's own angles, ring and firing time are filled in here.
 
-use super::gpu_types::{GpuBeam, ReturnRecord};
+use super::gpu_types::{GpuBeam, GpuPoint};
 use crate::output::{Point, PointCloud};
 use crate::sensor::Beam;
-use glam::Vec3;
 
 /// The beams as the shaders read them.
 pub fn gpu_beams(beams: &[Beam]) -> Vec<GpuBeam> {
@@ -19,45 +18,39 @@ pub fn gpu_beams(beams: &[Beam]) -> Vec<GpuBeam> {
         .collect()
 }
 
-/// Unit beam directions in the sensor frame, exactly as uploaded to the GPU.
-pub fn beam_directions(beams: &[Beam]) -> Vec<Vec3> {
-    beams.iter().map(Beam::direction).collect()
-}
-
-/// One point per beam whose (thin-ray) return was detected, in the sensor frame.
-/// `returns` holds `subrays` records per beam; with sub-rays this picks the strongest
-/// detected record (the echo stage of the full model replaces this).
-pub fn returns_to_points(beams: &[Beam], returns: &[ReturnRecord], subrays: usize) -> PointCloud {
-    let subrays = subrays.max(1);
-    let mut points = Vec::new();
-    for (bi, beam) in beams.iter().enumerate() {
-        let records = returns.get(bi * subrays..(bi + 1) * subrays).unwrap_or(&[]);
-        let best = records
+/// Points in the sensor frame, in beam order then return order.
+pub fn to_point_cloud(beams: &[Beam], points: &[GpuPoint]) -> PointCloud {
+    PointCloud {
+        points: points
             .iter()
-            .filter(|r| r.detected())
-            .max_by(|a, b| a.signal.total_cmp(&b.signal));
-        let Some(r) = best else { continue };
-        let p = beam.origin + beam.direction() * r.range;
-        // For a beam that fully hits one surface, the apparent reflectance is R(θ):
-        // peak · r² / P_scale with Σw = 1 (DESIGN §4).
-        let weight_sum = 1.0;
-        points.push(Point {
-            x: p.x,
-            y: p.y,
-            z: p.z,
-            intensity: r.signal * r.range * r.range / weight_sum,
-            range: r.range,
-            ring: beam.ring as u16,
-            azimuth: beam.azimuth,
-            elevation: beam.elevation,
-            beam: bi as u32,
-            instance: r.instance_id,
-            class: r.class_id as u16,
-            material: r.material as u16,
-            time: beam.time,
-            return_count: 1,
-            ..Default::default()
-        });
+            .map(|p| {
+                let beam = beams.get(p.beam as usize).copied().unwrap_or(Beam {
+                    azimuth: 0.0,
+                    elevation: 0.0,
+                    time: 0.0,
+                    ring: 0,
+                    origin: glam::Vec3::ZERO,
+                });
+                Point {
+                    x: p.x,
+                    y: p.y,
+                    z: p.z,
+                    intensity: p.intensity,
+                    range: p.range,
+                    ring: beam.ring as u16,
+                    azimuth: beam.azimuth,
+                    elevation: beam.elevation,
+                    beam: p.beam,
+                    instance: p.instance_id,
+                    class: p.class_id as u16,
+                    epw: p.epw,
+                    return_index: p.return_index as u16,
+                    return_count: p.return_count as u16,
+                    material: p.material as u16,
+                    ambient: p.ambient,
+                    time: beam.time,
+                }
+            })
+            .collect(),
     }
-    PointCloud { points }
 }

@@ -1,7 +1,8 @@
 //! A scene on the GPU: packed mesh buffers, one compacted BLAS per mesh, the geometry,
 //! instance and material tables the hit shaders read, and the TLAS over all instances.
 
-use super::gpu_types::{GpuGeometry, GpuInstanceInfo, GpuMaterial};
+use super::gpu_types::{GpuGeometry, GpuInstanceInfo};
+use super::tables::SceneTables;
 use super::SimError;
 use crate::gpu::{
     build_blases, AccelerationStructure, Buffer, BufferUsageFlags, Context, Recording, Tlas,
@@ -32,9 +33,14 @@ pub struct GpuScene {
     pub(super) geometries: Buffer,
     pub(super) instances: Buffer,
     pub(super) materials: Buffer,
+    pub(super) reflectance: Buffer,
+    pub(super) textures: Buffer,
+    pub(super) texels: Buffer,
     _indices: Buffer,
     _positions: Buffer,
     _normals: Buffer,
+    _uvs: Buffer,
+    pub(super) tables: SceneTables,
     tlas_instances: Vec<TlasInstance>,
     dirty: bool,
     pub stats: SceneStats,
@@ -55,7 +61,11 @@ impl GpuScene {
         material_map: &[u32],
     ) -> Result<GpuScene, SimError> {
         let start = Instant::now();
+        let tables = SceneTables::new(scene, db, material_map).map_err(SimError::Scene)?;
         let mut positions: Vec<[f32; 3]> = Vec::new();
+        let mut uvs: Vec<[f32; 2]> = Vec::new();
+        // UV offset per geometry (None: the primitive has no texture coordinates).
+        let mut uv_ranges: Vec<Option<u64>> = Vec::new();
         let mut normals: Vec<[f32; 3]> = Vec::new();
         let mut indices: Vec<u32> = Vec::new();
         // (position offset, index offset, vertex count, triangle count, material) per geometry.
@@ -71,7 +81,10 @@ impl GpuScene {
                 )));
             }
             for (pi, p) in mesh.primitives.iter().enumerate() {
-                if p.normals.len() != p.positions.len() || p.indices.len() % 3 != 0 {
+                if p.normals.len() != p.positions.len()
+                    || p.indices.len() % 3 != 0
+                    || !(p.uvs.is_empty() || p.uvs.len() == p.positions.len())
+                {
                     return Err(SimError::Scene(format!(
                         "mesh '{}' primitive {pi}: {} positions, {} normals, {} indices",
                         mesh.name,
@@ -99,6 +112,12 @@ impl GpuScene {
                     material,
                 ));
                 triangles += (p.indices.len() / 3) as u64;
+                if p.uvs.is_empty() {
+                    uv_ranges.push(None);
+                } else {
+                    uv_ranges.push(Some(uvs.len() as u64));
+                    uvs.extend(p.uvs.iter().map(|v| v.to_array()));
+                }
                 positions.extend(p.positions.iter().map(|v| v.to_array()));
                 normals.extend(p.normals.iter().map(|v| v.to_array()));
                 indices.extend_from_slice(&p.indices);
@@ -109,14 +128,20 @@ impl GpuScene {
         let positions_buf = Buffer::upload(ctx, "positions", &positions, input)?;
         let normals_buf = Buffer::upload(ctx, "normals", &normals, input)?;
         let indices_buf = Buffer::upload(ctx, "indices", &indices, input)?;
+        let uvs_buf = Buffer::upload(ctx, "texture coordinates", &uvs, input)?;
         let geometry_table: Vec<GpuGeometry> = ranges
             .iter()
-            .map(|&(pos, idx, _, _, material)| GpuGeometry {
+            .zip(&tables.geometries)
+            .zip(&uv_ranges)
+            .map(|((&(pos, idx, _, _, _), info), uv)| GpuGeometry {
                 index_address: indices_buf.device_address() + idx * 4,
                 position_address: positions_buf.device_address() + pos * 12,
                 normal_address: normals_buf.device_address() + pos * 12,
-                material,
-                pad: 0,
+                uv_address: uv.map(|o| uvs_buf.device_address() + o * 8).unwrap_or(0),
+                material: info.material,
+                alpha_texture: info.alpha_texture,
+                alpha_cutoff: info.alpha_cutoff,
+                alpha_factor: info.alpha_factor,
             })
             .collect();
         let mut blas_inputs = Vec::with_capacity(scene.meshes.len());
@@ -133,7 +158,7 @@ impl GpuScene {
                         vertex_count: ranges[g].2,
                         index_address: geometry_table[g].index_address,
                         triangle_count: ranges[g].3,
-                        opaque: true,
+                        opaque: !tables.geometries[g].needs_any_hit,
                     })
                     .collect(),
             );
@@ -158,9 +183,10 @@ impl GpuScene {
             }
             tlas_instances.push(TlasInstance {
                 transform: row_major_3x4(&inst.transform),
+                // Both the geometry table and the SBT's hit records are per geometry.
                 custom_index: mesh_first_geometry[inst.mesh as usize],
                 mask: 0xff,
-                sbt_offset: 0,
+                sbt_offset: mesh_first_geometry[inst.mesh as usize],
                 blas_address: blas.device_address(),
             });
             instance_table.push(GpuInstanceInfo {
@@ -170,20 +196,13 @@ impl GpuScene {
                 pad1: 0,
             });
         }
-        let material_table: Vec<GpuMaterial> = db
-            .materials
-            .iter()
-            .map(|m| GpuMaterial {
-                reflectance: m.reflectance,
-                pad0: 0.0,
-                pad1: 0.0,
-                pad2: 0.0,
-            })
-            .collect();
         let table = BufferUsageFlags::STORAGE_BUFFER;
         let geometries = Buffer::upload(ctx, "geometry table", &geometry_table, table)?;
         let instances = Buffer::upload(ctx, "instance table", &instance_table, table)?;
-        let materials = Buffer::upload(ctx, "material table", &material_table, table)?;
+        let materials = Buffer::upload(ctx, "material table", &tables.materials, table)?;
+        let reflectance = Buffer::upload(ctx, "reflectance tables", &tables.reflectance, table)?;
+        let textures = Buffer::upload(ctx, "alpha textures", &tables.textures, table)?;
+        let texels = Buffer::upload(ctx, "alpha texels", &tables.texels, table)?;
         let tlas = Tlas::new(ctx, tlas_instances.len() as u32)?;
         let stats = SceneStats {
             meshes: scene.meshes.len(),
@@ -199,9 +218,14 @@ impl GpuScene {
             geometries,
             instances,
             materials,
+            reflectance,
+            textures,
+            texels,
             _indices: indices_buf,
             _positions: positions_buf,
             _normals: normals_buf,
+            _uvs: uvs_buf,
+            tables,
             tlas_instances,
             dirty: true,
             stats,

@@ -5,10 +5,12 @@
 
 use beamtrace::gpu::{Context, ContextOptions};
 use beamtrace::material::{MaterialDb, MaterialMapping};
-use beamtrace::reference::CpuSimulator;
+use beamtrace::reference::{CpuFrame, CpuSimulator};
 use beamtrace::scene::Scene;
 use beamtrace::sensor::Beam;
-use beamtrace::sim::{ReturnRecord, Simulator, TraceSettings};
+use beamtrace::sim::{
+    Capture, FrameSettings, GpuSubRay, Simulator, SubRayRecord, Sun, WaveformParams,
+};
 use glam::{Affine3A, Vec3};
 use std::sync::Arc;
 
@@ -44,12 +46,54 @@ pub fn grid(az: (f32, f32), el: (f32, f32), step_deg: f32) -> Vec<Beam> {
     beams
 }
 
-/// A very low threshold: every hit counts as detected.
-pub fn settings(max_range: f32) -> TraceSettings {
-    TraceSettings {
+/// The ideal thin ray: one sub-ray at the beam centre.
+pub const THIN: GpuSubRay = GpuSubRay {
+    dh: 0.0,
+    dv: 0.0,
+    weight: 1.0,
+    jitter_h: 0.0,
+    jitter_v: 0.0,
+    pad0: 0.0,
+    pad1: 0.0,
+    pad2: 0.0,
+};
+
+/// Range window and frame of a trace test.
+#[derive(Debug, Clone, Copy)]
+pub struct Trace {
+    pub pose: Affine3A,
+    pub min_range: f32,
+    pub max_range: f32,
+    pub sun: Option<Sun>,
+    pub seed: u64,
+    pub frame: u32,
+    pub slots: u32,
+}
+
+pub fn trace(pose: Affine3A, max_range: f32) -> Trace {
+    Trace {
+        pose,
         min_range: 0.05,
         max_range,
+        sun: None,
+        seed: 0,
+        frame: 0,
+        slots: 1,
+    }
+}
+
+/// A waveform stage that detects every return (tiny threshold, noise off): 5 ns pulse.
+pub fn permissive_waveform() -> WaveformParams {
+    let fwhm = 299_792_458.0f32 * 5e-9 / 2.0;
+    let sigma = fwhm / (2.0 * (2.0f32 * 2.0f32.ln()).sqrt());
+    WaveformParams {
+        sigma_r: sigma,
+        bin_width: (sigma / 4.0).min(0.05),
         threshold: 1e-12,
+        max_returns: 4,
+        return_mode: beamtrace::sim::gpu_types::return_mode::ALL,
+        min_separation: 0.5,
+        ..Default::default()
     }
 }
 
@@ -61,34 +105,66 @@ pub fn materials(scene: &Scene) -> (MaterialDb, Vec<u32>) {
     (db, map)
 }
 
-/// Traces `beams` (thin rays) from `pose` on the GPU; checks validation afterwards.
-pub fn gpu_trace(
-    scene: &Scene,
-    beams: &[Beam],
-    pose: Affine3A,
-    settings: &TraceSettings,
-) -> Vec<ReturnRecord> {
+/// The GPU's return records of `beams` × `subrays` (all slots), validation checked.
+pub fn gpu_records(scene: &Scene, beams: &[Beam], subrays: &[GpuSubRay], t: &Trace) -> Vec<SubRayRecord> {
     let ctx = context();
     let (db, map) = materials(scene);
     let mut sim = Simulator::new(&ctx, scene, &db, &map).expect("simulator");
-    sim.set_beams(beams, &[(0.0, 0.0, 1.0)]).expect("beams");
-    let out = sim.trace(pose, settings).expect("trace");
+    sim.set_sensor(beams, subrays, t.slots, 4).expect("sensor");
+    let out = sim
+        .frame(
+            &FrameSettings {
+                sensor_to_world: t.pose,
+                min_range: t.min_range,
+                max_range: t.max_range,
+                sun: t.sun,
+                seed: t.seed,
+                frame: t.frame,
+                waveform: permissive_waveform(),
+            },
+            Capture {
+                records: true,
+                echoes: false,
+            },
+        )
+        .expect("frame");
     drop(sim);
     assert_no_validation_messages(&ctx);
-    out.returns
+    out.records.expect("captured records")
 }
 
-pub fn cpu_trace(
-    scene: &Scene,
-    beams: &[Beam],
-    pose: Affine3A,
-    settings: &TraceSettings,
-) -> Vec<ReturnRecord> {
+/// The thin-ray record (slot 0) of each beam.
+pub fn gpu_trace(scene: &Scene, beams: &[Beam], pose: Affine3A, max_range: f32) -> Vec<SubRayRecord> {
+    gpu_records(scene, beams, &[THIN], &trace(pose, max_range))
+}
+
+pub fn cpu_records(scene: &Scene, beams: &[Beam], subrays: &[GpuSubRay], t: &Trace) -> Vec<SubRayRecord> {
     let (db, map) = materials(scene);
     let cpu = CpuSimulator::new(scene, &db, &map).expect("cpu reference");
-    cpu.trace(beams, &[(0.0, 0.0, 1.0)], pose, settings)
+    cpu.trace(
+        beams,
+        subrays,
+        &CpuFrame {
+            sensor_to_world: t.pose,
+            min_range: t.min_range,
+            max_range: t.max_range,
+            sun: t.sun,
+            seed: t.seed,
+            frame: t.frame,
+            slots: t.slots,
+        },
+    )
 }
 
 pub fn procedural(spec: &str) -> Scene {
     beamtrace::job::procedural_scene(spec).expect("procedural scene")
+}
+
+/// R(θ) the record implies for a whole (weight 1) sub-ray: s·r².
+pub fn reflectance(r: &SubRayRecord) -> f32 {
+    r.signal * r.range * r.range
+}
+
+pub fn hit(r: &SubRayRecord) -> bool {
+    !r.is_empty()
 }

@@ -1,0 +1,91 @@
+#version 460
+// Prefix-sum compaction of the per-beam echo slots into a dense point buffer, in beam
+// order then return order (deterministic). One workgroup: each invocation sums a
+// contiguous chunk of beams, the workgroup scans the chunk sums in shared memory, then
+// each invocation writes its chunk's points at its offset.
+#extension GL_EXT_scalar_block_layout : require
+#include "common.glsl"
+#include "waveform_types.glsl"
+
+layout(local_size_x = 1024) in;
+
+struct Point {
+    float x;
+    float y;
+    float z;
+    float intensity;            // apparent reflectance
+    float range;
+    float epw;
+    float ambient;
+    uint beam;
+    uint instance_id;
+    uint class_id;
+    uint material;
+    uint return_index;
+    uint return_count;
+};
+
+struct CompactParams {
+    uint beam_count;
+    uint max_returns;
+    uint pad0;
+    uint pad1;
+};
+
+layout(set = 0, binding = 0, scalar) readonly buffer Echoes { Echo echoes[]; };
+layout(set = 0, binding = 1, scalar) readonly buffer Counts { uint counts[]; };
+layout(set = 0, binding = 2, scalar) readonly buffer Beams { Beam beams[]; };
+layout(set = 0, binding = 3, scalar) writeonly buffer Points { Point points[]; };
+layout(set = 0, binding = 4, scalar) buffer Total { uint total; };
+
+layout(push_constant, scalar) uniform Push { CompactParams params; };
+
+shared uint sums[1024];
+
+void main() {
+    uint t = gl_LocalInvocationID.x;
+    uint chunk = (params.beam_count + 1023u) / 1024u;
+    uint first = min(t * chunk, params.beam_count);
+    uint last = min(first + chunk, params.beam_count);
+    uint sum = 0u;
+    for (uint b = first; b < last; ++b) {
+        sum += min(counts[b], params.max_returns);
+    }
+    sums[t] = sum;
+    barrier();
+    // Inclusive Hillis-Steele scan over the 1024 chunk sums.
+    for (uint step = 1u; step < 1024u; step <<= 1u) {
+        uint add = t >= step ? sums[t - step] : 0u;
+        barrier();
+        sums[t] += add;
+        barrier();
+    }
+    uint offset = sums[t] - sum;
+    if (t == 1023u) {
+        total = sums[1023];
+    }
+    for (uint b = first; b < last; ++b) {
+        uint n = min(counts[b], params.max_returns);
+        Beam beam = beams[b];
+        for (uint k = 0u; k < n; ++k) {
+            Echo e = echoes[b * params.max_returns + k];
+            vec3 p = beam.origin + beam.direction * e.range;
+            Point q;
+            q.x = p.x;
+            q.y = p.y;
+            q.z = p.z;
+            q.intensity = e.reflectance;
+            q.range = e.range;
+            q.epw = e.epw;
+            q.ambient = e.ambient;
+            q.beam = b;
+            q.instance_id = e.instance_id;
+            q.class_id = e.class_id;
+            q.material = e.material;
+            q.return_index = e.return_index;
+            q.return_count = e.return_count;
+            points[offset] = q;
+            offset += 1u;
+        }
+    }
+}

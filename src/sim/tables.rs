@@ -1,0 +1,186 @@
+//! The scene and material tables the hit shaders read — built once on the host and
+//! shared verbatim by the GPU upload and the CPU reference, so both answer from the same
+//! numbers: per-geometry material and alpha mask, per-material class and R(θ) table,
+//! alpha textures as bytes.
+
+use super::gpu_types::{
+    material_class, GpuAlphaTexture, GpuMaterial, NO_TEXTURE, REFLECTANCE_STEPS,
+};
+use crate::material::{MaterialClass, MaterialDb};
+use crate::scene::Scene;
+
+/// Hit groups of the trace pipeline, in SBT order. A geometry's group follows from its
+/// material class and whether it has an alpha mask.
+pub mod hit_group {
+    pub const GENERAL: u32 = 0;
+    pub const GENERAL_MASKED: u32 = 1;
+    pub const RETROREFLECTIVE: u32 = 2;
+    pub const RETROREFLECTIVE_MASKED: u32 = 3;
+    pub const ABSORBENT: u32 = 4;
+    pub const ABSORBENT_MASKED: u32 = 5;
+    pub const TRANSPARENT: u32 = 6;
+    pub const COUNT: u32 = 7;
+}
+
+/// What the shaders know of one geometry (a glTF primitive), besides its buffers.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct GeometryInfo {
+    /// IR material index.
+    pub material: u32,
+    pub alpha_texture: u32,
+    pub alpha_cutoff: f32,
+    pub alpha_factor: f32,
+    pub hit_group: u32,
+    /// Whether any-hit shaders must run (alpha mask or transparent).
+    pub needs_any_hit: bool,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct SceneTables {
+    /// Indexed by global geometry index = `mesh_first_geometry[mesh] + primitive`.
+    pub geometries: Vec<GeometryInfo>,
+    pub mesh_first_geometry: Vec<u32>,
+    pub materials: Vec<GpuMaterial>,
+    /// `REFLECTANCE_STEPS + 1` samples per material.
+    pub reflectance: Vec<f32>,
+    pub textures: Vec<GpuAlphaTexture>,
+    /// Alpha bytes of all textures, padded to whole u32 words.
+    pub texels: Vec<u8>,
+}
+
+fn class_id(c: MaterialClass) -> u32 {
+    match c {
+        MaterialClass::General => material_class::GENERAL,
+        MaterialClass::Retroreflective => material_class::RETROREFLECTIVE,
+        MaterialClass::Transparent => material_class::TRANSPARENT,
+        MaterialClass::Absorbent => material_class::ABSORBENT,
+    }
+}
+
+impl SceneTables {
+    /// `material_map[i]` is the IR material of scene material i.
+    pub fn new(scene: &Scene, db: &MaterialDb, material_map: &[u32]) -> Result<Self, String> {
+        let mut t = SceneTables::default();
+        for m in &db.materials {
+            t.materials.push(GpuMaterial {
+                class_id: class_id(m.class()),
+                transmission: m.transmission(),
+                table_offset: t.reflectance.len() as u32,
+                pad: 0,
+            });
+            for i in 0..=REFLECTANCE_STEPS {
+                let theta = (i as f32 * 90.0 / REFLECTANCE_STEPS as f32).to_radians();
+                t.reflectance.push(m.reflectance_at(theta.cos()).max(0.0));
+            }
+        }
+        for tex in &scene.alpha_textures {
+            if tex.width == 0 || tex.height == 0 || tex.alpha.len() != (tex.width * tex.height) as usize {
+                return Err(format!(
+                    "alpha texture of {}×{} texels holds {} bytes",
+                    tex.width,
+                    tex.height,
+                    tex.alpha.len()
+                ));
+            }
+            t.textures.push(GpuAlphaTexture {
+                offset: t.texels.len() as u32,
+                width: tex.width,
+                height: tex.height,
+                wrap_s: tex.wrap_s,
+                wrap_t: tex.wrap_t,
+                pad0: 0,
+                pad1: 0,
+                pad2: 0,
+            });
+            t.texels.extend_from_slice(&tex.alpha);
+        }
+        while t.texels.len() % 4 != 0 || t.texels.is_empty() {
+            t.texels.push(0);
+        }
+        for (mi, mesh) in scene.meshes.iter().enumerate() {
+            t.mesh_first_geometry.push(t.geometries.len() as u32);
+            for (pi, p) in mesh.primitives.iter().enumerate() {
+                let ir = *material_map.get(p.material as usize).ok_or_else(|| {
+                    format!("mesh {mi} primitive {pi} uses scene material {} of {}", p.material, material_map.len())
+                })?;
+                let sm = scene.materials.get(p.material as usize).ok_or_else(|| {
+                    format!("mesh {mi} primitive {pi} uses scene material {} of {}", p.material, scene.materials.len())
+                })?;
+                let class = t.materials.get(ir as usize).map(|m| m.class_id).ok_or_else(|| {
+                    format!("IR material {ir} out of range")
+                })?;
+                let masked = sm.alpha_mode_mask;
+                let alpha_texture = match (masked, sm.alpha_texture) {
+                    (true, Some(i)) if (i as usize) < t.textures.len() && !p.uvs.is_empty() => i,
+                    _ => NO_TEXTURE,
+                };
+                let hit_group = match (class, masked) {
+                    (material_class::TRANSPARENT, _) => hit_group::TRANSPARENT,
+                    (material_class::RETROREFLECTIVE, false) => hit_group::RETROREFLECTIVE,
+                    (material_class::RETROREFLECTIVE, true) => hit_group::RETROREFLECTIVE_MASKED,
+                    (material_class::ABSORBENT, false) => hit_group::ABSORBENT,
+                    (material_class::ABSORBENT, true) => hit_group::ABSORBENT_MASKED,
+                    (_, false) => hit_group::GENERAL,
+                    (_, true) => hit_group::GENERAL_MASKED,
+                };
+                t.geometries.push(GeometryInfo {
+                    material: ir,
+                    alpha_texture,
+                    alpha_cutoff: if masked { sm.alpha_cutoff } else { 0.0 },
+                    alpha_factor: sm.base_color[3],
+                    hit_group,
+                    needs_any_hit: masked || class == material_class::TRANSPARENT,
+                });
+            }
+        }
+        Ok(t)
+    }
+
+    /// R(θ) of material `m` exactly as the shaders interpolate it.
+    pub fn reflectance(&self, m: u32, cos_theta: f32) -> f32 {
+        let theta_deg = cos_theta.clamp(0.0, 1.0).acos().to_degrees();
+        let x = theta_deg * (REFLECTANCE_STEPS as f32 / 90.0);
+        let i = (x as u32).min(REFLECTANCE_STEPS - 1);
+        let f = (x - i as f32).clamp(0.0, 1.0);
+        let o = (self.materials[m as usize].table_offset + i) as usize;
+        let (a, b) = (self.reflectance[o], self.reflectance[o + 1]);
+        a + (b - a) * f
+    }
+
+    /// Whether geometry `g`'s alpha mask keeps a hit at `uv` (the GLSL `alpha_keeps`).
+    pub fn alpha_keeps(&self, g: &GeometryInfo, uv: Option<glam::Vec2>) -> bool {
+        match (g.alpha_texture, uv) {
+            (NO_TEXTURE, _) | (_, None) => g.alpha_factor >= g.alpha_cutoff,
+            (i, Some(uv)) => self.sample_alpha(i, uv) * g.alpha_factor >= g.alpha_cutoff,
+        }
+    }
+
+    /// Nearest-texel alpha, glTF uv (0, 0) at the image's top-left (the GLSL twin).
+    pub fn sample_alpha(&self, texture: u32, uv: glam::Vec2) -> f32 {
+        let t = &self.textures[texture as usize];
+        let x = wrap_texel((uv.x * t.width as f32).floor() as i32, t.width as i32, t.wrap_s);
+        let y = wrap_texel((uv.y * t.height as f32).floor() as i32, t.height as i32, t.wrap_t);
+        let i = t.offset as usize + y as usize * t.width as usize + x as usize;
+        self.texels[i] as f32 / 255.0
+    }
+
+    pub fn material_class(&self, m: u32) -> u32 {
+        self.materials[m as usize].class_id
+    }
+}
+
+fn wrap_texel(i: i32, n: i32, mode: u32) -> i32 {
+    match mode {
+        33071 => i.clamp(0, n - 1),
+        33648 => {
+            let period = 2 * n;
+            let k = i.rem_euclid(period);
+            if k < n {
+                k
+            } else {
+                period - 1 - k
+            }
+        }
+        _ => i.rem_euclid(n),
+    }
+}
