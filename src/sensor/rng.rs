@@ -75,7 +75,10 @@ mod tests {
         }
         let mean = s / n as f64;
         let var = s2 / n as f64 - mean * mean;
-        assert!(mean.abs() < 0.02 && (var - 1.0).abs() < 0.02, "{mean} {var}");
+        assert!(
+            mean.abs() < 0.02 && (var - 1.0).abs() < 0.02,
+            "{mean} {var}"
+        );
     }
 
     #[test]
