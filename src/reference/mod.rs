@@ -17,10 +17,12 @@ mod error;
 mod flatten;
 mod simulate;
 mod triangle;
+pub mod waveform;
 
 pub use bvh::{Bvh, Hit};
 pub use error::ReferenceError;
 pub use simulate::{subray_direction, CpuFrame, CpuSimulator};
+pub use waveform::{beam_echoes, echo_slots, frame_echoes};
 
 #[cfg(test)]
 mod tests;

@@ -1,0 +1,493 @@
+// The waveform stage: one workgroup per beam turns the beam's sub-ray return records
+// into echoes. The algorithm, step by step, is documented in src/reference/waveform.rs,
+// the CPU twin that this shader follows operation for operation (a GPU test compares
+// them). Memory is bounded by the records: bins exist only around the returned ranges,
+// evaluated in windows of WINDOW_BINS, never over [min_range, max_range].
+#version 460
+#extension GL_EXT_scalar_block_layout : require
+
+#include "waveform_types.glsl"
+#include "rng.glsl"
+
+layout(local_size_x = 64) in;
+
+layout(set = 0, binding = 0, scalar) readonly buffer Records { SubRayRecord records[]; };
+layout(set = 0, binding = 1, scalar) writeonly buffer Echoes { Echo echoes[]; };
+layout(set = 0, binding = 2, scalar) writeonly buffer Counts { uint counts[]; };
+layout(push_constant, scalar) uniform Push { WaveformParams p; };
+
+const uint GROUP = 64u;
+const uint MAX_RECORDS = 1024u;
+const int WINDOW_BINS = 1024;
+const uint MAX_RETURNS = 8u;
+const uint MAX_CANDIDATES = 64u;
+const uint MAX_FALSE_ALARMS = 8u;
+const uint NONE = 0xffffffffu;
+const float CLUSTER_GAP_SIGMAS = 8.0;
+const float PAD_SIGMAS = 5.0;
+const float MAX_TAPS = 1048576.0;
+const float MAX_CLUSTER_BINS = 16777216.0;
+
+// By slot while sorting, then in sorted order.
+shared float sh_range[MAX_RECORDS];
+shared float sh_signal[MAX_RECORDS];
+// Slot of the i-th record in sorted order (NONE past the used ones).
+shared uint sh_idx[MAX_RECORDS];
+shared float sh_bins[WINDOW_BINS];
+shared uint sh_used;
+shared Echo sh_cand[MAX_CANDIDATES];
+
+// Thread 0's state: the beam, the echo scan (carried across windows), the candidates.
+uint beam;
+uint base;
+float ambient;
+float t_eff;
+uint echo_counter;
+uint n_cand;
+
+float g_r_lo;
+float g_dr;
+int g_taps;
+float g_tap_c;
+
+float s_prev;
+bool s_in_run;
+float s_r0;
+int s_peak_k;
+float s_peak_v;
+float s_left;
+float s_right;
+bool s_need_right;
+int s_k_start;
+float s_sum_w;
+float s_sum_wk;
+
+bool is_used(SubRayRecord r) {
+    return r.signal > 0.0 && r.range > 0.0 && r.range < 1e30;
+}
+
+bool is_empty_slot(SubRayRecord r) {
+    return r.signal == 0.0 && r.range == 0.0;
+}
+
+// Step 1's total order on used slots (NONE sorts last).
+bool record_less(uint a, uint b) {
+    if (a == NONE) return false;
+    if (b == NONE) return true;
+    if (sh_range[a] != sh_range[b]) return sh_range[a] < sh_range[b];
+    if (sh_signal[a] != sh_signal[b]) return sh_signal[a] < sh_signal[b];
+    SubRayRecord ra = records[base + a];
+    SubRayRecord rb = records[base + b];
+    if (ra.instance_id != rb.instance_id) return ra.instance_id < rb.instance_id;
+    if (ra.class_id != rb.class_id) return ra.class_id < rb.class_id;
+    if (ra.material != rb.material) return ra.material < rb.material;
+    return a < b;
+}
+
+uint draw(uint stream) {
+    return rng_hash(p.seed_lo, p.seed_hi, p.frame, beam, stream);
+}
+
+// Standard normal CDF, Abramowitz & Stegun 7.1.26 (as normal_cdf in the reference).
+float normal_cdf(float x) {
+    float z = abs(x) * 0.70710678118654752440;
+    float t = 1.0 / (1.0 + 0.3275911 * z);
+    float poly = t * (0.254829592 + t * (-0.284496736 + t * (1.421413741
+        + t * (-1.453152027 + t * 1.061405429))));
+    float erfc_z = poly * exp(-z * z);
+    return x >= 0.0 ? 1.0 - 0.5 * erfc_z : 0.5 * erfc_z;
+}
+
+bool passes_curve(float r, float reflectance) {
+    float a = p.curve_a;
+    float b = p.curve_b;
+    float limit;
+    switch (p.curve_model) {
+    case 1u: limit = a + b * r; break;
+    case 2u: limit = a + b * (r * r); break;
+    case 3u: limit = b * (r * r); break;
+    case 4u: limit = b * (r * r * r); break;
+    case 5u: limit = b * (r * r * (r * r)); break;
+    case 6u: limit = exp((r - a) / b); break;
+    default: return true;
+    }
+    return reflectance >= limit;
+}
+
+float centre(int k) {
+    return g_r_lo + (float(k) + 0.5) * g_dr;
+}
+
+float tap(int d) {
+    if (d < -g_taps || d > g_taps) return 0.0;
+    float df = float(d);
+    return exp(-g_tap_c * (df * df));
+}
+
+// Waveform at bin k of the cluster [c0, c1) of sorted records.
+float bin_value(int k, uint c0, uint c1, float reach) {
+    float c = centre(k);
+    float lo = c - reach;
+    float hi = c + reach;
+    // First record with range >= lo.
+    uint a = c0;
+    uint b = c1;
+    while (a < b) {
+        uint m = (a + b) / 2u;
+        if (sh_range[m] < lo) a = m + 1u; else b = m;
+    }
+    float v = 0.0;
+    for (uint i = a; i < c1 && sh_range[i] <= hi; i++) {
+        float x = (sh_range[i] - g_r_lo) / g_dr - 0.5;
+        float jf = floor(x);
+        float f = x - jf;
+        int d0 = k - int(jf);
+        v += sh_signal[i] * (1.0 - f) * tap(d0);
+        v += sh_signal[i] * f * tap(d0 - 1);
+    }
+    return v;
+}
+
+void push_candidate(Echo e) {
+    if (n_cand < MAX_CANDIDATES) {
+        sh_cand[n_cand] = e;
+        n_cand++;
+        return;
+    }
+    uint weakest = 0u;
+    for (uint i = 0u; i < n_cand; i++) {
+        if (sh_cand[i].amplitude < sh_cand[weakest].amplitude) weakest = i;
+    }
+    if (e.amplitude > sh_cand[weakest].amplitude) sh_cand[weakest] = e;
+}
+
+// Step 5 for raw echo e: returns false when it is not detected.
+bool noise_and_detection(uint e, inout float range, inout float a) {
+    float t = t_eff;
+    if (p.amplitude_noise > 0.0) {
+        a *= max(1.0 + p.amplitude_noise * rng_gaussian(draw(stream_echo_noise(e, 2u)),
+                                                         draw(stream_echo_noise(e, 3u))), 0.0);
+    }
+    bool detected;
+    if (p.pd_width > 0.0 && t > 0.0) {
+        detected = rng_uniform(draw(stream_echo_noise(e, 4u)))
+            < normal_cdf((a - t) / (p.pd_width * t));
+    } else {
+        detected = a > t;
+    }
+    if (!detected) return false;
+    float snr_term = t > 0.0 ? p.range_sigma_snr * t / a : 0.0;
+    float sigma = sqrt(p.range_sigma * p.range_sigma + snr_term * snr_term);
+    if (sigma > 0.0) {
+        range += sigma * rng_gaussian(draw(stream_echo_noise(e, 0u)),
+                                      draw(stream_echo_noise(e, 1u)));
+    }
+    return true;
+}
+
+// Step 4 at the end of a run, then step 5.
+void emit(uint c0, uint c1, float r1) {
+    float offset = 0.0;
+    float amplitude = s_peak_v;
+    if (s_left > 0.0 && s_right > 0.0) {
+        float l = log(s_left / s_peak_v);
+        float r = log(s_right / s_peak_v);
+        float den = l + r;
+        if (den < 0.0) {
+            offset = clamp(0.5 * (l - r) / den, -0.5, 0.5);
+            amplitude = s_peak_v * exp(-0.25 * (l - r) * offset);
+        }
+    }
+    float r_peak = centre(s_peak_k) + offset * g_dr;
+    float range = r_peak;
+    if (p.estimator == 1u) {
+        range = s_r0;
+    } else if (p.estimator == 2u) {
+        range = centre(s_k_start) + g_dr * (s_sum_wk / s_sum_w);
+    }
+    uint best = c0;
+    float best_v = -1.0;
+    for (uint i = c0; i < c1; i++) {
+        float z = (r_peak - sh_range[i]) / p.sigma_r;
+        float w = sh_signal[i] * exp(-0.5 * z * z);
+        if (w > best_v) {
+            best_v = w;
+            best = i;
+        }
+    }
+    SubRayRecord dominant = records[base + sh_idx[best]];
+    uint e = echo_counter;
+    echo_counter++;
+    if (!noise_and_detection(e, range, amplitude)) return;
+    if (!(range >= p.min_range && range <= p.max_range)) return;
+    float reflectance = amplitude * range * range;
+    if (!passes_curve(range, reflectance)) return;
+    push_candidate(Echo(range, amplitude, r1 - s_r0, reflectance, ambient,
+                        dominant.instance_id, dominant.class_id, dominant.material, 0u, 0u));
+}
+
+void scan_bin(int k, float v, uint c0, uint c1) {
+    float t = t_eff;
+    if (s_need_right) {
+        s_right = v;
+        s_need_right = false;
+    }
+    if (v > t) {
+        if (!s_in_run) {
+            s_in_run = true;
+            s_r0 = centre(k - 1) + (t - s_prev) / (v - s_prev) * g_dr;
+            s_peak_k = k;
+            s_peak_v = v;
+            s_left = s_prev;
+            s_need_right = true;
+            s_k_start = k;
+            s_sum_w = 0.0;
+            s_sum_wk = 0.0;
+        } else if (v > s_peak_v) {
+            s_peak_k = k;
+            s_peak_v = v;
+            s_left = s_prev;
+            s_need_right = true;
+        }
+        float w = v - t;
+        s_sum_w += w;
+        s_sum_wk += w * float(k - s_k_start);
+    } else if (s_in_run) {
+        float r1 = centre(k - 1) + (s_prev - t) / (s_prev - v) * g_dr;
+        s_in_run = false;
+        emit(c0, c1, r1);
+    }
+    s_prev = v;
+}
+
+void false_alarms() {
+    if (!(p.false_alarm_rate > 0.0)) return;
+    float u = rng_uniform(draw(stream_false_alarm(0u)));
+    float prob = exp(-p.false_alarm_rate);
+    float cdf = prob;
+    uint n = 0u;
+    while (u >= cdf && n < MAX_FALSE_ALARMS) {
+        n++;
+        prob *= p.false_alarm_rate / float(n);
+        cdf += prob;
+    }
+    for (uint j = 0u; j < n; j++) {
+        float ur = rng_uniform(draw(stream_false_alarm(1u + 2u * j)));
+        float ua = rng_uniform(draw(stream_false_alarm(2u + 2u * j)));
+        float range = p.min_range + (p.max_range - p.min_range) * ur;
+        float e = -log(1.0 - ua);
+        float amplitude = t_eff * (1.0 + e);
+        push_candidate(Echo(range, amplitude, 2.0 * p.sigma_r * sqrt(2.0 * log(1.0 + e)),
+                            amplitude * range * range, ambient, 0u, 0u, 0u, 0u, 0u));
+    }
+}
+
+bool range_before(Echo a, Echo b) {
+    return a.range < b.range || (a.range == b.range && a.amplitude > b.amplitude);
+}
+
+bool stronger(Echo a, Echo b) {
+    return a.amplitude > b.amplitude || (a.amplitude == b.amplitude && a.range < b.range);
+}
+
+// Step 6, then the beam's output slots.
+void finish() {
+    uint n = n_cand;
+    for (uint i = 1u; i < n; i++) {
+        Echo x = sh_cand[i];
+        uint j = i;
+        while (j > 0u && range_before(x, sh_cand[j - 1u])) {
+            sh_cand[j] = sh_cand[j - 1u];
+            j--;
+        }
+        sh_cand[j] = x;
+    }
+    bool kept[MAX_CANDIDATES];
+    bool decided[MAX_CANDIDATES];
+    for (uint i = 0u; i < n; i++) {
+        kept[i] = false;
+        decided[i] = false;
+    }
+    for (uint it = 0u; it < n; it++) {
+        uint best = NONE;
+        for (uint i = 0u; i < n; i++) {
+            if (!decided[i] && (best == NONE || stronger(sh_cand[i], sh_cand[best]))) best = i;
+        }
+        decided[best] = true;
+        bool keep = true;
+        for (uint j = 0u; j < n; j++) {
+            if (kept[j] && !(abs(sh_cand[best].range - sh_cand[j].range) >= p.min_separation)) {
+                keep = false;
+            }
+        }
+        kept[best] = keep;
+    }
+    // Survivors move to the front, in range order.
+    uint m = 0u;
+    for (uint i = 0u; i < n; i++) {
+        if (kept[i]) {
+            sh_cand[m] = sh_cand[i];
+            m++;
+        }
+    }
+    uint slots = clamp(p.max_returns, 1u, MAX_RETURNS);
+    uint picked[MAX_RETURNS];
+    uint count = 0u;
+    if (m > 0u) {
+        uint strongest = 0u;
+        for (uint i = 0u; i < m; i++) {
+            if (sh_cand[i].amplitude > sh_cand[strongest].amplitude) strongest = i;
+        }
+        uint last = m - 1u;
+        if (p.return_mode == 1u) {
+            picked[0] = 0u;
+            count = 1u;
+        } else if (p.return_mode == 2u) {
+            picked[0] = last;
+            count = 1u;
+        } else if (p.return_mode == 3u && strongest != last && slots >= 2u) {
+            picked[0] = strongest;
+            picked[1] = last;
+            count = 2u;
+        } else if (p.return_mode == 4u) {
+            count = min(m, slots);
+            for (uint i = 0u; i < count; i++) picked[i] = i;
+        } else {
+            picked[0] = strongest;
+            count = 1u;
+        }
+    }
+    uint out_base = beam * slots;
+    for (uint i = 0u; i < slots; i++) {
+        Echo e = Echo(0.0, 0.0, 0.0, 0.0, 0.0, 0u, 0u, 0u, 0u, 0u);
+        if (i < count) {
+            e = sh_cand[picked[i]];
+            e.return_index = i;
+            e.return_count = count;
+        }
+        echoes[out_base + i] = e;
+    }
+    counts[beam] = count;
+}
+
+void main() {
+    beam = gl_WorkGroupID.x;
+    if (beam >= p.beam_count) return;
+    uint t = gl_LocalInvocationID.x;
+    base = beam * p.records_per_beam;
+    uint rpb = min(p.records_per_beam, MAX_RECORDS);
+    uint size = 1u;
+    while (size < rpb) size <<= 1u;
+
+    if (t == 0u) sh_used = 0u;
+    barrier();
+    for (uint i = t; i < size; i += GROUP) {
+        uint slot = NONE;
+        if (i < rpb) {
+            SubRayRecord r = records[base + i];
+            sh_range[i] = r.range;
+            sh_signal[i] = r.signal;
+            if (is_used(r)) {
+                slot = i;
+                atomicAdd(sh_used, 1u);
+            }
+        }
+        sh_idx[i] = slot;
+    }
+    barrier();
+
+    // Bitonic sort of the slots; each pair is handled by the thread owning its lower index.
+    for (uint k = 2u; k <= size; k <<= 1u) {
+        for (uint j = k >> 1u; j > 0u; j >>= 1u) {
+            for (uint i = t; i < size; i += GROUP) {
+                uint l = i ^ j;
+                if (l > i) {
+                    uint a = sh_idx[i];
+                    uint b = sh_idx[l];
+                    bool ascending = (i & k) == 0u;
+                    bool swap = ascending ? record_less(b, a) : record_less(a, b);
+                    if (swap) {
+                        sh_idx[i] = b;
+                        sh_idx[l] = a;
+                    }
+                }
+            }
+            barrier();
+        }
+    }
+
+    // Ranges and signals into sorted order: read everything, then write.
+    const uint PER_THREAD = MAX_RECORDS / GROUP;
+    float tmp_r[PER_THREAD];
+    float tmp_s[PER_THREAD];
+    uint used = sh_used;
+    for (uint q = 0u; q < PER_THREAD; q++) {
+        uint i = t + q * GROUP;
+        tmp_r[q] = 0.0;
+        tmp_s[q] = 0.0;
+        if (i < used) {
+            tmp_r[q] = sh_range[sh_idx[i]];
+            tmp_s[q] = sh_signal[sh_idx[i]];
+        }
+    }
+    barrier();
+    for (uint q = 0u; q < PER_THREAD; q++) {
+        uint i = t + q * GROUP;
+        if (i < used) {
+            sh_range[i] = tmp_r[q];
+            sh_signal[i] = tmp_s[q];
+        }
+    }
+    barrier();
+
+    if (t == 0u) {
+        ambient = 0.0;
+        for (uint i = 0u; i < rpb; i++) {
+            SubRayRecord r = records[base + i];
+            if (!is_empty_slot(r)) ambient += r.ambient;
+        }
+        t_eff = p.threshold + p.ambient_k * sqrt(ambient);
+        echo_counter = 0u;
+        n_cand = 0u;
+    }
+
+    float sigma = p.sigma_r;
+    float dr = p.bin_width;
+    if (sigma > 0.0 && dr > 0.0) {
+        uint c0 = 0u;
+        while (c0 < used) {
+            uint c1 = c0 + 1u;
+            while (c1 < used && sh_range[c1] - sh_range[c1 - 1u] <= CLUSTER_GAP_SIGMAS * sigma) c1++;
+            g_r_lo = sh_range[c0] - PAD_SIGMAS * sigma;
+            float r_hi = sh_range[c1 - 1u] + PAD_SIGMAS * sigma;
+            float q = dr / sigma;
+            g_dr = dr;
+            g_taps = int(min(floor(PAD_SIGMAS * sigma / dr + 1e-4), MAX_TAPS));
+            g_tap_c = q * q * 0.5;
+            float reach = PAD_SIGMAS * sigma + 2.0 * dr;
+            int n = int(clamp(ceil((r_hi - g_r_lo) / dr), 1.0, MAX_CLUSTER_BINS));
+            if (t == 0u) {
+                s_prev = 0.0;
+                s_in_run = false;
+                s_need_right = false;
+            }
+            for (int w0 = 0; w0 < n; w0 += WINDOW_BINS) {
+                int wn = min(WINDOW_BINS, n - w0);
+                for (int k = int(t); k < wn; k += int(GROUP)) {
+                    sh_bins[k] = bin_value(w0 + k, c0, c1, reach);
+                }
+                barrier();
+                if (t == 0u) {
+                    for (int k = 0; k < wn; k++) scan_bin(w0 + k, sh_bins[k], c0, c1);
+                }
+                barrier();
+            }
+            if (t == 0u) scan_bin(n, 0.0, c0, c1);
+            c0 = c1;
+        }
+    }
+    if (t == 0u) {
+        false_alarms();
+        finish();
+    }
+}

@@ -1,0 +1,60 @@
+// Structs of the waveform stage, shared with src/sim/gpu_types.rs (scalar block layout;
+// the host checks them against the SPIR-V by reflection).
+#ifndef BEAMTRACE_WAVEFORM_TYPES_GLSL
+#define BEAMTRACE_WAVEFORM_TYPES_GLSL
+
+#extension GL_EXT_scalar_block_layout : require
+
+// One return of one sub-ray. Empty slot: signal == 0 and range == 0.
+struct SubRayRecord {
+    float range;        // m
+    float signal;       // s_i = w_i * T_trans * R(theta_i) / r_i^2
+    float ambient;      // a_i = w_i * E_sun * R(theta_sun) * visible
+    uint instance_id;
+    uint class_id;
+    uint material;
+};
+
+// One echo extracted from a beam's waveform.
+struct Echo {
+    float range;        // m, by the chosen estimator
+    float amplitude;    // peak of the pulse-convolved waveform
+    float epw;          // echo pulse width (m), r1 - r0
+    float reflectance;  // apparent reflectance amplitude * range^2
+    float ambient;      // the beam's ambient level A_b
+    uint instance_id;
+    uint class_id;
+    uint material;
+    uint return_index;  // 0-based among the beam's returned echoes, in range order
+    uint return_count;
+};
+
+// Parameters of the waveform stage (push constants).
+struct WaveformParams {
+    float sigma_r;          // m, pulse sigma in range
+    float bin_width;        // m
+    float threshold;        // T
+    float ambient_k;        // T_eff = T + k * sqrt(A_b)
+    uint estimator;         // 0 peak, 1 leading edge, 2 centroid
+    uint return_mode;       // 0 strongest, 1 first, 2 last, 3 dual, 4 all
+    uint max_returns;       // clamped to 1..8; echo slots per beam
+    float min_separation;   // m
+    uint curve_model;       // 0 none, 1 a+b r, 2 a+b r^2, 3/4/5 b r^n (n=2,3,4), 6 exp((r-a)/b)
+    float curve_a;
+    float curve_b;
+    float range_sigma;      // m, constant range jitter
+    float range_sigma_snr;  // m, jitter range_sigma_snr / SNR, SNR = a / T_eff
+    float amplitude_noise;  // relative sigma of multiplicative amplitude noise
+    float pd_width;         // P(detect) = Phi((a - T_eff) / (pd_width T_eff)); 0 = hard cut
+    float false_alarm_rate; // expected false echoes per beam and frame
+    float min_range;
+    float max_range;
+    uint seed_lo;
+    uint seed_hi;
+    uint frame;
+    uint records_per_beam;  // sub-rays x slots per sub-ray
+    uint beam_count;
+    uint pad0;
+};
+
+#endif

@@ -1,0 +1,576 @@
+//! The waveform stage on the CPU: a beam's sub-ray return records → its echoes
+//! (DESIGN §4, paper 000 §II-C). `shaders/waveform.comp` is the GPU twin; both follow the
+//! same steps in the same order with the same f32 arithmetic, so they agree to rounding
+//! (a GPU test checks that). Memory is proportional to the records, never to
+//! `max_range / bin_width`: bins exist only around the ranges the records returned.
+//!
+//! Per beam:
+//!
+//! 1. **Records.** A slot is used when `signal > 0` and `0 < range < 1e30`; only the first
+//!    [`MAX_RECORDS_PER_BEAM`] slots are read (the host refuses larger kernels). Used
+//!    records are sorted by (range, signal, instance, class, material, slot), a total
+//!    order that depends on the records' content before their slots, so equal records in
+//!    another order give the same sums.
+//!    The ambient level A_b = Σ a_i over every non-empty slot (`SubRayRecord::is_empty`),
+//!    summed in slot order; the effective threshold is T_eff = T + k·√A_b.
+//! 2. **Clusters.** Sorted records split where the gap between neighbours exceeds 8σ_r.
+//! 3. **Waveform.** A cluster's bins run from r_lo = first − 5σ_r in steps of Δr, n =
+//!    ⌈(last + 5σ_r − r_lo)/Δr⌉ bins, centre c_k = r_lo + (k + ½)Δr. A record at x =
+//!    (r − r_lo)/Δr − ½ deposits s·(1−f) into bin j = ⌊x⌋ and s·f into bin j + 1 (f = x − j);
+//!    the pulse is the Gaussian tap g_d = exp(−(dΔr)²/(2σ_r²)) for |d| ≤ K = ⌊5σ_r/Δr⌋
+//!    (peak 1). Each bin is evaluated directly as Σ_i [s_i(1−f_i)·g(k−j_i) +
+//!    s_i f_i·g(k−j_i−1)] over the cluster's records in sorted order (no atomics, one
+//!    summation order everywhere). Bins are produced in windows of [`WINDOW_BINS`]; the
+//!    echo scan keeps its state across windows, and bins −1 and n count as 0.
+//! 4. **Echoes.** A maximal run of bins with ξ̂ > T_eff. r0 and r1 interpolate linearly
+//!    between the bins either side of each crossing; EPW = r1 − r0. The peak is the first
+//!    maximal bin, refined by the parabola through ln ξ̂ of it and its neighbours
+//!    (offset clamped to ±½ bin; no refinement when a neighbour is 0 or the parabola is
+//!    not concave). Range by the estimator: peak = refined peak; leading edge = r0;
+//!    centroid = Σ(ξ̂_k − T_eff)·c_k / Σ(ξ̂_k − T_eff) over the run (weights vanish at the
+//!    crossings, so the bin grid barely biases it). The dominant record (instance, class,
+//!    material) maximises s_i·exp(−(r_peak − r_i)²/(2σ_r²)); ties go to the first in
+//!    sorted order. Echoes are numbered e = 0, 1, … in range order over the whole beam.
+//! 5. **Noise, detection, limits** (echo e, draws from stream `echo_noise(e, j)`):
+//!    amplitude a' = a·max(0, 1 + amplitude_noise·N(j=2,3)); detected if U(j=4) <
+//!    Φ((a' − T_eff)/(pd_width·T_eff)) when pd_width > 0 and T_eff > 0, else if a' > T_eff;
+//!    SNR = a'/T_eff and the range jitter σ = √(range_sigma² + (range_sigma_snr/SNR)²)
+//!    moves the estimated range by σ·N(j=0,1) (EPW keeps the noiseless waveform's value);
+//!    then echoes outside [min_range, max_range] are dropped, and the curve model keeps
+//!    an echo when R_app = a'·r² ≥ R_L(r). Skipped draws are not drawn: a zero parameter
+//!    leaves the value bit-exact.
+//!    **False alarms**: their number is Poisson(false_alarm_rate) by inverse CDF of
+//!    U(false_alarm(0)), at most [`MAX_FALSE_ALARMS`]; alarm j sits at min + (max − min)·
+//!    U(false_alarm(1 + 2j)) with amplitude T_eff·(1 + E), E = −ln(1 − U(false_alarm(2 +
+//!    2j))) ~ Exp(1), EPW = 2σ_r√(2 ln(1 + E)) (a lone pulse of that amplitude), instance,
+//!    class and material 0. They are detections already: no detection draw or curve test.
+//!    Surviving echoes and alarms enter a list of at most [`MAX_CANDIDATES`]; when it is
+//!    full a newcomer replaces the weakest if it is stronger.
+//! 6. **Returns.** Candidates are sorted by range (stable insertion sort, ties: stronger
+//!    first). Minimum separation: in order of decreasing amplitude (ties: nearer first) an
+//!    echo is kept unless a kept one lies closer than `min_separation`. Of the kept ones,
+//!    in range order: strongest = the largest amplitude (first on ties); first; last;
+//!    dual = strongest and last, one echo when they coincide or when only one return fits;
+//!    all = the first `max_returns`. `max_returns` is clamped to 1..=[`MAX_RETURNS`] and is
+//!    also the per-beam slot count of the frame output ([`echo_slots`]).
+//!
+//! The curve models (`curve_model`): 1 R_L = a + b·r; 2 R_L = a + b·r²; 3/4/5 R_L = b·r^n
+//! (n = 2, 3, 4); 6 R_L = exp((r − a)/b); 0 no curve test.
+
+use crate::sensor::rng;
+use crate::sim::gpu_types::{
+    curve_model, estimator, return_mode, Echo, SubRayRecord, WaveformParams,
+};
+use std::cmp::Ordering;
+
+/// Records of a beam the waveform reads (sub-rays × slots per sub-ray).
+pub const MAX_RECORDS_PER_BEAM: usize = 1024;
+/// Bins evaluated at once (the GPU's shared-memory histogram).
+pub const WINDOW_BINS: u32 = 1024;
+/// Largest `max_returns`.
+pub const MAX_RETURNS: u32 = 8;
+/// Echoes (incl. false alarms) a beam keeps for the return selection.
+pub const MAX_CANDIDATES: usize = 64;
+/// Largest number of false alarms drawn per beam.
+pub const MAX_FALSE_ALARMS: u32 = 8;
+
+/// Clusters split where neighbouring records are farther apart than this many σ_r.
+const CLUSTER_GAP_SIGMAS: f32 = 8.0;
+/// Bins extend this many σ_r beyond a cluster's records; the pulse is cut there too.
+const PAD_SIGMAS: f32 = 5.0;
+/// Bounds that keep the bin arithmetic in range for absurd parameters.
+const MAX_TAPS: f32 = 1_048_576.0;
+const MAX_CLUSTER_BINS: f32 = 16_777_216.0;
+
+/// Echo slots per beam in the frame output: `max_returns` clamped to 1..=MAX_RETURNS.
+pub fn echo_slots(params: &WaveformParams) -> u32 {
+    params.max_returns.clamp(1, MAX_RETURNS)
+}
+
+/// The echoes of one beam, in range order with `return_index` / `return_count` set.
+/// `records` is the beam's `records_per_beam` slots (empty ones are skipped).
+pub fn beam_echoes(records: &[SubRayRecord], params: &WaveformParams, beam: u32) -> Vec<Echo> {
+    let records = &records[..records.len().min(MAX_RECORDS_PER_BEAM)];
+    let ambient = records
+        .iter()
+        .filter(|r| !r.is_empty())
+        .fold(0.0f32, |acc, r| acc + r.ambient);
+    let t_eff = params.threshold + params.ambient_k * ambient.sqrt();
+    let mut beam_state = Beam {
+        params,
+        beam,
+        ambient,
+        t_eff,
+        echo_counter: 0,
+        candidates: Vec::with_capacity(MAX_CANDIDATES),
+    };
+    let sorted = sorted_records(records);
+    if params.sigma_r > 0.0 && params.bin_width > 0.0 {
+        let mut c0 = 0;
+        while c0 < sorted.len() {
+            let mut c1 = c0 + 1;
+            while c1 < sorted.len()
+                && sorted[c1].range - sorted[c1 - 1].range <= CLUSTER_GAP_SIGMAS * params.sigma_r
+            {
+                c1 += 1;
+            }
+            beam_state.cluster(&sorted[c0..c1]);
+            c0 = c1;
+        }
+    }
+    beam_state.false_alarms();
+    select_returns(beam_state.candidates, params)
+}
+
+/// The echoes of a frame: `beam_count × echo_slots(params)` slots (unused ones zero) and
+/// the number of echoes per beam. Beam b reads `records[b·rpb .. (b+1)·rpb]`,
+/// rpb = `records_per_beam`; missing records count as empty.
+pub fn frame_echoes(records: &[SubRayRecord], params: &WaveformParams) -> (Vec<Echo>, Vec<u32>) {
+    let slots = echo_slots(params) as usize;
+    let rpb = params.records_per_beam as usize;
+    let beams = params.beam_count as usize;
+    let mut echoes = vec![Echo::default(); beams * slots];
+    let mut counts = vec![0u32; beams];
+    for b in 0..beams {
+        let start = (b * rpb).min(records.len());
+        let end = (start + rpb).min(records.len());
+        let found = beam_echoes(&records[start..end], params, b as u32);
+        counts[b] = found.len() as u32;
+        echoes[b * slots..b * slots + found.len()].copy_from_slice(&found);
+    }
+    (echoes, counts)
+}
+
+/// A used record with the slot it came from.
+#[derive(Clone, Copy)]
+struct Sorted {
+    range: f32,
+    signal: f32,
+    slot: u32,
+    rec: SubRayRecord,
+}
+
+fn is_used(r: &SubRayRecord) -> bool {
+    r.signal > 0.0 && r.range > 0.0 && r.range < 1e30
+}
+
+/// The record order of step 1 (the GPU's bitonic sort uses the same comparison).
+fn record_order(a: &Sorted, b: &Sorted) -> Ordering {
+    let by_float = |x: f32, y: f32| {
+        if x < y {
+            Ordering::Less
+        } else if x > y {
+            Ordering::Greater
+        } else {
+            Ordering::Equal
+        }
+    };
+    by_float(a.range, b.range)
+        .then(by_float(a.signal, b.signal))
+        .then(a.rec.instance_id.cmp(&b.rec.instance_id))
+        .then(a.rec.class_id.cmp(&b.rec.class_id))
+        .then(a.rec.material.cmp(&b.rec.material))
+        .then(a.slot.cmp(&b.slot))
+}
+
+fn sorted_records(records: &[SubRayRecord]) -> Vec<Sorted> {
+    let mut used: Vec<Sorted> = records
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| is_used(r))
+        .map(|(slot, r)| Sorted {
+            range: r.range,
+            signal: r.signal,
+            slot: slot as u32,
+            rec: *r,
+        })
+        .collect();
+    used.sort_by(record_order);
+    used
+}
+
+/// Standard normal CDF (Abramowitz & Stegun 7.1.26 for erfc, |error| < 1.5e-7): a
+/// closed form that GLSL, which has no erf, evaluates the same way.
+pub(crate) fn normal_cdf(x: f32) -> f32 {
+    let z = x.abs() * std::f32::consts::FRAC_1_SQRT_2;
+    let t = 1.0 / (1.0 + 0.327_591_1 * z);
+    let poly = t
+        * (0.254_829_6
+            + t * (-0.284_496_74 + t * (1.421_413_7 + t * (-1.453_152_1 + t * 1.061_405_4))));
+    let erfc = poly * (-z * z).exp();
+    if x >= 0.0 {
+        1.0 - 0.5 * erfc
+    } else {
+        0.5 * erfc
+    }
+}
+
+/// R_L(r) of the curve model; `None` for model 0 (no curve test).
+fn range_limit(params: &WaveformParams, r: f32) -> Option<f32> {
+    let (a, b) = (params.curve_a, params.curve_b);
+    match params.curve_model {
+        curve_model::LINEAR => Some(a + b * r),
+        curve_model::QUADRATIC => Some(a + b * (r * r)),
+        curve_model::ROOT2 => Some(b * (r * r)),
+        curve_model::ROOT3 => Some(b * (r * r * r)),
+        curve_model::ROOT4 => Some(b * (r * r * (r * r))),
+        curve_model::LOGARITHMIC => Some(((r - a) / b).exp()),
+        _ => None,
+    }
+}
+
+/// The state of the echo scan over one cluster's bins.
+struct Scan {
+    prev: f32,
+    in_run: bool,
+    r0: f32,
+    peak_k: i32,
+    peak_v: f32,
+    left: f32,
+    right: f32,
+    need_right: bool,
+    k_start: i32,
+    sum_w: f32,
+    sum_wk: f32,
+}
+
+/// A cluster's bin grid.
+#[derive(Clone, Copy)]
+struct Grid {
+    r_lo: f32,
+    dr: f32,
+    taps: i32,
+    tap_c: f32,
+}
+
+impl Grid {
+    fn centre(&self, k: i32) -> f32 {
+        self.r_lo + (k as f32 + 0.5) * self.dr
+    }
+
+    fn tap(&self, d: i32) -> f32 {
+        if d < -self.taps || d > self.taps {
+            return 0.0;
+        }
+        let df = d as f32;
+        (-self.tap_c * (df * df)).exp()
+    }
+
+    /// ξ̂ at bin k from the cluster's records (all of them contribute, in sorted order;
+    /// records farther than 5σ_r + 2Δr from the bin centre have no tap there).
+    fn value(&self, k: i32, recs: &[Sorted], reach: f32) -> f32 {
+        let c = self.centre(k);
+        let lo = c - reach;
+        let hi = c + reach;
+        let first = recs.partition_point(|r| r.range < lo);
+        let mut v = 0.0f32;
+        for r in recs[first..].iter().take_while(|r| r.range <= hi) {
+            let x = (r.range - self.r_lo) / self.dr - 0.5;
+            let jf = x.floor();
+            let f = x - jf;
+            let d0 = k - jf as i32;
+            v += r.signal * (1.0 - f) * self.tap(d0);
+            v += r.signal * f * self.tap(d0 - 1);
+        }
+        v
+    }
+}
+
+/// A beam being processed: its candidates and counters.
+struct Beam<'a> {
+    params: &'a WaveformParams,
+    beam: u32,
+    ambient: f32,
+    t_eff: f32,
+    echo_counter: u32,
+    candidates: Vec<Echo>,
+}
+
+impl Beam<'_> {
+    fn draw(&self, stream: u32) -> u32 {
+        let p = self.params;
+        let seed = (p.seed_lo as u64) | ((p.seed_hi as u64) << 32);
+        rng::hash(seed, p.frame, self.beam, stream)
+    }
+
+    fn cluster(&mut self, recs: &[Sorted]) {
+        let p = self.params;
+        let sigma = p.sigma_r;
+        let dr = p.bin_width;
+        let r_lo = recs[0].range - PAD_SIGMAS * sigma;
+        let r_hi = recs[recs.len() - 1].range + PAD_SIGMAS * sigma;
+        let q = dr / sigma;
+        let grid = Grid {
+            r_lo,
+            dr,
+            taps: (PAD_SIGMAS * sigma / dr + 1e-4).floor().min(MAX_TAPS) as i32,
+            tap_c: q * q * 0.5,
+        };
+        let reach = PAD_SIGMAS * sigma + 2.0 * dr;
+        let n = ((r_hi - r_lo) / dr).ceil().clamp(1.0, MAX_CLUSTER_BINS) as i32;
+        let mut scan = Scan {
+            prev: 0.0,
+            in_run: false,
+            r0: 0.0,
+            peak_k: 0,
+            peak_v: 0.0,
+            left: 0.0,
+            right: 0.0,
+            need_right: false,
+            k_start: 0,
+            sum_w: 0.0,
+            sum_wk: 0.0,
+        };
+        // Windows only bound the GPU's shared memory; the CPU walks the same bins in the
+        // same order, so the scan sees identical values.
+        for k in 0..n {
+            let v = grid.value(k, recs, reach);
+            self.scan_bin(&mut scan, &grid, recs, k, v);
+        }
+        self.scan_bin(&mut scan, &grid, recs, n, 0.0);
+    }
+
+    fn scan_bin(&mut self, s: &mut Scan, grid: &Grid, recs: &[Sorted], k: i32, v: f32) {
+        let t = self.t_eff;
+        if s.need_right {
+            s.right = v;
+            s.need_right = false;
+        }
+        if v > t {
+            if !s.in_run {
+                s.in_run = true;
+                s.r0 = grid.centre(k - 1) + (t - s.prev) / (v - s.prev) * grid.dr;
+                s.peak_k = k;
+                s.peak_v = v;
+                s.left = s.prev;
+                s.need_right = true;
+                s.k_start = k;
+                s.sum_w = 0.0;
+                s.sum_wk = 0.0;
+            } else if v > s.peak_v {
+                s.peak_k = k;
+                s.peak_v = v;
+                s.left = s.prev;
+                s.need_right = true;
+            }
+            let w = v - t;
+            s.sum_w += w;
+            s.sum_wk += w * (k - s.k_start) as f32;
+        } else if s.in_run {
+            let r1 = grid.centre(k - 1) + (s.prev - t) / (s.prev - v) * grid.dr;
+            s.in_run = false;
+            self.emit(s, grid, recs, r1);
+        }
+        s.prev = v;
+    }
+
+    /// Step 4's per-echo quantities, then step 5.
+    fn emit(&mut self, s: &Scan, grid: &Grid, recs: &[Sorted], r1: f32) {
+        let p = self.params;
+        let mut offset = 0.0f32;
+        let mut amplitude = s.peak_v;
+        if s.left > 0.0 && s.right > 0.0 {
+            let l = (s.left / s.peak_v).ln();
+            let r = (s.right / s.peak_v).ln();
+            let den = l + r;
+            if den < 0.0 {
+                offset = (0.5 * (l - r) / den).clamp(-0.5, 0.5);
+                amplitude = s.peak_v * (-0.25 * (l - r) * offset).exp();
+            }
+        }
+        let r_peak = grid.centre(s.peak_k) + offset * grid.dr;
+        let range = match p.estimator {
+            estimator::LEADING_EDGE => s.r0,
+            estimator::CENTROID => grid.centre(s.k_start) + grid.dr * (s.sum_wk / s.sum_w),
+            _ => r_peak,
+        };
+        let mut best = 0usize;
+        let mut best_v = -1.0f32;
+        for (i, rec) in recs.iter().enumerate() {
+            let z = (r_peak - rec.range) / p.sigma_r;
+            let w = rec.signal * (-0.5 * z * z).exp();
+            if w > best_v {
+                best_v = w;
+                best = i;
+            }
+        }
+        let dominant = recs[best].rec;
+        let e = self.echo_counter;
+        self.echo_counter += 1;
+        let Some((range, amplitude)) = self.noise_and_detection(e, range, amplitude) else {
+            return;
+        };
+        let inside = range >= p.min_range && range <= p.max_range;
+        if !inside {
+            return;
+        }
+        let reflectance = amplitude * range * range;
+        if let Some(limit) = range_limit(p, range) {
+            let above = reflectance >= limit;
+            if !above {
+                return;
+            }
+        }
+        self.push(Echo {
+            range,
+            amplitude,
+            epw: r1 - s.r0,
+            reflectance,
+            ambient: self.ambient,
+            instance_id: dominant.instance_id,
+            class_id: dominant.class_id,
+            material: dominant.material,
+            return_index: 0,
+            return_count: 0,
+        });
+    }
+
+    fn noise_and_detection(&self, e: u32, range: f32, amplitude: f32) -> Option<(f32, f32)> {
+        let p = self.params;
+        let t = self.t_eff;
+        let draw = |j| self.draw(rng::stream::echo_noise(e, j));
+        let mut a = amplitude;
+        if p.amplitude_noise > 0.0 {
+            a *= (1.0 + p.amplitude_noise * rng::gaussian(draw(2), draw(3))).max(0.0);
+        }
+        let detected = if p.pd_width > 0.0 && t > 0.0 {
+            rng::uniform(draw(4)) < normal_cdf((a - t) / (p.pd_width * t))
+        } else {
+            a > t
+        };
+        if !detected {
+            return None;
+        }
+        let snr_term = if t > 0.0 {
+            p.range_sigma_snr * t / a
+        } else {
+            0.0
+        };
+        let sigma = (p.range_sigma * p.range_sigma + snr_term * snr_term).sqrt();
+        let mut r = range;
+        if sigma > 0.0 {
+            r += sigma * rng::gaussian(draw(0), draw(1));
+        }
+        Some((r, a))
+    }
+
+    fn false_alarms(&mut self) {
+        let p = self.params;
+        let any = p.false_alarm_rate > 0.0;
+        if !any {
+            return;
+        }
+        let u = rng::uniform(self.draw(rng::stream::false_alarm(0)));
+        let mut prob = (-p.false_alarm_rate).exp();
+        let mut cdf = prob;
+        let mut n = 0u32;
+        while u >= cdf && n < MAX_FALSE_ALARMS {
+            n += 1;
+            prob *= p.false_alarm_rate / n as f32;
+            cdf += prob;
+        }
+        for j in 0..n {
+            let ur = rng::uniform(self.draw(rng::stream::false_alarm(1 + 2 * j)));
+            let ua = rng::uniform(self.draw(rng::stream::false_alarm(2 + 2 * j)));
+            let range = p.min_range + (p.max_range - p.min_range) * ur;
+            let e = -(1.0 - ua).ln();
+            let amplitude = self.t_eff * (1.0 + e);
+            self.push(Echo {
+                range,
+                amplitude,
+                epw: 2.0 * p.sigma_r * (2.0 * (1.0 + e).ln()).sqrt(),
+                reflectance: amplitude * range * range,
+                ambient: self.ambient,
+                ..Echo::default()
+            });
+        }
+    }
+
+    fn push(&mut self, echo: Echo) {
+        if self.candidates.len() < MAX_CANDIDATES {
+            self.candidates.push(echo);
+            return;
+        }
+        let mut weakest = 0;
+        for (i, c) in self.candidates.iter().enumerate() {
+            if c.amplitude < self.candidates[weakest].amplitude {
+                weakest = i;
+            }
+        }
+        if echo.amplitude > self.candidates[weakest].amplitude {
+            self.candidates[weakest] = echo;
+        }
+    }
+}
+
+/// `a` comes before `b` in range order (ties: the stronger first).
+fn range_before(a: &Echo, b: &Echo) -> bool {
+    a.range < b.range || (a.range == b.range && a.amplitude > b.amplitude)
+}
+
+/// `a` is decided before `b` by the minimum separation (stronger first, ties: nearer).
+fn stronger(a: &Echo, b: &Echo) -> bool {
+    a.amplitude > b.amplitude || (a.amplitude == b.amplitude && a.range < b.range)
+}
+
+/// Step 6: sort, minimum separation, return mode.
+fn select_returns(mut c: Vec<Echo>, params: &WaveformParams) -> Vec<Echo> {
+    // Stable insertion sort, exactly as the shader does it.
+    for i in 1..c.len() {
+        let x = c[i];
+        let mut j = i;
+        while j > 0 && range_before(&x, &c[j - 1]) {
+            c[j] = c[j - 1];
+            j -= 1;
+        }
+        c[j] = x;
+    }
+    let n = c.len();
+    let mut kept = vec![false; n];
+    let mut decided = vec![false; n];
+    for _ in 0..n {
+        let mut best = usize::MAX;
+        for i in 0..n {
+            if !decided[i] && (best == usize::MAX || stronger(&c[i], &c[best])) {
+                best = i;
+            }
+        }
+        decided[best] = true;
+        kept[best] =
+            (0..n).all(|j| !kept[j] || (c[best].range - c[j].range).abs() >= params.min_separation);
+    }
+    let survivors: Vec<Echo> = (0..n).filter(|&i| kept[i]).map(|i| c[i]).collect();
+    if survivors.is_empty() {
+        return survivors;
+    }
+    let slots = echo_slots(params) as usize;
+    let mut strongest = 0;
+    for (i, e) in survivors.iter().enumerate() {
+        if e.amplitude > survivors[strongest].amplitude {
+            strongest = i;
+        }
+    }
+    let last = survivors.len() - 1;
+    let picked: Vec<usize> = match params.return_mode {
+        return_mode::FIRST => vec![0],
+        return_mode::LAST => vec![last],
+        return_mode::DUAL if strongest != last && slots >= 2 => vec![strongest, last],
+        return_mode::DUAL => vec![strongest],
+        return_mode::ALL => (0..survivors.len().min(slots)).collect(),
+        _ => vec![strongest],
+    };
+    let count = picked.len() as u32;
+    picked
+        .iter()
+        .enumerate()
+        .map(|(i, &s)| Echo {
+            return_index: i as u32,
+            return_count: count,
+            ..survivors[s]
+        })
+        .collect()
+}
+
+#[cfg(test)]
+#[path = "waveform_tests.rs"]
+mod tests;

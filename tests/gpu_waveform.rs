@@ -1,0 +1,546 @@
+//! waveform.comp against the CPU reference (`reference::frame_echoes`) on synthetic
+//! frames, and the GLSL counter RNG against `sensor::rng`, with the validation layer on.
+//!
+//! Tolerances: echo counts and ids equal; range 1 mm; amplitude 1e-4 relative; EPW 1e-4
+//! relative plus 1e-5 m (an EPW is the difference of two f32 ranges, whose spacing at
+//! 100 m is 7.6e-6 m, so a barely detected echo's EPW cannot be relative-exact).
+
+use beamtrace::gpu::{
+    self, check_layout, run_once, Buffer, BufferUsageFlags, ComputePipeline, Context,
+    ContextOptions, HostLayout, MemoryLocation, ShaderSources, Spirv,
+};
+use beamtrace::reference::frame_echoes;
+use beamtrace::sensor::rng;
+use beamtrace::sim::gpu_types::{
+    curve_model, estimator, return_mode, Echo, SubRayRecord, WaveformParams,
+};
+use std::mem::{offset_of, size_of};
+use std::sync::Arc;
+
+fn sources() -> ShaderSources {
+    ShaderSources::new()
+        .add("waveform.comp", include_str!("../shaders/waveform.comp"))
+        .add(
+            "waveform_types.glsl",
+            include_str!("../shaders/waveform_types.glsl"),
+        )
+        .add("rng.glsl", include_str!("../shaders/rng.glsl"))
+        .add("rng_test.comp", RNG_TEST)
+}
+
+fn context() -> Arc<Context> {
+    Context::new(&ContextOptions {
+        device_index: None,
+        validation: true,
+    })
+    .expect("a Vulkan device (lavapipe in CI)")
+}
+
+macro_rules! layout {
+    ($t:ty, $name:literal, [$($field:ident),* $(,)?]) => {
+        HostLayout {
+            name: $name,
+            members: vec![$((stringify!($field), offset_of!($t, $field) as u32)),*],
+            size: size_of::<$t>() as u32,
+        }
+    };
+}
+
+fn host_layouts() -> Vec<HostLayout> {
+    vec![
+        layout!(
+            SubRayRecord,
+            "SubRayRecord",
+            [range, signal, ambient, instance_id, class_id, material]
+        ),
+        layout!(
+            Echo,
+            "Echo",
+            [
+                range,
+                amplitude,
+                epw,
+                reflectance,
+                ambient,
+                instance_id,
+                class_id,
+                material,
+                return_index,
+                return_count
+            ]
+        ),
+        layout!(
+            WaveformParams,
+            "WaveformParams",
+            [
+                sigma_r,
+                bin_width,
+                threshold,
+                ambient_k,
+                estimator,
+                return_mode,
+                max_returns,
+                min_separation,
+                curve_model,
+                curve_a,
+                curve_b,
+                range_sigma,
+                range_sigma_snr,
+                amplitude_noise,
+                pd_width,
+                false_alarm_rate,
+                min_range,
+                max_range,
+                seed_lo,
+                seed_hi,
+                frame,
+                records_per_beam,
+                beam_count,
+                pad0
+            ]
+        ),
+    ]
+}
+
+/// A small deterministic generator for the synthetic frames (not the simulator's RNG).
+struct Lcg(u64);
+
+impl Lcg {
+    fn next(&mut self) -> f32 {
+        self.0 = self
+            .0
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        ((self.0 >> 40) as f32) / (1u64 << 24) as f32
+    }
+    fn range(&mut self, lo: f32, hi: f32) -> f32 {
+        lo + (hi - lo) * self.next()
+    }
+    fn below(&mut self, n: u32) -> u32 {
+        ((self.next() * n as f32) as u32).min(n - 1)
+    }
+}
+
+const SUBRAYS: usize = 64;
+const SLOTS: usize = 4;
+const RPB: usize = SUBRAYS * SLOTS;
+
+/// One beam's records: a mix of the situations the waveform stage meets.
+fn beam_records(kind: u32, g: &mut Lcg) -> Vec<SubRayRecord> {
+    let mut recs = vec![SubRayRecord::default(); RPB];
+    let weights: Vec<f32> = {
+        let w: Vec<f32> = (0..SUBRAYS).map(|_| g.range(0.2, 1.0)).collect();
+        let sum: f32 = w.iter().sum();
+        w.iter().map(|x| x / sum).collect()
+    };
+    let inst = 1 + g.below(50);
+    let sun = if g.next() < 0.5 {
+        g.range(0.0, 2e-4)
+    } else {
+        0.0
+    };
+    let mut put = |sub: usize, k: usize, range: f32, refl: f32, id: u32, trans: f32| {
+        let w = weights[sub];
+        recs[sub * SLOTS + k] = SubRayRecord {
+            range,
+            signal: w * trans * refl / (range * range),
+            ambient: w * sun * refl,
+            instance_id: id,
+            class_id: id % 7,
+            material: id % 5,
+        };
+    };
+    match kind {
+        0 => {}
+        1 => {
+            // Perpendicular target.
+            let r = g.range(2.0, 150.0);
+            let refl = g.range(0.02, 1.0);
+            for s in 0..SUBRAYS {
+                put(s, 0, r, refl, inst, 1.0);
+            }
+        }
+        2 => {
+            // Step edge: part of the footprint on a near object, the rest behind.
+            let r1 = g.range(3.0, 80.0);
+            let r2 = r1 + g.range(0.4, 6.0);
+            let split = 1 + g.below(SUBRAYS as u32 - 1) as usize;
+            let (ra, rb) = (g.range(0.05, 0.9), g.range(0.05, 0.9));
+            for s in 0..SUBRAYS {
+                if s < split {
+                    put(s, 0, r1, ra, inst, 1.0);
+                } else {
+                    put(s, 0, r2, rb, inst + 100, 1.0);
+                }
+            }
+        }
+        3 => {
+            // Tilted plane: ranges spread over the footprint.
+            let r = g.range(5.0, 100.0);
+            let d = g.range(0.05, 3.0);
+            let refl = g.range(0.05, 0.8);
+            for s in 0..SUBRAYS {
+                let x = s as f32 / (SUBRAYS - 1) as f32 * 2.0 - 1.0;
+                put(s, 0, r + d * x, refl * g.range(0.8, 1.0), inst, 1.0);
+            }
+        }
+        4 => {
+            // Glass pane in front of a wall: a weak return, then the wall through it.
+            let rg = g.range(2.0, 40.0);
+            let rw = rg + g.range(0.5, 20.0);
+            let refl = g.range(0.1, 0.9);
+            for s in 0..SUBRAYS {
+                put(s, 0, rg, 0.04, inst, 1.0);
+                put(s, 1, rw, refl, inst + 200, 0.92 * 0.92);
+            }
+        }
+        5 => {
+            // Partial hits, some sub-rays to the sky, several layers.
+            let r = g.range(3.0, 120.0);
+            for s in 0..SUBRAYS {
+                if g.next() < 0.4 {
+                    continue;
+                }
+                let layers = 1 + g.below(SLOTS as u32) as usize;
+                for k in 0..layers {
+                    put(
+                        s,
+                        k,
+                        r + k as f32 * g.range(0.1, 4.0),
+                        g.range(0.02, 0.6),
+                        inst + k as u32,
+                        0.9,
+                    );
+                }
+            }
+        }
+        6 => {
+            // A wide cluster (grazing ground): several windows of bins.
+            let r = g.range(5.0, 20.0);
+            for s in 0..SUBRAYS {
+                for k in 0..SLOTS {
+                    let i = (s * SLOTS + k) as f32;
+                    put(
+                        s,
+                        k,
+                        r + i * 0.55 + g.range(0.0, 0.1),
+                        g.range(0.01, 0.5),
+                        inst,
+                        1.0,
+                    );
+                }
+            }
+        }
+        _ => {
+            // Retroreflector next to a diffuse surface: a huge, wide echo.
+            let r = g.range(5.0, 60.0);
+            for s in 0..SUBRAYS {
+                if s % 8 == 0 {
+                    put(s, 0, r, 1500.0, inst + 300, 1.0);
+                } else {
+                    put(s, 0, r + g.range(0.0, 0.3), 0.2, inst, 1.0);
+                }
+            }
+        }
+    }
+    recs
+}
+
+fn params(beams: u32) -> WaveformParams {
+    let sigma_r = 0.75 / (2.0 * (2.0f32 * 2.0f32.ln()).sqrt());
+    WaveformParams {
+        sigma_r,
+        bin_width: sigma_r / 4.0,
+        threshold: 0.1 / (120.0 * 120.0),
+        ambient_k: 1e-4,
+        estimator: estimator::PEAK,
+        return_mode: return_mode::ALL,
+        max_returns: 4,
+        min_separation: 0.5,
+        curve_model: curve_model::THRESHOLD,
+        curve_a: 0.0,
+        curve_b: 0.0,
+        range_sigma: 0.0,
+        range_sigma_snr: 0.0,
+        amplitude_noise: 0.0,
+        pd_width: 0.0,
+        false_alarm_rate: 0.0,
+        min_range: 0.3,
+        max_range: 200.0,
+        seed_lo: 0x1234_5678,
+        seed_hi: 0x9abc_def0,
+        frame: 3,
+        records_per_beam: RPB as u32,
+        beam_count: beams,
+        pad0: 0,
+    }
+}
+
+fn compile(name: &str) -> Spirv {
+    gpu::compile(&sources(), name, &[]).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn gpu_echoes(
+    ctx: &Arc<Context>,
+    pipeline: &ComputePipeline,
+    records: &[SubRayRecord],
+    p: &WaveformParams,
+) -> (Vec<Echo>, Vec<u32>) {
+    let slots = p.max_returns.clamp(1, 8) as usize;
+    let beams = p.beam_count as usize;
+    let input = Buffer::from_slice(ctx, "records", records, BufferUsageFlags::STORAGE_BUFFER)
+        .expect("records");
+    let out = Buffer::new(
+        ctx,
+        "echoes",
+        (beams * slots * size_of::<Echo>()) as u64,
+        BufferUsageFlags::STORAGE_BUFFER,
+        MemoryLocation::GpuToCpu,
+    )
+    .expect("echoes");
+    let counts = Buffer::new(
+        ctx,
+        "counts",
+        (beams * 4) as u64,
+        BufferUsageFlags::STORAGE_BUFFER,
+        MemoryLocation::GpuToCpu,
+    )
+    .expect("counts");
+    pipeline.bind_buffer(0, 0, &input).expect("bind");
+    pipeline.bind_buffer(0, 1, &out).expect("bind");
+    pipeline.bind_buffer(0, 2, &counts).expect("bind");
+    run_once(ctx, |rec| {
+        rec.dispatch(pipeline, bytemuck::bytes_of(p), [p.beam_count, 1, 1])?;
+        rec.barrier();
+        Ok(())
+    })
+    .expect("dispatch");
+    (
+        out.read(beams * slots).expect("read echoes"),
+        counts.read(beams).expect("read counts"),
+    )
+}
+
+fn rel_close(a: f32, b: f32, rel: f32, abs: f32) -> bool {
+    (a - b).abs() <= rel * a.abs().max(b.abs()) + abs
+}
+
+/// Compares GPU and CPU echoes; returns the number of echoes compared.
+fn compare(
+    label: &str,
+    p: &WaveformParams,
+    gpu: &(Vec<Echo>, Vec<u32>),
+    cpu: &(Vec<Echo>, Vec<u32>),
+) -> usize {
+    let slots = p.max_returns.clamp(1, 8) as usize;
+    let mut n = 0;
+    for b in 0..p.beam_count as usize {
+        assert_eq!(
+            gpu.1[b], cpu.1[b],
+            "{label}: beam {b} echo count (gpu vs cpu)"
+        );
+        for i in 0..slots {
+            let (g, c) = (gpu.0[b * slots + i], cpu.0[b * slots + i]);
+            let at = format!("{label}: beam {b} echo {i}: gpu {g:?} cpu {c:?}");
+            assert!((g.range - c.range).abs() <= 1e-3, "{at}");
+            assert!(rel_close(g.amplitude, c.amplitude, 1e-4, 0.0), "{at}");
+            assert!(rel_close(g.epw, c.epw, 1e-4, 1e-5), "{at}");
+            let dr = (g.range - c.range).abs() / c.range.max(1e-3);
+            assert!(
+                rel_close(g.reflectance, c.reflectance, 1e-4 + 2.0 * dr, 0.0),
+                "{at}"
+            );
+            assert!(rel_close(g.ambient, c.ambient, 1e-5, 0.0), "{at}");
+            assert_eq!(
+                (
+                    g.instance_id,
+                    g.class_id,
+                    g.material,
+                    g.return_index,
+                    g.return_count
+                ),
+                (
+                    c.instance_id,
+                    c.class_id,
+                    c.material,
+                    c.return_index,
+                    c.return_count
+                ),
+                "{at}"
+            );
+        }
+        n += gpu.1[b] as usize;
+    }
+    n
+}
+
+#[test]
+fn gpu_waveform_matches_the_cpu_reference() {
+    let ctx = context();
+    let spirv = compile("waveform.comp");
+    for host in host_layouts() {
+        let uses = check_layout(&[&spirv], &host).unwrap_or_else(|e| panic!("{e}"));
+        assert!(uses > 0, "{} not found in waveform.comp", host.name);
+    }
+    let pipeline = ComputePipeline::new(&ctx, &spirv).expect("pipeline");
+    assert_eq!(pipeline.workgroup_size, (64, 1, 1));
+
+    let beams = 2400u32;
+    let mut g = Lcg(7);
+    let mut records = Vec::with_capacity(beams as usize * RPB);
+    for b in 0..beams {
+        records.extend(beam_records(b % 8, &mut g));
+    }
+
+    let base = params(beams);
+    let noisy = WaveformParams {
+        range_sigma: 0.01,
+        range_sigma_snr: 0.02,
+        amplitude_noise: 0.05,
+        pd_width: 0.1,
+        false_alarm_rate: 0.2,
+        ..base
+    };
+    let configs = [
+        ("all, peak", base),
+        ("noise, all", noisy),
+        (
+            "strongest, leading edge, curve",
+            WaveformParams {
+                return_mode: return_mode::STRONGEST,
+                estimator: estimator::LEADING_EDGE,
+                curve_model: curve_model::ROOT2,
+                curve_b: 0.1 / (100.0 * 100.0),
+                ..noisy
+            },
+        ),
+        (
+            "dual, centroid, 8 returns",
+            WaveformParams {
+                return_mode: return_mode::DUAL,
+                estimator: estimator::CENTROID,
+                max_returns: 8,
+                min_separation: 0.0,
+                frame: 4,
+                ..noisy
+            },
+        ),
+        (
+            "last, log curve, fine bins",
+            WaveformParams {
+                return_mode: return_mode::LAST,
+                bin_width: 0.05,
+                curve_model: curve_model::LOGARITHMIC,
+                curve_a: 100.0 - 20.0 * 0.1f32.ln(),
+                curve_b: 20.0,
+                ..base
+            },
+        ),
+    ];
+    let mut total = 0;
+    for (label, p) in configs {
+        let gpu = gpu_echoes(&ctx, &pipeline, &records, &p);
+        let cpu = frame_echoes(&records, &p);
+        let n = compare(label, &p, &gpu, &cpu);
+        eprintln!("{label}: {n} echoes agree");
+        assert!(
+            n > beams as usize / 2,
+            "{label}: only {n} echoes: the frame is too empty to test"
+        );
+        total += n;
+    }
+    assert!(total > 5000, "{total}");
+    drop(pipeline);
+    let m = ctx.validation_messages();
+    assert!(m.is_empty(), "validation messages: {m:#?}");
+}
+
+const RNG_TEST: &str = r#"
+#version 460
+#extension GL_EXT_scalar_block_layout : require
+#include "rng.glsl"
+layout(local_size_x = 64) in;
+layout(set = 0, binding = 0, scalar) readonly buffer In { uvec4 inputs[]; };
+layout(set = 0, binding = 1, scalar) writeonly buffer Hashes { uint hashes[]; };
+layout(set = 0, binding = 2, scalar) writeonly buffer Uniforms { float uniforms[]; };
+layout(set = 0, binding = 3, scalar) writeonly buffer Gauss { float gaussians[]; };
+layout(push_constant, scalar) uniform Push { uint count; uint seed_hi; };
+void main() {
+    uint i = gl_GlobalInvocationID.x;
+    if (i >= count) return;
+    uvec4 v = inputs[i];
+    uint h = rng_hash(v.x, seed_hi, v.y, v.z, v.w);
+    hashes[i] = h;
+    uniforms[i] = rng_uniform(h);
+    gaussians[i] = rng_gaussian(h, rng_hash(v.x, seed_hi, v.y, v.z, v.w + 1u));
+}
+"#;
+
+#[test]
+fn glsl_rng_is_bit_identical_to_rust() {
+    let ctx = context();
+    let spirv = compile("rng_test.comp");
+    let pipeline = ComputePipeline::new(&ctx, &spirv).expect("pipeline");
+    let n = 50_000usize;
+    let mut g = Lcg(99);
+    let seed_hi = 0xdead_beefu32;
+    let inputs: Vec<[u32; 4]> = (0..n)
+        .map(|i| {
+            let r = |g: &mut Lcg| (g.next() * 16_777_216.0) as u32 ^ ((i as u32) << 20);
+            [r(&mut g), r(&mut g), i as u32, r(&mut g) % 0x30000]
+        })
+        .collect();
+    let input = Buffer::from_slice(&ctx, "inputs", &inputs, BufferUsageFlags::STORAGE_BUFFER)
+        .expect("inputs");
+    let out = |name| {
+        Buffer::new(
+            &ctx,
+            name,
+            (n * 4) as u64,
+            BufferUsageFlags::STORAGE_BUFFER,
+            MemoryLocation::GpuToCpu,
+        )
+        .expect("buffer")
+    };
+    let (hashes, uniforms, gauss) = (out("hashes"), out("uniforms"), out("gaussians"));
+    pipeline.bind_buffer(0, 0, &input).expect("bind");
+    pipeline.bind_buffer(0, 1, &hashes).expect("bind");
+    pipeline.bind_buffer(0, 2, &uniforms).expect("bind");
+    pipeline.bind_buffer(0, 3, &gauss).expect("bind");
+    let mut push = Vec::new();
+    push.extend_from_slice(&(n as u32).to_le_bytes());
+    push.extend_from_slice(&seed_hi.to_le_bytes());
+    run_once(&ctx, |rec| {
+        rec.dispatch(&pipeline, &push, [n.div_ceil(64) as u32, 1, 1])?;
+        rec.barrier();
+        Ok(())
+    })
+    .expect("dispatch");
+    let gh: Vec<u32> = hashes.read(n).expect("read");
+    let gu: Vec<f32> = uniforms.read(n).expect("read");
+    let gg: Vec<f32> = gauss.read(n).expect("read");
+    let mut worst = 0.0f32;
+    for (i, v) in inputs.iter().enumerate() {
+        let seed = v[0] as u64 | ((seed_hi as u64) << 32);
+        let h = rng::hash(seed, v[1], v[2], v[3]);
+        assert_eq!(gh[i], h, "hash of {v:?}");
+        assert_eq!(
+            gu[i].to_bits(),
+            rng::uniform(h).to_bits(),
+            "uniform of {v:?}"
+        );
+        let h2 = rng::hash(seed, v[1], v[2], v[3] + 1);
+        let c = rng::gaussian(h, h2);
+        // Box–Muller through the device's log/cos: close, not bit-exact.
+        worst = worst.max((gg[i] - c).abs());
+        assert!(
+            (gg[i] - c).abs() <= 1e-5 * (1.0 + c.abs()),
+            "gaussian {i}: gpu {} cpu {c}",
+            gg[i]
+        );
+    }
+    eprintln!("largest Gaussian difference {worst:e}");
+    drop(pipeline);
+    let m = ctx.validation_messages();
+    assert!(m.is_empty(), "validation messages: {m:#?}");
+}
