@@ -2,45 +2,30 @@
 //!
 //! A glTF material finds its IR material by, in order: `extras.ir_material`, the mapping
 //! table (glTF material name → IR material), the database's default.
+//!
+//! Each material belongs to one class (`general`, `retroreflective`, `transparent`,
+//! `absorbent`; see [`MaterialClass`] and [`IrMaterial::reflectance_at`] for R(θ)) and
+//! may carry values at other wavelengths ([`MaterialDb::for_wavelength`]).
+
+mod ir;
+mod schema;
+mod wavelength;
+
+pub use ir::{
+    interpolate_angle_table, IrMaterial, MaterialClass, SpecularLobe, WavelengthValues,
+    ANGLE_TABLE_BINS, ANGLE_TABLE_STEP_DEG,
+};
+pub use schema::{DEFAULT_LOBE_EXPONENT, DEFAULT_SPECULAR_GAIN};
+pub use wavelength::WAVELENGTH_MATCH_NM;
 
 use crate::config::{load_yaml, parse_yaml, ConfigError};
+use schema::MaterialFile;
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::Path;
 
 /// The database shipped with beamtrace (configs/materials.yaml).
 pub const BUILTIN_DATABASE: &str = include_str!("../../configs/materials.yaml");
-
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct MaterialFile {
-    wavelength_nm: f32,
-    default: String,
-    materials: BTreeMap<String, MaterialEntry>,
-}
-
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct MaterialEntry {
-    reflectance: f32,
-    source: String,
-}
-
-/// One IR material.
-#[derive(Debug, Clone, PartialEq)]
-pub struct IrMaterial {
-    pub name: String,
-    /// Reflectance at normal incidence, in units of a Lambertian target.
-    pub reflectance: f32,
-    pub source: String,
-}
-
-impl IrMaterial {
-    /// R(θ) for the cosine of the incidence angle (Lambertian).
-    pub fn reflectance_at(&self, cos_incidence: f32) -> f32 {
-        self.reflectance * cos_incidence.clamp(0.0, 1.0)
-    }
-}
 
 #[derive(Debug, thiserror::Error)]
 pub enum MaterialError {
@@ -57,9 +42,14 @@ pub enum MaterialError {
 /// The IR materials, indexed by position (the material id on points).
 #[derive(Debug, Clone)]
 pub struct MaterialDb {
+    /// The wavelength (nm) the database is meant for: the file's, or the one given to
+    /// [`MaterialDb::for_wavelength`].
     pub wavelength_nm: f32,
     pub materials: Vec<IrMaterial>,
     default: usize,
+    /// The database as loaded, kept by [`MaterialDb::for_wavelength`] so that choosing
+    /// another wavelength later starts from the file's values again.
+    origin: Option<Box<MaterialDb>>,
 }
 
 impl MaterialDb {
@@ -73,32 +63,41 @@ impl MaterialDb {
         Self::from_file(file, path)
     }
 
-    fn from_text(text: &str, origin: &Path) -> Result<MaterialDb, MaterialError> {
+    /// Parses database text; `origin` names it in error messages.
+    pub fn from_text(text: &str, origin: &Path) -> Result<MaterialDb, MaterialError> {
         let file: MaterialFile = parse_yaml(text, origin)?;
         Self::from_file(file, origin)
     }
 
     fn from_file(file: MaterialFile, origin: &Path) -> Result<MaterialDb, MaterialError> {
+        let wavelength_nm = file.wavelength_nm.0;
         let mut materials = Vec::new();
-        for (name, e) in file.materials {
-            if !(e.reflectance.is_finite() && e.reflectance >= 0.0) {
+        for (name, entry) in file.materials {
+            let mut m = entry.0;
+            if let Some(&nm) = m
+                .at_wavelength
+                .keys()
+                .find(|&&nm| (nm as f32 - wavelength_nm).abs() < 0.5)
+            {
                 return Err(ConfigError::invalid(
                     origin,
-                    format!("materials.{name}.reflectance"),
-                    "must be a finite number >= 0",
+                    format!("materials.{name}.at_wavelength.{nm}"),
+                    format!(
+                        "is the database's own wavelength ({wavelength_nm} nm); put these \
+                         values in the material's main fields"
+                    ),
                 )
                 .into());
             }
-            materials.push(IrMaterial {
-                name,
-                reflectance: e.reflectance,
-                source: e.source,
-            });
+            m.name = name;
+            m.values_nm = wavelength_nm;
+            materials.push(m);
         }
         let mut db = MaterialDb {
-            wavelength_nm: file.wavelength_nm,
+            wavelength_nm,
             materials,
             default: 0,
+            origin: None,
         };
         db.default = db.index_of(&file.default, "the database's `default`")?;
         Ok(db)
@@ -163,95 +162,4 @@ impl MaterialMapping {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::scene::SceneMaterial;
-
-    #[test]
-    fn builtin_has_paper_003_subclasses() {
-        let db = MaterialDb::builtin().expect("builtin database parses");
-        for name in [
-            "paint",
-            "metal",
-            "glass",
-            "plastic",
-            "license_plate",
-            "reflector",
-            "rubber",
-            "skin",
-            "clothing",
-            "fur",
-            "asphalt",
-            "road_marking",
-            "offroad_track",
-            "sign_reflecting",
-            "sign_non_reflecting",
-            "concrete",
-            "wood",
-            "rock",
-            "soil",
-            "vegetation",
-            "dry_vegetation",
-        ] {
-            db.index_of(name, "test").expect(name);
-        }
-        assert_eq!(db.materials[db.default_index()].name, "generic");
-    }
-
-    #[test]
-    fn resolve_order_extras_then_mapping_then_default() {
-        let db = MaterialDb::builtin().expect("db");
-        let mats = vec![
-            SceneMaterial {
-                name: "road".into(),
-                ir_material: Some("asphalt".into()),
-                ..Default::default()
-            },
-            SceneMaterial {
-                name: "Body".into(),
-                ir_material: None,
-                ..Default::default()
-            },
-            SceneMaterial {
-                name: "Other".into(),
-                ir_material: None,
-                ..Default::default()
-            },
-        ];
-        let mut mapping = MaterialMapping::default();
-        mapping.entries.insert("Body".into(), "paint".into());
-        mapping.entries.insert("road".into(), "concrete".into());
-        let idx = db.resolve(&mats, &mapping).expect("resolves");
-        assert_eq!(db.materials[idx[0] as usize].name, "asphalt");
-        assert_eq!(db.materials[idx[1] as usize].name, "paint");
-        assert_eq!(idx[2] as usize, db.default_index());
-    }
-
-    #[test]
-    fn unknown_material_lists_known_ones() {
-        let db = MaterialDb::builtin().expect("db");
-        let mats = vec![SceneMaterial {
-            name: "x".into(),
-            ir_material: Some("unobtanium".into()),
-            ..Default::default()
-        }];
-        let err = db
-            .resolve(&mats, &MaterialMapping::default())
-            .unwrap_err()
-            .to_string();
-        assert!(
-            err.contains("unobtanium") && err.contains("asphalt"),
-            "{err}"
-        );
-    }
-
-    #[test]
-    fn negative_reflectance_rejected() {
-        let text =
-            "wavelength_nm: 905\ndefault: a\nmaterials:\n  a: { reflectance: -1, source: x }\n";
-        let err = MaterialDb::from_text(text, Path::new("m.yaml"))
-            .unwrap_err()
-            .to_string();
-        assert!(err.contains("materials.a.reflectance"), "{err}");
-    }
-}
+mod tests;

@@ -1,0 +1,443 @@
+use super::*;
+use crate::scene::SceneMaterial;
+
+fn db() -> MaterialDb {
+    MaterialDb::builtin().expect("builtin database parses")
+}
+
+fn mat<'a>(db: &'a MaterialDb, name: &str) -> &'a IrMaterial {
+    &db.materials[db.index_of(name, "test").expect(name)]
+}
+
+fn cos_deg(deg: f32) -> f32 {
+    deg.to_radians().cos()
+}
+
+fn parse_err(text: &str) -> String {
+    MaterialDb::from_text(text, Path::new("m.yaml"))
+        .expect_err("the database must be rejected")
+        .to_string()
+}
+
+const HEAD: &str = "wavelength_nm: 905\ndefault: a\nmaterials:\n";
+
+/// The 21 distinct subclasses of paper 003 Table 1 (glass and metal serve both the
+/// vehicle and the construction class).
+const TABLE_1: [&str; 21] = [
+    "paint",
+    "metal",
+    "glass",
+    "plastic",
+    "license_plate",
+    "reflector",
+    "rubber",
+    "skin",
+    "clothing",
+    "fur",
+    "asphalt",
+    "road_marking",
+    "offroad_track",
+    "sign_reflecting",
+    "sign_non_reflecting",
+    "concrete",
+    "wood",
+    "rock",
+    "soil",
+    "vegetation",
+    "dry_vegetation",
+];
+
+#[test]
+fn builtin_has_every_table_1_subclass_and_scene_name() {
+    let db = db();
+    for name in TABLE_1 {
+        db.index_of(name, "test").expect(name);
+    }
+    for name in [
+        "lambertian_10",
+        "lambertian_50",
+        "lambertian_90",
+        "generic",
+        "black_absorber",
+    ] {
+        db.index_of(name, "test").expect(name);
+    }
+    assert_eq!(db.materials[db.default_index()].name, "generic");
+    // Names are unique, so glass and metal are one entry each.
+    let mut names = db.names();
+    names.sort_unstable();
+    names.dedup();
+    assert_eq!(names.len(), db.materials.len());
+    assert!(db.materials.iter().all(|m| !m.source.trim().is_empty()));
+}
+
+#[test]
+fn builtin_classes() {
+    let db = db();
+    for name in ["sign_reflecting", "license_plate", "reflector"] {
+        assert_eq!(
+            mat(&db, name).class,
+            MaterialClass::Retroreflective,
+            "{name}"
+        );
+    }
+    assert_eq!(mat(&db, "glass").class, MaterialClass::Transparent);
+    assert_eq!(mat(&db, "black_absorber").class, MaterialClass::Absorbent);
+    for name in [
+        "asphalt",
+        "paint",
+        "road_marking",
+        "lambertian_10",
+        "generic",
+    ] {
+        assert_eq!(mat(&db, name).class, MaterialClass::General, "{name}");
+    }
+    assert_eq!(
+        [
+            MaterialClass::General,
+            MaterialClass::Retroreflective,
+            MaterialClass::Transparent,
+            MaterialClass::Absorbent
+        ]
+        .map(MaterialClass::id),
+        [0, 1, 2, 3]
+    );
+}
+
+#[test]
+fn lambertian_is_rho_cos_theta_exactly() {
+    let db = db();
+    let m = mat(&db, "lambertian_50");
+    assert!(m.angle_table.is_none() && m.specular.is_none());
+    for deg in [0.0_f32, 10.0, 33.0, 60.0, 89.0] {
+        let c = cos_deg(deg);
+        assert_eq!(m.reflectance_at(c), 0.5 * c, "{deg}°");
+    }
+    assert_eq!(m.reflectance_at(0.0), 0.0);
+    assert_eq!(m.reflectance_at(-0.5), 0.0, "seen from behind");
+}
+
+#[test]
+fn angle_table_interpolates_linearly_in_theta() {
+    let text = format!(
+        "{HEAD}  a: {{ angle_table: [1.0, 0.9, 0.8, 0.7, 0.6, 0.5, 0.4, 0.3, 0.2], source: t }}\n"
+    );
+    let db = MaterialDb::from_text(&text, Path::new("m.yaml")).expect("parses");
+    let m = &db.materials[0];
+    assert_eq!(m.reflectance, 1.0, "reflectance = table[0]");
+    // Expected values are linear in θ; f32 acos loses ~1e-5° → 1e-6 in R.
+    for (deg, want) in [
+        (0.0, 1.0),
+        (5.0, 0.95),
+        (45.0, 0.55),
+        (80.0, 0.2),
+        (85.0, 0.1),
+        (90.0, 0.0),
+    ] {
+        let got = m.reflectance_at(cos_deg(deg));
+        assert!((got - want).abs() < 2e-5, "{deg}°: {got} vs {want}");
+    }
+}
+
+#[test]
+fn specular_lobe_adds_a_near_normal_glint() {
+    let text = format!(
+        "{HEAD}  a: {{ reflectance: 0.2, specular: {{ strength: 0.5, exponent: 100 }}, source: t }}\n"
+    );
+    let db = MaterialDb::from_text(&text, Path::new("m.yaml")).expect("parses");
+    let m = &db.materials[0];
+    assert!((m.reflectance_at(1.0) - 0.7).abs() < 1e-6);
+    let c = cos_deg(5.0);
+    let want = 0.2 * c + 0.5 * c.powf(100.0);
+    assert!((m.reflectance_at(c) - want).abs() < 1e-6);
+    // At 30° the glint is gone (0.5·cos^100 30° ≈ 3e-7).
+    assert!((m.reflectance_at(cos_deg(30.0)) - 0.2 * cos_deg(30.0)).abs() < 1e-5);
+    assert_eq!(m.diffuse_reflectance_at(1.0), 0.2);
+}
+
+#[test]
+fn retroreflectors_are_hundreds_of_times_a_white_target_and_fall_slowly() {
+    let db = db();
+    let white = mat(&db, "lambertian_90").reflectance_at(1.0);
+    for name in ["sign_reflecting", "license_plate", "reflector"] {
+        let m = mat(&db, name);
+        let r0 = m.reflectance_at(1.0);
+        assert!(r0 >= 100.0 * white, "{name}: {r0} vs white {white}");
+        assert!((r0 - (m.peak + m.reflectance)).abs() < 1e-3 * r0);
+        // The retro part halves at falloff_deg.
+        let c = cos_deg(m.falloff_deg);
+        let retro = m.reflectance_at(c) - m.reflectance * c;
+        assert!(
+            (retro / m.peak - 0.5).abs() < 1e-4,
+            "{name}: {retro} at {}°",
+            m.falloff_deg
+        );
+        // Slow: still ≥ 60 % of the peak at 20°, monotone down to grazing.
+        assert!(m.reflectance_at(cos_deg(20.0)) >= 0.6 * m.peak, "{name}");
+        let mut last = f32::INFINITY;
+        for deg in (0..90).map(|d| d as f32) {
+            let r = m.reflectance_at(cos_deg(deg));
+            assert!(r <= last, "{name} not monotone at {deg}°");
+            last = r;
+        }
+        // The sun sees the diffuse base only.
+        assert!((m.diffuse_reflectance_at(1.0) - m.reflectance).abs() < 1e-6);
+    }
+    let sign = mat(&db, "sign_reflecting");
+    assert!((sign.retro_exponent() - 3.4747).abs() < 1e-3);
+}
+
+#[test]
+fn glass_is_weak_but_detectable_and_transmits() {
+    let db = db();
+    let glass = mat(&db, "glass");
+    let wall = mat(&db, "lambertian_10");
+    let r0 = glass.reflectance_at(1.0);
+    assert!((r0 - 0.04).abs() < 1e-6, "R(0) = G·F0 = 0.04, got {r0}");
+    assert!(
+        r0 <= 0.5 * wall.reflectance_at(1.0),
+        "clearly weaker than a 10 % wall"
+    );
+    // Threshold of a 10 %-at-120 m sensor: T = 0.1/120²; at 10 m the pane's signal R/r².
+    let threshold = 0.1 / (120.0_f32 * 120.0);
+    assert!(
+        r0 / 100.0 > 10.0 * threshold,
+        "detectable at 10 m with margin"
+    );
+    // Oblique panes are looked through: 45° is > 100x weaker than normal.
+    assert!(glass.reflectance_at(cos_deg(45.0)) < r0 / 100.0);
+    assert!(glass.is_transparent());
+    assert_eq!(glass.transmission(), 0.9);
+    assert!((glass.two_way_transmission() - 0.81).abs() < 1e-6);
+    assert_eq!(mat(&db, "asphalt").transmission(), 0.0, "opaque");
+    assert_eq!(mat(&db, "sign_reflecting").transmission(), 0.0);
+    // Schlick: F(0) = F0, F(90°) = 1.
+    assert!((glass.fresnel(1.0) - 0.04).abs() < 1e-7);
+    assert!((glass.fresnel(0.0) - 1.0).abs() < 1e-7);
+}
+
+#[test]
+fn absorber_returns_nothing() {
+    let db = db();
+    let m = mat(&db, "black_absorber");
+    assert!(m.is_absorbent() && !m.is_transparent());
+    for deg in [0.0_f32, 30.0, 80.0] {
+        assert_eq!(m.reflectance_at(cos_deg(deg)), 0.0);
+        assert_eq!(m.diffuse_reflectance_at(cos_deg(deg)), 0.0);
+    }
+    assert_eq!(m.transmission(), 0.0);
+}
+
+#[test]
+fn every_builtin_value_is_finite_and_non_negative_at_every_wavelength() {
+    let base = db();
+    for db in [base.clone(), base.for_wavelength(1550.0)] {
+        for m in &db.materials {
+            for deg in 0..=90 {
+                let c = cos_deg(deg as f32);
+                for r in [m.reflectance_at(c), m.diffuse_reflectance_at(c)] {
+                    assert!(r.is_finite() && r >= 0.0, "{} at {deg}°: {r}", m.name);
+                }
+            }
+            assert!((0.0..=1.0).contains(&m.transmission()), "{}", m.name);
+            if let Some(t) = m.angle_table {
+                assert_eq!(t[0], m.reflectance, "{}", m.name);
+            }
+        }
+    }
+}
+
+#[test]
+fn wavelength_selection_picks_the_nearest_within_50_nm() {
+    let base = db();
+    let at = base.for_wavelength(1550.0);
+    assert_eq!(at.wavelength_nm, 1550.0);
+    assert_eq!(at.names(), base.names(), "indices unchanged");
+    let veg = mat(&at, "vegetation");
+    assert_eq!(veg.values_nm, 1550.0);
+    assert!((veg.reflectance - 0.231).abs() < 1e-6);
+    // The table keeps its shape: every bin scaled by 0.231/0.45.
+    let veg905 = mat(&base, "vegetation");
+    let (t, t905) = (
+        veg.angle_table.expect("table"),
+        veg905.angle_table.expect("table"),
+    );
+    for i in 0..ANGLE_TABLE_BINS {
+        assert!((t[i] - t905[i] * 0.231 / 0.45).abs() < 1e-6, "bin {i}");
+    }
+    assert!((mat(&at, "glass").reflectance_normal - 0.0385).abs() < 1e-7);
+    assert_eq!(mat(&at, "glass").transmission, 0.9, "not given: kept");
+    // No 1550 nm values for asphalt: the 905 nm ones stay.
+    assert_eq!(mat(&at, "asphalt").values_nm, 905.0);
+    assert_eq!(mat(&at, "asphalt"), mat(&base, "asphalt"));
+    // 30 nm away still counts; 60 nm away does not.
+    assert_eq!(
+        mat(&base.for_wavelength(1520.0), "vegetation").values_nm,
+        1550.0
+    );
+    assert_eq!(
+        mat(&base.for_wavelength(1490.0), "vegetation").values_nm,
+        905.0
+    );
+    assert_eq!(
+        mat(&base.for_wavelength(940.0), "vegetation").values_nm,
+        905.0
+    );
+    // Choosing again starts from the file's values.
+    let back = at.for_wavelength(905.0);
+    assert_eq!(back.materials, base.materials);
+    assert_eq!(back.default_index(), base.default_index());
+}
+
+#[test]
+fn wavelength_entry_may_replace_the_table_and_class_parameters() {
+    let text = format!(
+        "{HEAD}  a:\n    class: retroreflective\n    peak: 500\n    falloff_deg: 30\n    \
+         source: t\n    at_wavelength:\n      1550: {{ peak: 300, source: u }}\n      \
+         1064: {{ falloff_deg: 20, source: v }}\n"
+    );
+    let db = MaterialDb::from_text(&text, Path::new("m.yaml")).expect("parses");
+    let m = &db.materials[0];
+    assert_eq!(m.wavelengths(), vec![905.0, 1064.0, 1550.0]);
+    let a = &db.for_wavelength(1550.0).materials[0];
+    assert_eq!((a.peak, a.falloff_deg, a.values_nm), (300.0, 30.0, 1550.0));
+    assert!(a.source.contains('u') && a.source.contains("905"));
+    let b = &db.for_wavelength(1064.0).materials[0];
+    assert_eq!((b.peak, b.falloff_deg), (500.0, 20.0));
+}
+
+#[test]
+fn unknown_class_names_line_and_field() {
+    let err = parse_err(&format!("{HEAD}  a: {{ class: mirror, source: t }}\n"));
+    assert!(err.starts_with("m.yaml:4:"), "{err}");
+    assert!(
+        err.contains("materials.a.class") && err.contains("mirror"),
+        "{err}"
+    );
+    assert!(err.contains("retroreflective"), "lists the classes: {err}");
+}
+
+#[test]
+fn unknown_field_names_line_and_field() {
+    let err = parse_err(&format!(
+        "{HEAD}  a:\n    reflectance: 0.3\n    colour: red\n    source: t\n"
+    ));
+    assert!(err.starts_with("m.yaml:6:"), "{err}");
+    assert!(
+        err.contains("colour") && err.contains("materials.a"),
+        "{err}"
+    );
+}
+
+#[test]
+fn class_parameters_are_required_and_checked() {
+    let missing = parse_err(&format!(
+        "{HEAD}  a:\n    class: retroreflective\n    falloff_deg: 30\n    source: t\n"
+    ));
+    assert!(missing.starts_with("m.yaml:"), "{missing}");
+    assert!(
+        missing.contains("materials.a") && missing.contains("requires `peak`"),
+        "{missing}"
+    );
+    let foreign = parse_err(&format!(
+        "{HEAD}  a: {{ reflectance: 0.3, peak: 5, source: t }}\n"
+    ));
+    assert!(
+        foreign.contains("`peak`") && foreign.contains("general"),
+        "{foreign}"
+    );
+    let no_r = parse_err(&format!("{HEAD}  a: {{ source: t }}\n"));
+    assert!(no_r.contains("requires `reflectance`"), "{no_r}");
+    let mismatch = parse_err(&format!(
+        "{HEAD}  a: {{ reflectance: 0.5, angle_table: [0.4, 0.4, 0.4, 0.4, 0.4, 0.4, 0.4, 0.4, 0.4], source: t }}\n"
+    ));
+    assert!(mismatch.contains("angle_table[0]"), "{mismatch}");
+    let energy = parse_err(&format!(
+        "{HEAD}  a: {{ class: transparent, reflectance_normal: 0.2, transmission: 0.9, source: t }}\n"
+    ));
+    assert!(energy.contains("exceeds 1"), "{energy}");
+    let absorber = parse_err(&format!(
+        "{HEAD}  a: {{ class: absorbent, reflectance: 0.1, source: t }}\n"
+    ));
+    assert!(absorber.contains("no parameters"), "{absorber}");
+    let wl = parse_err(&format!(
+        "{HEAD}  a:\n    reflectance: 0.3\n    source: t\n    at_wavelength:\n      1550: {{ peak: 3, source: u }}\n"
+    ));
+    assert!(
+        wl.contains("at_wavelength.1550") && wl.contains("`peak`"),
+        "{wl}"
+    );
+    let own = parse_err(&format!(
+        "{HEAD}  a:\n    reflectance: 0.3\n    source: t\n    at_wavelength:\n      905: {{ reflectance: 0.2, source: u }}\n"
+    ));
+    assert!(own.contains("materials.a.at_wavelength.905"), "{own}");
+}
+
+#[test]
+fn out_of_range_values_name_their_field_and_line() {
+    let neg = parse_err(&format!("{HEAD}  a: {{ reflectance: -1, source: x }}\n"));
+    assert!(neg.contains("materials.a.reflectance"), "{neg}");
+    assert!(neg.starts_with("m.yaml:4:"), "{neg}");
+    let nan = parse_err(&format!("{HEAD}  a: {{ reflectance: .nan, source: x }}\n"));
+    assert!(nan.contains("materials.a.reflectance"), "{nan}");
+    let falloff = parse_err(&format!(
+        "{HEAD}  a:\n    class: retroreflective\n    peak: 100\n    falloff_deg: 90\n    source: t\n"
+    ));
+    assert!(falloff.contains("materials.a.falloff_deg"), "{falloff}");
+    assert!(falloff.starts_with("m.yaml:7:"), "{falloff}");
+    let t = parse_err(&format!(
+        "{HEAD}  a: {{ class: transparent, reflectance_normal: 0.04, transmission: 1.2, source: t }}\n"
+    ));
+    assert!(t.contains("materials.a.transmission"), "{t}");
+    let short = parse_err(&format!(
+        "{HEAD}  a: {{ angle_table: [0.4, 0.3], source: t }}\n"
+    ));
+    assert!(short.contains("materials.a.angle_table"), "{short}");
+}
+
+#[test]
+fn resolve_order_extras_then_mapping_then_default() {
+    let db = db();
+    let mats = vec![
+        SceneMaterial {
+            name: "road".into(),
+            ir_material: Some("asphalt".into()),
+            ..Default::default()
+        },
+        SceneMaterial {
+            name: "Body".into(),
+            ir_material: None,
+            ..Default::default()
+        },
+        SceneMaterial {
+            name: "Other".into(),
+            ir_material: None,
+            ..Default::default()
+        },
+    ];
+    let mut mapping = MaterialMapping::default();
+    mapping.entries.insert("Body".into(), "paint".into());
+    mapping.entries.insert("road".into(), "concrete".into());
+    let idx = db.resolve(&mats, &mapping).expect("resolves");
+    assert_eq!(db.materials[idx[0] as usize].name, "asphalt");
+    assert_eq!(db.materials[idx[1] as usize].name, "paint");
+    assert_eq!(idx[2] as usize, db.default_index());
+}
+
+#[test]
+fn unknown_material_lists_known_ones() {
+    let db = db();
+    let mats = vec![SceneMaterial {
+        name: "x".into(),
+        ir_material: Some("unobtanium".into()),
+        ..Default::default()
+    }];
+    let err = db
+        .resolve(&mats, &MaterialMapping::default())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("unobtanium") && err.contains("asphalt"),
+        "{err}"
+    );
+}
