@@ -78,6 +78,7 @@ fn single_mesh_scene(primitives: Vec<Primitive>) -> Scene {
         }],
         instances: vec![instance(0, Mat4::IDENTITY)],
         materials: Vec::new(),
+        alpha_textures: Vec::new(),
     }
 }
 
@@ -599,6 +600,7 @@ fn instance_transforms_place_scale_and_rotate_the_mesh() {
             instance(0, placed),
         ],
         materials: Vec::new(),
+        alpha_textures: Vec::new(),
     };
     let b = bvh(&scene);
     assert_eq!(b.triangle_count(), 4);

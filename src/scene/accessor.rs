@@ -27,7 +27,7 @@ fn type_components(t: Type) -> usize {
 }
 
 /// Bytes of one buffer view, checked against its buffer.
-fn view_bytes<'a>(
+pub(crate) fn view_bytes<'a>(
     root: &json::Root,
     buffers: &'a [Vec<u8>],
     view: json::Index<json::buffer::View>,

@@ -77,6 +77,21 @@ pub enum SceneError {
         message: String,
     },
 
+    #[error("{path}: {image}: {message}")]
+    Image {
+        path: PathBuf,
+        /// "image 3 \"leaves\"", plus the material that uses it.
+        image: String,
+        message: String,
+    },
+
+    #[error("{path}: {material}: {message}")]
+    Material {
+        path: PathBuf,
+        material: String,
+        message: String,
+    },
+
     #[error("{path}: the scene has no triangles; every mesh is empty or degenerate")]
     NoTriangles { path: PathBuf },
 

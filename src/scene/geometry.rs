@@ -3,17 +3,19 @@
 //! z-up world frame (or an object's local frame with world axes).
 
 use super::gltf_write::PrimitiveData;
-use glam::{Affine3A, Vec3};
+use glam::{Affine3A, Vec2, Vec3};
 use gltf::json;
 use std::collections::HashMap;
 use std::f32::consts::{FRAC_PI_2, TAU};
 
-/// Triangles of one material, each vertex with its normal.
+/// Triangles of one material, each vertex with its normal. `uvs` is filled only by the
+/// textured shapes; a part is either all textured or not at all.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Part {
     pub positions: Vec<Vec3>,
     pub normals: Vec<Vec3>,
     pub indices: Vec<u32>,
+    pub uvs: Vec<Vec2>,
 }
 
 impl Part {
@@ -32,6 +34,26 @@ impl Part {
         let j = self.vertex(b, normal);
         let k = self.vertex(c, normal);
         self.indices.extend_from_slice(&[i, j, k]);
+    }
+
+    /// A flat convex polygon (corners in order around its edge) with a UV per corner,
+    /// split as a fan from the first corner and wound to face `facing`.
+    pub fn textured_polygon(&mut self, corners: &[Vec3], uvs: &[Vec2], facing: Vec3) {
+        if corners.len() < 3 || uvs.len() != corners.len() {
+            return;
+        }
+        let normal = facing.normalize_or_zero();
+        let n = (corners[1] - corners[0]).cross(corners[2] - corners[0]);
+        let flip = n.dot(normal) < 0.0;
+        let base = self.positions.len() as u32;
+        for (p, uv) in corners.iter().zip(uvs) {
+            self.vertex(*p, normal);
+            self.uvs.push(*uv);
+        }
+        for k in 1..corners.len() as u32 - 1 {
+            let (b, c) = if flip { (k + 1, k) } else { (k, k + 1) };
+            self.indices.extend_from_slice(&[base, base + b, base + c]);
+        }
     }
 
     /// A flat triangle facing the side its counter-clockwise winding gives.
@@ -298,6 +320,7 @@ impl Part {
                 .map(|n| m.transform_vector3(*n).normalize_or_zero()),
         );
         self.indices.extend(other.indices.iter().map(|i| base + i));
+        self.uvs.extend_from_slice(&other.uvs);
     }
 }
 
@@ -424,7 +447,12 @@ impl MeshParts {
         self.parts
             .into_iter()
             .filter(|(_, p)| !p.indices.is_empty())
-            .map(|(m, p)| PrimitiveData::triangles(p.positions, p.normals, p.indices, m))
+            .map(|(m, p)| {
+                let uvs = (!p.uvs.is_empty() && p.uvs.len() == p.positions.len()).then_some(p.uvs);
+                let mut data = PrimitiveData::triangles(p.positions, p.normals, p.indices, m);
+                data.uvs = uvs;
+                data
+            })
             .collect()
     }
 }

@@ -8,7 +8,7 @@
 //! that can be renamed into place atomically, like a `.glb`.
 
 use super::{base64, SceneError};
-use glam::Vec3;
+use glam::{Vec2, Vec3};
 use gltf::json;
 use gltf::json::validation::{Checked, USize64};
 use std::borrow::Cow;
@@ -43,6 +43,8 @@ pub(crate) struct PrimitiveData {
     pub normals: Option<Vec<Vec3>>,
     /// `None` writes a non-indexed primitive.
     pub indices: Option<Vec<u32>>,
+    /// TEXCOORD_0 (glTF convention, never turned with the axes).
+    pub uvs: Option<Vec<Vec2>>,
     pub material: Option<json::Index<json::Material>>,
     pub mode: json::mesh::Mode,
 }
@@ -58,6 +60,7 @@ impl PrimitiveData {
             positions,
             normals: Some(normals),
             indices: Some(indices),
+            uvs: None,
             material: Some(material),
             mode: json::mesh::Mode::Triangles,
         }
@@ -159,10 +162,11 @@ impl GltfBuilder {
         Ok(index)
     }
 
+    /// `target` is `None` for views that are no vertex data (images).
     fn push_bytes(
         &mut self,
         bytes: &[u8],
-        target: json::buffer::Target,
+        target: Option<json::buffer::Target>,
     ) -> json::Index<json::buffer::View> {
         let offset = self.bin.len();
         self.bin.extend_from_slice(bytes);
@@ -176,7 +180,7 @@ impl GltfBuilder {
             byte_offset: Some(USize64::from(offset)),
             byte_stride: None,
             name: None,
-            target: Some(Checked::Valid(target)),
+            target: target.map(Checked::Valid),
             extensions: None,
             extras: None,
         })
@@ -206,7 +210,7 @@ impl GltfBuilder {
         } else {
             (None, None)
         };
-        let view = self.push_bytes(&bytes, json::buffer::Target::ArrayBuffer);
+        let view = self.push_bytes(&bytes, Some(json::buffer::Target::ArrayBuffer));
         self.root.push(json::Accessor {
             buffer_view: Some(view),
             byte_offset: None,
@@ -223,6 +227,88 @@ impl GltfBuilder {
             normalized: false,
             sparse: None,
         })
+    }
+
+    fn vec2_accessor(&mut self, data: &[Vec2]) -> json::Index<json::Accessor> {
+        let mut bytes = Vec::with_capacity(data.len() * 8);
+        for v in data {
+            bytes.extend_from_slice(&v.x.to_le_bytes());
+            bytes.extend_from_slice(&v.y.to_le_bytes());
+        }
+        let view = self.push_bytes(&bytes, Some(json::buffer::Target::ArrayBuffer));
+        self.root.push(json::Accessor {
+            buffer_view: Some(view),
+            byte_offset: None,
+            count: USize64::from(data.len()),
+            component_type: Checked::Valid(json::accessor::GenericComponentType(
+                json::accessor::ComponentType::F32,
+            )),
+            extensions: None,
+            extras: None,
+            type_: Checked::Valid(json::accessor::Type::Vec2),
+            min: None,
+            max: None,
+            name: None,
+            normalized: false,
+            sparse: None,
+        })
+    }
+
+    /// Adds a PNG image (stored in the binary buffer), a nearest-filtering sampler with
+    /// `wrap` on both axes, and the texture joining them.
+    pub fn png_texture(
+        &mut self,
+        name: &str,
+        png: &[u8],
+        wrap: json::texture::WrappingMode,
+    ) -> json::Index<json::Texture> {
+        let view = self.push_bytes(png, None);
+        let image = self.root.push(json::Image {
+            buffer_view: Some(view),
+            mime_type: Some(json::image::MimeType("image/png".into())),
+            name: Some(name.to_string()),
+            uri: None,
+            extensions: None,
+            extras: None,
+        });
+        let sampler = self.root.push(json::texture::Sampler {
+            mag_filter: Some(Checked::Valid(json::texture::MagFilter::Nearest)),
+            min_filter: Some(Checked::Valid(json::texture::MinFilter::Nearest)),
+            name: None,
+            wrap_s: Checked::Valid(wrap),
+            wrap_t: Checked::Valid(wrap),
+            extensions: None,
+            extras: None,
+        });
+        self.root.push(json::Texture {
+            name: Some(name.to_string()),
+            sampler: Some(sampler),
+            source: image,
+            extensions: None,
+            extras: None,
+        })
+    }
+
+    /// Adds (once per name) an alpha-masked material whose base colour comes from
+    /// `texture` (TEXCOORD_0) times `base_color`.
+    pub fn masked_material(
+        &mut self,
+        name: &str,
+        ir_material: Option<&str>,
+        base_color: [f32; 4],
+        cutoff: f32,
+        texture: json::Index<json::Texture>,
+    ) -> Result<json::Index<json::Material>, SceneError> {
+        let index = self.material(name, ir_material, base_color, Some(cutoff))?;
+        if let Some(m) = self.root.materials.get_mut(index.value()) {
+            m.pbr_metallic_roughness.base_color_texture = Some(json::texture::Info {
+                index: texture,
+                tex_coord: 0,
+                extensions: None,
+                extras: None,
+            });
+        }
+        Ok(index)
     }
 
     fn index_accessor(&mut self, indices: &[u32]) -> json::Index<json::Accessor> {
@@ -252,7 +338,7 @@ impl GltfBuilder {
                 ComponentType::U32
             }
         };
-        let view = self.push_bytes(&bytes, json::buffer::Target::ElementArrayBuffer);
+        let view = self.push_bytes(&bytes, Some(json::buffer::Target::ElementArrayBuffer));
         self.root.push(json::Accessor {
             buffer_view: Some(view),
             byte_offset: None,
@@ -288,6 +374,10 @@ impl GltfBuilder {
                     .collect();
                 let nrm = self.vec3_accessor(&normals, false);
                 attributes.insert(Checked::Valid(json::mesh::Semantic::Normals), nrm);
+            }
+            if let Some(uvs) = &p.uvs {
+                let uv = self.vec2_accessor(uvs);
+                attributes.insert(Checked::Valid(json::mesh::Semantic::TexCoords(0)), uv);
             }
             let indices = p.indices.as_ref().map(|i| self.index_accessor(i));
             out.push(json::mesh::Primitive {

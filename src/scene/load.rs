@@ -12,10 +12,16 @@
 //! * A node's semantic class comes from `extras.class`, or from its nearest ancestor's.
 //! * Primitives with no triangles are dropped; a node whose mesh has no triangles left
 //!   makes no instance (its id is still used up, so ids follow the node order).
+//! * TEXCOORD_0 is kept (float, or normalised u8/u16). Only the base colour textures of
+//!   `alphaMode: MASK` materials are decoded, and only their alpha channel (see
+//!   `texture.rs`); images come from data URIs, buffer views or files beside the .gltf.
+//!   PNG is decoded; a JPEG has no alpha, so its material keeps no texture (texture alpha
+//!   1: only `baseColorFactor` alpha masks it); other formats are an error.
 
 use super::accessor;
+use super::texture::{self, AlphaTexture, ImageFormat, WRAP_REPEAT};
 use super::{Instance, Mesh, Primitive, Scene, SceneError, SceneMaterial, SemanticClass};
-use glam::{Mat4, Quat, Vec3};
+use glam::{Mat4, Quat, Vec2, Vec3};
 use gltf::json;
 use gltf::json::accessor::{ComponentType, Type};
 use gltf::json::validation::Checked;
@@ -57,6 +63,8 @@ pub fn load_from_bytes(bytes: &[u8], origin: &Path, base: &Path) -> Result<Scene
 
 struct Loader {
     path: PathBuf,
+    /// Directory that relative URIs (buffers, images) are resolved against.
+    base: PathBuf,
     root: json::Root,
     buffers: Vec<Vec<u8>>,
 }
@@ -95,29 +103,33 @@ fn label(kind: &str, index: usize, name: Option<&str>) -> String {
 
 /// Parses a `data:` URI's or a relative path's bytes.
 fn load_uri(uri: &str, base: &Path, origin: &Path, buffer: usize) -> Result<Vec<u8>, SceneError> {
-    let err = |message: String| SceneError::Buffer {
+    read_uri(uri, base, "the .bin file").map_err(|message| SceneError::Buffer {
         path: origin.to_path_buf(),
         buffer,
         message,
-    };
+    })
+}
+
+/// The bytes behind a `data:` URI or a relative path; `what` names the file in messages.
+fn read_uri(uri: &str, base: &Path, what: &str) -> Result<Vec<u8>, String> {
     if let Some(rest) = uri.strip_prefix("data:") {
         let payload = rest.split_once(";base64,").map(|(_, p)| p).ok_or_else(|| {
-            err("data URI is not base64; re-export with embedded base64 or a .bin".into())
+            "data URI is not base64; re-export with embedded base64 or a separate file".to_string()
         })?;
-        return super::base64::decode(payload).map_err(|e| err(format!("data URI: {e}")));
+        return super::base64::decode(payload).map_err(|e| format!("data URI: {e}"));
     }
     if uri.contains("://") && !uri.starts_with("file://") {
-        return Err(err(format!(
+        return Err(format!(
             "URI {uri:?} is not a local file; download it next to the .gltf and use a relative path"
-        )));
+        ));
     }
     let rel = uri.strip_prefix("file://").unwrap_or(uri);
     let file = base.join(percent_decode(rel));
     std::fs::read(&file).map_err(|e| {
-        err(format!(
-            "cannot read {}: {e}; the .bin file must lie where the .gltf says ({uri:?})",
+        format!(
+            "cannot read {}: {e}; {what} must lie where the .gltf says ({uri:?})",
             file.display()
-        ))
+        )
     })
 }
 
@@ -243,32 +255,141 @@ impl Loader {
         }
         Ok(Loader {
             path: origin.to_path_buf(),
+            base: base.to_path_buf(),
             root,
             buffers,
         })
     }
 
-    fn materials(&self) -> Result<Vec<SceneMaterial>, SceneError> {
-        self.root
-            .materials
-            .iter()
-            .enumerate()
-            .map(|(i, m)| {
-                let object = label("material", i, m.name.as_deref());
-                let extras = parse_extras(&m.extras, &self.path, &object)?;
-                let mask = matches!(
-                    m.alpha_mode,
-                    Checked::Valid(json::material::AlphaMode::Mask)
+    fn materials(&self) -> Result<(Vec<SceneMaterial>, Vec<AlphaTexture>), SceneError> {
+        let mut textures = Vec::new();
+        // (image, wrap_s, wrap_t) → index into `textures`; None for a JPEG.
+        let mut decoded: HashMap<(usize, u32, u32), Option<u32>> = HashMap::new();
+        let mut materials = Vec::with_capacity(self.root.materials.len());
+        for (i, m) in self.root.materials.iter().enumerate() {
+            let object = label("material", i, m.name.as_deref());
+            let extras = parse_extras(&m.extras, &self.path, &object)?;
+            let mask = matches!(
+                m.alpha_mode,
+                Checked::Valid(json::material::AlphaMode::Mask)
+            );
+            let alpha_texture = match (&m.pbr_metallic_roughness.base_color_texture, mask) {
+                (Some(info), true) => {
+                    self.alpha_texture(info, &object, &mut textures, &mut decoded)?
+                }
+                // Opaque and blended materials never consult the texture.
+                _ => None,
+            };
+            materials.push(SceneMaterial {
+                name: m.name.clone().unwrap_or_else(|| format!("material_{i}")),
+                ir_material: extras_string(&extras, "ir_material", &self.path, &object)?,
+                alpha_mode_mask: mask,
+                alpha_cutoff: m.alpha_cutoff.map_or(0.5, |c| c.0),
+                base_color: m.pbr_metallic_roughness.base_color_factor.0,
+                alpha_texture,
+            });
+        }
+        Ok((materials, textures))
+    }
+
+    /// Decodes (once per image and wrap modes) the alpha of a MASK material's base
+    /// colour texture.
+    fn alpha_texture(
+        &self,
+        info: &json::texture::Info,
+        material: &str,
+        textures: &mut Vec<AlphaTexture>,
+        decoded: &mut HashMap<(usize, u32, u32), Option<u32>>,
+    ) -> Result<Option<u32>, SceneError> {
+        let material_err = |message: String| SceneError::Material {
+            path: self.path.clone(),
+            material: material.to_string(),
+            message,
+        };
+        if info.tex_coord != 0 {
+            return Err(material_err(format!(
+                "baseColorTexture uses TEXCOORD_{}, but only TEXCOORD_0 is read; put the \
+                 texture's UVs in the first UV set when exporting",
+                info.tex_coord
+            )));
+        }
+        let t = info.index.value();
+        let tex = self.root.textures.get(t).ok_or_else(|| {
+            material_err(format!(
+                "baseColorTexture names texture {t}, which does not exist ({} textures)",
+                self.root.textures.len()
+            ))
+        })?;
+        let wrap = |mode: &Checked<json::texture::WrappingMode>| match mode {
+            Checked::Valid(m) => m.as_gl_enum(),
+            Checked::Invalid => WRAP_REPEAT,
+        };
+        let (wrap_s, wrap_t) = match tex.sampler.and_then(|s| self.root.samplers.get(s.value())) {
+            Some(s) => (wrap(&s.wrap_s), wrap(&s.wrap_t)),
+            None => (WRAP_REPEAT, WRAP_REPEAT),
+        };
+        let image_index = tex.source.value();
+        if let Some(known) = decoded.get(&(image_index, wrap_s, wrap_t)) {
+            return Ok(*known);
+        }
+        let image = self.root.images.get(image_index).ok_or_else(|| {
+            material_err(format!(
+                "texture {t} names image {image_index}, which does not exist ({} images)",
+                self.root.images.len()
+            ))
+        })?;
+        let image_label = format!(
+            "{} (base colour texture of {material})",
+            label("image", image_index, image.name.as_deref())
+        );
+        let image_err = |message: String| SceneError::Image {
+            path: self.path.clone(),
+            image: image_label.clone(),
+            message,
+        };
+        let bytes = match (&image.uri, image.buffer_view) {
+            (Some(uri), _) => read_uri(uri, &self.base, "the image file").map_err(image_err)?,
+            (None, Some(view)) => accessor::view_bytes(&self.root, &self.buffers, view)
+                .map_err(image_err)?
+                .0
+                .to_vec(),
+            (None, None) => {
+                return Err(image_err(
+                    "has neither a uri nor a bufferView; the file is corrupt, export again".into(),
+                ))
+            }
+        };
+        let result = match texture::sniff(&bytes) {
+            ImageFormat::Png => {
+                let (width, height, alpha) = texture::decode_png_alpha(&bytes)
+                    .map_err(|e| image_err(format!("{e}; re-save the texture as a valid PNG")))?;
+                textures.push(AlphaTexture {
+                    width,
+                    height,
+                    alpha,
+                    wrap_s,
+                    wrap_t,
+                });
+                Some(textures.len() as u32 - 1)
+            }
+            ImageFormat::Jpeg => {
+                log::warn!(
+                    "{}: {image_label}: JPEG has no alpha channel; the mask uses \
+                     baseColorFactor alpha only (save the texture as PNG with alpha)",
+                    self.path.display()
                 );
-                Ok(SceneMaterial {
-                    name: m.name.clone().unwrap_or_else(|| format!("material_{i}")),
-                    ir_material: extras_string(&extras, "ir_material", &self.path, &object)?,
-                    alpha_mode_mask: mask,
-                    alpha_cutoff: m.alpha_cutoff.map_or(0.5, |c| c.0),
-                    base_color: m.pbr_metallic_roughness.base_color_factor.0,
-                })
-            })
-            .collect()
+                None
+            }
+            ImageFormat::Other => {
+                let head: Vec<String> = bytes.iter().take(8).map(|b| format!("{b:02x}")).collect();
+                return Err(image_err(format!(
+                    "is neither PNG nor JPEG (first bytes {}); convert the texture to PNG",
+                    head.join(" ")
+                )));
+            }
+        };
+        decoded.insert((image_index, wrap_s, wrap_t), result);
+        Ok(result)
     }
 
     fn build(self) -> Result<Scene, SceneError> {
@@ -278,8 +399,10 @@ impl Loader {
                 message: "the file contains no meshes at all".into(),
             });
         }
+        let (materials, alpha_textures) = self.materials()?;
         let mut scene = Scene {
-            materials: self.materials()?,
+            materials,
+            alpha_textures,
             ..Default::default()
         };
         let roots: Vec<usize> = match self.root.scene.or(if self.root.scenes.is_empty() {
@@ -592,12 +715,58 @@ fn read_primitive(
         }
         None => generated,
     };
+    let uvs = match attr(json::mesh::Semantic::TexCoords(0)) {
+        Some(acc) => read_uvs(loader, acc, n).map_err(|e| err(format!("TEXCOORD_0: {e}")))?,
+        None => Vec::new(),
+    };
     Ok(Primitive {
         positions,
         normals,
         indices,
         material,
+        uvs,
     })
+}
+
+/// TEXCOORD_0 as f32 pairs: float, or normalised unsigned byte/short (glTF §3.7.2.1).
+fn read_uvs(
+    loader: &Loader,
+    acc: json::Index<json::Accessor>,
+    n: usize,
+) -> Result<Vec<Vec2>, String> {
+    use ComponentType::{F32, U16, U8};
+    let integer = loader.root.accessors.get(acc.value()).is_some_and(|a| {
+        matches!(a.component_type, Checked::Valid(json::accessor::GenericComponentType(c)) if c != F32)
+            && !a.normalized
+    });
+    if integer {
+        return Err(format!(
+            "accessor {} holds integers but is not normalized; glTF requires normalized \
+             UNSIGNED_BYTE/UNSIGNED_SHORT texture coordinates",
+            acc.value()
+        ));
+    }
+    let raw = accessor::read(
+        &loader.root,
+        &loader.buffers,
+        acc,
+        Type::Vec2,
+        &[F32, U8, U16],
+    )?;
+    if raw.len() != n * 2 {
+        return Err(format!(
+            "has {} entries but POSITION has {n}",
+            raw.len() / 2
+        ));
+    }
+    let uvs: Vec<Vec2> = raw
+        .chunks_exact(2)
+        .map(|c| Vec2::new(c[0] as f32, c[1] as f32))
+        .collect();
+    if let Some((vertex, uv)) = uvs.iter().enumerate().find(|(_, v)| !v.is_finite()) {
+        return Err(format!("vertex {vertex} has a non-finite UV {uv}"));
+    }
+    Ok(uvs)
 }
 
 /// glTF §3.7.2.1: triangle i of a strip is (v_i, v_{i+1+i%2}, v_{i+2-i%2}).

@@ -6,29 +6,41 @@
 //!   under `scenes/` are their output and a test keeps them in step with the code.
 //! * Node `extras.class` names a [`SemanticClass`]; material `extras.ir_material` names
 //!   the IR material.
+//! * Alpha-masked materials (glTF `alphaMode: MASK`) keep the alpha channel of their base
+//!   colour texture as an [`AlphaTexture`]; [`sample_alpha`] is the nearest-texel lookup
+//!   that the GPU any-hit shader repeats exactly, and [`Scene::is_masked_out`] the test.
 
 mod accessor;
 mod base64;
 mod class;
 mod error;
+mod foliage;
 mod geometry;
 mod gltf_write;
 mod load;
+mod material_scenes;
 mod procedural;
 mod street;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_alpha;
+mod texture;
 
 pub use class::SemanticClass;
 pub use error::SceneError;
 pub use gltf_write::GltfDocument;
 pub use load::{load_from_bytes, load_scene, Y_UP_TO_Z_UP};
 pub use procedural::{
-    by_name, generate, write_scene, ProceduralScene, DEFAULT_TARGET_IR, SCENE_CATALOGUE,
+    by_name, generate, write_scene, ProceduralScene, DEFAULT_TARGET_IR, FOLIAGE_LAYER_SPACING,
+    GLASS_WALL_GAP, RETRO_SIGN_WALL_GAP, RETRO_SIGN_WALL_HALF_SIZE, SCENE_CATALOGUE,
     STEP_EDGE_DEPTH,
 };
+pub use texture::{
+    sample_alpha, AlphaTexture, WRAP_CLAMP_TO_EDGE, WRAP_MIRRORED_REPEAT, WRAP_REPEAT,
+};
 
-use glam::{Mat4, Vec3};
+use glam::{Mat4, Vec2, Vec3};
 
 /// One glTF primitive: a triangle list with one material. Positions and normals are in
 /// the mesh's own frame; the instance transform takes them to the world.
@@ -41,6 +53,27 @@ pub struct Primitive {
     pub indices: Vec<u32>,
     /// Index into `Scene::materials`.
     pub material: u32,
+    /// TEXCOORD_0, one per vertex, or empty when the glTF has none (a masked texture is
+    /// then read at uv (0, 0), see [`Primitive::uv_at`]).
+    pub uvs: Vec<Vec2>,
+}
+
+impl Primitive {
+    /// UV at barycentrics (b1, b2) of triangle `triangle` (Vulkan's convention:
+    /// uv = (1 − b1 − b2)·uv0 + b1·uv1 + b2·uv2 over the triangle's three indices);
+    /// (0, 0) when the primitive has no UVs or the triangle does not exist.
+    pub fn uv_at(&self, triangle: usize, b1: f32, b2: f32) -> Vec2 {
+        let corner = |k: usize| {
+            self.indices
+                .get(3 * triangle + k)
+                .and_then(|&i| self.uvs.get(i as usize))
+                .copied()
+        };
+        match (corner(0), corner(1), corner(2)) {
+            (Some(a), Some(b), Some(c)) => a * (1.0 - b1 - b2) + b * b1 + c * b2,
+            _ => Vec2::ZERO,
+        }
+    }
 }
 
 /// A glTF mesh: one or more primitives, built into one bottom-level structure.
@@ -76,6 +109,10 @@ pub struct SceneMaterial {
     pub alpha_cutoff: f32,
     /// glTF `pbrMetallicRoughness.baseColorFactor` (linear RGBA).
     pub base_color: [f32; 4],
+    /// Index into `Scene::alpha_textures`: the base colour texture's alpha, kept only for
+    /// MASK materials with a PNG texture. `None` (opaque texture alpha) for everything
+    /// else, including JPEG textures, which have no alpha channel.
+    pub alpha_texture: Option<u32>,
 }
 
 impl Default for SceneMaterial {
@@ -87,11 +124,35 @@ impl Default for SceneMaterial {
             alpha_mode_mask: false,
             alpha_cutoff: 0.5,
             base_color: [1.0; 4],
+            alpha_texture: None,
         }
     }
 }
 
 impl Scene {
+    /// The alpha a MASK test compares with the cutoff: texture alpha at `uv` (1 without
+    /// a texture) × `baseColorFactor` alpha. 1 for a material that does not exist.
+    pub fn material_alpha(&self, material: u32, uv: Vec2) -> f32 {
+        let Some(m) = self.materials.get(material as usize) else {
+            return 1.0;
+        };
+        let texture = m
+            .alpha_texture
+            .and_then(|t| self.alpha_textures.get(t as usize))
+            .map_or(1.0, |t| sample_alpha(t, uv));
+        texture * m.base_color[3]
+    }
+
+    /// True when a hit on `material` at `uv` is to be ignored: the material is
+    /// alpha-masked and its alpha there is below the cutoff (glTF: alpha ≥ cutoff is
+    /// opaque). Opaque and blended materials are never masked out.
+    pub fn is_masked_out(&self, material: u32, uv: Vec2) -> bool {
+        match self.materials.get(material as usize) {
+            Some(m) if m.alpha_mode_mask => self.material_alpha(material, uv) < m.alpha_cutoff,
+            _ => false,
+        }
+    }
+
     /// Number of triangles over all instances (a mesh used twice counts twice).
     pub fn triangle_count(&self) -> usize {
         self.instances
@@ -131,4 +192,6 @@ pub struct Scene {
     pub meshes: Vec<Mesh>,
     pub instances: Vec<Instance>,
     pub materials: Vec<SceneMaterial>,
+    /// Alpha channels of the masked materials' textures (`SceneMaterial::alpha_texture`).
+    pub alpha_textures: Vec<AlphaTexture>,
 }

@@ -4,7 +4,7 @@
 
 use super::geometry::{MeshParts, Part};
 use super::gltf_write::{GltfBuilder, GltfDocument, NodeTransform};
-use super::{street, SceneError};
+use super::{material_scenes, street, SceneError};
 use glam::Vec3;
 use std::path::Path;
 
@@ -49,12 +49,49 @@ pub enum ProceduralScene {
         size: f32,
         ir_material: String,
     },
+    /// `layers` alpha-masked leaf quads (IR `vegetation`, class vegetation) in the planes
+    /// x = `distance` + k·`spacing`, k = 0…layers−1, facing −x and spanning
+    /// y, z ∈ [−size/2, size/2], then an opaque wall (`lambertian_50`, class building)
+    /// of the same size at x = `distance` + layers·`spacing`. Each layer is leaf on about
+    /// half its area (the leaf texture, shifted per layer).
+    FoliageStack {
+        distance: f32,
+        layers: u32,
+        size: f32,
+        spacing: f32,
+    },
+    /// A glass pane (IR `glass`, class building) in the plane x = `distance` and a wall
+    /// (IR `lambertian_10`, class building) at x = `distance` + [`GLASS_WALL_GAP`], both
+    /// facing −x and spanning y, z ∈ [−size/2, size/2].
+    GlassWall { distance: f32, size: f32 },
+    /// A square retroreflective sign (IR `sign_reflecting`, class traffic_sign) of `side`
+    /// centred at (`distance`, 0, 0), facing −x, in front of a wall (IR `lambertian_10`,
+    /// class building) at x = `distance` + [`RETRO_SIGN_WALL_GAP`] spanning
+    /// y, z ∈ ±[`RETRO_SIGN_WALL_HALF_SIZE`].
+    RetroSign { distance: f32, side: f32 },
+    /// A square of `size` through (`distance`, 0, 0): the wall facing −x turned by
+    /// `angle` (rad; the spec takes degrees) about +z, so its normal is
+    /// (−cos a, −sin a, 0) and a ray along +x meets it at incidence `angle`.
+    TiltedPlane {
+        distance: f32,
+        angle: f32,
+        size: f32,
+        ir_material: String,
+    },
 }
 
 /// The IR material of analytic targets unless a parameter names another.
 pub const DEFAULT_TARGET_IR: &str = "lambertian_50";
 /// Distance between the two walls of `step_edge`.
 pub const STEP_EDGE_DEPTH: f32 = 2.0;
+/// Default distance between the layers of `foliage_stack`.
+pub const FOLIAGE_LAYER_SPACING: f32 = 0.7;
+/// Distance from the glass pane to the wall behind it in `glass_wall`.
+pub const GLASS_WALL_GAP: f32 = 2.0;
+/// Distance from the sign to the wall behind it in `retro_sign`.
+pub const RETRO_SIGN_WALL_GAP: f32 = 0.5;
+/// Half the side of the wall behind the sign in `retro_sign`.
+pub const RETRO_SIGN_WALL_HALF_SIZE: f32 = 10.0;
 
 /// Name, parameters with defaults, and what it is — for `--help`.
 pub const SCENE_CATALOGUE: &[(&str, &str)] = &[
@@ -82,6 +119,22 @@ pub const SCENE_CATALOGUE: &[(&str, &str)] = &[
         "step_edge",
         "distance=10,size=20,material=lambertian_50: walls at d (y>0) and d+2 m (y<0)",
     ),
+    (
+        "foliage_stack",
+        "distance=8,layers=4,size=4,spacing=0.7: alpha-masked leaf layers at d+k*spacing, wall behind",
+    ),
+    (
+        "glass_wall",
+        "distance=8,size=20: glass pane at x=d, 10 % wall at d+2 m",
+    ),
+    (
+        "retro_sign",
+        "distance=20,side=0.8: retroreflective square sign at (d,0,0), 10 % wall at d+0.5 m",
+    ),
+    (
+        "tilted_plane",
+        "distance=10,angle=60,size=20,material=lambertian_50: plane through (d,0,0) turned by angle (deg) about z",
+    ),
 ];
 
 impl Default for ProceduralScene {
@@ -108,6 +161,10 @@ impl ProceduralScene {
             ProceduralScene::BoxRoom { .. } => "box_room",
             ProceduralScene::Sphere { .. } => "sphere",
             ProceduralScene::StepEdge { .. } => "step_edge",
+            ProceduralScene::FoliageStack { .. } => "foliage_stack",
+            ProceduralScene::GlassWall { .. } => "glass_wall",
+            ProceduralScene::RetroSign { .. } => "retro_sign",
+            ProceduralScene::TiltedPlane { .. } => "tilted_plane",
         }
     }
 
@@ -142,9 +199,50 @@ impl ProceduralScene {
                 positive("size", *size)
             }
             ProceduralScene::Wall { distance, size, .. }
-            | ProceduralScene::StepEdge { distance, size, .. } => {
+            | ProceduralScene::StepEdge { distance, size, .. }
+            | ProceduralScene::GlassWall { distance, size } => {
                 positive("distance", *distance)?;
                 positive("size", *size)
+            }
+            ProceduralScene::FoliageStack {
+                distance,
+                layers,
+                size,
+                spacing,
+            } => {
+                positive("distance", *distance)?;
+                positive("size", *size)?;
+                positive("spacing", *spacing)?;
+                if !(1..=16).contains(layers) {
+                    return Err(SceneError::Parameter {
+                        scene: name.into(),
+                        param: "layers".into(),
+                        message: format!("{layers} layers; use 1..=16"),
+                    });
+                }
+                Ok(())
+            }
+            ProceduralScene::RetroSign { distance, side } => {
+                positive("distance", *distance)?;
+                positive("side", *side)
+            }
+            ProceduralScene::TiltedPlane {
+                distance,
+                angle,
+                size,
+                ..
+            } => {
+                positive("distance", *distance)?;
+                positive("size", *size)?;
+                // At 90° the plane would contain the x axis and the sensor.
+                if !(angle.is_finite() && angle.abs() < 89f32.to_radians()) {
+                    return Err(SceneError::Parameter {
+                        scene: name.into(),
+                        param: "angle".into(),
+                        message: format!("{}° is not within (−89°, 89°)", angle.to_degrees()),
+                    });
+                }
+                Ok(())
             }
             ProceduralScene::BoxRoom {
                 length,
@@ -217,6 +315,26 @@ pub fn by_name(spec: &str) -> Result<ProceduralScene, SceneError> {
             size: 20.0,
             ir_material: DEFAULT_TARGET_IR.into(),
         },
+        "foliage_stack" => ProceduralScene::FoliageStack {
+            distance: 8.0,
+            layers: 4,
+            size: 4.0,
+            spacing: FOLIAGE_LAYER_SPACING,
+        },
+        "glass_wall" => ProceduralScene::GlassWall {
+            distance: 8.0,
+            size: 20.0,
+        },
+        "retro_sign" => ProceduralScene::RetroSign {
+            distance: 20.0,
+            side: 0.8,
+        },
+        "tilted_plane" => ProceduralScene::TiltedPlane {
+            distance: 10.0,
+            angle: 60f32.to_radians(),
+            size: 20.0,
+            ir_material: DEFAULT_TARGET_IR.into(),
+        },
         _ => {
             return Err(SceneError::UnknownScene {
                 name: name.to_string(),
@@ -247,6 +365,11 @@ fn set_param(scene: &mut ProceduralScene, key: &str, value: &str) -> Result<(), 
         value
             .parse::<f32>()
             .map_err(|e| bad(format!("{value:?} is not a number ({e})")))
+    };
+    let count = || {
+        value
+            .parse::<u32>()
+            .map_err(|e| bad(format!("{value:?} is not a count ({e})")))
     };
     let help = SCENE_CATALOGUE
         .iter()
@@ -314,11 +437,41 @@ fn set_param(scene: &mut ProceduralScene, key: &str, value: &str) -> Result<(), 
             "y" => centre.y = num()?,
             "z" => centre.z = num()?,
             "radius" => *radius = num()?,
-            "subdivisions" => {
-                *subdivisions = value
-                    .parse()
-                    .map_err(|e| bad(format!("{value:?} is not a count ({e})")))?
-            }
+            "subdivisions" => *subdivisions = count()?,
+            "material" => *ir_material = value.into(),
+            _ => return Err(unknown()),
+        },
+        ProceduralScene::FoliageStack {
+            distance,
+            layers,
+            size,
+            spacing,
+        } => match key {
+            "distance" => *distance = num()?,
+            "layers" => *layers = count()?,
+            "size" => *size = num()?,
+            "spacing" => *spacing = num()?,
+            _ => return Err(unknown()),
+        },
+        ProceduralScene::GlassWall { distance, size } => match key {
+            "distance" => *distance = num()?,
+            "size" => *size = num()?,
+            _ => return Err(unknown()),
+        },
+        ProceduralScene::RetroSign { distance, side } => match key {
+            "distance" => *distance = num()?,
+            "side" => *side = num()?,
+            _ => return Err(unknown()),
+        },
+        ProceduralScene::TiltedPlane {
+            distance,
+            angle,
+            size,
+            ir_material,
+        } => match key {
+            "distance" => *distance = num()?,
+            "angle" => *angle = num()?.to_radians(),
+            "size" => *size = num()?,
             "material" => *ir_material = value.into(),
             _ => return Err(unknown()),
         },
@@ -335,6 +488,10 @@ pub fn generate(kind: &ProceduralScene) -> Result<GltfDocument, SceneError> {
     let mut parts = MeshParts::default();
     match kind {
         ProceduralScene::Street { seed } => return street::build(*seed),
+        ProceduralScene::FoliageStack { .. }
+        | ProceduralScene::GlassWall { .. }
+        | ProceduralScene::RetroSign { .. }
+        | ProceduralScene::TiltedPlane { .. } => return material_scenes::build(kind),
         ProceduralScene::Plane {
             height,
             size,

@@ -6,12 +6,14 @@
 //! Layout (world, z up): road x ∈ [−60, 60], y ∈ [−3.5, 3.5] at z = 0; kerbs 0.15 m
 //! high at |y| ∈ [3.5, 3.65]; sidewalks to |y| = 8 where the façades stand; cars in both
 //! lanes ahead of and behind the origin; a pedestrian on the left sidewalk; a traffic
-//! sign at x = 20 m on the right; street lights and trees along both sidewalks.
+//! sign at x = 20 m on the right; street lights and trees along both sidewalks. Tree
+//! crowns are crossed alpha-masked leaf cards, so beams through them give several echoes.
 
-use super::geometry::{MeshParts, Part, Rng};
+use super::foliage::{foliage_material, LEAF_TILE};
+use super::geometry::{sin_cos, MeshParts, Part, Rng};
 use super::gltf_write::{GltfBuilder, GltfDocument, NodeTransform};
 use super::SceneError;
-use glam::{Affine3A, Vec3};
+use glam::{Affine3A, Vec2, Vec3};
 use gltf::json::{Index, Material, Node};
 use std::f32::consts::PI;
 
@@ -45,6 +47,7 @@ struct Materials {
 
 impl Materials {
     fn new(b: &mut GltfBuilder) -> Result<Self, SceneError> {
+        let vegetation = foliage_material(b, "vegetation")?;
         let mut m = |name: &str, ir: &str, rgb: [f32; 3]| {
             b.material(name, Some(ir), [rgb[0], rgb[1], rgb[2], 1.0], None)
         };
@@ -68,7 +71,7 @@ impl Materials {
                 [0.9, 0.9, 0.9],
             )?,
             wood: m("wood", "wood", [0.35, 0.22, 0.12])?,
-            vegetation: m("vegetation", "vegetation", [0.2, 0.45, 0.15])?,
+            vegetation,
             paints: vec![
                 m("paint_red", "paint", [0.7, 0.05, 0.05])?,
                 m("paint_blue", "paint", [0.05, 0.15, 0.6])?,
@@ -581,7 +584,13 @@ fn traffic_sign(m: &Materials) -> MeshParts {
     parts
 }
 
-/// A tree: wooden trunk and a roughened low-poly crown.
+/// Leaf cards per crown: vertical ones crossed at equal angles, plus one horizontal.
+const CROWN_VERTICAL_CARDS: u32 = 3;
+/// Corners of an (octagonal) crown card.
+const CARD_CORNERS: u32 = 8;
+
+/// A tree: wooden trunk and a crown of crossed alpha-masked leaf cards (octagons of the
+/// crown's radius through its centre), textured in metres so leaves keep their size.
 fn tree(m: &Materials, rng: &mut Rng) -> MeshParts {
     let mut parts = MeshParts::default();
     let trunk_h = rng.range(2.4, 3.0);
@@ -593,11 +602,31 @@ fn tree(m: &Materials, rng: &mut Rng) -> MeshParts {
         12,
         true,
     );
-    parts.part(m.vegetation).icosphere(
-        Vec3::new(0.0, 0.0, trunk_h + 0.7 * r),
-        r,
-        2,
-        Some((0.15, rng)),
-    );
+    let centre = Vec3::new(0.0, 0.0, trunk_h + 0.7 * r);
+    let yaw0 = rng.range(0.0, PI / CROWN_VERTICAL_CARDS as f32);
+    let leaves = parts.part(m.vegetation);
+    let ring: Vec<(f32, f32)> = (0..CARD_CORNERS)
+        .map(|k| sin_cos(2.0 * PI * k as f32 / CARD_CORNERS as f32))
+        .collect();
+    // (in-plane axes e1, e2) of each card; UV = (a, −b)/tile + shift for the point
+    // centre + a·e1 + b·e2, so v runs down the card like the image.
+    let mut cards = Vec::new();
+    for k in 0..CROWN_VERTICAL_CARDS {
+        let (s, c) = sin_cos(yaw0 + PI * k as f32 / CROWN_VERTICAL_CARDS as f32);
+        cards.push((Vec3::new(c, s, 0.0), Vec3::Z));
+    }
+    cards.push((Vec3::X, Vec3::Y));
+    for (e1, e2) in cards {
+        let shift = Vec2::new(rng.next_f32(), rng.next_f32());
+        let corners: Vec<Vec3> = ring
+            .iter()
+            .map(|&(s, c)| centre + (e1 * c + e2 * s) * r)
+            .collect();
+        let uvs: Vec<Vec2> = ring
+            .iter()
+            .map(|&(s, c)| Vec2::new(c * r, -s * r) / LEAF_TILE + shift)
+            .collect();
+        leaves.textured_polygon(&corners, &uvs, e1.cross(e2));
+    }
     parts
 }

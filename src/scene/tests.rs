@@ -17,6 +17,10 @@ const COMMITTED: &[(&str, &str)] = &[
     ("box_room.glb", "box_room"),
     ("sphere.glb", "sphere"),
     ("step_edge.glb", "step_edge"),
+    ("foliage_stack.glb", "foliage_stack"),
+    ("glass_wall.glb", "glass_wall"),
+    ("retro_sign.glb", "retro_sign"),
+    ("tilted_plane.glb", "tilted_plane"),
 ];
 
 fn scenes_dir() -> PathBuf {
@@ -24,18 +28,18 @@ fn scenes_dir() -> PathBuf {
 }
 
 /// Writes a document to a temp dir as `name` and loads it back.
-fn round_trip(doc: &GltfDocument, name: &str) -> Result<Scene, SceneError> {
+pub(super) fn round_trip(doc: &GltfDocument, name: &str) -> Result<Scene, SceneError> {
     let dir = tempfile::tempdir().expect("temp dir");
     let path = dir.path().join(name);
     doc.write(&path)?;
     load_scene(&path)
 }
 
-fn load_str(json_text: &str) -> Result<Scene, SceneError> {
+pub(super) fn load_str(json_text: &str) -> Result<Scene, SceneError> {
     load_from_bytes(json_text.as_bytes(), Path::new("test.gltf"), Path::new("."))
 }
 
-fn triangle(
+pub(super) fn triangle(
     material: Option<json::Index<json::Material>>,
     positions: Vec<Vec3>,
     indices: Option<Vec<u32>>,
@@ -45,12 +49,13 @@ fn triangle(
         normals: None,
         indices,
         material,
+        uvs: None,
         mode: json::mesh::Mode::Triangles,
     }
 }
 
 /// A builder that writes raw glTF (y-up) coordinates.
-fn raw_builder() -> GltfBuilder {
+pub(super) fn raw_builder() -> GltfBuilder {
     let mut b = GltfBuilder::new("test");
     b.convert_axes = false;
     b
@@ -69,7 +74,7 @@ fn one_triangle_mesh(b: &mut GltfBuilder, name: &str) -> json::Index<json::Mesh>
     b.mesh(name, &[p])
 }
 
-fn expect_err(result: Result<Scene, SceneError>) -> SceneError {
+pub(super) fn expect_err(result: Result<Scene, SceneError>) -> SceneError {
     match result {
         Ok(_) => panic!("expected an error, the scene loaded"),
         Err(e) => e,
@@ -735,7 +740,7 @@ fn corrupt_accessors_are_errors_not_panics() {
 // ---------------------------------------------------------------- analytic scenes
 
 /// World-space vertices and normals of every instance.
-fn world_geometry(scene: &Scene) -> Vec<(Vec3, Vec3)> {
+pub(super) fn world_geometry(scene: &Scene) -> Vec<(Vec3, Vec3)> {
     let mut out = Vec::new();
     for inst in &scene.instances {
         let mesh = &scene.meshes[inst.mesh as usize];
@@ -751,7 +756,7 @@ fn world_geometry(scene: &Scene) -> Vec<(Vec3, Vec3)> {
     out
 }
 
-fn load_kind(spec: &str) -> Scene {
+pub(super) fn load_kind(spec: &str) -> Scene {
     let kind = by_name(spec).expect("spec");
     round_trip(&generate(&kind).expect("generate"), "analytic.glb").expect("loads")
 }
@@ -833,7 +838,7 @@ fn step_edge_and_box_room_geometry() {
 
 /// The winding of every triangle agrees with its vertex normals (ray tracers and
 /// viewers use one or the other).
-fn assert_winding_matches_normals(scene: &Scene) {
+pub(super) fn assert_winding_matches_normals(scene: &Scene) {
     for mesh in &scene.meshes {
         for p in &mesh.primitives {
             for t in p.indices.chunks_exact(3) {
@@ -861,7 +866,7 @@ fn street_has_every_class_and_material_around_the_origin() {
     )
     .expect("loads");
     let tris = scene.triangle_count();
-    assert!((20_000..=40_000).contains(&tris), "{tris} triangles");
+    assert!((15_000..=40_000).contains(&tris), "{tris} triangles");
     for class in SemanticClass::all() {
         if matches!(class, SemanticClass::Unlabelled | SemanticClass::Fence) {
             continue;
@@ -982,7 +987,7 @@ fn scene_specs_parse_and_bad_ones_say_why() {
     let e = by_name("castle").expect_err("unknown");
     assert!(
         e.to_string()
-            .contains("street, plane, wall, box_room, sphere, step_edge"),
+            .contains("street, plane, wall, box_room, sphere, step_edge, foliage_stack"),
         "{e}"
     );
     let e = by_name("wall:colour=red").expect_err("bad key");
