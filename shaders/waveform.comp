@@ -371,7 +371,8 @@ void finish() {
 }
 
 void main() {
-    beam = gl_WorkGroupID.x;
+    // Beams spread over x and y of the dispatch grid (x is limited to 65535 groups).
+    beam = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
     if (beam >= p.beam_count) return;
     uint t = gl_LocalInvocationID.x;
     base = beam * p.records_per_beam;

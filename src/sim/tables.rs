@@ -63,7 +63,7 @@ impl SceneTables {
         let mut t = SceneTables::default();
         for m in &db.materials {
             t.materials.push(GpuMaterial {
-                class_id: class_id(m.class()),
+                class_id: class_id(m.class),
                 transmission: m.transmission(),
                 table_offset: t.reflectance.len() as u32,
                 pad: 0,
