@@ -10,16 +10,26 @@
 //! frame_rate: 10
 //! wavelength_nm: 865
 //! detection: { reference_reflectance: 0.10, reference_range: 120 }
+//! beam: { kernel: { type: gaussian, divergence_deg: [0.3, 0.3] }, subrays: 16 }
+//! detector: { pulse_duration_ns: 5, return_mode: dual }
+//! noise: { range_sigma_m: 0.01 }
 //! ```
 //!
-//! A preset supplies range, frame rate, wavelength and detection pair; the file
-//! overrides any of them. Other patterns start from [`GENERIC`] values. A relative `csv`
+//! `beam`, `detector` and `noise` are described in `file_beam.rs`.
+//! A preset supplies range, frame rate, wavelength, detection pair, beam and detector;
+//! the file overrides any of them. Other patterns start from [`GENERIC`] values. A relative `csv`
 //! path is taken relative to the YAML file's folder.
 
 use super::csv_pattern::{check_times, load_csv};
+use super::file_beam::{
+    apply_beam, apply_detector, apply_noise, check_curve, BeamSpec, DetectorSpec, NoiseSpec,
+};
+use super::kernel::BeamKernel;
 use super::patterns::{self, ExplicitSpec, GridSpec, Pattern};
 use super::presets::preset_with;
-use super::{default_mount, Detection, Pose, PresetOptions, Sensor, SensorError};
+use super::{
+    default_mount, Detection, Detector, Pose, PresetOptions, Sampling, Sensor, SensorError,
+};
 use crate::config::{load_yaml, ConfigError};
 use glam::Vec3;
 use serde::Deserialize;
@@ -35,6 +45,9 @@ struct SensorFile {
     frame_rate: Option<f32>,
     wavelength_nm: Option<f32>,
     detection: Option<DetectionSpec>,
+    beam: Option<BeamSpec>,
+    detector: Option<DetectorSpec>,
+    noise: Option<NoiseSpec>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -75,13 +88,18 @@ struct DetectionSpec {
 }
 
 /// Settings of a sensor that is not a preset, unless its file says otherwise: a
-/// generic automotive 905 nm sensor, 0.5–150 m, 10 Hz, 10 % detected at 100 m.
+/// generic automotive 905 nm sensor, 0.5–150 m, 10 Hz, 10 % detected at 100 m, a
+/// Gaussian beam of 0.2° (full angle at 1/e²) traced as one thin ray, and
+/// [`Detector::default`].
 pub struct GenericDefaults {
     pub min_range: f32,
     pub max_range: f32,
     pub frame_rate: f32,
     pub wavelength_nm: f32,
     pub detection: Detection,
+    /// Beam divergence (rad, full angle at 1/e², both axes).
+    pub divergence: f32,
+    pub subrays: u32,
 }
 
 pub const GENERIC: GenericDefaults = GenericDefaults {
@@ -93,6 +111,8 @@ pub const GENERIC: GenericDefaults = GenericDefaults {
         reference_reflectance: 0.10,
         reference_range: 100.0,
     },
+    divergence: 0.2 * std::f32::consts::PI / 180.0,
+    subrays: 1,
 };
 
 /// A sensor from a preset name (case-insensitive, e.g. `os1-128`), a YAML file, or a
@@ -156,6 +176,13 @@ fn generic_sensor(name: String, p: Pattern, frame_rate: f32) -> Sensor {
         frame_rate,
         wavelength_nm: GENERIC.wavelength_nm,
         detection: GENERIC.detection,
+        kernel: BeamKernel::Gaussian {
+            div_h: GENERIC.divergence,
+            div_v: GENERIC.divergence,
+        },
+        subrays: GENERIC.subrays,
+        sampling: Sampling::Grid,
+        detector: Detector::default(),
     }
 }
 
@@ -181,8 +208,16 @@ fn in_pattern(path: &Path, prefix: &str, e: SensorError) -> SensorError {
                 "detection",
                 "wavelength_nm",
                 "mount",
+                "beam",
+                "detector",
+                "noise",
             ];
-            let field = if top.iter().any(|t| field.starts_with(t)) {
+            let under = |t: &str| {
+                field
+                    .strip_prefix(t)
+                    .is_some_and(|rest| rest.is_empty() || rest.starts_with(['.', ' ', '[']))
+            };
+            let field = if top.iter().any(|t| under(t)) {
                 field
             } else {
                 format!("{prefix}.{field}")
@@ -313,6 +348,16 @@ fn build(file: SensorFile, path: &Path) -> Result<Sensor, SensorError> {
             reference_reflectance: d.reference_reflectance,
             reference_range: d.reference_range,
         };
+    }
+    if let Some(b) = file.beam {
+        apply_beam(&mut sensor, b, path)?;
+    }
+    if let Some(d) = file.detector {
+        check_curve(&d, path)?;
+        apply_detector(&mut sensor.detector, d, sensor.detection);
+    }
+    if let Some(n) = file.noise {
+        apply_noise(&mut sensor.detector.noise, n);
     }
     sensor.validate().map_err(|e| in_file(path, e))?;
     Ok(sensor)

@@ -16,16 +16,29 @@
 //!   elevation; Ibeo/Valeo: layer 0 = bottom). Generic grids use 0 = top, the row order
 //!   of a range image.
 //! * The sensor origin is the optical centre; per-laser offsets go into `Beam::origin`.
+//!
+//! Each beam has a kernel (its angular power distribution, [`BeamKernel`]) sampled by
+//! `subrays` sub-rays, and the receiver is described by a [`Detector`].
 
 mod csv_pattern;
+pub mod detector;
 mod file;
+mod file_beam;
+pub mod kernel;
 mod patterns;
 mod preset_builders;
 mod presets;
 pub mod rng;
+mod subrays;
 
 #[cfg(test)]
+mod detector_tests;
+#[cfg(test)]
+mod file_beam_tests;
+#[cfg(test)]
 mod file_tests;
+#[cfg(test)]
+mod kernel_tests;
 #[cfg(test)]
 mod preset_tests;
 
@@ -33,8 +46,11 @@ use crate::config::ConfigError;
 use glam::{Affine3A, Quat, Vec3};
 use std::path::PathBuf;
 
+pub use detector::{Detector, Noise, RangeCurve, RangeEstimator, ReturnMode};
 pub use file::{load_sensor, load_sensor_file, parse_sensor, GenericDefaults, GENERIC};
+pub use kernel::{BeamKernel, Sampling, Spot, SubRaySample, Support, Table1d};
 pub use presets::{preset, preset_with, presets, PresetInfo, PresetOptions};
+pub use subrays::{check_subrays, grid_rows, MAX_SUBRAYS};
 
 /// One laser beam of a pattern.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -142,6 +158,12 @@ pub struct Sensor {
     pub frame_rate: f32,
     pub wavelength_nm: f32,
     pub detection: Detection,
+    /// Angular power distribution of every beam.
+    pub kernel: BeamKernel,
+    /// Sub-rays per beam (1 = the thin ray).
+    pub subrays: u32,
+    pub sampling: Sampling,
+    pub detector: Detector,
 }
 
 /// A sensor could not be made: bad file, unknown preset, bad CSV line or bad value.
@@ -177,6 +199,11 @@ impl Sensor {
     /// Frame period (s).
     pub fn period(&self) -> f32 {
         1.0 / self.frame_rate
+    }
+
+    /// The sub-rays of every beam: `kernel` sampled with `subrays` and `sampling`.
+    pub fn subray_samples(&self) -> Result<Vec<SubRaySample>, SensorError> {
+        self.kernel.sample(self.subrays, self.sampling)
     }
 
     /// The same sensor placed at `mount`.
@@ -247,6 +274,9 @@ impl Sensor {
                 ),
             ));
         }
+        self.kernel.validate()?;
+        check_subrays(self.subrays)?;
+        self.detector.validate(&self.detection)?;
         let period = self.period();
         let half_pi = std::f32::consts::FRAC_PI_2 + 1e-6;
         for (i, b) in self.beams.iter().enumerate() {

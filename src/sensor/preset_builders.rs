@@ -2,8 +2,10 @@
 //! and manuals. Each builder names its source; where a sheet gives no figure (minimum
 //! range, the reflectance behind a bare "up to 100 m") the value is marked as ours.
 
+use super::detector::{Detector, ReturnMode};
+use super::kernel::{fwhm_to_1e2, BeamKernel};
 use super::patterns::{self, column_sweep, rotating, steps_inclusive, uniform_lasers, Laser};
-use super::{default_mount, Detection, PresetOptions, Sensor, SensorError};
+use super::{default_mount, Detection, PresetOptions, Sampling, Sensor, SensorError};
 
 /// Sensor-wide defaults of a preset.
 struct Defaults {
@@ -12,6 +14,53 @@ struct Defaults {
     frame_rate: f32,
     wavelength_nm: f32,
     detection: (f32, f32),
+    /// Beam kernel and its sub-rays (grid sampling).
+    beam: (BeamKernel, u32),
+    detector: Detector,
+}
+
+// Beams and receivers. Few sheets give more than a divergence, so most of what follows
+// is marked as an estimate. Pulse durations: 905 nm pulsed laser diodes of automotive
+// sensors emit 3–6 ns pulses; where a vendor gives no figure we take 5 ns. The range
+// resolution of the detector is the bin width of our waveform sampling (5 cm), not the
+// output quantisation a sheet quotes. Noise is off in every preset, so frames are
+// reproducible bit for bit; the sheets' repeatability figures are quoted where known for
+// `noise.range_sigma_m`. Presets use one sub-ray (the thin ray) unless their kernel has
+// the wide halo that makes retroreflectors bloom, which needs sub-rays in the tails.
+
+/// Halo of the core+halo kernels: 10⁻³ of the power in a Gaussian of 3° full angle at
+/// 1/e² (reaching ≈ ±2° before it falls below 10⁻⁷ of the peak). An estimate: paper 000
+/// measured a kernel spanning six orders of magnitude over about 3°, six times its core
+/// (Blickfeld Cube 1); no vendor publishes its halo.
+const HALO_FULL_ANGLE_DEG: f32 = 3.0;
+const HALO_FRACTION: f32 = 1e-3;
+/// Sub-rays of a core+halo preset: a 4 × 4 grid whose four central cells hold the core
+/// and whose twelve outer cells sample the halo (cheap enough for a CPU Vulkan driver).
+const HALO_SUBRAYS: u32 = 16;
+
+fn core_halo(core_h_deg: f32, core_v_deg: f32) -> BeamKernel {
+    BeamKernel::CoreHalo {
+        core_h: core_h_deg.to_radians(),
+        core_v: core_v_deg.to_radians(),
+        halo_h: HALO_FULL_ANGLE_DEG.to_radians(),
+        halo_v: HALO_FULL_ANGLE_DEG.to_radians(),
+        halo_fraction: HALO_FRACTION,
+    }
+}
+
+/// Velodyne gives 3.0 mrad horizontal × 1.5 mrad vertical beam divergence (VLS-128
+/// manual, table F-1); we use it for the VLP-16, HDL-32E and HDL-64E too and read it as
+/// the full angle at 1/e² (the manual does not say) — both are assumptions. Return mode:
+/// the factory default `strongest` (dual is available on the sensor). Range accuracy
+/// ±3 cm (VLP-16) / < 2 cm (HDL-64E) typical per the sheets.
+fn velodyne_beam() -> (BeamKernel, u32) {
+    (
+        BeamKernel::Gaussian {
+            div_h: 3.0e-3,
+            div_v: 1.5e-3,
+        },
+        1,
+    )
 }
 
 fn assemble(name: &str, p: patterns::Pattern, d: &Defaults, frame_rate: f32) -> Sensor {
@@ -29,6 +78,10 @@ fn assemble(name: &str, p: patterns::Pattern, d: &Defaults, frame_rate: f32) -> 
             reference_reflectance: d.detection.0,
             reference_range: d.detection.1,
         },
+        kernel: d.beam.0.clone(),
+        subrays: d.beam.1,
+        sampling: Sampling::Grid,
+        detector: d.detector,
     }
 }
 
@@ -167,6 +220,8 @@ pub(crate) fn vlp16(o: &PresetOptions) -> Result<Sensor, SensorError> {
             frame_rate: 10.0,
             wavelength_nm: 903.0,
             detection: (0.80, 100.0),
+            beam: velodyne_beam(),
+            detector: Detector::default(),
         },
     )
 }
@@ -197,6 +252,8 @@ pub(crate) fn hdl32e(o: &PresetOptions) -> Result<Sensor, SensorError> {
             frame_rate: 10.0,
             wavelength_nm: 903.0,
             detection: (0.80, 100.0),
+            beam: velodyne_beam(),
+            detector: Detector::default(),
         },
     )
 }
@@ -230,6 +287,8 @@ pub(crate) fn hdl64e(o: &PresetOptions) -> Result<Sensor, SensorError> {
             frame_rate: 10.0,
             wavelength_nm: 905.0,
             detection: (0.10, 50.0),
+            beam: velodyne_beam(),
+            detector: Detector::default(),
         },
     )
 }
@@ -285,6 +344,8 @@ pub(crate) fn ouster_sensor(family: Ouster, channels: u32, columns: u32, f: f32)
                 frame_rate: 10.0,
                 wavelength_nm: 865.0,
                 detection: (0.10, 50.0),
+                beam: ouster_beam(channels),
+                detector: Detector::default(),
             },
         ),
         Ouster::Os1 => (
@@ -296,6 +357,8 @@ pub(crate) fn ouster_sensor(family: Ouster, channels: u32, columns: u32, f: f32)
                 frame_rate: 10.0,
                 wavelength_nm: 865.0,
                 detection: (0.10, 120.0),
+                beam: ouster_beam(channels),
+                detector: Detector::default(),
             },
         ),
         Ouster::Os2 => (
@@ -307,6 +370,8 @@ pub(crate) fn ouster_sensor(family: Ouster, channels: u32, columns: u32, f: f32)
                 frame_rate: 10.0,
                 wavelength_nm: 865.0,
                 detection: (0.10, 240.0),
+                beam: ouster_beam(channels),
+                detector: Detector::default(),
             },
         ),
     };
@@ -317,6 +382,18 @@ pub(crate) fn ouster_sensor(family: Ouster, channels: u32, columns: u32, f: f32)
         &d,
         f,
     )
+}
+
+/// Ouster beams: the OS1 sheet gives 0.18° FWHM divergence for 128 channels and 0.13°
+/// for 64 and 16 (OS1 datasheet, gen. 1); we use the same figures for the OS0 and OS2
+/// (an estimate; their sheets we have give none), plus the estimated halo of
+/// [`core_halo`]: Ouster sensors show pronounced blooming around retroreflectors. The
+/// sheet's returns: 1 (strongest). Range repeatability ±1.5 cm at SNR > 250, ±10 cm at
+/// SNR 12 (1σ, same sheet). Pulse duration not published (5 ns, our estimate).
+fn ouster_beam(channels: u32) -> (BeamKernel, u32) {
+    let fwhm_deg = if channels >= 128 { 0.18 } else { 0.13 };
+    let core = fwhm_to_1e2(fwhm_deg);
+    (core_halo(core, core), HALO_SUBRAYS)
 }
 
 fn ouster_name(family: Ouster, channels: u32) -> String {
@@ -365,6 +442,21 @@ pub(crate) fn ibeo_lux_4l(o: &PresetOptions) -> Result<Sensor, SensorError> {
             frame_rate: 12.5,
             wavelength_nm: 905.0,
             detection: (0.10, 50.0),
+            // Layers are 0.8° tall (the sheet's vertical aperture per layer); 0.08°
+            // horizontally is our estimate. The LUX reports up to three echoes per
+            // layer (multi-echo, datasheet).
+            beam: (
+                BeamKernel::Gaussian {
+                    div_h: 0.08f32.to_radians(),
+                    div_v: 0.8f32.to_radians(),
+                },
+                1,
+            ),
+            detector: Detector {
+                return_mode: ReturnMode::All,
+                max_returns: 3,
+                ..Detector::default()
+            },
         },
         f,
     ))
@@ -393,6 +485,15 @@ pub(crate) fn scala2(o: &PresetOptions) -> Result<Sensor, SensorError> {
             frame_rate: 25.0,
             wavelength_nm: 905.0,
             detection: (0.10, 80.0),
+            // Layers 0.625° tall (16 over 10°); 0.1° horizontally is our estimate.
+            beam: (
+                BeamKernel::Gaussian {
+                    div_h: 0.1f32.to_radians(),
+                    div_v: 0.625f32.to_radians(),
+                },
+                1,
+            ),
+            detector: Detector::default(),
         },
         f,
     ))
@@ -449,6 +550,10 @@ pub(crate) fn urg04lx(o: &PresetOptions) -> Result<Sensor, SensorError> {
             frame_rate: 10.0,
             wavelength_nm: 785.0,
             detection: (0.90, 4.0),
+            // Paper 002: the beam is 40 mm wide at 4 m, a cone of 5 mrad radius; its
+            // mixed pixels need sub-rays (the paper uses three), here a 2 × 2 grid.
+            beam: (BeamKernel::Disc { radius: 5e-3 }, 4),
+            detector: Detector::default(),
         },
         f,
     ))
@@ -506,6 +611,10 @@ pub(crate) fn cube1(o: &PresetOptions) -> Result<Sensor, SensorError> {
             frame_rate: 6.0,
             wavelength_nm: 905.0,
             detection: (0.10, 75.0),
+            // Paper 000 measured this sensor: a core of about 0.5° inside an
+            // effective extent of about 3° — our core+halo estimate of that kernel.
+            beam: (core_halo(0.5, 0.5), HALO_SUBRAYS),
+            detector: Detector::default(),
         },
         f,
     ))
@@ -527,6 +636,16 @@ pub(crate) fn livox_rosette(o: &PresetOptions) -> Result<Sensor, SensorError> {
             frame_rate: 10.0,
             wavelength_nm: 905.0,
             detection: (0.10, 90.0),
+            // Mid-40 sheet: beam divergence 0.28° (vertical) × 0.03° (horizontal), read
+            // as full angles at 1/e²; single return.
+            beam: (
+                BeamKernel::Gaussian {
+                    div_h: 0.03f32.to_radians(),
+                    div_v: 0.28f32.to_radians(),
+                },
+                1,
+            ),
+            detector: Detector::default(),
         },
         f,
     ))

@@ -1,0 +1,343 @@
+//! The receiver: pulse shape, echo extraction settings, range-limit curve and noise
+//! (DESIGN §4). Builds the [`WaveformParams`] of the waveform stage.
+//!
+//! Range-limit curves R_L(r) are applied to an echo's apparent reflectance R_app at its
+//! range r (keep the echo if R_app ≥ R_L(r)); every model passes through the sensor's
+//! datasheet pair (R_ref, r_ref) of [`Detection`]:
+//!
+//! | model | R_L(r) | parameters from (R_ref, r_ref) |
+//! | --- | --- | --- |
+//! | threshold | T·r² (the physical threshold alone, T = R_ref/r_ref²) | a = b = 0 |
+//! | linear (paper 001) | a + b·r | a given (default 0), b = (R_ref − a)/r_ref |
+//! | quadratic (paper 003) | a + b·r² | a given (default 0), b = (R_ref − a)/r_ref² |
+//! | root n = 2, 3, 4 (paper 004, r_L ∝ R^(1/n)) | b·rⁿ | a = 0, b = R_ref/r_refⁿ |
+//! | logarithmic (paper 004) | exp((r − a)/b), i.e. r_L = a + b·ln R | through (R_ref, r_ref) and a second pair (R₂, r₂): b = (r₂ − r_ref)/(ln R₂ − ln R_ref), a = r_ref − b·ln R_ref |
+//!
+//! b must come out > 0 (R_L grows with range); the checks say which value to change.
+
+use super::{Detection, Sensor, SensorError};
+use crate::sim::gpu_types::{curve_model, estimator, return_mode, WaveformParams};
+use serde::Deserialize;
+
+/// Speed of light (m/s).
+pub const C: f64 = 299_792_458.0;
+
+/// The most echoes a beam may return (WaveformParams::max_returns).
+pub const MAX_RETURNS: u32 = 8;
+
+/// Which echoes of a beam are reported.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ReturnMode {
+    #[default]
+    Strongest,
+    First,
+    Last,
+    /// Strongest and last (one echo when they coincide), as Velodyne's dual mode.
+    Dual,
+    /// All echoes up to `max_returns`.
+    All,
+}
+
+impl ReturnMode {
+    pub fn code(self) -> u32 {
+        match self {
+            ReturnMode::Strongest => return_mode::STRONGEST,
+            ReturnMode::First => return_mode::FIRST,
+            ReturnMode::Last => return_mode::LAST,
+            ReturnMode::Dual => return_mode::DUAL,
+            ReturnMode::All => return_mode::ALL,
+        }
+    }
+}
+
+/// How an echo's range is read off the waveform.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RangeEstimator {
+    /// Peak with sub-bin parabola refinement.
+    #[default]
+    Peak,
+    /// Threshold crossing of the rising edge.
+    LeadingEdge,
+    Centroid,
+}
+
+impl RangeEstimator {
+    pub fn code(self) -> u32 {
+        match self {
+            RangeEstimator::Peak => estimator::PEAK,
+            RangeEstimator::LeadingEdge => estimator::LEADING_EDGE,
+            RangeEstimator::Centroid => estimator::CENTROID,
+        }
+    }
+}
+
+/// Range-limit curve model (module docs); all pass through the datasheet pair.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub enum RangeCurve {
+    /// The physical threshold on the waveform alone.
+    #[default]
+    Threshold,
+    /// R_L = a + b·r.
+    Linear { a: f32 },
+    /// R_L = a + b·r².
+    Quadratic { a: f32 },
+    /// R_L = b·rⁿ, n = 2, 3 or 4.
+    Root(u32),
+    /// r_L = a + b·ln R through the datasheet pair and `second_pair`.
+    Logarithmic { second_pair: Detection },
+}
+
+/// Measurement noise; all zero (the default) switches noise off.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Noise {
+    /// Constant range jitter σ (m).
+    pub range_sigma_m: f32,
+    /// Extra jitter σ = range_sigma_snr_m / SNR (m).
+    pub range_sigma_snr_m: f32,
+    /// Relative σ of multiplicative amplitude noise.
+    pub amplitude_rel: f32,
+    /// Width of the detection-probability roll-off, relative to T_eff (0 = hard cut).
+    pub pd_width: f32,
+    /// Expected false echoes per beam per frame.
+    pub false_alarm_rate: f32,
+}
+
+/// The receiver of a sensor.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Detector {
+    /// Laser pulse duration τ (s, FWHM in time).
+    pub pulse_duration_s: f32,
+    /// Range bin width of the receiver's sampling (m), an upper bound on Δr.
+    pub range_resolution_m: f32,
+    pub return_mode: ReturnMode,
+    pub max_returns: u32,
+    /// Echoes closer than this (m) merge; the weaker is dropped.
+    pub min_separation_m: f32,
+    pub estimator: RangeEstimator,
+    pub curve: RangeCurve,
+    pub noise: Noise,
+    /// Ambient noise factor k: T_eff = T + k·√A_b.
+    pub ambient_k: f32,
+}
+
+impl Default for Detector {
+    /// A generic 905 nm pulsed receiver: 5 ns pulses (typical pulsed laser diodes give
+    /// 3–6 ns), 5 cm sampling, strongest return, peak estimator, no curve, no noise.
+    fn default() -> Self {
+        Detector {
+            pulse_duration_s: 5e-9,
+            range_resolution_m: 0.05,
+            return_mode: ReturnMode::Strongest,
+            max_returns: 1,
+            min_separation_m: 1.0,
+            estimator: RangeEstimator::Peak,
+            curve: RangeCurve::Threshold,
+            noise: Noise::default(),
+            ambient_k: 0.0,
+        }
+    }
+}
+
+fn check(field: &str, v: f32, min: f32, strict: bool, unit: &str) -> Result<(), SensorError> {
+    let ok = v.is_finite() && if strict { v > min } else { v >= min };
+    if ok {
+        Ok(())
+    } else {
+        let rel = if strict { ">" } else { "≥" };
+        Err(SensorError::invalid(
+            field,
+            format!("must be a finite number {rel} {min}{unit}, got {v}{unit}"),
+        ))
+    }
+}
+
+impl Detector {
+    /// Pulse σ in range (m): FWHM_r = c·τ/2, σ_r = FWHM_r / (2√(2 ln 2)).
+    pub fn sigma_r(&self) -> f32 {
+        let fwhm = C * f64::from(self.pulse_duration_s) / 2.0;
+        (fwhm / (2.0 * (2.0 * std::f64::consts::LN_2).sqrt())) as f32
+    }
+
+    /// Histogram bin width Δr = min(σ_r/4, range_resolution).
+    pub fn bin_width(&self) -> f32 {
+        (self.sigma_r() / 4.0).min(self.range_resolution_m)
+    }
+
+    /// Checks every value; errors name the YAML field (`detector.…`, `noise.…`).
+    pub fn validate(&self, detection: &Detection) -> Result<(), SensorError> {
+        check(
+            "detector.pulse_duration_ns",
+            self.pulse_duration_s * 1e9,
+            0.0,
+            true,
+            " ns",
+        )?;
+        check(
+            "detector.range_resolution_m",
+            self.range_resolution_m,
+            0.0,
+            true,
+            " m",
+        )?;
+        check(
+            "detector.min_separation_m",
+            self.min_separation_m,
+            0.0,
+            false,
+            " m",
+        )?;
+        check("detector.ambient_k", self.ambient_k, 0.0, false, "")?;
+        if !(1..=MAX_RETURNS).contains(&self.max_returns) {
+            return Err(SensorError::invalid(
+                "detector.max_returns",
+                format!("must be 1..={MAX_RETURNS}, got {}", self.max_returns),
+            ));
+        }
+        if self.return_mode == ReturnMode::Dual && self.max_returns < 2 {
+            return Err(SensorError::invalid(
+                "detector.max_returns",
+                "return_mode `dual` reports up to two echoes; set max_returns ≥ 2",
+            ));
+        }
+        let n = &self.noise;
+        check("noise.range_sigma_m", n.range_sigma_m, 0.0, false, " m")?;
+        check(
+            "noise.range_sigma_snr_m",
+            n.range_sigma_snr_m,
+            0.0,
+            false,
+            " m",
+        )?;
+        check("noise.amplitude_rel", n.amplitude_rel, 0.0, false, "")?;
+        check("noise.pd_width", n.pd_width, 0.0, false, "")?;
+        check("noise.false_alarm_rate", n.false_alarm_rate, 0.0, false, "")?;
+        self.curve_params(detection).map(|_| ())
+    }
+
+    /// (curve_model, curve_a, curve_b) for [`WaveformParams`] (module docs).
+    pub fn curve_params(&self, d: &Detection) -> Result<(u32, f32, f32), SensorError> {
+        const F: &str = "detector.range_curve";
+        let (rr, r) = (
+            f64::from(d.reference_reflectance),
+            f64::from(d.reference_range),
+        );
+        let slope = |a: f32, p: i32, model: u32| {
+            let af = f64::from(a);
+            if !a.is_finite() || af >= rr {
+                return Err(SensorError::invalid(
+                    format!("{F}.a"),
+                    format!(
+                        "must be finite and below the datasheet reflectance {rr} so that the \
+                         limit grows with range, got {a}"
+                    ),
+                ));
+            }
+            Ok((model, a, ((rr - af) / r.powi(p)) as f32))
+        };
+        match self.curve {
+            RangeCurve::Threshold => Ok((curve_model::THRESHOLD, 0.0, 0.0)),
+            RangeCurve::Linear { a } => slope(a, 1, curve_model::LINEAR),
+            RangeCurve::Quadratic { a } => slope(a, 2, curve_model::QUADRATIC),
+            RangeCurve::Root(n) => {
+                let model = match n {
+                    2 => curve_model::ROOT2,
+                    3 => curve_model::ROOT3,
+                    4 => curve_model::ROOT4,
+                    _ => {
+                        return Err(SensorError::invalid(
+                            format!("{F}.model"),
+                            format!("root order must be 2, 3 or 4, got {n}"),
+                        ))
+                    }
+                };
+                Ok((model, 0.0, (rr / r.powi(n as i32)) as f32))
+            }
+            RangeCurve::Logarithmic { second_pair: p } => {
+                let (r2r, r2) = (
+                    f64::from(p.reference_reflectance),
+                    f64::from(p.reference_range),
+                );
+                if !(r2r.is_finite() && r2r > 0.0 && r2.is_finite() && r2 > 0.0) {
+                    return Err(SensorError::invalid(
+                        format!("{F}.second_pair"),
+                        format!("reflectance and range must be > 0, got ({r2r}, {r2} m)"),
+                    ));
+                }
+                let b = (r2 - r) / (r2r.ln() - rr.ln());
+                if !(b.is_finite() && b > 0.0) {
+                    return Err(SensorError::invalid(
+                        format!("{F}.second_pair"),
+                        format!(
+                            "({r2r}, {r2} m) and the datasheet pair ({rr}, {r} m) must differ, \
+                             and the brighter target must reach further"
+                        ),
+                    ));
+                }
+                let a = r - b * rr.ln();
+                Ok((curve_model::LOGARITHMIC, a as f32, b as f32))
+            }
+        }
+    }
+
+    /// R_L(r): the smallest apparent reflectance kept at range r (for the threshold
+    /// model, the one the physical threshold implies for a beam-filling target).
+    pub fn reflectance_limit(&self, d: &Detection, r: f32) -> Result<f32, SensorError> {
+        let (model, a, b) = self.curve_params(d)?;
+        let (a, b, r) = (f64::from(a), f64::from(b), f64::from(r));
+        let v = match model {
+            curve_model::THRESHOLD => f64::from(d.threshold()) * r * r,
+            curve_model::LINEAR => a + b * r,
+            curve_model::QUADRATIC => a + b * r * r,
+            curve_model::ROOT2 => b * r.powi(2),
+            curve_model::ROOT3 => b * r.powi(3),
+            curve_model::ROOT4 => b * r.powi(4),
+            _ => ((r - a) / b).exp(),
+        };
+        Ok(v as f32)
+    }
+
+    /// The waveform stage's parameters for `sensor` (whose datasheet pair, range window
+    /// and beam count are used) at `frame`, with `records_per_beam` = sub-rays × slots.
+    /// The detector must have passed [`validate`](Self::validate); an invalid curve
+    /// falls back to the threshold model.
+    pub fn waveform_params(
+        &self,
+        sensor: &Sensor,
+        seed: u64,
+        frame: u32,
+        records_per_beam: u32,
+    ) -> WaveformParams {
+        let (curve_model, curve_a, curve_b) =
+            self.curve_params(&sensor.detection)
+                .unwrap_or((curve_model::THRESHOLD, 0.0, 0.0));
+        let n = &self.noise;
+        WaveformParams {
+            sigma_r: self.sigma_r(),
+            bin_width: self.bin_width(),
+            threshold: sensor.detection.threshold(),
+            ambient_k: self.ambient_k,
+            estimator: self.estimator.code(),
+            return_mode: self.return_mode.code(),
+            max_returns: self.max_returns.min(MAX_RETURNS),
+            min_separation: self.min_separation_m,
+            curve_model,
+            curve_a,
+            curve_b,
+            range_sigma: n.range_sigma_m,
+            range_sigma_snr: n.range_sigma_snr_m,
+            amplitude_noise: n.amplitude_rel,
+            pd_width: n.pd_width,
+            false_alarm_rate: n.false_alarm_rate,
+            min_range: sensor.min_range,
+            max_range: sensor.max_range,
+            seed_lo: seed as u32,
+            seed_hi: (seed >> 32) as u32,
+            frame,
+            records_per_beam,
+            beam_count: sensor.beams.len() as u32,
+            pad0: 0,
+        }
+    }
+}

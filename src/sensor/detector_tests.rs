@@ -1,0 +1,272 @@
+//! The detector: pulse width, curve models through the datasheet pair, parameters.
+
+use super::detector::C;
+use super::*;
+use crate::sim::gpu_types::{curve_model, estimator, return_mode};
+
+fn pair(r: f32, range: f32) -> Detection {
+    Detection {
+        reference_reflectance: r,
+        reference_range: range,
+    }
+}
+
+fn curves() -> Vec<RangeCurve> {
+    vec![
+        RangeCurve::Threshold,
+        RangeCurve::Linear { a: 0.0 },
+        RangeCurve::Linear { a: 0.03 },
+        RangeCurve::Quadratic { a: 0.0 },
+        RangeCurve::Quadratic { a: -0.02 },
+        RangeCurve::Root(2),
+        RangeCurve::Root(3),
+        RangeCurve::Root(4),
+        RangeCurve::Logarithmic {
+            second_pair: pair(0.8, 200.0),
+        },
+    ]
+}
+
+#[test]
+fn pulse_sigma_and_bin_width() {
+    let d = Detector::default();
+    // τ = 5 ns: FWHM_r = c·τ/2 = 0.7495 m, σ_r = FWHM / 2.3548 = 0.3183 m.
+    let fwhm = C * 5e-9 / 2.0;
+    assert!((f64::from(d.sigma_r()) - fwhm / 2.354_820_045).abs() < 1e-6);
+    assert!((d.sigma_r() - 0.318_27).abs() < 2e-5);
+    assert_eq!(d.bin_width(), 0.05);
+    let coarse = Detector {
+        range_resolution_m: 1.0,
+        ..d
+    };
+    assert!((coarse.bin_width() - d.sigma_r() / 4.0).abs() < 1e-7);
+}
+
+#[test]
+fn every_curve_passes_through_the_datasheet_pair() {
+    let d = pair(0.10, 120.0);
+    for curve in curves() {
+        let det = Detector {
+            curve,
+            ..Detector::default()
+        };
+        let at = |r: f32| det.reflectance_limit(&d, r).unwrap();
+        let r_ref = at(120.0);
+        assert!(
+            (r_ref - 0.10).abs() < 1e-5,
+            "{curve:?}: R_L(r_ref) = {r_ref}"
+        );
+        // A 10 % Lambertian target is kept just inside the datasheet range, dropped
+        // just beyond it.
+        assert!(at(0.99 * 120.0) < 0.10, "{curve:?}");
+        assert!(at(1.01 * 120.0) > 0.10, "{curve:?}");
+    }
+}
+
+#[test]
+fn curve_parameters_follow_the_documented_formulas() {
+    let d = pair(0.10, 120.0);
+    let params = |curve| {
+        Detector {
+            curve,
+            ..Detector::default()
+        }
+        .curve_params(&d)
+        .unwrap()
+    };
+    assert_eq!(
+        params(RangeCurve::Threshold),
+        (curve_model::THRESHOLD, 0.0, 0.0)
+    );
+    let (m, a, b) = params(RangeCurve::Linear { a: 0.02 });
+    assert_eq!((m, a), (curve_model::LINEAR, 0.02));
+    assert!((b - 0.08 / 120.0).abs() < 1e-9);
+    let (m, a, b) = params(RangeCurve::Quadratic { a: 0.02 });
+    assert_eq!((m, a), (curve_model::QUADRATIC, 0.02));
+    assert!((b - 0.08 / 14_400.0).abs() < 1e-10);
+    for (n, model) in [
+        (2, curve_model::ROOT2),
+        (3, curve_model::ROOT3),
+        (4, curve_model::ROOT4),
+    ] {
+        let (m, a, b) = params(RangeCurve::Root(n));
+        assert_eq!((m, a), (model, 0.0));
+        let want = 0.1 / 120f64.powi(n as i32);
+        assert!((f64::from(b) / want - 1.0).abs() < 1e-6, "n={n}");
+    }
+    // Logarithmic: r_L(R) = a + b ln R through (0.1, 120) and (0.8, 200).
+    let (m, a, b) = params(RangeCurve::Logarithmic {
+        second_pair: pair(0.8, 200.0),
+    });
+    assert_eq!(m, curve_model::LOGARITHMIC);
+    let (a, b) = (f64::from(a), f64::from(b));
+    assert!((a + b * 0.1f64.ln() - 120.0).abs() < 1e-3);
+    assert!((a + b * 0.8f64.ln() - 200.0).abs() < 1e-3);
+    let det = Detector {
+        curve: RangeCurve::Logarithmic {
+            second_pair: pair(0.8, 200.0),
+        },
+        ..Detector::default()
+    };
+    assert!((det.reflectance_limit(&d, 200.0).unwrap() - 0.8).abs() < 1e-4);
+}
+
+#[test]
+fn threshold_curve_is_the_physical_threshold() {
+    // R_app of a beam-filling Lambertian target is its reflectance; it is detected
+    // when R/r² ≥ T, i.e. R ≥ T·r².
+    let d = pair(0.10, 120.0);
+    let det = Detector::default();
+    for r in [10.0f32, 60.0, 120.0, 200.0] {
+        let limit = det.reflectance_limit(&d, r).unwrap();
+        assert!((limit / (d.threshold() * r * r) - 1.0).abs() < 1e-6);
+    }
+}
+
+#[test]
+fn waveform_params_carry_the_sensor_and_detector() {
+    let mut s = default_sensor();
+    s.detector = Detector {
+        pulse_duration_s: 4e-9,
+        range_resolution_m: 0.02,
+        return_mode: ReturnMode::Dual,
+        max_returns: 2,
+        min_separation_m: 0.7,
+        estimator: RangeEstimator::LeadingEdge,
+        curve: RangeCurve::Quadratic { a: 0.01 },
+        noise: Noise {
+            range_sigma_m: 0.01,
+            range_sigma_snr_m: 0.2,
+            amplitude_rel: 0.05,
+            pd_width: 0.1,
+            false_alarm_rate: 0.001,
+        },
+        ambient_k: 0.5,
+    };
+    s.validate().unwrap();
+    let seed = 0x1234_5678_9abc_def0u64;
+    let p = s.detector.waveform_params(&s, seed, 7, 64);
+    let sigma = (C * 4e-9 / 2.0 / (2.0 * (2.0 * std::f64::consts::LN_2).sqrt())) as f32;
+    assert!((p.sigma_r - sigma).abs() < 1e-7);
+    assert_eq!(p.bin_width, 0.02f32.min(sigma / 4.0));
+    assert_eq!(p.threshold, s.detection.threshold());
+    assert_eq!(p.ambient_k, 0.5);
+    assert_eq!(p.estimator, estimator::LEADING_EDGE);
+    assert_eq!(p.return_mode, return_mode::DUAL);
+    assert_eq!((p.max_returns, p.min_separation), (2, 0.7));
+    assert_eq!((p.curve_model, p.curve_a), (curve_model::QUADRATIC, 0.01));
+    assert!((p.curve_b - 0.09 / 14_400.0).abs() < 1e-10);
+    assert_eq!(
+        (p.range_sigma, p.range_sigma_snr, p.amplitude_noise),
+        (0.01, 0.2, 0.05)
+    );
+    assert_eq!((p.pd_width, p.false_alarm_rate), (0.1, 0.001));
+    assert_eq!((p.min_range, p.max_range), (s.min_range, s.max_range));
+    assert_eq!((p.seed_lo, p.seed_hi), (0x9abc_def0, 0x1234_5678));
+    assert_eq!((p.frame, p.records_per_beam), (7, 64));
+    assert_eq!(p.beam_count, 128 * 1024);
+}
+
+#[test]
+fn bad_detector_values_name_their_field() {
+    let d = pair(0.10, 120.0);
+    let base = Detector::default();
+    let cases = [
+        (
+            Detector {
+                pulse_duration_s: 0.0,
+                ..base
+            },
+            "detector.pulse_duration_ns",
+        ),
+        (
+            Detector {
+                range_resolution_m: f32::NAN,
+                ..base
+            },
+            "detector.range_resolution_m",
+        ),
+        (
+            Detector {
+                max_returns: 9,
+                ..base
+            },
+            "detector.max_returns",
+        ),
+        (
+            Detector {
+                return_mode: ReturnMode::Dual,
+                max_returns: 1,
+                ..base
+            },
+            "detector.max_returns",
+        ),
+        (
+            Detector {
+                min_separation_m: -1.0,
+                ..base
+            },
+            "detector.min_separation_m",
+        ),
+        (
+            Detector {
+                curve: RangeCurve::Quadratic { a: 0.1 },
+                ..base
+            },
+            "detector.range_curve.a",
+        ),
+        (
+            Detector {
+                curve: RangeCurve::Root(5),
+                ..base
+            },
+            "detector.range_curve.model",
+        ),
+        (
+            Detector {
+                curve: RangeCurve::Logarithmic {
+                    second_pair: pair(0.8, 100.0),
+                },
+                ..base
+            },
+            "detector.range_curve.second_pair",
+        ),
+        (
+            Detector {
+                curve: RangeCurve::Logarithmic { second_pair: d },
+                ..base
+            },
+            "detector.range_curve.second_pair",
+        ),
+        (
+            Detector {
+                noise: Noise {
+                    amplitude_rel: -0.1,
+                    ..Noise::default()
+                },
+                ..base
+            },
+            "noise.amplitude_rel",
+        ),
+    ];
+    for (det, field) in cases {
+        let e = det.validate(&d).unwrap_err().to_string();
+        assert!(e.starts_with(&format!("{field}:")), "{field}: {e}");
+    }
+    base.validate(&d).unwrap();
+}
+
+#[test]
+fn presets_have_valid_beams_and_detectors() {
+    for info in presets() {
+        let s = preset(info.name, None).unwrap();
+        s.validate().unwrap();
+        let subs = s.subray_samples().unwrap();
+        assert_eq!(subs.len(), s.subrays as usize, "{}", info.name);
+        assert_eq!(s.detector.noise, Noise::default(), "{}", info.name);
+    }
+    let d = default_sensor();
+    assert!(matches!(d.kernel, BeamKernel::CoreHalo { .. }));
+    assert_eq!((d.subrays, d.sampling), (16, Sampling::Grid));
+    assert_eq!(preset("vlp-16", None).unwrap().subrays, 1);
+}
