@@ -78,15 +78,9 @@ const uint MATERIAL_TRANSPARENT = 2u;
 const uint MATERIAL_ABSORBENT = 3u;
 const uint REFLECTANCE_STEPS = 360u;   // 0.25 degree steps
 
-// What one sub-ray returned (one slot).
-struct SubRayRecord {
-    float range;
-    float signal;
-    float ambient;
-    uint instance_id;
-    uint class_id;
-    uint material;
-};
+// SubRayRecord, the trace's output, lives in waveform_types.glsl (shared with the
+// waveform stage).
+#include "waveform_types.glsl"
 
 // Per-frame parameters (push constants).
 struct FrameParams {
@@ -101,6 +95,7 @@ struct FrameParams {
     uint seed_lo;
     uint seed_hi;
     uint frame;
+    uint64_t records_address;   // SubRayRecord[beams * subrays * slots]
 };
 
 const uint MAX_TRANSPARENT = 3u;

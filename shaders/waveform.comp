@@ -11,7 +11,8 @@
 
 layout(local_size_x = 64) in;
 
-layout(set = 0, binding = 0, scalar) readonly buffer Records { SubRayRecord records[]; };
+// The records arrive by address (WaveformParams.records_address), see waveform_types.glsl.
+#define records (RecordBuffer(p.records_address).v)
 layout(set = 0, binding = 1, scalar) writeonly buffer Echoes { Echo echoes[]; };
 layout(set = 0, binding = 2, scalar) writeonly buffer Counts { uint counts[]; };
 layout(push_constant, scalar) uniform Push { WaveformParams p; };

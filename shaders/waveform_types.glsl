@@ -4,6 +4,8 @@
 #define BEAMTRACE_WAVEFORM_TYPES_GLSL
 
 #extension GL_EXT_scalar_block_layout : require
+#extension GL_EXT_buffer_reference : require
+#extension GL_EXT_shader_explicit_arithmetic_types_int64 : require
 
 // One return of one sub-ray. Empty slot: signal == 0 and range == 0.
 struct SubRayRecord {
@@ -55,6 +57,13 @@ struct WaveformParams {
     uint records_per_beam;  // sub-rays x slots per sub-ray
     uint beam_count;
     uint pad0;
+    // Device address of the records: a buffer reference, because beams x sub-rays x
+    // slots records outgrow maxStorageBufferRange (128 MiB on many devices).
+    uint64_t records_address;
+};
+
+layout(buffer_reference, scalar, buffer_reference_align = 4) buffer RecordBuffer {
+    SubRayRecord v[];
 };
 
 #endif

@@ -78,7 +78,7 @@ fn nested_transforms_give_predicted_ranges() {
             hits += 1;
         } else if outside {
             assert!(
-                !r.hit(),
+                !hit(r),
                 "beam to ({y}, {z}) off the quad hit at {}",
                 r.range
             );

@@ -378,6 +378,7 @@ fn retroreflective_sign_blooms_with_a_halo_and_not_without() {
         (seen, predicted)
     };
     // Halo: Gaussian with 1/e² half-angle 1.5°, 1e-3 of the power.
+    let halo_extent_deg = 1.5f32;
     let halo = BeamKernel::CoreHalo {
         core_h: 0.2f32.to_radians(),
         core_v: 0.2f32.to_radians(),

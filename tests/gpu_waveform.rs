@@ -96,7 +96,8 @@ fn host_layouts() -> Vec<HostLayout> {
                 frame,
                 records_per_beam,
                 beam_count,
-                pad0
+                pad0,
+                records_address
             ]
         ),
     ]
@@ -273,6 +274,7 @@ fn params(beams: u32) -> WaveformParams {
         records_per_beam: RPB as u32,
         beam_count: beams,
         pad0: 0,
+        records_address: 0,
     }
 }
 
@@ -306,7 +308,9 @@ fn gpu_echoes(
         MemoryLocation::GpuToCpu,
     )
     .expect("counts");
-    pipeline.bind_buffer(0, 0, &input).expect("bind");
+    let mut p = *p;
+    p.records_address = input.device_address();
+    let p = &p;
     pipeline.bind_buffer(0, 1, &out).expect("bind");
     pipeline.bind_buffer(0, 2, &counts).expect("bind");
     run_once(ctx, |rec| {

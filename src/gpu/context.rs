@@ -57,6 +57,8 @@ pub struct RtLimits {
     pub timestamp_period_ns: f32,
     pub timestamps_supported: bool,
     pub max_launch_width: u32,
+    /// The largest buffer a storage-buffer descriptor may cover (bytes).
+    pub max_storage_buffer_range: u64,
 }
 
 /// Messages the validation layer reported (shared with the callback).
@@ -447,6 +449,7 @@ impl Context {
             max_launch_width: props.limits.max_compute_work_group_count[0]
                 .saturating_mul(props.limits.max_compute_work_group_size[0])
                 .min(rt_props.max_ray_dispatch_invocation_count),
+            max_storage_buffer_range: props.limits.max_storage_buffer_range as u64,
         };
 
         let instance = partial.instance().clone();

@@ -147,6 +147,17 @@ impl Bindings {
 
     fn bind_buffer(&self, set: u32, binding: u32, buffer: &Buffer) -> GpuResult<()> {
         let ds = self.expect(set, binding, vk::DescriptorType::STORAGE_BUFFER)?;
+        let limit = self.ctx.limits.max_storage_buffer_range;
+        if buffer.size() > limit {
+            return Err(GpuError::Usage(format!(
+                "a {} MiB buffer cannot be bound to set {set} binding {binding} ('{}'): the \
+                 device binds at most {} MiB per storage buffer; use fewer beams or returns \
+                 per frame",
+                buffer.size() >> 20,
+                self.infos[&(set, binding)].name,
+                limit >> 20
+            )));
+        }
         let infos = [vk::DescriptorBufferInfo::default()
             .buffer(buffer.raw())
             .offset(0)
@@ -407,8 +418,9 @@ impl RayTracingPipeline {
         &mut self,
         group_count: usize,
         miss_count: usize,
-        hit_count: usize,
+        hit_records: &[u32],
     ) -> GpuResult<()> {
+        let hit_count = hit_records.len();
         let l = self.ctx.limits;
         let handle = l.handle_size as u64;
         let base = l.base_alignment as u64;

@@ -338,6 +338,7 @@ impl Detector {
             records_per_beam,
             beam_count: sensor.beams.len() as u32,
             pad0: 0,
+            records_address: 0,
         }
     }
 }

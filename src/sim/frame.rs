@@ -265,8 +265,6 @@ impl Simulator {
         };
         self.trace.bind_buffer(0, 1, &buffers.beams)?;
         self.trace.bind_buffer(0, 2, &buffers.subrays)?;
-        self.trace.bind_buffer(0, 7, &buffers.records)?;
-        self.waveform.bind_buffer(0, 0, &buffers.records)?;
         self.waveform.bind_buffer(0, 1, &buffers.echoes)?;
         self.waveform.bind_buffer(0, 2, &buffers.counts)?;
         self.compact.bind_buffer(0, 0, &buffers.echoes)?;
@@ -329,8 +327,10 @@ impl Simulator {
             seed_lo,
             seed_hi,
             frame: settings.frame,
+            records_address: sensor.records.device_address(),
         };
         let mut wave = settings.waveform;
+        wave.records_address = sensor.records.device_address();
         wave.records_per_beam = sensor.subray_count * sensor.slots;
         wave.beam_count = sensor.beam_count;
         wave.max_returns = wave.max_returns.clamp(1, sensor.max_returns);

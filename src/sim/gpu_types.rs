@@ -103,6 +103,8 @@ pub struct FrameParams {
     pub seed_lo: u32,
     pub seed_hi: u32,
     pub frame: u32,
+    /// Device address of the records (a buffer reference: they outgrow descriptor ranges).
+    pub records_address: u64,
 }
 
 /// One point as the compaction pass writes it (sensor frame).
@@ -207,6 +209,8 @@ pub struct WaveformParams {
     pub records_per_beam: u32,
     pub beam_count: u32,
     pub pad0: u32,
+    /// Device address of the records (filled in by the simulator).
+    pub records_address: u64,
 }
 
 /// Range estimators (WaveformParams::estimator).
@@ -300,7 +304,8 @@ pub fn trace_layouts() -> Vec<HostLayout> {
                 max_range,
                 seed_lo,
                 seed_hi,
-                frame
+                frame,
+                records_address
             ]
         ),
     ]
@@ -357,7 +362,8 @@ pub fn echo_layouts() -> Vec<HostLayout> {
                 frame,
                 records_per_beam,
                 beam_count,
-                pad0
+                pad0,
+                records_address
             ]
         ),
         layout!(
