@@ -8,8 +8,8 @@
 //!
 //! 1. **Records.** A slot is *used* when `signal > 0` and `0 < range < 1e30`; other
 //!    non-empty slots (`SubRayRecord::is_empty` is false) only add their ambient. Only
-//!    the first [`MAX_RECORDS_PER_BEAM`] slots are read (the host refuses larger
-//!    kernels). Non-empty slots are sorted used first, then by range, signal, ambient,
+//!    the first [`MAX_RECORDS_PER_BEAM`] slots are read (the host must refuse
+//!    larger kernels). Non-empty slots are sorted used first, then by range, signal, ambient,
 //!    instance, class, material and last by slot (ranges and signals compare as floats
 //!    among used slots and by their bits among the others; ambient by its bits) — a
 //!    total order that looks at the content before the slot, so a beam whose slots are
@@ -58,6 +58,15 @@
 //!
 //! The curve models (`curve_model`): 1 R_L = a + b·r; 2 R_L = a + b·r²; 3/4/5 R_L = b·r^n
 //! (n = 2, 3, 4); 6 R_L = exp((r − a)/b); 0 no curve test.
+//!
+//! **Accuracy** (the tests check these). A plane at normal incidence comes out within
+//! 1 mm of its range. The cloud-in-cell deposit splits a return between two bins Δr
+//! apart, which lowers the peak amplitude (and R_app) by up to Δr²/(8σ_r²): 0.78 % at
+//! Δr = σ_r/4, and exactly that for a target at a single range, which always lies halfway
+//! between two bin centres since r_lo = r − 5σ_r and 5σ_r/Δr = 20. EPW is within ~1 % of
+//! 2σ_r√(2 ln(a/T)) for a/T ≳ 2. Clusters ignore each other's pulse tails: records more
+//! than 8σ_r apart see at most g(3σ_r) ≈ 1 % of the other cluster's amplitude missing
+//! near their bin range's ends, which only matters for echoes wider than ±3σ_r.
 
 use crate::sensor::rng;
 use crate::sim::gpu_types::{
