@@ -36,6 +36,7 @@ shared float sh_signal[MAX_RECORDS];
 shared uint sh_idx[MAX_RECORDS];
 shared float sh_bins[WINDOW_BINS];
 shared uint sh_used;
+shared uint sh_nonempty;
 shared Echo sh_cand[MAX_CANDIDATES];
 
 // Thread 0's state: the beam, the echo scan (carried across windows), the candidates.
@@ -63,22 +64,37 @@ int s_k_start;
 float s_sum_w;
 float s_sum_wk;
 
-bool is_used(SubRayRecord r) {
-    return r.signal > 0.0 && r.range > 0.0 && r.range < 1e30;
+bool is_used(float range, float signal) {
+    return signal > 0.0 && range > 0.0 && range < 1e30;
 }
 
 bool is_empty_slot(SubRayRecord r) {
     return r.signal == 0.0 && r.range == 0.0;
 }
 
-// Step 1's total order on used slots (NONE sorts last).
+// Step 1's total order on non-empty slots (NONE sorts last).
 bool record_less(uint a, uint b) {
     if (a == NONE) return false;
     if (b == NONE) return true;
-    if (sh_range[a] != sh_range[b]) return sh_range[a] < sh_range[b];
-    if (sh_signal[a] != sh_signal[b]) return sh_signal[a] < sh_signal[b];
     SubRayRecord ra = records[base + a];
     SubRayRecord rb = records[base + b];
+    bool ua = is_used(sh_range[a], sh_signal[a]);
+    bool ub = is_used(sh_range[b], sh_signal[b]);
+    if (ua && ub) {
+        if (sh_range[a] != sh_range[b]) return sh_range[a] < sh_range[b];
+        if (sh_signal[a] != sh_signal[b]) return sh_signal[a] < sh_signal[b];
+    } else {
+        if (ua != ub) return ua;
+        uint xa = floatBitsToUint(ra.range);
+        uint xb = floatBitsToUint(rb.range);
+        if (xa != xb) return xa < xb;
+        xa = floatBitsToUint(ra.signal);
+        xb = floatBitsToUint(rb.signal);
+        if (xa != xb) return xa < xb;
+    }
+    uint aa = floatBitsToUint(ra.ambient);
+    uint ab = floatBitsToUint(rb.ambient);
+    if (aa != ab) return aa < ab;
     if (ra.instance_id != rb.instance_id) return ra.instance_id < rb.instance_id;
     if (ra.class_id != rb.class_id) return ra.class_id < rb.class_id;
     if (ra.material != rb.material) return ra.material < rb.material;
@@ -381,7 +397,10 @@ void main() {
     uint size = 1u;
     while (size < rpb) size <<= 1u;
 
-    if (t == 0u) sh_used = 0u;
+    if (t == 0u) {
+        sh_used = 0u;
+        sh_nonempty = 0u;
+    }
     barrier();
     for (uint i = t; i < size; i += GROUP) {
         uint slot = NONE;
@@ -389,9 +408,10 @@ void main() {
             SubRayRecord r = records[base + i];
             sh_range[i] = r.range;
             sh_signal[i] = r.signal;
-            if (is_used(r)) {
+            if (!is_empty_slot(r)) {
                 slot = i;
-                atomicAdd(sh_used, 1u);
+                atomicAdd(sh_nonempty, 1u);
+                if (is_used(r.range, r.signal)) atomicAdd(sh_used, 1u);
             }
         }
         sh_idx[i] = slot;
@@ -423,11 +443,12 @@ void main() {
     float tmp_r[PER_THREAD];
     float tmp_s[PER_THREAD];
     uint used = sh_used;
+    uint nonempty = sh_nonempty;
     for (uint q = 0u; q < PER_THREAD; q++) {
         uint i = t + q * GROUP;
         tmp_r[q] = 0.0;
         tmp_s[q] = 0.0;
-        if (i < used) {
+        if (i < nonempty) {
             tmp_r[q] = sh_range[sh_idx[i]];
             tmp_s[q] = sh_signal[sh_idx[i]];
         }
@@ -435,7 +456,7 @@ void main() {
     barrier();
     for (uint q = 0u; q < PER_THREAD; q++) {
         uint i = t + q * GROUP;
-        if (i < used) {
+        if (i < nonempty) {
             sh_range[i] = tmp_r[q];
             sh_signal[i] = tmp_s[q];
         }
@@ -444,10 +465,7 @@ void main() {
 
     if (t == 0u) {
         ambient = 0.0;
-        for (uint i = 0u; i < rpb; i++) {
-            SubRayRecord r = records[base + i];
-            if (!is_empty_slot(r)) ambient += r.ambient;
-        }
+        for (uint i = 0u; i < nonempty; i++) ambient += records[base + sh_idx[i]].ambient;
         t_eff = p.threshold + p.ambient_k * sqrt(ambient);
         echo_counter = 0u;
         n_cand = 0u;

@@ -140,7 +140,13 @@ fn beam_records(kind: u32, g: &mut Lcg) -> Vec<SubRayRecord> {
     } else {
         0.0
     };
-    let mut put = |sub: usize, k: usize, range: f32, refl: f32, id: u32, trans: f32| {
+    let put = |recs: &mut Vec<SubRayRecord>,
+               sub: usize,
+               k: usize,
+               range: f32,
+               refl: f32,
+               id: u32,
+               trans: f32| {
         let w = weights[sub];
         recs[sub * SLOTS + k] = SubRayRecord {
             range,
@@ -158,7 +164,7 @@ fn beam_records(kind: u32, g: &mut Lcg) -> Vec<SubRayRecord> {
             let r = g.range(2.0, 150.0);
             let refl = g.range(0.02, 1.0);
             for s in 0..SUBRAYS {
-                put(s, 0, r, refl, inst, 1.0);
+                put(&mut recs, s, 0, r, refl, inst, 1.0);
             }
         }
         2 => {
@@ -169,9 +175,9 @@ fn beam_records(kind: u32, g: &mut Lcg) -> Vec<SubRayRecord> {
             let (ra, rb) = (g.range(0.05, 0.9), g.range(0.05, 0.9));
             for s in 0..SUBRAYS {
                 if s < split {
-                    put(s, 0, r1, ra, inst, 1.0);
+                    put(&mut recs, s, 0, r1, ra, inst, 1.0);
                 } else {
-                    put(s, 0, r2, rb, inst + 100, 1.0);
+                    put(&mut recs, s, 0, r2, rb, inst + 100, 1.0);
                 }
             }
         }
@@ -182,7 +188,15 @@ fn beam_records(kind: u32, g: &mut Lcg) -> Vec<SubRayRecord> {
             let refl = g.range(0.05, 0.8);
             for s in 0..SUBRAYS {
                 let x = s as f32 / (SUBRAYS - 1) as f32 * 2.0 - 1.0;
-                put(s, 0, r + d * x, refl * g.range(0.8, 1.0), inst, 1.0);
+                put(
+                    &mut recs,
+                    s,
+                    0,
+                    r + d * x,
+                    refl * g.range(0.8, 1.0),
+                    inst,
+                    1.0,
+                );
             }
         }
         4 => {
@@ -191,8 +205,8 @@ fn beam_records(kind: u32, g: &mut Lcg) -> Vec<SubRayRecord> {
             let rw = rg + g.range(0.5, 20.0);
             let refl = g.range(0.1, 0.9);
             for s in 0..SUBRAYS {
-                put(s, 0, rg, 0.04, inst, 1.0);
-                put(s, 1, rw, refl, inst + 200, 0.92 * 0.92);
+                put(&mut recs, s, 0, rg, 0.04, inst, 1.0);
+                put(&mut recs, s, 1, rw, refl, inst + 200, 0.92 * 0.92);
             }
         }
         5 => {
@@ -202,9 +216,22 @@ fn beam_records(kind: u32, g: &mut Lcg) -> Vec<SubRayRecord> {
                 if g.next() < 0.4 {
                     continue;
                 }
+                if g.next() < 0.2 {
+                    // A sunlit absorbent hit: no signal, only ambient.
+                    recs[s * SLOTS] = SubRayRecord {
+                        range: r,
+                        signal: 0.0,
+                        ambient: 1e-4,
+                        instance_id: inst + 9,
+                        class_id: 1,
+                        material: 2,
+                    };
+                    continue;
+                }
                 let layers = 1 + g.below(SLOTS as u32) as usize;
                 for k in 0..layers {
                     put(
+                        &mut recs,
                         s,
                         k,
                         r + k as f32 * g.range(0.1, 4.0),
@@ -222,6 +249,7 @@ fn beam_records(kind: u32, g: &mut Lcg) -> Vec<SubRayRecord> {
                 for k in 0..SLOTS {
                     let i = (s * SLOTS + k) as f32;
                     put(
+                        &mut recs,
                         s,
                         k,
                         r + i * 0.55 + g.range(0.0, 0.1),
@@ -232,14 +260,50 @@ fn beam_records(kind: u32, g: &mut Lcg) -> Vec<SubRayRecord> {
                 }
             }
         }
+        7 => {
+            // Weak filler every metre over 200 m (one cluster of ~4 000 bins) with strong
+            // returns on it, some across window boundaries.
+            let t = 0.1 / (120.0f32 * 120.0);
+            let start = g.range(3.0, 10.0);
+            let boundary = start - 5.0 * 0.3185 + 1024.0 * 0.075;
+            for (i, rec) in recs.iter_mut().enumerate().take(201) {
+                *rec = SubRayRecord {
+                    range: start + i as f32,
+                    signal: 0.3 * t,
+                    ambient: 0.0,
+                    instance_id: 99,
+                    class_id: 9,
+                    material: 9,
+                };
+            }
+            for (j, r) in [
+                boundary,
+                boundary + g.range(5.0, 60.0),
+                start + g.range(100.0, 199.0),
+            ]
+            .into_iter()
+            .enumerate()
+            {
+                for k in 0..8 {
+                    recs[210 + j * 8 + k] = SubRayRecord {
+                        range: r,
+                        signal: g.range(2.0, 5.0) * t,
+                        ambient: 0.0,
+                        instance_id: inst + j as u32,
+                        class_id: 3,
+                        material: 4,
+                    };
+                }
+            }
+        }
         _ => {
             // Retroreflector next to a diffuse surface: a huge, wide echo.
             let r = g.range(5.0, 60.0);
             for s in 0..SUBRAYS {
                 if s % 8 == 0 {
-                    put(s, 0, r, 1500.0, inst + 300, 1.0);
+                    put(&mut recs, s, 0, r, 1500.0, inst + 300, 1.0);
                 } else {
-                    put(s, 0, r + g.range(0.0, 0.3), 0.2, inst, 1.0);
+                    put(&mut recs, s, 0, r + g.range(0.0, 0.3), 0.2, inst, 1.0);
                 }
             }
         }
@@ -389,11 +453,15 @@ fn gpu_waveform_matches_the_cpu_reference() {
     let pipeline = ComputePipeline::new(&ctx, &spirv).expect("pipeline");
     assert_eq!(pipeline.workgroup_size, (64, 1, 1));
 
-    let beams = 2400u32;
+    let beams = 2700u32;
     let mut g = Lcg(7);
     let mut records = Vec::with_capacity(beams as usize * RPB);
     for b in 0..beams {
-        records.extend(beam_records(b % 8, &mut g));
+        let mut beam = beam_records(b % 9, &mut g);
+        // Slots in no particular order: the results must not depend on it.
+        let turn = g.below(RPB as u32) as usize;
+        beam.rotate_left(turn);
+        records.extend(beam);
     }
 
     let base = params(beams);
@@ -454,6 +522,36 @@ fn gpu_waveform_matches_the_cpu_reference() {
         total += n;
     }
     assert!(total > 5000, "{total}");
+
+    // Other kernel sizes: 150 slots (not a power of two) and the largest, 1024 (four
+    // beams' records stacked: several clusters per beam).
+    for rpb in [150usize, 1024] {
+        let beams = 400u32;
+        let mut recs = Vec::with_capacity(beams as usize * rpb);
+        for b in 0..beams {
+            let mut beam = Vec::new();
+            while beam.len() < rpb {
+                beam.extend(beam_records((b + beam.len() as u32) % 9, &mut g));
+            }
+            beam.truncate(rpb);
+            recs.extend(beam);
+        }
+        let p = WaveformParams {
+            records_per_beam: rpb as u32,
+            beam_count: beams,
+            max_returns: 8,
+            ..noisy
+        };
+        let label = format!("{rpb} records per beam");
+        let n = compare(
+            &label,
+            &p,
+            &gpu_echoes(&ctx, &pipeline, &recs, &p),
+            &frame_echoes(&recs, &p),
+        );
+        eprintln!("{label}: {n} echoes agree");
+        assert!(n > beams as usize, "{label}: only {n} echoes");
+    }
     drop(pipeline);
     let m = ctx.validation_messages();
     assert!(m.is_empty(), "validation messages: {m:#?}");

@@ -1,1 +1,751 @@
+//! The waveform stage against closed-form expectations.
+//!
+//! Tolerances come from the discretisation: the cloud-in-cell deposit turns a single
+//! return into two pulses Δr apart, which lowers the peak by at most Δr²/(8σ_r²) (0.78 %
+//! at the default Δr = σ_r/4, and exactly that for a lone target, which always sits
+//! halfway between two bin centres because r_lo = r − 5σ_r) and widens the pulse by at
+//! most the same fraction; the threshold crossings are interpolated linearly.
 
+use super::*;
+use crate::sim::gpu_types::{curve_model, estimator, return_mode};
+
+/// σ_r of a 5 ns pulse: FWHM_r = c·τ/2 = 0.75 m.
+fn sigma() -> f32 {
+    0.75 / (2.0 * (2.0f32 * 2.0f32.ln()).sqrt())
+}
+
+/// The datasheet threshold of a 10 % target at 120 m.
+const T: f32 = 0.1 / (120.0 * 120.0);
+
+fn params() -> WaveformParams {
+    WaveformParams {
+        sigma_r: sigma(),
+        bin_width: sigma() / 4.0,
+        threshold: T,
+        ambient_k: 0.0,
+        estimator: estimator::PEAK,
+        return_mode: return_mode::ALL,
+        max_returns: 8,
+        min_separation: 0.0,
+        curve_model: curve_model::THRESHOLD,
+        min_range: 0.3,
+        max_range: 250.0,
+        seed_lo: 17,
+        seed_hi: 4,
+        frame: 1,
+        records_per_beam: 64,
+        beam_count: 1,
+        ..WaveformParams::default()
+    }
+}
+
+/// The largest relative amplitude loss of the cloud-in-cell deposit.
+fn cic_loss(p: &WaveformParams) -> f32 {
+    let q = p.bin_width / p.sigma_r;
+    q * q / 8.0
+}
+
+/// `n` records at `range` whose weights sum to `weight`, reflectance `refl`.
+fn target(n: usize, range: f32, refl: f32, weight: f32, id: u32) -> Vec<SubRayRecord> {
+    let w = weight / n as f32;
+    (0..n)
+        .map(|_| SubRayRecord {
+            range,
+            signal: w * refl / (range * range),
+            ambient: 0.0,
+            instance_id: id,
+            class_id: id + 10,
+            material: id + 20,
+        })
+        .collect()
+}
+
+fn epw_formula(a: f32, t: f32) -> f32 {
+    2.0 * sigma() * (2.0 * (a / t).ln()).sqrt()
+}
+
+/// Continuous Σ s_i·exp(−(x − r_i)²/(2σ²)) on a 0.1 mm grid (f64, no bins): its peak
+/// and the width of the region above `t`.
+fn continuous_peak_and_width(recs: &[SubRayRecord], t: f64) -> (f64, f64) {
+    let (peak, _, width) = continuous(recs, t);
+    (peak, width)
+}
+
+/// As [`continuous_peak_and_width`], with the peak's position in the middle.
+fn continuous(recs: &[SubRayRecord], t: f64) -> (f64, f64, f64) {
+    let s = sigma() as f64;
+    let lo = recs.iter().map(|r| r.range as f64).fold(f64::MAX, f64::min) - 6.0 * s;
+    let hi = recs.iter().map(|r| r.range as f64).fold(f64::MIN, f64::max) + 6.0 * s;
+    let step = 1e-4;
+    let (mut peak, mut at, mut above) = (0.0f64, 0.0f64, 0usize);
+    let mut x = lo;
+    while x < hi {
+        let v: f64 = recs
+            .iter()
+            .map(|r| {
+                let z = (x - r.range as f64) / s;
+                r.signal as f64 * (-0.5 * z * z).exp()
+            })
+            .sum();
+        if v > peak {
+            peak = v;
+            at = x;
+        }
+        if v > t {
+            above += 1;
+        }
+        x += step;
+    }
+    (peak, at, above as f64 * step)
+}
+
+#[test]
+fn perpendicular_target_range_amplitude_and_epw() {
+    let p = params();
+    for r in [5.3f32, 20.7, 77.1] {
+        for refl in [0.1f32, 0.5, 2.0] {
+            let e = beam_echoes(&target(64, r, refl, 1.0, 3), &p, 0);
+            assert_eq!(e.len(), 1, "r {r} R {refl}: {e:?}");
+            let e = e[0];
+            assert!((e.range - r).abs() < 1e-3, "range {} vs {r}", e.range);
+            let a = refl / (r * r);
+            // Lower by the deposit's loss, never above the true peak by more than 1e-3.
+            let rel = e.amplitude / a - 1.0;
+            assert!(
+                rel > -(cic_loss(&p) + 1e-3) && rel < 1e-3,
+                "r {r} R {refl}: amplitude {} vs {a} ({rel:+e})",
+                e.amplitude
+            );
+            let epw = epw_formula(a, T);
+            assert!(
+                (e.epw / epw - 1.0).abs() < 0.02,
+                "r {r} R {refl}: EPW {} vs {epw}",
+                e.epw
+            );
+            assert!((e.reflectance / refl - 1.0).abs() < cic_loss(&p) + 2e-3);
+            assert_eq!((e.instance_id, e.class_id, e.material), (3, 13, 23));
+            assert_eq!((e.return_index, e.return_count), (0, 1));
+        }
+    }
+}
+
+#[test]
+fn single_record_off_the_bin_grid_is_within_1mm_too() {
+    // A lone target always sits halfway between bins; a second, weak record moves the
+    // cluster start so that the strong one lands anywhere in a bin.
+    let p = params();
+    for i in 0..40 {
+        let r = 30.0 + 0.013 * i as f32;
+        let mut recs = target(8, r, 0.5, 1.0, 1);
+        recs.push(SubRayRecord {
+            range: r - 2.0 - 0.0071 * i as f32,
+            signal: 1e-9,
+            ..recs[0]
+        });
+        let e = beam_echoes(&recs, &p, 0);
+        assert_eq!(e.len(), 1);
+        assert!((e[0].range - r).abs() < 1e-3, "{} vs {r}", e[0].range);
+        let rel = e[0].amplitude / (0.5 / (r * r)) - 1.0;
+        assert!(rel > -(cic_loss(&p) + 1e-3) && rel < 1e-3, "{rel}");
+    }
+}
+
+#[test]
+fn epw_grows_with_reflectance() {
+    let p = params();
+    let mut last = 0.0;
+    for i in 1..=30 {
+        let refl = 0.02 * i as f32;
+        let e = beam_echoes(&target(16, 40.0, refl, 1.0, 1), &p, 0);
+        assert_eq!(e.len(), 1);
+        assert!(e[0].epw > last, "R {refl}: EPW {} after {last}", e[0].epw);
+        last = e[0].epw;
+    }
+}
+
+#[test]
+fn tilted_plane_widens_the_echo_as_the_spread_predicts() {
+    let p = WaveformParams {
+        estimator: estimator::CENTROID,
+        ..params()
+    };
+    let r = 25.0;
+    let flat = beam_echoes(&target(64, r, 0.5, 1.0, 1), &p, 0)[0];
+    for delta in [0.3f32, 0.8, 2.0] {
+        let recs: Vec<SubRayRecord> = (0..64)
+            .map(|i| {
+                let x = i as f32 / 63.0 * 2.0 - 1.0;
+                SubRayRecord {
+                    range: r + delta * x,
+                    signal: 0.5 / (r * r) / 64.0,
+                    instance_id: 1,
+                    ..SubRayRecord::default()
+                }
+            })
+            .collect();
+        let e = beam_echoes(&recs, &p, 0);
+        assert_eq!(e.len(), 1, "δ {delta}: {e:?}");
+        let e = e[0];
+        let (peak, width) = continuous_peak_and_width(&recs, T as f64);
+        assert!(e.epw > flat.epw, "δ {delta}: {} ≤ flat {}", e.epw, flat.epw);
+        assert!(
+            (e.epw as f64 / width - 1.0).abs() < 0.02,
+            "δ {delta}: EPW {} vs predicted {width}",
+            e.epw
+        );
+        assert!(
+            (e.amplitude as f64 / peak - 1.0).abs() < 0.01,
+            "δ {delta}: amplitude {} vs predicted {peak}",
+            e.amplitude
+        );
+        // Symmetric spread: the centroid is the centre.
+        assert!((e.range - r).abs() < 2e-3, "δ {delta}: range {}", e.range);
+    }
+}
+
+#[test]
+fn step_edge_gives_two_echoes_in_the_expected_ratio() {
+    let p = params();
+    // Far enough that each pulse is only ~1.4 m wide above the threshold.
+    let (r1, r2) = (60.0f32, 62.0f32);
+    for share in [0.2f32, 0.5, 0.7] {
+        let mut recs = target(32, r1, 0.5, share, 1);
+        recs.extend(target(32, r2, 0.5, 1.0 - share, 2));
+        let e = beam_echoes(&recs, &p, 0);
+        assert_eq!(e.len(), 2, "p {share}: {e:?}");
+        assert!((e[0].range - r1).abs() < 1e-3 && (e[1].range - r2).abs() < 1e-3);
+        assert_eq!((e[0].instance_id, e[1].instance_id), (1, 2));
+        assert_eq!((e[0].return_index, e[1].return_index), (0, 1));
+        assert!(e.iter().all(|x| x.return_count == 2));
+        // a1/a2 = (p/r1²)/((1−p)/r2²).
+        let expected = share / (1.0 - share) * (r2 * r2) / (r1 * r1);
+        let ratio = e[0].amplitude / e[1].amplitude;
+        assert!(
+            (ratio / expected - 1.0).abs() < 0.05,
+            "p {share}: ratio {ratio} vs {expected}"
+        );
+    }
+}
+
+/// Weak at 10 m, strongest at 20 m, medium at 30 m.
+fn three_targets() -> Vec<SubRayRecord> {
+    let mut recs = target(8, 10.0, 0.02, 1.0 / 3.0, 1);
+    recs.extend(target(8, 20.0, 1.0, 1.0 / 3.0, 2));
+    recs.extend(target(8, 30.0, 0.5, 1.0 / 3.0, 3));
+    recs
+}
+
+fn ids(e: &[Echo]) -> Vec<u32> {
+    e.iter().map(|x| x.instance_id).collect()
+}
+
+#[test]
+fn return_modes_pick_the_right_echoes() {
+    let recs = three_targets();
+    let with = |mode, max| WaveformParams {
+        return_mode: mode,
+        max_returns: max,
+        ..params()
+    };
+    assert_eq!(
+        ids(&beam_echoes(&recs, &with(return_mode::STRONGEST, 8), 0)),
+        [2]
+    );
+    assert_eq!(
+        ids(&beam_echoes(&recs, &with(return_mode::FIRST, 8), 0)),
+        [1]
+    );
+    assert_eq!(
+        ids(&beam_echoes(&recs, &with(return_mode::LAST, 8), 0)),
+        [3]
+    );
+    let dual = beam_echoes(&recs, &with(return_mode::DUAL, 8), 0);
+    assert_eq!(ids(&dual), [2, 3]);
+    assert_eq!(
+        dual.iter()
+            .map(|e| (e.return_index, e.return_count))
+            .collect::<Vec<_>>(),
+        [(0, 2), (1, 2)]
+    );
+    // Dual with only one slot keeps the strongest.
+    assert_eq!(
+        ids(&beam_echoes(&recs, &with(return_mode::DUAL, 1), 0)),
+        [2]
+    );
+    assert_eq!(
+        ids(&beam_echoes(&recs, &with(return_mode::ALL, 8), 0)),
+        [1, 2, 3]
+    );
+    assert_eq!(
+        ids(&beam_echoes(&recs, &with(return_mode::ALL, 2), 0)),
+        [1, 2]
+    );
+    // The strongest is also the last: dual gives one echo.
+    let two = &recs[..16];
+    let dual = beam_echoes(two, &with(return_mode::DUAL, 8), 0);
+    assert_eq!(ids(&dual), [2]);
+    assert_eq!((dual[0].return_index, dual[0].return_count), (0, 1));
+    // max_returns above the limit is clamped to MAX_RETURNS.
+    assert_eq!(echo_slots(&with(return_mode::ALL, 99)), MAX_RETURNS);
+    assert_eq!(echo_slots(&with(return_mode::ALL, 0)), 1);
+}
+
+#[test]
+fn minimum_separation_keeps_the_stronger() {
+    let mut recs = target(16, 60.0, 0.3, 0.5, 1);
+    recs.extend(target(16, 62.0, 0.9, 0.5, 2));
+    let with = |sep| WaveformParams {
+        min_separation: sep,
+        ..params()
+    };
+    assert_eq!(ids(&beam_echoes(&recs, &with(1.0), 0)), [1, 2]);
+    assert_eq!(ids(&beam_echoes(&recs, &with(3.0), 0)), [2]);
+    // A chain 60 – 63 – 66 m with the middle one strongest: both neighbours go.
+    let mut chain = target(8, 60.0, 0.3, 0.3, 1);
+    chain.extend(target(8, 63.0, 0.9, 0.4, 2));
+    chain.extend(target(8, 66.0, 0.35, 0.3, 3));
+    assert_eq!(ids(&beam_echoes(&chain, &with(3.5), 0)), [2]);
+    // Middle weakest: the two outer ones are 6 m apart and both stay.
+    let mut chain = target(8, 60.0, 0.5, 0.35, 1);
+    chain.extend(target(8, 63.0, 0.3, 0.3, 2));
+    chain.extend(target(8, 66.0, 0.9, 0.35, 3));
+    assert_eq!(ids(&beam_echoes(&chain, &with(3.5), 0)), [1, 3]);
+    assert_eq!(ids(&beam_echoes(&chain, &with(0.0), 0)), [1, 2, 3]);
+}
+
+#[test]
+fn every_curve_model_limits_the_range_of_a_10_percent_target() {
+    // Finer bins make the deposit's amplitude loss (≤ Δr²/8σ² = 0.2 %) small next to the
+    // ±1 % range steps tested here.
+    let r_ref = 100.0f32;
+    let base = WaveformParams {
+        bin_width: sigma() / 8.0,
+        threshold: 0.1 / (300.0 * 300.0),
+        ..params()
+    };
+    let models = [
+        (curve_model::THRESHOLD, 0.0, 0.0),
+        (curve_model::LINEAR, 0.0, 0.1 / r_ref),
+        (curve_model::QUADRATIC, 0.02, 0.08 / (r_ref * r_ref)),
+        (curve_model::ROOT2, 0.0, 0.1 / r_ref.powi(2)),
+        (curve_model::ROOT3, 0.0, 0.1 / r_ref.powi(3)),
+        (curve_model::ROOT4, 0.0, 0.1 / r_ref.powi(4)),
+        (curve_model::LOGARITHMIC, r_ref - 20.0 * 0.1f32.ln(), 20.0),
+    ];
+    for (model, a, b) in models {
+        let p = WaveformParams {
+            curve_model: model,
+            curve_a: a,
+            curve_b: b,
+            // The threshold model uses the datasheet threshold itself.
+            threshold: if model == curve_model::THRESHOLD {
+                0.1 / (r_ref * r_ref)
+            } else {
+                base.threshold
+            },
+            ..base
+        };
+        let near = beam_echoes(&target(16, 0.99 * r_ref, 0.1, 1.0, 1), &p, 0);
+        let far = beam_echoes(&target(16, 1.01 * r_ref, 0.1, 1.0, 1), &p, 0);
+        assert_eq!(
+            near.len(),
+            1,
+            "model {model}: 10 % at 0.99 r_ref not detected"
+        );
+        assert!(
+            far.is_empty(),
+            "model {model}: 10 % at 1.01 r_ref detected: {far:?}"
+        );
+        // A brighter target goes farther.
+        let bright = beam_echoes(&target(16, 1.01 * r_ref, 0.2, 1.0, 1), &p, 0);
+        assert_eq!(bright.len(), 1, "model {model}: 20 % at 1.01 r_ref");
+    }
+}
+
+#[test]
+fn estimators_on_a_symmetric_pulse() {
+    let r = 42.0;
+    let recs = target(16, r, 0.4, 1.0, 1);
+    let at = |est| {
+        let p = WaveformParams {
+            estimator: est,
+            ..params()
+        };
+        beam_echoes(&recs, &p, 0)[0]
+    };
+    let peak = at(estimator::PEAK);
+    let leading = at(estimator::LEADING_EDGE);
+    let centroid = at(estimator::CENTROID);
+    assert!(leading.range < peak.range - 0.1);
+    // The leading edge is the start of the run: half an EPW before the peak.
+    assert!((leading.range - (peak.range - peak.epw / 2.0)).abs() < 5e-3);
+    assert!(
+        (centroid.range - peak.range).abs() < 1e-3,
+        "{} {}",
+        centroid.range,
+        peak.range
+    );
+    assert_eq!(peak.epw, centroid.epw);
+}
+
+fn noisy() -> WaveformParams {
+    WaveformParams {
+        range_sigma: 0.02,
+        range_sigma_snr: 0.05,
+        amplitude_noise: 0.1,
+        pd_width: 0.2,
+        false_alarm_rate: 0.1,
+        ..params()
+    }
+}
+
+/// A frame of `beams` beams, 64 slots each, with targets at varied ranges.
+fn frame(beams: u32) -> (Vec<SubRayRecord>, WaveformParams) {
+    let mut recs = Vec::new();
+    for b in 0..beams {
+        let r = 5.0 + (b % 37) as f32 * 2.3;
+        let mut beam = target(32, r, 0.3, 0.6, b);
+        beam.extend(target(16, r + 3.0, 0.6, 0.4, b + 1000));
+        beam.resize(64, SubRayRecord::default());
+        recs.extend(beam);
+    }
+    let p = WaveformParams {
+        beam_count: beams,
+        ..noisy()
+    };
+    (recs, p)
+}
+
+#[test]
+fn same_seed_same_echoes_other_seed_other_noise() {
+    let (recs, p) = frame(300);
+    let a = frame_echoes(&recs, &p);
+    let b = frame_echoes(&recs, &p);
+    assert_eq!(a, b);
+    let other = WaveformParams { seed_lo: 18, ..p };
+    let c = frame_echoes(&recs, &other);
+    let both =
+        a.0.iter()
+            .zip(&c.0)
+            .filter(|(x, y)| x.range > 0.0 && y.range > 0.0);
+    let (mut n, mut moved) = (0, 0);
+    for (x, y) in both {
+        n += 1;
+        if x.range != y.range {
+            moved += 1;
+        }
+    }
+    assert!(n > 300 && moved > n * 9 / 10, "{moved} of {n} moved");
+    // Noise off: the seed does not matter.
+    let quiet = WaveformParams {
+        beam_count: 300,
+        ..params()
+    };
+    let quiet_other = WaveformParams {
+        seed_lo: 18,
+        ..quiet
+    };
+    assert_eq!(
+        frame_echoes(&recs, &quiet),
+        frame_echoes(&recs, &quiet_other)
+    );
+}
+
+#[test]
+fn permuted_slots_give_bit_identical_echoes() {
+    let (mut recs, p) = frame(50);
+    // Ambient on the hits and one lit absorbent hit (no signal) per beam.
+    for (i, r) in recs.iter_mut().enumerate() {
+        if !r.is_empty() {
+            r.ambient = 1e-5 * (i % 13) as f32;
+            r.signal *= 1.0 + 0.01 * (i % 5) as f32;
+        } else if i % 64 == 60 {
+            r.range = 7.0;
+            r.ambient = 3e-4;
+        }
+    }
+    let mut mixed = recs.clone();
+    for beam in mixed.chunks_mut(64) {
+        beam.reverse();
+        beam.rotate_left(7);
+    }
+    let p = WaveformParams {
+        ambient_k: 1e-4,
+        ..p
+    };
+    let a = frame_echoes(&recs, &p);
+    assert!(a.1.iter().sum::<u32>() > 50);
+    assert_eq!(a, frame_echoes(&mixed, &p));
+}
+
+#[test]
+fn noise_has_the_documented_statistics() {
+    // One target per beam far above the threshold; every beam draws its own noise.
+    let beams = 4000u32;
+    let r = 30.0f32;
+    let mut recs = Vec::new();
+    for _ in 0..beams {
+        recs.extend(target(4, r, 0.5, 1.0, 1));
+    }
+    let clean_p = WaveformParams {
+        beam_count: beams,
+        records_per_beam: 4,
+        ..params()
+    };
+    let clean = frame_echoes(&recs, &clean_p).0[0];
+    let p = WaveformParams {
+        range_sigma: 0.02,
+        range_sigma_snr: 0.3,
+        amplitude_noise: 0.1,
+        ..clean_p
+    };
+    let (echoes, counts) = frame_echoes(&recs, &p);
+    assert!(counts.iter().all(|&c| c == 1));
+    let slots = echo_slots(&p) as usize;
+    let got: Vec<Echo> = (0..beams as usize).map(|b| echoes[b * slots]).collect();
+    let n = got.len() as f64;
+    let mean = |f: &dyn Fn(&Echo) -> f64| got.iter().map(f).sum::<f64>() / n;
+    // Amplitude: multiplicative, relative σ 0.1.
+    let am = mean(&|e| e.amplitude as f64 / clean.amplitude as f64);
+    let asd = mean(&|e| (e.amplitude as f64 / clean.amplitude as f64 - am).powi(2)).sqrt();
+    assert!(
+        (am - 1.0).abs() < 0.01 && (asd - 0.1).abs() < 0.006,
+        "{am} {asd}"
+    );
+    // Range: σ² = range_sigma² + (range_sigma_snr·T/a')², averaged over the beams.
+    let expected_var = mean(&|e| {
+        let snr_term = p.range_sigma_snr as f64 * T as f64 / e.amplitude as f64;
+        (p.range_sigma as f64).powi(2) + snr_term.powi(2)
+    });
+    let rm = mean(&|e| e.range as f64 - clean.range as f64);
+    let rvar = mean(&|e| (e.range as f64 - clean.range as f64 - rm).powi(2));
+    assert!(rm.abs() < 2e-3, "{rm}");
+    assert!(
+        (rvar / expected_var - 1.0).abs() < 0.08,
+        "{rvar} vs {expected_var}"
+    );
+    // EPW is the noiseless waveform's.
+    assert!(got.iter().all(|e| e.epw == clean.epw));
+}
+
+#[test]
+fn detection_probability_follows_the_normal_cdf() {
+    // A target 10 % above the threshold; P = Φ((a − T)/(0.2·T)) ≈ 0.69.
+    let beams = 6000u32;
+    let r = 60.0f32;
+    let refl = 1.1 * T * r * r;
+    let mut recs = Vec::new();
+    for _ in 0..beams {
+        recs.extend(target(4, r, refl, 1.0, 1));
+    }
+    let p = WaveformParams {
+        beam_count: beams,
+        records_per_beam: 4,
+        ..params()
+    };
+    // The amplitude the detector sees (with the deposit's loss), then the expectation.
+    let a = frame_echoes(&recs, &p).0[0].amplitude;
+    let pd = WaveformParams { pd_width: 0.2, ..p };
+    let expected = normal_cdf((a - T) / (0.2 * T)) as f64;
+    let found = frame_echoes(&recs, &pd).1.iter().sum::<u32>() as f64 / beams as f64;
+    let sd = (expected * (1.0 - expected) / beams as f64).sqrt();
+    assert!(
+        (found - expected).abs() < 4.0 * sd,
+        "{found} vs {expected} ± {sd}"
+    );
+    assert!(expected > 0.5 && expected < 0.8);
+}
+
+#[test]
+fn normal_cdf_is_accurate() {
+    for (x, phi) in [
+        (0.0f32, 0.5f64),
+        (1.0, 0.841_344_746),
+        (-1.0, 0.158_655_254),
+        (2.0, 0.977_249_868),
+        (-2.5, 0.006_209_665),
+        (4.0, 0.999_968_329),
+    ] {
+        assert!(
+            (normal_cdf(x) as f64 - phi).abs() < 3e-7,
+            "Φ({x}) = {}",
+            normal_cdf(x)
+        );
+    }
+}
+
+#[test]
+fn false_alarms_at_the_expected_rate_uniform_in_range() {
+    let beams = 20_000u32;
+    let rate = 0.3f32;
+    let p = WaveformParams {
+        false_alarm_rate: rate,
+        beam_count: beams,
+        records_per_beam: 4,
+        ambient_k: 1e-3,
+        ..params()
+    };
+    let mut recs = vec![SubRayRecord::default(); beams as usize * 4];
+    // Sunlit empty slots do not exist; a lit absorbent hit (no signal) raises T_eff.
+    recs[0] = SubRayRecord {
+        range: 5.0,
+        signal: 0.0,
+        ambient: 0.04,
+        ..SubRayRecord::default()
+    };
+    let (echoes, counts) = frame_echoes(&recs, &p);
+    let total: u32 = counts.iter().sum();
+    let expected = rate as f64 * beams as f64;
+    assert!(
+        (total as f64 - expected).abs() < 4.0 * expected.sqrt(),
+        "{total} false alarms, expected {expected}"
+    );
+    let slots = echo_slots(&p) as usize;
+    let mut sum = 0.0f64;
+    for b in 0..beams as usize {
+        let t_eff = if b == 0 { T + 1e-3 * 0.2 } else { T };
+        for e in &echoes[b * slots..b * slots + counts[b] as usize] {
+            assert!(e.range >= p.min_range && e.range <= p.max_range);
+            assert!(
+                e.amplitude >= t_eff * 0.999_999,
+                "{} < {t_eff}",
+                e.amplitude
+            );
+            let epw = epw_formula(e.amplitude, t_eff);
+            assert!(
+                (e.epw - epw).abs() < 1e-4 * (1.0 + epw),
+                "{} vs {epw}",
+                e.epw
+            );
+            assert_eq!((e.instance_id, e.class_id, e.material), (0, 0, 0));
+            sum += e.range as f64;
+        }
+    }
+    let mean = sum / total as f64;
+    let mid = (p.min_range + p.max_range) as f64 / 2.0;
+    assert!((mean / mid - 1.0).abs() < 0.02, "mean range {mean}");
+    // Poisson: P(0) = e^−λ.
+    let none = counts.iter().filter(|&&c| c == 0).count() as f64 / beams as f64;
+    assert!((none - (-rate as f64).exp()).abs() < 0.015, "{none}");
+    // No false alarms without a rate.
+    let quiet = WaveformParams {
+        false_alarm_rate: 0.0,
+        ..p
+    };
+    assert_eq!(frame_echoes(&recs, &quiet).1.iter().sum::<u32>(), 0);
+}
+
+#[test]
+fn a_cluster_wider_than_a_window_is_scanned_across_windows() {
+    // Weak filler every metre from 10 to 210 m keeps one cluster (gaps < 8σ) that is
+    // ~4 000 bins long at Δr = 5 cm, below the threshold everywhere (0.3 T, its
+    // neighbours' tails add 1.5 %); strong returns sit on it, one across the first
+    // window boundary (r_lo + 1024·Δr).
+    let p = WaveformParams {
+        bin_width: 0.05,
+        records_per_beam: 1024,
+        ..params()
+    };
+    let r_lo = 10.0 - 5.0 * p.sigma_r;
+    let boundary = r_lo + 1024.0 * 0.05;
+    let strong = [15.0f32, boundary, boundary + 4.5, 120.3, 163.45, 205.7];
+    let mut recs: Vec<SubRayRecord> = (0..=200)
+        .map(|i| SubRayRecord {
+            range: 10.0 + i as f32,
+            signal: 0.3 * T,
+            instance_id: 99,
+            ..SubRayRecord::default()
+        })
+        .collect();
+    for (i, &r) in strong.iter().enumerate() {
+        recs.extend(target(8, r, 20.0 * T * r * r, 1.0, i as u32 + 1));
+    }
+    let e = beam_echoes(&recs, &p, 0);
+    assert_eq!(e.len(), strong.len(), "{e:?}");
+    for (e, &r) in e.iter().zip(&strong) {
+        // The continuous waveform of the records nearby: the filler under a strong return
+        // widens it and pulls its peak by ~1 mm towards the nearer filler record.
+        let nearby: Vec<SubRayRecord> = recs
+            .iter()
+            .filter(|x| (x.range - r).abs() < 3.5)
+            .copied()
+            .collect();
+        let (peak, at, width) = continuous(&nearby, T as f64);
+        assert!(
+            (e.range as f64 - at).abs() < 1e-3,
+            "{} vs {at} (target {r})",
+            e.range
+        );
+        let rel = (e.amplitude as f64 / peak - 1.0) as f32;
+        assert!(rel > -(cic_loss(&p) + 1e-3) && rel < 1e-3, "{rel}");
+        assert!(
+            (e.epw as f64 / width - 1.0).abs() < 0.02,
+            "{} vs {width}",
+            e.epw
+        );
+        // The same records as a short cluster (one window, the same bin phase: the filler
+        // sits on whole metres) give the same echo.
+        let alone = beam_echoes(&nearby, &p, 0);
+        assert_eq!(alone.len(), 1);
+        assert!(
+            (alone[0].range - e.range).abs() < 1e-4,
+            "{:?} vs {e:?}",
+            alone[0]
+        );
+        assert!((alone[0].amplitude / e.amplitude - 1.0).abs() < 1e-4);
+        assert!(
+            (alone[0].epw - e.epw).abs() < 1e-4,
+            "{:?} vs {e:?}",
+            alone[0]
+        );
+    }
+    assert_eq!(ids(&e), [1, 2, 3, 4, 5, 6]);
+}
+
+#[test]
+fn memory_and_result_do_not_depend_on_max_range() {
+    let recs = three_targets();
+    let near = beam_echoes(&recs, &params(), 0);
+    let far = WaveformParams {
+        max_range: 1e30,
+        ..params()
+    };
+    assert_eq!(beam_echoes(&recs, &far, 0), near);
+    // Range limits drop echoes outside [min_range, max_range].
+    let window = WaveformParams {
+        min_range: 12.0,
+        max_range: 25.0,
+        ..params()
+    };
+    assert_eq!(ids(&beam_echoes(&recs, &window, 0)), [2]);
+}
+
+#[test]
+fn empty_and_degenerate_beams() {
+    let p = params();
+    assert!(beam_echoes(&[], &p, 0).is_empty());
+    assert!(beam_echoes(&[SubRayRecord::default(); 64], &p, 0).is_empty());
+    // Invalid records (NaN, negative signal) are ignored, not fatal.
+    let bad = [
+        SubRayRecord {
+            range: f32::NAN,
+            signal: 1.0,
+            ..SubRayRecord::default()
+        },
+        SubRayRecord {
+            range: 10.0,
+            signal: -1.0,
+            ..SubRayRecord::default()
+        },
+    ];
+    assert!(beam_echoes(&bad, &p, 0).is_empty());
+    // A frame with fewer records than beam_count × records_per_beam pads with empties.
+    let short = WaveformParams {
+        beam_count: 3,
+        records_per_beam: 64,
+        ..p
+    };
+    let (echoes, counts) = frame_echoes(&target(64, 10.0, 0.5, 1.0, 1), &short);
+    assert_eq!(counts, [1, 0, 0]);
+    assert_eq!(echoes.len(), 3 * 8);
+}
