@@ -7,21 +7,24 @@
 //! - `build/gpu_simulator_new`: `Simulator::new` — shader compilation, pipeline, scene
 //!   upload, BLAS build and compaction, TLAS creation.
 //! - `build/cpu_bvh`: `CpuSimulator::new` — the CPU reference's BVH build.
-//! - `frame/gpu_trace/<columns>`: `Simulator::trace` wall time (TLAS refit if dirty,
-//!   trace, copy, readback into a `Vec`).
-//! - `frame/cpu_reference/<columns>`: the CPU reference on the same rays.
-//! - `frame/points_pcd/<columns>`: `returns_to_points` and binary PCD into memory — the
-//!   host-side cost of a frame after the records are back.
+//! - `frame/gpu/<columns>x<subrays>`: `Simulator::frame` wall time (trace, waveform,
+//!   compaction, points read back into a `Vec`), the preset's own beam kernel.
+//! - `frame/cpu_reference/<columns>x<subrays>`: the CPU reference of the same model
+//!   (trace + waveform) on the same rays.
+//! - `frame/points_pcd/<columns>`: `to_point_cloud` and binary PCD into memory — the
+//!   host-side cost of a frame after the points are back.
 
 use anyhow::{bail, Context as _, Result};
 use beamtrace::gpu::{Context, ContextOptions};
-use beamtrace::job::{default_scene_path, load_scene_or_default};
+use beamtrace::job::{
+    default_scene_path, frame_settings, load_scene_or_default, sensor_subrays, RECORD_SLOTS,
+};
 use beamtrace::material::{MaterialDb, MaterialMapping};
 use beamtrace::output::{write_pcd_to, PcdEncoding};
-use beamtrace::reference::CpuSimulator;
+use beamtrace::reference::{frame_echoes, CpuFrame, CpuSimulator};
 use beamtrace::scene::Scene;
 use beamtrace::sensor::preset;
-use beamtrace::sim::{returns_to_points, Simulator, TraceSettings};
+use beamtrace::sim::{to_point_cloud, Capture, Simulator};
 use criterion::{BenchmarkId, Criterion, SamplingMode, Throughput};
 use std::hint::black_box;
 use std::path::Path;
@@ -29,9 +32,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 const SENSOR: &str = "os1-128";
-const COLUMNS: [u32; 2] = [512, 1024];
-/// The ideal thin ray, as `beamtrace bench` traces it.
-const THIN_RAY: [(f32, f32, f32); 1] = [(0.0, 0.0, 1.0)];
+/// (columns, sub-rays): thin rays at two resolutions and the preset's default kernel.
+const CASES: [(u32, u32); 3] = [(512, 1), (1024, 1), (1024, 16)];
 
 /// Everything the benchmarks share, made once.
 struct Setup {
@@ -93,43 +95,64 @@ fn bench_frame(c: &mut Criterion, s: &Setup) -> Result<()> {
     let cpu = CpuSimulator::new(&s.scene, &s.db, &s.map)?;
     let mut group = c.benchmark_group("frame");
     group.sampling_mode(SamplingMode::Flat);
-    for columns in COLUMNS {
-        let sensor = preset(SENSOR, Some(columns))?;
-        sim.set_beams(&sensor.beams, &THIN_RAY)?;
-        let settings = TraceSettings {
-            min_range: sensor.min_range,
-            max_range: sensor.max_range,
-            threshold: sensor.detection.threshold(),
-        };
+    for (columns, n) in CASES {
+        let mut sensor = preset(SENSOR, Some(columns))?;
+        sensor.subrays = n;
+        let subrays = sensor_subrays(&sensor)?;
+        sim.set_sensor(
+            &sensor.beams,
+            &subrays,
+            RECORD_SLOTS,
+            sensor.detector.max_returns,
+        )?;
         let pose = sensor.mount.to_affine();
+        let settings = frame_settings(&sensor, pose, None, 1, 0, subrays.len() as u32);
         // The first frame builds the TLAS; the timed ones find it clean, as a static
-        // scene does. These records also feed the host-side benchmark.
-        let returns = sim.trace(pose, &settings)?.returns;
-        let points = returns_to_points(&sensor.beams, &returns, THIN_RAY.len())
-            .points
-            .len();
-        if points == 0 {
+        // scene does. Its points also feed the host-side benchmark.
+        let points = sim.frame(&settings, Capture::default())?.points;
+        if points.is_empty() {
             bail!("{SENSOR} × {columns} saw nothing in the street scene: check the mount pose");
         }
-        let rays = (sensor.beams.len() * THIN_RAY.len()) as u64;
+        let case = format!("{columns}x{n}");
+        let rays = (sensor.beams.len() * subrays.len()) as u64;
         group.throughput(Throughput::Elements(rays));
-        group.bench_function(BenchmarkId::new("gpu_trace", columns), |b| {
-            b.iter(|| sim.trace(pose, &settings).expect("the first trace worked"))
-        });
-        group.bench_function(BenchmarkId::new("cpu_reference", columns), |b| {
-            b.iter(|| cpu.trace(&sensor.beams, &THIN_RAY, pose, &settings))
-        });
-        // Throughput in points, the unit the writers work in.
-        group.throughput(Throughput::Elements(points as u64));
-        let mut buf = Vec::new();
-        group.bench_function(BenchmarkId::new("points_pcd", columns), |b| {
+        group.bench_function(BenchmarkId::new("gpu", &case), |b| {
             b.iter(|| {
-                let cloud = returns_to_points(&sensor.beams, black_box(&returns), THIN_RAY.len());
-                buf.clear();
-                write_pcd_to(&mut buf, &cloud, PcdEncoding::Binary).expect("writing to a Vec");
-                buf.len()
+                sim.frame(&settings, Capture::default())
+                    .expect("the first frame worked")
             })
         });
+        let cpu_frame = CpuFrame {
+            sensor_to_world: pose,
+            min_range: settings.min_range,
+            max_range: settings.max_range,
+            sun: None,
+            seed: settings.seed,
+            frame: settings.frame,
+            slots: RECORD_SLOTS,
+        };
+        let mut params = settings.waveform;
+        params.records_per_beam = subrays.len() as u32 * RECORD_SLOTS;
+        params.beam_count = sensor.beams.len() as u32;
+        group.bench_function(BenchmarkId::new("cpu_reference", &case), |b| {
+            b.iter(|| {
+                let records = cpu.trace(&sensor.beams, &subrays, &cpu_frame);
+                frame_echoes(&records, &params)
+            })
+        });
+        if n == 1 {
+            // Throughput in points, the unit the writers work in.
+            group.throughput(Throughput::Elements(points.len() as u64));
+            let mut buf = Vec::new();
+            group.bench_function(BenchmarkId::new("points_pcd", columns), |b| {
+                b.iter(|| {
+                    let cloud = to_point_cloud(&sensor.beams, black_box(&points));
+                    buf.clear();
+                    write_pcd_to(&mut buf, &cloud, PcdEncoding::Binary).expect("writing to a Vec");
+                    buf.len()
+                })
+            });
+        }
     }
     group.finish();
     Ok(())

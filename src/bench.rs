@@ -23,7 +23,11 @@ pub struct BenchArgs {
     #[arg(long, default_value = "os1-128")]
     pub sensor: String,
     /// Cases as COLUMNSxSUBRAYS, comma-separated.
-    #[arg(long, value_delimiter = ',', default_value = "512x1,1024x1,2048x1,1024x16,1024x64")]
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "512x1,1024x1,2048x1,1024x16,1024x64"
+    )]
     pub cases: Vec<String>,
     /// Timed frames per case (after the warm-up).
     #[arg(long, default_value_t = 10)]
@@ -126,8 +130,12 @@ fn parse_case(s: &str) -> Result<(u32, u32)> {
         .split_once('x')
         .with_context(|| format!("case '{s}': expected COLUMNSxSUBRAYS, e.g. 1024x16"))?;
     Ok((
-        c.trim().parse().with_context(|| format!("case '{s}': columns"))?,
-        n.trim().parse().with_context(|| format!("case '{s}': sub-rays"))?,
+        c.trim()
+            .parse()
+            .with_context(|| format!("case '{s}': columns"))?,
+        n.trim()
+            .parse()
+            .with_context(|| format!("case '{s}': sub-rays"))?,
     ))
 }
 
@@ -135,7 +143,11 @@ pub fn measure(args: &BenchArgs) -> Result<BenchReport> {
     if args.frames == 0 {
         bail!("--frames must be at least 1");
     }
-    let cases: Vec<(u32, u32)> = args.cases.iter().map(|c| parse_case(c)).collect::<Result<_>>()?;
+    let cases: Vec<(u32, u32)> = args
+        .cases
+        .iter()
+        .map(|c| parse_case(c))
+        .collect::<Result<_>>()?;
     let (scene, scene_name) = load_scene_or_default(args.scene.as_deref())?;
     let db = MaterialDb::builtin()?;
     let map = db.resolve(&scene.materials, &MaterialMapping::default())?;
@@ -182,7 +194,9 @@ pub fn measure(args: &BenchArgs) -> Result<BenchReport> {
         blas_compacted_bytes: stats.blas_compacted_bytes,
         pipeline_ms: sim.pipeline_ms,
         cpu_bvh_build_ms: cpu.as_ref().map(|c| c.1),
-        cpu_threads: std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
+        cpu_threads: std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1),
         sun: sun.is_some(),
         unix_time: std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
@@ -200,7 +214,12 @@ fn measure_case(
     args: &BenchArgs,
 ) -> Result<BenchCase> {
     let subrays = sensor_subrays(sensor)?;
-    sim.set_sensor(&sensor.beams, &subrays, RECORD_SLOTS, sensor.detector.max_returns)?;
+    sim.set_sensor(
+        &sensor.beams,
+        &subrays,
+        RECORD_SLOTS,
+        sensor.detector.max_returns,
+    )?;
     let pose = sensor.mount.to_affine();
     let settings = |frame: u32| frame_settings(sensor, pose, sun, 1, frame, subrays.len() as u32);
     // The first frame after set-up builds the TLAS.
@@ -265,7 +284,11 @@ fn measure_case(
             }
             let st = Stat::of(times);
             let rate = rays as f64 / (st.median_ms * 1e3);
-            (Some(st), Some(rate), Some(st.median_ms / frame.median_ms.max(1e-9)))
+            (
+                Some(st),
+                Some(rate),
+                Some(st.median_ms / frame.median_ms.max(1e-9)),
+            )
         }
         None => (None, None, None),
     };
@@ -298,11 +321,27 @@ fn print_table(r: &BenchReport) {
         if r.sun { "on (shadow rays)" } else { "off" }
     );
     if let Some(ms) = r.cpu_bvh_build_ms {
-        println!("CPU reference: BVH build {:.1} ms, {} threads", ms, r.cpu_threads);
+        println!(
+            "CPU reference: BVH build {:.1} ms, {} threads",
+            ms, r.cpu_threads
+        );
     }
     println!(
         "{:>7} {:>4} {:>9} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>9} {:>9} {:>10} {:>8} {:>8}",
-        "columns", "sub", "rays", "TLAS", "refit", "trace", "wavefm", "compact", "read", "frame ms", "Mrays/s", "CPU ms", "GPU/CPU", "vs thin"
+        "columns",
+        "sub",
+        "rays",
+        "TLAS",
+        "refit",
+        "trace",
+        "wavefm",
+        "compact",
+        "read",
+        "frame ms",
+        "Mrays/s",
+        "CPU ms",
+        "GPU/CPU",
+        "vs thin"
     );
     for c in &r.cases {
         println!(

@@ -68,7 +68,14 @@ pub fn run_job(opts: &JobOptions) -> Result<JobReport> {
         ..Default::default()
     };
     for frame in 0..opts.frames {
-        let settings = frame_settings(&opts.sensor, sensor_to_world, opts.sun, opts.seed, frame as u32, subrays.len() as u32);
+        let settings = frame_settings(
+            &opts.sensor,
+            sensor_to_world,
+            opts.sun,
+            opts.seed,
+            frame as u32,
+            subrays.len() as u32,
+        );
         let out = sim.frame(&settings, Capture::default())?;
         let cloud = to_point_cloud(&opts.sensor.beams, &out.points);
         let path = opts.out_dir.join(frame_file_name(frame, opts.format));

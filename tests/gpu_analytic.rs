@@ -16,12 +16,7 @@ fn wall_at_ten_metres_every_range_within_1mm() {
     assert_eq!(returns.len(), beams.len());
     for (b, r) in beams.iter().zip(&returns) {
         let d = b.direction();
-        assert!(
-            hit(r),
-            "beam az {} el {} missed",
-            b.azimuth,
-            b.elevation
-        );
+        assert!(hit(r), "beam az {} el {} missed", b.azimuth, b.elevation);
         let expected = 10.0 / d.x;
         assert!(
             (r.range - expected).abs() < 1e-3,
@@ -94,7 +89,12 @@ fn sphere_ranges_match_ray_sphere_intersection() {
             r.range
         );
         // Exact radial normals: R = 0.5 cos θ with the analytic normal.
-        assert!((reflectance(r) - 0.5 * cos_i).abs() < 2e-3, "{} vs {}", reflectance(r), 0.5 * cos_i);
+        assert!(
+            (reflectance(r) - 0.5 * cos_i).abs() < 2e-3,
+            "{} vs {}",
+            reflectance(r),
+            0.5 * cos_i
+        );
         checked += 1;
     }
     assert!(checked > 500, "only {checked} beams checked");

@@ -72,12 +72,30 @@ fn simulate_with(
     let (db, map) = materials(scene);
     let mut sim = Simulator::new(&ctx, scene, &db, &map).expect("simulator");
     let subrays = sensor_subrays(sensor).expect("sub-rays");
-    sim.set_sensor(&sensor.beams, &subrays, RECORD_SLOTS, sensor.detector.max_returns)
-        .expect("sensor");
-    let mut settings = frame_settings(sensor, sensor.mount.to_affine(), sun, seed, 0, subrays.len() as u32);
+    sim.set_sensor(
+        &sensor.beams,
+        &subrays,
+        RECORD_SLOTS,
+        sensor.detector.max_returns,
+    )
+    .expect("sensor");
+    let mut settings = frame_settings(
+        sensor,
+        sensor.mount.to_affine(),
+        sun,
+        seed,
+        0,
+        subrays.len() as u32,
+    );
     tweak(&mut settings.waveform);
     let out = sim
-        .frame(&settings, Capture { records: true, echoes: true })
+        .frame(
+            &settings,
+            Capture {
+                records: true,
+                echoes: true,
+            },
+        )
         .expect("frame");
     drop(sim);
     assert_no_validation_messages(&ctx);
@@ -93,7 +111,6 @@ fn echoes_of(out: &FrameOutput, sensor: &Sensor, b: usize) -> Vec<Echo> {
 }
 
 const C: f32 = 299_792_458.0;
-
 
 fn sigma_r(sensor: &Sensor) -> f32 {
     let fwhm = C * sensor.detector.pulse_duration_s / 2.0;
@@ -128,12 +145,23 @@ fn gpu_waveform_matches_cpu_reference_on_the_street_with_subrays() {
         false_alarm_rate: 0.01,
     };
     sensor.detector.ambient_k = 1e-4;
-    let sun = Some(Sun { direction: Vec3::new(-0.3, 0.5, 0.8), irradiance: 1.0 });
+    let sun = Some(Sun {
+        direction: Vec3::new(-0.3, 0.5, 0.8),
+        irradiance: 1.0,
+    });
     let out = simulate(&scene, &sensor, sun, 7);
     let records = out.records.as_ref().expect("records");
     let (gpu_echoes, gpu_counts) = out.echoes.as_ref().expect("echoes");
     let subrays = sensor_subrays(&sensor).expect("sub-rays");
-    let mut params = frame_settings(&sensor, sensor.mount.to_affine(), sun, 7, 0, subrays.len() as u32).waveform;
+    let mut params = frame_settings(
+        &sensor,
+        sensor.mount.to_affine(),
+        sun,
+        7,
+        0,
+        subrays.len() as u32,
+    )
+    .waveform;
     params.records_per_beam = subrays.len() as u32 * RECORD_SLOTS;
     params.beam_count = sensor.beams.len() as u32;
     params.seed_lo = 7;
@@ -155,14 +183,35 @@ fn gpu_waveform_matches_cpu_reference_on_the_street_with_subrays() {
         }
         for k in 0..gpu_counts[b] as usize {
             let (g, c) = (&gpu_echoes[b * per + k], &cpu_echoes[b * cpu_per + k]);
-            assert!((g.range - c.range).abs() < 1e-3, "beam {b} echo {k}: range {} vs {}", g.range, c.range);
+            assert!(
+                (g.range - c.range).abs() < 1e-3,
+                "beam {b} echo {k}: range {} vs {}",
+                g.range,
+                c.range
+            );
             let rel = |a: f32, b: f32| (a - b).abs() / b.abs().max(1e-30);
-            assert!(rel(g.amplitude, c.amplitude) < 1e-4, "beam {b} echo {k}: amplitude {} vs {}", g.amplitude, c.amplitude);
+            assert!(
+                rel(g.amplitude, c.amplitude) < 1e-4,
+                "beam {b} echo {k}: amplitude {} vs {}",
+                g.amplitude,
+                c.amplitude
+            );
             // EPW: 1e-4 relative plus 2e-5 m — near the threshold an echo's width is
             // extremely sensitive to its amplitude's last bits.
-            assert!((g.epw - c.epw).abs() <= 1e-4 * c.epw + 2e-5, "beam {b} echo {k}: EPW {} vs {}", g.epw, c.epw);
-            assert_eq!((g.instance_id, g.class_id, g.material), (c.instance_id, c.class_id, c.material));
-            assert_eq!((g.return_index, g.return_count), (c.return_index, c.return_count));
+            assert!(
+                (g.epw - c.epw).abs() <= 1e-4 * c.epw + 2e-5,
+                "beam {b} echo {k}: EPW {} vs {}",
+                g.epw,
+                c.epw
+            );
+            assert_eq!(
+                (g.instance_id, g.class_id, g.material),
+                (c.instance_id, c.class_id, c.material)
+            );
+            assert_eq!(
+                (g.return_index, g.return_count),
+                (c.return_index, c.return_count)
+            );
         }
     }
     assert!(total > 10_000, "only {total} echoes");
@@ -193,24 +242,45 @@ fn perpendicular_target_epw_and_range() {
     let sensor0 = sensor_with(vec![beam(0.0, 0.0)], gaussian(0.2), 16);
     let sigma = sigma_r(&sensor0);
     let t = sensor0.detection.threshold();
-    for &(d, material) in &[(5.3f32, "lambertian_10"), (20.7, "lambertian_50"), (77.1, "lambertian_90"), (40.0, "lambertian_10")] {
+    for &(d, material) in &[
+        (5.3f32, "lambertian_10"),
+        (20.7, "lambertian_50"),
+        (77.1, "lambertian_90"),
+        (40.0, "lambertian_10"),
+    ] {
         let scene = procedural(&format!("wall:distance={d},size=20,material={material}"));
         let out = simulate(&scene, &sensor0, None, 0);
         let e = echoes_of(&out, &sensor0, 0);
         assert_eq!(e.len(), 1, "wall at {d} m: {e:?}");
         assert!((e[0].range - d).abs() < 1e-3, "range {} vs {d}", e[0].range);
         let expected = 2.0 * sigma * (2.0 * (e[0].amplitude / t).ln()).sqrt();
-        assert!((e[0].epw - expected).abs() < 0.02 * expected, "EPW {} vs {expected} at {d} m", e[0].epw);
+        assert!(
+            (e[0].epw - expected).abs() < 0.02 * expected,
+            "EPW {} vs {expected} at {d} m",
+            e[0].epw
+        );
         // Apparent reflectance of a target filling the beam = its reflectance.
-        let rho: f32 = material.trim_start_matches("lambertian_").parse::<f32>().unwrap() / 100.0;
-        assert!((e[0].reflectance - rho).abs() < 0.01 * rho, "R_app {} vs {rho}", e[0].reflectance);
+        let rho: f32 = material
+            .trim_start_matches("lambertian_")
+            .parse::<f32>()
+            .unwrap()
+            / 100.0;
+        assert!(
+            (e[0].reflectance - rho).abs() < 0.01 * rho,
+            "R_app {} vs {rho}",
+            e[0].reflectance
+        );
     }
     // EPW grows monotonically with reflectance at one range.
     let mut last = 0.0;
     for material in ["lambertian_10", "lambertian_50", "lambertian_90"] {
         let scene = procedural(&format!("wall:distance=30,size=20,material={material}"));
         let e = echoes_of(&simulate(&scene, &sensor0, None, 0), &sensor0, 0);
-        assert!(e[0].epw > last, "{material}: EPW {} not above {last}", e[0].epw);
+        assert!(
+            e[0].epw > last,
+            "{material}: EPW {} not above {last}",
+            e[0].epw
+        );
         last = e[0].epw;
     }
 }
@@ -226,7 +296,10 @@ fn predicted_epw(records: &[beamtrace::sim::SubRayRecord], sigma: f32, threshold
     let mut above = 0;
     for k in 0..n {
         let r = lo + (k as f32 + 0.5) * step;
-        let v: f32 = hits.iter().map(|h| h.signal * (-(r - h.range).powi(2) / (2.0 * sigma * sigma)).exp()).sum();
+        let v: f32 = hits
+            .iter()
+            .map(|h| h.signal * (-(r - h.range).powi(2) / (2.0 * sigma * sigma)).exp())
+            .sum();
         if v > threshold {
             above += 1;
         }
@@ -242,14 +315,24 @@ fn tilted_plane_widens_the_echo_as_its_range_spread_predicts() {
     let sigma = sigma_r(&sensor);
     let mut last = 0.0;
     for angle in [0.0f32, 30.0, 60.0, 75.0] {
-        let scene = procedural(&format!("tilted_plane:distance=20,angle={angle},material=lambertian_90"));
+        let scene = procedural(&format!(
+            "tilted_plane:distance=20,angle={angle},material=lambertian_90"
+        ));
         let out = simulate(&scene, &sensor, None, 0);
         let e = echoes_of(&out, &sensor, 0);
         assert_eq!(e.len(), 1, "angle {angle}: {e:?}");
         let records = out.records.as_ref().expect("records");
         let predicted = predicted_epw(records, sigma, sensor.detection.threshold());
-        assert!((e[0].epw - predicted).abs() < 0.03 * predicted, "angle {angle}: EPW {} vs predicted {predicted}", e[0].epw);
-        assert!(e[0].epw > last, "angle {angle}: EPW {} not above {last}", e[0].epw);
+        assert!(
+            (e[0].epw - predicted).abs() < 0.03 * predicted,
+            "angle {angle}: EPW {} vs predicted {predicted}",
+            e[0].epw
+        );
+        assert!(
+            e[0].epw > last,
+            "angle {angle}: EPW {} not above {last}",
+            e[0].epw
+        );
         last = e[0].epw;
     }
 }
@@ -280,9 +363,19 @@ fn step_edge_splits_the_beam_into_two_echoes() {
     assert!(near > 0.3 && far > 0.1, "split {near} / {far}");
     let expected = (near / 100.0) / (far / 144.0);
     let ratio = e[0].amplitude / e[1].amplitude;
-    assert!((ratio - expected).abs() < 0.05 * expected, "amplitude ratio {ratio} vs kernel split {expected}");
-    assert!((e[0].range - 10.0).abs() < 0.01 && (e[1].range - 12.0).abs() < 0.01, "{e:?}");
-    let strongest = if e[0].amplitude >= e[1].amplitude { e[0] } else { e[1] };
+    assert!(
+        (ratio - expected).abs() < 0.05 * expected,
+        "amplitude ratio {ratio} vs kernel split {expected}"
+    );
+    assert!(
+        (e[0].range - 10.0).abs() < 0.01 && (e[1].range - 12.0).abs() < 0.01,
+        "{e:?}"
+    );
+    let strongest = if e[0].amplitude >= e[1].amplitude {
+        e[0]
+    } else {
+        e[1]
+    };
     for (mode, want) in [
         (ReturnMode::Strongest, vec![strongest.range]),
         (ReturnMode::First, vec![e[0].range]),
@@ -318,7 +411,10 @@ fn range_limit_follows_each_curve_model() {
         RangeCurve::Root(3),
         RangeCurve::Root(4),
         RangeCurve::Logarithmic {
-            second_pair: beamtrace::sensor::Detection { reference_reflectance: 0.8, reference_range: 200.0 },
+            second_pair: beamtrace::sensor::Detection {
+                reference_reflectance: 0.8,
+                reference_range: 200.0,
+            },
         },
     ];
     for curve in models {
@@ -349,7 +445,8 @@ fn retroreflective_sign_blooms_with_a_halo_and_not_without() {
     let mut scene = procedural("retro_sign:distance=20,side=0.8");
     for inst in &mut scene.instances {
         if inst.class != beamtrace::scene::SemanticClass::TrafficSign as u16 {
-            inst.transform = glam::Mat4::from_translation(Vec3::new(2.5, 0.0, 0.0)) * inst.transform;
+            inst.transform =
+                glam::Mat4::from_translation(Vec3::new(2.5, 0.0, 0.0)) * inst.transform;
         }
     }
     let step = 0.1f32;
@@ -366,7 +463,10 @@ fn retroreflective_sign_blooms_with_a_halo_and_not_without() {
         let out = simulate(&scene, &sensor, None, 0);
         let (mut seen, mut predicted) = (0.0f32, 0.0f32);
         for (b, bm) in beams.iter().enumerate() {
-            if echoes_of(&out, &sensor, b).iter().any(|e| (e.range - 20.0).abs() < 0.05) {
+            if echoes_of(&out, &sensor, b)
+                .iter()
+                .any(|e| (e.range - 20.0).abs() < 0.05)
+            {
                 seen = seen.max(-bm.azimuth.to_degrees());
             }
             let on_sign: f32 = samples
@@ -400,9 +500,18 @@ fn retroreflective_sign_blooms_with_a_halo_and_not_without() {
     );
     // The halo spreads the sign beyond its edge by the halo's extent, within one beam
     // spacing of what the kernel predicts; a core alone does not.
-    assert!(predicted > edge_deg + 0.5, "the halo should reach well past the edge");
-    assert!((with_halo - predicted).abs() <= step + 1e-3, "bloom {with_halo}° vs {predicted}°");
-    assert!(core_only <= edge_deg + 0.2 + step, "no halo but points {core_only}° out");
+    assert!(
+        predicted > edge_deg + 0.5,
+        "the halo should reach well past the edge"
+    );
+    assert!(
+        (with_halo - predicted).abs() <= step + 1e-3,
+        "bloom {with_halo}° vs {predicted}°"
+    );
+    assert!(
+        core_only <= edge_deg + 0.2 + step,
+        "no halo but points {core_only}° out"
+    );
 }
 
 #[test]
@@ -416,9 +525,22 @@ fn glass_pane_gives_a_weak_first_echo_and_the_wall_a_strong_second() {
         let e = echoes_of(&out, &sensor, b);
         assert_eq!(e.len(), 2, "beam {b}: {e:?}");
         let d = sensor.beams[b].direction();
-        assert!((e[0].range - 8.0 / d.x).abs() < 0.01, "glass at {}", e[0].range);
-        assert!((e[1].range - 10.0 / d.x).abs() < 0.01, "wall at {}", e[1].range);
-        assert!(e[0].amplitude < e[1].amplitude, "glass {} vs wall {}", e[0].amplitude, e[1].amplitude);
+        assert!(
+            (e[0].range - 8.0 / d.x).abs() < 0.01,
+            "glass at {}",
+            e[0].range
+        );
+        assert!(
+            (e[1].range - 10.0 / d.x).abs() < 0.01,
+            "wall at {}",
+            e[1].range
+        );
+        assert!(
+            e[0].amplitude < e[1].amplitude,
+            "glass {} vs wall {}",
+            e[0].amplitude,
+            e[1].amplitude
+        );
     }
 }
 
@@ -432,7 +554,11 @@ fn foliage_stack_gives_multiple_echoes() {
     let (_, counts) = out.echoes.as_ref().expect("echoes");
     let multi = counts.iter().filter(|&&c| c >= 2).count();
     let three = counts.iter().filter(|&&c| c >= 3).count();
-    assert!(multi * 2 > counts.len(), "{multi} of {} beams with ≥ 2 echoes", counts.len());
+    assert!(
+        multi * 2 > counts.len(),
+        "{multi} of {} beams with ≥ 2 echoes",
+        counts.len()
+    );
     assert!(three > 0, "no beam with ≥ 3 echoes");
 }
 
@@ -460,5 +586,8 @@ fn same_seed_same_bytes_different_seed_different_noise() {
     let moved = (0..n)
         .filter(|&b| matches!((first(&a, b), first(&c, b)), (Some(x), Some(y)) if x != y))
         .count();
-    assert!(moved > n / 2, "only {moved} of {n} first echoes moved with the seed");
+    assert!(
+        moved > n / 2,
+        "only {moved} of {n} first echoes moved with the seed"
+    );
 }

@@ -401,7 +401,10 @@ impl RayTracingPipeline {
         } else {
             desc.hit_records.clone()
         };
-        if let Some(bad) = records.iter().find(|&&g| g as usize >= desc.hit_groups.len()) {
+        if let Some(bad) = records
+            .iter()
+            .find(|&&g| g as usize >= desc.hit_groups.len())
+        {
             return Err(GpuError::Usage(format!(
                 "hit record names group {bad} of {}",
                 desc.hit_groups.len()

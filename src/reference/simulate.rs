@@ -58,7 +58,11 @@ struct Note {
 }
 
 impl CpuSimulator {
-    pub fn new(scene: &Scene, db: &MaterialDb, material_map: &[u32]) -> Result<Self, ReferenceError> {
+    pub fn new(
+        scene: &Scene,
+        db: &MaterialDb,
+        material_map: &[u32],
+    ) -> Result<Self, ReferenceError> {
         let tables = SceneTables::new(scene, db, material_map).map_err(ReferenceError::Tables)?;
         Ok(CpuSimulator {
             bvh: Bvh::new(scene)?,
@@ -69,7 +73,12 @@ impl CpuSimulator {
             primitives: scene
                 .meshes
                 .iter()
-                .map(|m| m.primitives.iter().map(|p| (p.indices.clone(), p.uvs.clone())).collect())
+                .map(|m| {
+                    m.primitives
+                        .iter()
+                        .map(|p| (p.indices.clone(), p.uvs.clone()))
+                        .collect()
+                })
                 .collect(),
         })
     }
@@ -105,11 +114,18 @@ impl CpuSimulator {
     }
 
     /// `beams × subrays × slots` records, like the GPU's.
-    pub fn trace(&self, beams: &[Beam], subrays: &[GpuSubRay], frame: &CpuFrame) -> Vec<SubRayRecord> {
+    pub fn trace(
+        &self,
+        beams: &[Beam],
+        subrays: &[GpuSubRay],
+        frame: &CpuFrame,
+    ) -> Vec<SubRayRecord> {
         let n = subrays.len().max(1);
         let per_ray = frame.slots as usize;
         let mut out = vec![SubRayRecord::default(); beams.len() * n * per_ray];
-        let threads = std::thread::available_parallelism().map(|t| t.get()).unwrap_or(1);
+        let threads = std::thread::available_parallelism()
+            .map(|t| t.get())
+            .unwrap_or(1);
         let chunk_beams = beams.len().div_ceil(threads).max(1);
         std::thread::scope(|s| {
             for (ci, out) in out.chunks_mut(chunk_beams * n * per_ray).enumerate() {
@@ -138,42 +154,45 @@ impl CpuSimulator {
         if sub.jitter_h > 0.0 || sub.jitter_v > 0.0 {
             let s = rng::stream::jitter(sub_index);
             dh += (rng::uniform(rng::hash(f.seed, f.frame, beam_index, s)) - 0.5) * sub.jitter_h;
-            dv += (rng::uniform(rng::hash(f.seed, f.frame, beam_index, s + 1)) - 0.5) * sub.jitter_v;
+            dv +=
+                (rng::uniform(rng::hash(f.seed, f.frame, beam_index, s + 1)) - 0.5) * sub.jitter_v;
         }
         let d = subray_direction(beam.direction(), dh, dv);
         let origin = f.sensor_to_world.transform_point3(beam.origin);
         let dir = f.sensor_to_world.transform_vector3(d).normalize();
         let mut notes: Vec<Note> = Vec::with_capacity(MAX_TRANSPARENT);
-        let closest = self.bvh.trace_filtered(origin, dir, f.min_range, f.max_range, |h| {
-            let g = &self.tables.geometries[self.geometry(h)];
-            if g.hit_group == hit_group::TRANSPARENT {
-                if self.alpha_keeps(h) {
-                    let cos = (-dir).dot(h.geometric_normal);
-                    let note = Note {
-                        t: h.t,
-                        reflectance: self.tables.reflectance(g.material, cos),
-                        instance: h.instance,
-                        material: g.material,
-                    };
-                    if notes.len() < MAX_TRANSPARENT {
-                        notes.push(note);
-                    } else {
-                        // Full: replace the farthest if this one is nearer (as the GLSL).
-                        let mut far = 0;
-                        for k in 1..MAX_TRANSPARENT {
-                            if notes[k].t > notes[far].t {
-                                far = k;
+        let closest = self
+            .bvh
+            .trace_filtered(origin, dir, f.min_range, f.max_range, |h| {
+                let g = &self.tables.geometries[self.geometry(h)];
+                if g.hit_group == hit_group::TRANSPARENT {
+                    if self.alpha_keeps(h) {
+                        let cos = (-dir).dot(h.geometric_normal);
+                        let note = Note {
+                            t: h.t,
+                            reflectance: self.tables.reflectance(g.material, cos),
+                            instance: h.instance,
+                            material: g.material,
+                        };
+                        if notes.len() < MAX_TRANSPARENT {
+                            notes.push(note);
+                        } else {
+                            // Full: replace the farthest if this one is nearer (as the GLSL).
+                            let mut far = 0;
+                            for k in 1..MAX_TRANSPARENT {
+                                if notes[k].t > notes[far].t {
+                                    far = k;
+                                }
+                            }
+                            if notes[far].t > h.t {
+                                notes[far] = note;
                             }
                         }
-                        if notes[far].t > h.t {
-                            notes[far] = note;
-                        }
                     }
+                    return false;
                 }
-                return false;
-            }
-            self.alpha_keeps(h)
-        });
+                self.alpha_keeps(h)
+            });
         let transmission_before = |t: f32| {
             notes.iter().filter(|n| n.t < t).fold(1.0f32, |acc, n| {
                 let one_way = self.tables.materials[n.material as usize].transmission;
@@ -235,7 +254,8 @@ impl CpuSimulator {
             last = note.t;
             out[written] = SubRayRecord {
                 range: note.t,
-                signal: sub.weight * transmission_before(note.t) * note.reflectance / (note.t * note.t),
+                signal: sub.weight * transmission_before(note.t) * note.reflectance
+                    / (note.t * note.t),
                 ambient: 0.0,
                 instance_id: self.instance_ids[note.instance as usize],
                 class_id: self.classes[note.instance as usize],

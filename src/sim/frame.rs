@@ -11,8 +11,8 @@ use super::shaders::FrameShaders;
 use super::tables::{hit_group, SceneTables};
 use super::SimError;
 use crate::gpu::{
-    Buffer, BufferUsageFlags, CommandRecorder, ComputePipeline, Context, HitGroup,
-    MemoryLocation, RayTracingDesc, RayTracingPipeline, Timestamps, TlasUpdate,
+    Buffer, BufferUsageFlags, CommandRecorder, ComputePipeline, Context, HitGroup, MemoryLocation,
+    RayTracingDesc, RayTracingPipeline, Timestamps, TlasUpdate,
 };
 use crate::material::MaterialDb;
 use crate::scene::Scene;
@@ -156,7 +156,12 @@ impl Simulator {
         let hit_records: Vec<u32> = if gpu_scene.tables.geometries.is_empty() {
             vec![hit_group::GENERAL]
         } else {
-            gpu_scene.tables.geometries.iter().map(|g| g.hit_group).collect()
+            gpu_scene
+                .tables
+                .geometries
+                .iter()
+                .map(|g| g.hit_group)
+                .collect()
         };
         let trace = RayTracingPipeline::new(
             ctx,
@@ -220,7 +225,9 @@ impl Simulator {
             return Err(SimError::Input("a beam needs at least one sub-ray".into()));
         }
         if !(1..=4).contains(&slots) {
-            return Err(SimError::Input(format!("{slots} record slots per sub-ray (1 to 4)")));
+            return Err(SimError::Input(format!(
+                "{slots} record slots per sub-ray (1 to 4)"
+            )));
         }
         if !(1..=MAX_RETURNS).contains(&max_returns) {
             return Err(SimError::Input(format!(
@@ -251,12 +258,36 @@ impl Simulator {
         let buffers = SensorBuffers {
             beams: Buffer::upload(ctx, "beams", &gpu_beams(beams), storage)?,
             subrays: Buffer::upload(ctx, "sub-rays", subrays, storage)?,
-            records: Buffer::new(ctx, "sub-ray records", record_bytes, storage | BufferUsageFlags::TRANSFER_SRC, MemoryLocation::GpuOnly)?,
-            echoes: Buffer::new(ctx, "echoes", echo_bytes, storage | BufferUsageFlags::TRANSFER_SRC, MemoryLocation::GpuOnly)?,
-            counts: Buffer::new(ctx, "echo counts", n_beams * 4, storage | BufferUsageFlags::TRANSFER_SRC, MemoryLocation::GpuOnly)?,
+            records: Buffer::new(
+                ctx,
+                "sub-ray records",
+                record_bytes,
+                storage | BufferUsageFlags::TRANSFER_SRC,
+                MemoryLocation::GpuOnly,
+            )?,
+            echoes: Buffer::new(
+                ctx,
+                "echoes",
+                echo_bytes,
+                storage | BufferUsageFlags::TRANSFER_SRC,
+                MemoryLocation::GpuOnly,
+            )?,
+            counts: Buffer::new(
+                ctx,
+                "echo counts",
+                n_beams * 4,
+                storage | BufferUsageFlags::TRANSFER_SRC,
+                MemoryLocation::GpuOnly,
+            )?,
             // The compaction writes straight into host-visible memory: the points are
             // the only per-frame output, so no extra copy pass.
-            points: Buffer::new(ctx, "points", point_bytes, storage, MemoryLocation::GpuToCpu)?,
+            points: Buffer::new(
+                ctx,
+                "points",
+                point_bytes,
+                storage,
+                MemoryLocation::GpuToCpu,
+            )?,
             total: Buffer::new(ctx, "point count", 16, storage, MemoryLocation::GpuToCpu)?,
             beam_count: beams.len() as u32,
             subray_count: subrays.len() as u32,
@@ -277,7 +308,11 @@ impl Simulator {
     }
 
     /// Moves scene instance `index`; the next frame refits the TLAS.
-    pub fn set_instance_transform(&mut self, index: usize, transform: Mat4) -> Result<(), SimError> {
+    pub fn set_instance_transform(
+        &mut self,
+        index: usize,
+        transform: Mat4,
+    ) -> Result<(), SimError> {
         self.scene.set_transform(index, transform)
     }
 
@@ -288,10 +323,16 @@ impl Simulator {
     }
 
     /// Simulates one frame.
-    pub fn frame(&mut self, settings: &FrameSettings, capture: Capture) -> Result<FrameOutput, SimError> {
+    pub fn frame(
+        &mut self,
+        settings: &FrameSettings,
+        capture: Capture,
+    ) -> Result<FrameOutput, SimError> {
         let m = Mat4::from(settings.sensor_to_world);
         if !m.is_finite() {
-            return Err(SimError::Input("sensor pose is not finite (NaN or infinity)".into()));
+            return Err(SimError::Input(
+                "sensor pose is not finite (NaN or infinity)".into(),
+            ));
         }
         if !(settings.min_range >= 0.0 && settings.max_range > settings.min_range) {
             return Err(SimError::Input(format!(
@@ -307,7 +348,9 @@ impl Simulator {
             Some(sun) if sun.irradiance > 0.0 => {
                 let d = sun.direction.normalize_or_zero();
                 if d == Vec3::ZERO || !d.is_finite() || !sun.irradiance.is_finite() {
-                    return Err(SimError::Input("the sun direction must be a finite non-zero vector".into()));
+                    return Err(SimError::Input(
+                        "the sun direction must be a finite non-zero vector".into(),
+                    ));
                 }
                 (d.to_array(), sun.irradiance)
             }
@@ -378,7 +421,11 @@ impl Simulator {
         let points = sensor.points.read::<GpuPoint>(total)?;
         let host_readback_ms = read_start.elapsed().as_secs_f64() * 1e3;
         let records = if capture.records {
-            Some(read_device(&self.ctx, &sensor.records, width as usize * sensor.slots as usize)?)
+            Some(read_device(
+                &self.ctx,
+                &sensor.records,
+                width as usize * sensor.slots as usize,
+            )?)
         } else {
             None
         };
@@ -411,9 +458,19 @@ impl Simulator {
 }
 
 /// Copies `count` values out of a device-local buffer through a staging buffer.
-fn read_device<T: bytemuck::Pod>(ctx: &Arc<Context>, src: &Buffer, count: usize) -> Result<Vec<T>, SimError> {
+fn read_device<T: bytemuck::Pod>(
+    ctx: &Arc<Context>,
+    src: &Buffer,
+    count: usize,
+) -> Result<Vec<T>, SimError> {
     let bytes = (count * std::mem::size_of::<T>()) as u64;
-    let staging = Buffer::new(ctx, "capture", bytes, BufferUsageFlags::TRANSFER_DST, MemoryLocation::GpuToCpu)?;
+    let staging = Buffer::new(
+        ctx,
+        "capture",
+        bytes,
+        BufferUsageFlags::TRANSFER_DST,
+        MemoryLocation::GpuToCpu,
+    )?;
     crate::gpu::run_once(ctx, |rec| rec.copy_buffer(src, &staging, bytes))?;
     Ok(staging.read(count)?)
 }

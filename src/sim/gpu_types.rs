@@ -283,8 +283,16 @@ pub fn trace_layouts() -> Vec<HostLayout> {
             "AlphaTexture",
             [offset, width, height, wrap_s, wrap_t, pad0, pad1, pad2]
         ),
-        layout!(GpuInstanceInfo, "InstanceInfo", [instance_id, class_id, pad0, pad1]),
-        layout!(GpuMaterial, "Material", [class_id, transmission, table_offset, pad]),
+        layout!(
+            GpuInstanceInfo,
+            "InstanceInfo",
+            [instance_id, class_id, pad0, pad1]
+        ),
+        layout!(
+            GpuMaterial,
+            "Material",
+            [class_id, transmission, table_offset, pad]
+        ),
         layout!(
             SubRayRecord,
             "SubRayRecord",
@@ -385,6 +393,10 @@ pub fn echo_layouts() -> Vec<HostLayout> {
                 return_count
             ]
         ),
-        layout!(CompactParams, "CompactParams", [beam_count, max_returns, pad0, pad1]),
+        layout!(
+            CompactParams,
+            "CompactParams",
+            [beam_count, max_returns, pad0, pad1]
+        ),
     ]
 }

@@ -7,16 +7,34 @@ use crate::gpu::{self, check_layout, GpuError, HostLayout, ShaderSources, Spirv}
 fn sources() -> ShaderSources {
     ShaderSources::new()
         .add("common.glsl", include_str!("../../shaders/common.glsl"))
-        .add("hit_common.glsl", include_str!("../../shaders/hit_common.glsl"))
+        .add(
+            "hit_common.glsl",
+            include_str!("../../shaders/hit_common.glsl"),
+        )
         .add("rng.glsl", include_str!("../../shaders/rng.glsl"))
-        .add("waveform_types.glsl", include_str!("../../shaders/waveform_types.glsl"))
+        .add(
+            "waveform_types.glsl",
+            include_str!("../../shaders/waveform_types.glsl"),
+        )
         .add("trace.rgen", include_str!("../../shaders/trace.rgen"))
         .add("miss.rmiss", include_str!("../../shaders/miss.rmiss"))
         .add("general.rchit", include_str!("../../shaders/general.rchit"))
-        .add("retroreflective.rchit", include_str!("../../shaders/retroreflective.rchit"))
-        .add("absorbent.rchit", include_str!("../../shaders/absorbent.rchit"))
-        .add("alpha_mask.rahit", include_str!("../../shaders/alpha_mask.rahit"))
-        .add("transparent.rahit", include_str!("../../shaders/transparent.rahit"))
+        .add(
+            "retroreflective.rchit",
+            include_str!("../../shaders/retroreflective.rchit"),
+        )
+        .add(
+            "absorbent.rchit",
+            include_str!("../../shaders/absorbent.rchit"),
+        )
+        .add(
+            "alpha_mask.rahit",
+            include_str!("../../shaders/alpha_mask.rahit"),
+        )
+        .add(
+            "transparent.rahit",
+            include_str!("../../shaders/transparent.rahit"),
+        )
         .add("waveform.comp", include_str!("../../shaders/waveform.comp"))
         .add("compact.comp", include_str!("../../shaders/compact.comp"))
 }

@@ -74,7 +74,10 @@ impl SceneTables {
             }
         }
         for tex in &scene.alpha_textures {
-            if tex.width == 0 || tex.height == 0 || tex.alpha.len() != (tex.width * tex.height) as usize {
+            if tex.width == 0
+                || tex.height == 0
+                || tex.alpha.len() != (tex.width * tex.height) as usize
+            {
                 return Err(format!(
                     "alpha texture of {}×{} texels holds {} bytes",
                     tex.width,
@@ -101,14 +104,24 @@ impl SceneTables {
             t.mesh_first_geometry.push(t.geometries.len() as u32);
             for (pi, p) in mesh.primitives.iter().enumerate() {
                 let ir = *material_map.get(p.material as usize).ok_or_else(|| {
-                    format!("mesh {mi} primitive {pi} uses scene material {} of {}", p.material, material_map.len())
+                    format!(
+                        "mesh {mi} primitive {pi} uses scene material {} of {}",
+                        p.material,
+                        material_map.len()
+                    )
                 })?;
                 let sm = scene.materials.get(p.material as usize).ok_or_else(|| {
-                    format!("mesh {mi} primitive {pi} uses scene material {} of {}", p.material, scene.materials.len())
+                    format!(
+                        "mesh {mi} primitive {pi} uses scene material {} of {}",
+                        p.material,
+                        scene.materials.len()
+                    )
                 })?;
-                let class = t.materials.get(ir as usize).map(|m| m.class_id).ok_or_else(|| {
-                    format!("IR material {ir} out of range")
-                })?;
+                let class = t
+                    .materials
+                    .get(ir as usize)
+                    .map(|m| m.class_id)
+                    .ok_or_else(|| format!("IR material {ir} out of range"))?;
                 let masked = sm.alpha_mode_mask;
                 let alpha_texture = match (masked, sm.alpha_texture) {
                     (true, Some(i)) if (i as usize) < t.textures.len() && !p.uvs.is_empty() => i,
@@ -158,8 +171,16 @@ impl SceneTables {
     /// Nearest-texel alpha, glTF uv (0, 0) at the image's top-left (the GLSL twin).
     pub fn sample_alpha(&self, texture: u32, uv: glam::Vec2) -> f32 {
         let t = &self.textures[texture as usize];
-        let x = wrap_texel((uv.x * t.width as f32).floor() as i32, t.width as i32, t.wrap_s);
-        let y = wrap_texel((uv.y * t.height as f32).floor() as i32, t.height as i32, t.wrap_t);
+        let x = wrap_texel(
+            (uv.x * t.width as f32).floor() as i32,
+            t.width as i32,
+            t.wrap_s,
+        );
+        let y = wrap_texel(
+            (uv.y * t.height as f32).floor() as i32,
+            t.height as i32,
+            t.wrap_t,
+        );
         let i = t.offset as usize + y as usize * t.width as usize + x as usize;
         self.texels[i] as f32 / 255.0
     }

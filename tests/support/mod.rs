@@ -106,7 +106,12 @@ pub fn materials(scene: &Scene) -> (MaterialDb, Vec<u32>) {
 }
 
 /// The GPU's return records of `beams` × `subrays` (all slots), validation checked.
-pub fn gpu_records(scene: &Scene, beams: &[Beam], subrays: &[GpuSubRay], t: &Trace) -> Vec<SubRayRecord> {
+pub fn gpu_records(
+    scene: &Scene,
+    beams: &[Beam],
+    subrays: &[GpuSubRay],
+    t: &Trace,
+) -> Vec<SubRayRecord> {
     let ctx = context();
     let (db, map) = materials(scene);
     let mut sim = Simulator::new(&ctx, scene, &db, &map).expect("simulator");
@@ -134,11 +139,21 @@ pub fn gpu_records(scene: &Scene, beams: &[Beam], subrays: &[GpuSubRay], t: &Tra
 }
 
 /// The thin-ray record (slot 0) of each beam.
-pub fn gpu_trace(scene: &Scene, beams: &[Beam], pose: Affine3A, max_range: f32) -> Vec<SubRayRecord> {
+pub fn gpu_trace(
+    scene: &Scene,
+    beams: &[Beam],
+    pose: Affine3A,
+    max_range: f32,
+) -> Vec<SubRayRecord> {
     gpu_records(scene, beams, &[THIN], &trace(pose, max_range))
 }
 
-pub fn cpu_records(scene: &Scene, beams: &[Beam], subrays: &[GpuSubRay], t: &Trace) -> Vec<SubRayRecord> {
+pub fn cpu_records(
+    scene: &Scene,
+    beams: &[Beam],
+    subrays: &[GpuSubRay],
+    t: &Trace,
+) -> Vec<SubRayRecord> {
     let (db, map) = materials(scene);
     let cpu = CpuSimulator::new(scene, &db, &map).expect("cpu reference");
     cpu.trace(
