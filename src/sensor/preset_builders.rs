@@ -333,6 +333,18 @@ pub(crate) enum Ouster {
 /// figures as we read them (OS0 50 m, OS1 120 m, OS2 240 m) — check the revision of
 /// your unit's sheet. The 16-channel OS1 is laid out on the same 45° here; the
 /// gen-1 OS-1-16 had 33.2° (±16.6°): load its beam table as a CSV for that unit.
+/// Ouster's rev7 firmware reports two returns per beam ("dual returns": the strongest
+/// and the second strongest). beamtrace's `dual` is strongest + last, the Velodyne
+/// definition; for the foliage, glass and edges that give a second echo the two agree in
+/// most beams.
+fn ouster_detector() -> Detector {
+    Detector {
+        return_mode: ReturnMode::Dual,
+        max_returns: 2,
+        ..Detector::default()
+    }
+}
+
 pub(crate) fn ouster_sensor(family: Ouster, channels: u32, columns: u32, f: f32) -> Sensor {
     let (half, radius, d) = match family {
         Ouster::Os0 => (
@@ -345,7 +357,7 @@ pub(crate) fn ouster_sensor(family: Ouster, channels: u32, columns: u32, f: f32)
                 wavelength_nm: 865.0,
                 detection: (0.10, 50.0),
                 beam: ouster_beam(channels),
-                detector: Detector::default(),
+                detector: ouster_detector(),
             },
         ),
         Ouster::Os1 => (
@@ -358,7 +370,7 @@ pub(crate) fn ouster_sensor(family: Ouster, channels: u32, columns: u32, f: f32)
                 wavelength_nm: 865.0,
                 detection: (0.10, 120.0),
                 beam: ouster_beam(channels),
-                detector: Detector::default(),
+                detector: ouster_detector(),
             },
         ),
         Ouster::Os2 => (
@@ -371,7 +383,7 @@ pub(crate) fn ouster_sensor(family: Ouster, channels: u32, columns: u32, f: f32)
                 wavelength_nm: 865.0,
                 detection: (0.10, 240.0),
                 beam: ouster_beam(channels),
-                detector: Detector::default(),
+                detector: ouster_detector(),
             },
         ),
     };
