@@ -13,5 +13,8 @@ fn readme_sensor_example_loads() {
     assert_eq!(sensor.beams.len(), 128 * 1024);
     assert_eq!(sensor.subrays, 16);
     assert_eq!(sensor.detector.max_returns, 2);
-    assert!(sensor.kernel.sample(sensor.subrays, sensor.sampling).is_ok());
+    assert!(sensor
+        .kernel
+        .sample(sensor.subrays, sensor.sampling)
+        .is_ok());
 }

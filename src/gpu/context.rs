@@ -82,6 +82,8 @@ pub struct Context {
     pub limits: RtLimits,
     pub device_name: String,
     pub driver_info: String,
+    /// A CPU implementation (lavapipe): workgroup sizes and batch shapes differ.
+    pub is_cpu: bool,
 }
 
 unsafe extern "system" fn debug_callback(
@@ -509,6 +511,7 @@ impl Context {
             limits,
             device_name: info.name.clone(),
             driver_info: info.driver.clone(),
+            is_cpu: info.kind == "CPU",
         }))
     }
 

@@ -126,7 +126,7 @@ impl Simulator {
     ) -> Result<Simulator, SimError> {
         let gpu_scene = GpuScene::new(ctx, scene, db, material_map)?;
         let start = Instant::now();
-        let s = FrameShaders::compile()?;
+        let s = FrameShaders::compile(ctx.is_cpu)?;
         let group = |closest: &'static str, masked: bool| -> HitGroup<'_> {
             let closest_hit = match closest {
                 "retro" => Some(&s.retroreflective),

@@ -69,9 +69,10 @@ fn check_all(shaders: &[&Spirv], layouts: &[HostLayout]) -> Result<(), GpuError>
 impl FrameShaders {
     /// Compiles the shaders and checks the shared struct layouts, so a drifted layout
     /// fails here and not as garbage in the output.
-    pub fn compile() -> Result<FrameShaders, GpuError> {
+    pub fn compile(cpu_device: bool) -> Result<FrameShaders, GpuError> {
         let src = sources();
         let c = |name: &str| gpu::compile(&src, name, &[]);
+        let group = if cpu_device { "16" } else { "64" };
         let s = FrameShaders {
             raygen: c("trace.rgen")?,
             miss: c("miss.rmiss")?,
@@ -80,7 +81,7 @@ impl FrameShaders {
             absorbent: c("absorbent.rchit")?,
             alpha_mask: c("alpha_mask.rahit")?,
             transparent: c("transparent.rahit")?,
-            waveform: c("waveform.comp")?,
+            waveform: gpu::compile(&src, "waveform.comp", &[("WAVEFORM_GROUP", group)])?,
             compact: c("compact.comp")?,
         };
         check_all(
