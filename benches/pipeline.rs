@@ -21,7 +21,7 @@ use beamtrace::job::{
 };
 use beamtrace::material::{MaterialDb, MaterialMapping};
 use beamtrace::output::{write_pcd_to, PcdEncoding};
-use beamtrace::reference::{frame_echoes, CpuFrame, CpuSimulator};
+use beamtrace::reference::CpuSimulator;
 use beamtrace::scene::Scene;
 use beamtrace::sensor::preset;
 use beamtrace::sim::{to_point_cloud, Capture, Simulator};
@@ -122,23 +122,8 @@ fn bench_frame(c: &mut Criterion, s: &Setup) -> Result<()> {
                     .expect("the first frame worked")
             })
         });
-        let cpu_frame = CpuFrame {
-            sensor_to_world: pose,
-            min_range: settings.min_range,
-            max_range: settings.max_range,
-            sun: None,
-            seed: settings.seed,
-            frame: settings.frame,
-            slots: RECORD_SLOTS,
-        };
-        let mut params = settings.waveform;
-        params.records_per_beam = subrays.len() as u32 * RECORD_SLOTS;
-        params.beam_count = sensor.beams.len() as u32;
         group.bench_function(BenchmarkId::new("cpu_reference", &case), |b| {
-            b.iter(|| {
-                let records = cpu.trace(&sensor.beams, &subrays, &cpu_frame);
-                frame_echoes(&records, &params)
-            })
+            b.iter(|| cpu.frame(&sensor.beams, &subrays, &settings, RECORD_SLOTS))
         });
         if n == 1 {
             // Throughput in points, the unit the writers work in.

@@ -5,7 +5,7 @@
 use crate::gpu::{Context, ContextOptions};
 use crate::job::{frame_settings, load_scene_or_default, sensor_subrays, RECORD_SLOTS};
 use crate::material::{MaterialDb, MaterialMapping};
-use crate::reference::{frame_echoes, CpuFrame, CpuSimulator};
+use crate::reference::CpuSimulator;
 use crate::sensor::{preset, Sampling, Sensor};
 use crate::sim::{Capture, Simulator, Sun};
 use anyhow::{bail, Context as _, Result};
@@ -77,7 +77,8 @@ pub struct BenchCase {
     pub subrays: u32,
     pub beams: u64,
     pub rays: u64,
-    pub tlas_build_ms: f64,
+    /// GPU time of the TLAS build, in the case whose first frame built it (the first).
+    pub tlas_build_ms: Option<f64>,
     pub tlas_refit: Stat,
     pub trace: Stat,
     pub waveform: Stat,
@@ -224,7 +225,8 @@ fn measure_case(
     let settings = |frame: u32| frame_settings(sensor, pose, sun, 1, frame, subrays.len() as u32);
     // The first frame after set-up builds the TLAS.
     let first = sim.frame(&settings(0), Capture::default())?;
-    let tlas_build_ms = first.times.tlas_ms;
+    let tlas_build_ms = (first.times.tlas_update == Some(crate::gpu::TlasUpdate::Built))
+        .then_some(first.times.tlas_ms);
     for i in 0..args.warmup {
         sim.frame(&settings(1 + i as u32), Capture::default())?;
     }
@@ -262,23 +264,7 @@ fn measure_case(
             for i in 0..args.cpu_frames {
                 let f = settings(100 + i as u32);
                 let t = Instant::now();
-                let records = cpu.trace(
-                    &sensor.beams,
-                    &subrays,
-                    &CpuFrame {
-                        sensor_to_world: pose,
-                        min_range: f.min_range,
-                        max_range: f.max_range,
-                        sun,
-                        seed: f.seed,
-                        frame: f.frame,
-                        slots: RECORD_SLOTS,
-                    },
-                );
-                let mut params = f.waveform;
-                params.records_per_beam = subrays.len() as u32 * RECORD_SLOTS;
-                params.beam_count = sensor.beams.len() as u32;
-                let echoes = frame_echoes(&records, &params);
+                let echoes = cpu.frame(&sensor.beams, &subrays, &f, RECORD_SLOTS);
                 times.push(t.elapsed().as_secs_f64() * 1e3);
                 std::hint::black_box(echoes);
             }
@@ -345,11 +331,13 @@ fn print_table(r: &BenchReport) {
     );
     for c in &r.cases {
         println!(
-            "{:>7} {:>4} {:>9} {:>8.3} {:>8.3} {:>8.2} {:>8.2} {:>8.2} {:>8.2} {:>9.2} {:>9.2} {:>10} {:>8} {:>8}",
+            "{:>7} {:>4} {:>9} {:>8} {:>8.3} {:>8.2} {:>8.2} {:>8.2} {:>8.2} {:>9.2} {:>9.2} {:>10} {:>8} {:>8}",
             c.columns,
             c.subrays,
             c.rays,
-            c.tlas_build_ms,
+            c.tlas_build_ms
+                .map(|v| format!("{v:.3}"))
+                .unwrap_or_else(|| "-".into()),
             c.tlas_refit.median_ms,
             c.trace.median_ms,
             c.waveform.median_ms,

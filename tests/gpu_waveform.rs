@@ -7,14 +7,14 @@
 
 use beamtrace::gpu::{
     self, check_layout, run_once, Buffer, BufferUsageFlags, ComputePipeline, Context,
-    ContextOptions, HostLayout, MemoryLocation, ShaderSources, Spirv,
+    ContextOptions, MemoryLocation, ShaderSources, Spirv,
 };
 use beamtrace::reference::frame_echoes;
 use beamtrace::sensor::rng;
 use beamtrace::sim::gpu_types::{
     curve_model, estimator, return_mode, Echo, SubRayRecord, WaveformParams,
 };
-use std::mem::{offset_of, size_of};
+use std::mem::size_of;
 use std::sync::Arc;
 
 fn sources() -> ShaderSources {
@@ -34,73 +34,6 @@ fn context() -> Arc<Context> {
         validation: true,
     })
     .expect("a Vulkan device (lavapipe in CI)")
-}
-
-macro_rules! layout {
-    ($t:ty, $name:literal, [$($field:ident),* $(,)?]) => {
-        HostLayout {
-            name: $name,
-            members: vec![$((stringify!($field), offset_of!($t, $field) as u32)),*],
-            size: size_of::<$t>() as u32,
-        }
-    };
-}
-
-fn host_layouts() -> Vec<HostLayout> {
-    vec![
-        layout!(
-            SubRayRecord,
-            "SubRayRecord",
-            [range, signal, ambient, instance_id, class_id, material]
-        ),
-        layout!(
-            Echo,
-            "Echo",
-            [
-                range,
-                amplitude,
-                epw,
-                reflectance,
-                ambient,
-                instance_id,
-                class_id,
-                material,
-                return_index,
-                return_count
-            ]
-        ),
-        layout!(
-            WaveformParams,
-            "WaveformParams",
-            [
-                sigma_r,
-                bin_width,
-                threshold,
-                ambient_k,
-                estimator,
-                return_mode,
-                max_returns,
-                min_separation,
-                curve_model,
-                curve_a,
-                curve_b,
-                range_sigma,
-                range_sigma_snr,
-                amplitude_noise,
-                pd_width,
-                false_alarm_rate,
-                min_range,
-                max_range,
-                seed_lo,
-                seed_hi,
-                frame,
-                records_per_beam,
-                beam_count,
-                pad0,
-                records_address
-            ]
-        ),
-    ]
 }
 
 /// A small deterministic generator for the synthetic frames (not the simulator's RNG).
@@ -446,8 +379,13 @@ fn compare(
 fn gpu_waveform_matches_the_cpu_reference() {
     let ctx = context();
     let spirv = compile("waveform.comp");
-    for host in host_layouts() {
-        let uses = check_layout(&[&spirv], &host).unwrap_or_else(|e| panic!("{e}"));
+    // The host's own layouts (the ones the simulator checks), those of this shader.
+    let layouts = beamtrace::sim::gpu_types::echo_layouts();
+    for host in layouts
+        .iter()
+        .filter(|l| ["SubRayRecord", "Echo", "WaveformParams"].contains(&l.name))
+    {
+        let uses = check_layout(&[&spirv], host).unwrap_or_else(|e| panic!("{e}"));
         assert!(uses > 0, "{} not found in waveform.comp", host.name);
     }
     let pipeline = ComputePipeline::new(&ctx, &spirv).expect("pipeline");

@@ -21,7 +21,7 @@ pub mod waveform;
 
 pub use bvh::{Bvh, Hit};
 pub use error::ReferenceError;
-pub use simulate::{subray_direction, CpuFrame, CpuSimulator};
+pub use simulate::{subray_direction, CpuSimulator};
 pub use waveform::{beam_echoes, echo_slots, frame_echoes};
 
 #[cfg(test)]

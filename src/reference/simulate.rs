@@ -8,8 +8,8 @@ use crate::scene::Scene;
 use crate::sensor::{rng, Beam};
 use crate::sim::gpu_types::{material_class, GpuSubRay, SubRayRecord};
 use crate::sim::tables::{hit_group, SceneTables};
-use crate::sim::Sun;
-use glam::{Affine3A, Vec2, Vec3};
+use crate::sim::{Echo, FrameSettings};
+use glam::{Vec2, Vec3};
 
 /// Transparent surfaces noted per sub-ray (the GLSL MAX_TRANSPARENT).
 const MAX_TRANSPARENT: usize = 3;
@@ -23,18 +23,6 @@ pub struct CpuSimulator {
     instance_mesh: Vec<u32>,
     /// Per mesh, per primitive: (indices, uvs).
     primitives: Vec<Vec<(Vec<u32>, Vec<Vec2>)>>,
-}
-
-/// The frame inputs of the CPU trace (the GPU's FrameParams).
-#[derive(Debug, Clone, Copy)]
-pub struct CpuFrame {
-    pub sensor_to_world: Affine3A,
-    pub min_range: f32,
-    pub max_range: f32,
-    pub sun: Option<Sun>,
-    pub seed: u64,
-    pub frame: u32,
-    pub slots: u32,
 }
 
 /// The sub-ray direction exactly as `trace.rgen` computes it.
@@ -91,6 +79,28 @@ impl CpuSimulator {
         &self.tables
     }
 
+    /// A whole frame like `Simulator::frame`: the trace, then the waveform stage with the
+    /// frame's parameters; `beams × max_returns` echo slots and the count per beam.
+    pub fn frame(
+        &self,
+        beams: &[Beam],
+        subrays: &[GpuSubRay],
+        frame: &FrameSettings,
+        slots: u32,
+    ) -> (Vec<SubRayRecord>, Vec<Echo>, Vec<u32>) {
+        let records = self.trace(beams, subrays, frame, slots);
+        let mut p = frame.waveform;
+        p.records_per_beam = subrays.len() as u32 * slots;
+        p.beam_count = beams.len() as u32;
+        p.seed_lo = frame.seed as u32;
+        p.seed_hi = (frame.seed >> 32) as u32;
+        p.frame = frame.frame;
+        p.min_range = frame.min_range;
+        p.max_range = frame.max_range;
+        let (echoes, counts) = super::frame_echoes(&records, &p);
+        (records, echoes, counts)
+    }
+
     fn geometry(&self, h: &Hit) -> usize {
         let mesh = self.instance_mesh[h.instance as usize] as usize;
         (self.tables.mesh_first_geometry[mesh] + h.primitive) as usize
@@ -113,15 +123,16 @@ impl CpuSimulator {
         self.tables.alpha_keeps(g, self.uv(h))
     }
 
-    /// `beams × subrays × slots` records, like the GPU's.
+    /// `beams × subrays × slots` records, like the GPU's trace pass.
     pub fn trace(
         &self,
         beams: &[Beam],
         subrays: &[GpuSubRay],
-        frame: &CpuFrame,
+        frame: &FrameSettings,
+        slots: u32,
     ) -> Vec<SubRayRecord> {
         let n = subrays.len().max(1);
-        let per_ray = frame.slots as usize;
+        let per_ray = slots as usize;
         let mut out = vec![SubRayRecord::default(); beams.len() * n * per_ray];
         let threads = std::thread::available_parallelism()
             .map(|t| t.get())
@@ -147,7 +158,7 @@ impl CpuSimulator {
         beam_index: u32,
         sub: &GpuSubRay,
         sub_index: u32,
-        f: &CpuFrame,
+        f: &FrameSettings,
         out: &mut [SubRayRecord],
     ) {
         let (mut dh, mut dv) = (sub.dh, sub.dv);

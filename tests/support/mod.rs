@@ -5,7 +5,7 @@
 
 use beamtrace::gpu::{Context, ContextOptions};
 use beamtrace::material::{MaterialDb, MaterialMapping};
-use beamtrace::reference::{CpuFrame, CpuSimulator};
+use beamtrace::reference::CpuSimulator;
 use beamtrace::scene::Scene;
 use beamtrace::sensor::Beam;
 use beamtrace::sim::{
@@ -70,6 +70,21 @@ pub struct Trace {
     pub slots: u32,
 }
 
+impl Trace {
+    /// The simulator's frame settings for this trace (permissive waveform stage).
+    pub fn settings(&self) -> FrameSettings {
+        FrameSettings {
+            sensor_to_world: self.pose,
+            min_range: self.min_range,
+            max_range: self.max_range,
+            sun: self.sun,
+            seed: self.seed,
+            frame: self.frame,
+            waveform: permissive_waveform(),
+        }
+    }
+}
+
 pub fn trace(pose: Affine3A, max_range: f32) -> Trace {
     Trace {
         pose,
@@ -118,15 +133,7 @@ pub fn gpu_records(
     sim.set_sensor(beams, subrays, t.slots, 4).expect("sensor");
     let out = sim
         .frame(
-            &FrameSettings {
-                sensor_to_world: t.pose,
-                min_range: t.min_range,
-                max_range: t.max_range,
-                sun: t.sun,
-                seed: t.seed,
-                frame: t.frame,
-                waveform: permissive_waveform(),
-            },
+            &t.settings(),
             Capture {
                 records: true,
                 echoes: false,
@@ -156,19 +163,7 @@ pub fn cpu_records(
 ) -> Vec<SubRayRecord> {
     let (db, map) = materials(scene);
     let cpu = CpuSimulator::new(scene, &db, &map).expect("cpu reference");
-    cpu.trace(
-        beams,
-        subrays,
-        &CpuFrame {
-            sensor_to_world: t.pose,
-            min_range: t.min_range,
-            max_range: t.max_range,
-            sun: t.sun,
-            seed: t.seed,
-            frame: t.frame,
-            slots: t.slots,
-        },
-    )
+    cpu.trace(beams, subrays, &t.settings(), t.slots)
 }
 
 pub fn procedural(spec: &str) -> Scene {
