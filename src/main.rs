@@ -105,7 +105,9 @@ struct RunArgs {
 
 #[derive(clap::Args)]
 struct SceneArgs {
-    /// Scene kind (street, plane, wall, box_room, sphere, step_edge).
+    /// Scene kind: street, plane, wall, box_room, sphere, step_edge, foliage_stack,
+    /// glass_wall, retro_sign or tilted_plane; parameters as `kind:key=value,…`, e.g.
+    /// `wall:distance=25,size=10,material=lambertian_10` (an unknown key lists the valid ones).
     kind: String,
     /// Output file (.glb or .gltf).
     #[arg(long)]
