@@ -3,9 +3,9 @@
 #ifndef BEAMTRACE_HIT_COMMON_GLSL
 #define BEAMTRACE_HIT_COMMON_GLSL
 
+#include "reflectance.glsl"
+
 layout(set = 0, binding = 3, scalar) readonly buffer Geometries { Geometry geometries[]; };
-layout(set = 0, binding = 5, scalar) readonly buffer Materials { Material materials[]; };
-layout(set = 0, binding = 8, scalar) readonly buffer ReflectanceTable { float reflectance_table[]; };
 layout(set = 0, binding = 9, scalar) readonly buffer Textures { AlphaTexture textures[]; };
 layout(set = 0, binding = 10, scalar) readonly buffer Texels { uint texels[]; };
 
@@ -44,16 +44,6 @@ vec3 hit_shading_normal(Geometry g, uvec3 tri, vec3 w, vec3 geometric) {
     float l = length(n);
     n = l > 0.0 ? n / l : geometric;
     return dot(n, geometric) < 0.0 ? -n : n;
-}
-
-// R(theta) of material m from its table: linear in theta between 0.25 degree samples.
-float material_reflectance(uint m, float cos_theta) {
-    float theta_deg = degrees(acos(clamp(cos_theta, 0.0, 1.0)));
-    float x = theta_deg * (float(REFLECTANCE_STEPS) / 90.0);
-    uint i = min(uint(x), REFLECTANCE_STEPS - 1u);
-    float f = clamp(x - float(i), 0.0, 1.0);
-    uint o = materials[m].table_offset + i;
-    return mix(reflectance_table[o], reflectance_table[o + 1u], f);
 }
 
 int wrap_texel(int i, int n, uint mode) {
