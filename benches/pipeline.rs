@@ -16,9 +16,7 @@
 
 use anyhow::{bail, Context as _, Result};
 use beamtrace::gpu::{Context, ContextOptions};
-use beamtrace::job::{
-    default_scene_path, frame_settings, load_scene_or_default, sensor_subrays, RECORD_SLOTS,
-};
+use beamtrace::job::{default_scene_path, frame_settings, load_scene_or_default, sensor_subrays};
 use beamtrace::material::{MaterialDb, MaterialMapping};
 use beamtrace::output::{write_pcd_to, PcdEncoding};
 use beamtrace::reference::CpuSimulator;
@@ -99,12 +97,8 @@ fn bench_frame(c: &mut Criterion, s: &Setup) -> Result<()> {
         let mut sensor = preset(SENSOR, Some(columns))?;
         sensor.subrays = n;
         let subrays = sensor_subrays(&sensor)?;
-        sim.set_sensor(
-            &sensor.beams,
-            &subrays,
-            RECORD_SLOTS,
-            sensor.detector.max_returns,
-        )?;
+        let slots = sim.record_slots();
+        sim.set_sensor(&sensor.beams, &subrays, slots, sensor.detector.max_returns)?;
         let pose = sensor.mount.to_affine();
         let settings = frame_settings(&sensor, pose, None, 1, 0, subrays.len() as u32);
         // The first frame builds the TLAS; the timed ones find it clean, as a static
@@ -123,7 +117,7 @@ fn bench_frame(c: &mut Criterion, s: &Setup) -> Result<()> {
             })
         });
         group.bench_function(BenchmarkId::new("cpu_reference", &case), |b| {
-            b.iter(|| cpu.frame(&sensor.beams, &subrays, &settings, RECORD_SLOTS))
+            b.iter(|| cpu.frame(&sensor.beams, &subrays, &settings, slots))
         });
         if n == 1 {
             // Throughput in points, the unit the writers work in.

@@ -3,7 +3,7 @@
 //! and the thin-ray case of the same sensor, all measured in one run.
 
 use crate::gpu::{Context, ContextOptions};
-use crate::job::{frame_settings, load_scene_or_default, sensor_subrays, RECORD_SLOTS};
+use crate::job::{frame_settings, load_scene_or_default, sensor_subrays};
 use crate::material::{MaterialDb, MaterialMapping};
 use crate::reference::CpuSimulator;
 use crate::sensor::{preset, Sampling, Sensor};
@@ -215,12 +215,8 @@ fn measure_case(
     args: &BenchArgs,
 ) -> Result<BenchCase> {
     let subrays = sensor_subrays(sensor)?;
-    sim.set_sensor(
-        &sensor.beams,
-        &subrays,
-        RECORD_SLOTS,
-        sensor.detector.max_returns,
-    )?;
+    let slots = sim.record_slots();
+    sim.set_sensor(&sensor.beams, &subrays, slots, sensor.detector.max_returns)?;
     let pose = sensor.mount.to_affine();
     let settings = |frame: u32| frame_settings(sensor, pose, sun, 1, frame, subrays.len() as u32);
     // The first frame after set-up builds the TLAS.
@@ -264,7 +260,7 @@ fn measure_case(
             for i in 0..args.cpu_frames {
                 let f = settings(100 + i as u32);
                 let t = Instant::now();
-                let echoes = cpu.frame(&sensor.beams, &subrays, &f, RECORD_SLOTS);
+                let echoes = cpu.frame(&sensor.beams, &subrays, &f, slots);
                 times.push(t.elapsed().as_secs_f64() * 1e3);
                 std::hint::black_box(echoes);
             }

@@ -58,7 +58,7 @@ pub fn run_job(opts: &JobOptions) -> Result<JobReport> {
     sim.set_sensor(
         &opts.sensor.beams,
         &subrays,
-        RECORD_SLOTS,
+        sim.record_slots(),
         opts.sensor.detector.max_returns,
     )?;
     let sensor_to_world = opts.vehicle_pose.to_affine() * opts.sensor.mount.to_affine();
@@ -121,7 +121,8 @@ fn create_out_dir(dir: &Path) -> Result<()> {
     })
 }
 
-/// Record slots per sub-ray: the opaque hit plus up to three glass surfaces before it.
+/// The most record slots per sub-ray: the opaque hit plus up to three glass surfaces
+/// before it (`Simulator::record_slots` says how many a scene needs).
 pub const RECORD_SLOTS: u32 = 4;
 
 /// The sensor's beam kernel sampled into the sub-rays the trace launches.

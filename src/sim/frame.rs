@@ -200,6 +200,24 @@ impl Simulator {
         self.scene.stats
     }
 
+    /// Record slots per sub-ray this scene needs: 1 without glass; with glass, the opaque
+    /// hit plus up to two transparent surfaces in front of it (a car's windscreen and
+    /// rear window, a shop window and its inner pane). Fewer slots, less memory and
+    /// waveform work.
+    pub fn record_slots(&self) -> u32 {
+        let glass = self
+            .scene
+            .tables
+            .geometries
+            .iter()
+            .any(|g| g.hit_group == hit_group::TRANSPARENT);
+        if glass {
+            3
+        } else {
+            1
+        }
+    }
+
     /// The tables the hit shaders read (the CPU reference uses the same).
     pub fn tables(&self) -> &SceneTables {
         &self.scene.tables

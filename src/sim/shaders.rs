@@ -12,7 +12,10 @@ fn sources() -> ShaderSources {
             include_str!("../../shaders/hit_common.glsl"),
         )
         .add("rng.glsl", include_str!("../../shaders/rng.glsl"))
-        .add("reflectance.glsl", include_str!("../../shaders/reflectance.glsl"))
+        .add(
+            "reflectance.glsl",
+            include_str!("../../shaders/reflectance.glsl"),
+        )
         .add(
             "waveform_types.glsl",
             include_str!("../../shaders/waveform_types.glsl"),
