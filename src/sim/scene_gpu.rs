@@ -68,12 +68,11 @@ impl GpuScene {
         let mut uv_ranges: Vec<Option<u64>> = Vec::new();
         let mut normals: Vec<[f32; 3]> = Vec::new();
         let mut indices: Vec<u32> = Vec::new();
-        // (position offset, index offset, vertex count, triangle count, material) per geometry.
+        // (position offset, index offset, vertex count, triangle count) per geometry, in
+        // the order of `tables.geometries`.
         let mut ranges = Vec::new();
-        let mut mesh_first_geometry = Vec::with_capacity(scene.meshes.len());
         let mut triangles = 0u64;
         for (mi, mesh) in scene.meshes.iter().enumerate() {
-            mesh_first_geometry.push(ranges.len() as u32);
             if mesh.primitives.is_empty() {
                 return Err(SimError::Scene(format!(
                     "mesh {mi} '{}' has no primitives",
@@ -93,23 +92,12 @@ impl GpuScene {
                         p.indices.len()
                     )));
                 }
-                let material = material_map
-                    .get(p.material as usize)
-                    .copied()
-                    .ok_or_else(|| {
-                        SimError::Scene(format!(
-                            "mesh '{}' primitive {pi} uses material {} of {}",
-                            mesh.name,
-                            p.material,
-                            material_map.len()
-                        ))
-                    })?;
+                // (Materials were checked when the tables were built.)
                 ranges.push((
                     positions.len() as u64,
                     indices.len() as u64,
                     p.positions.len() as u32,
                     (p.indices.len() / 3) as u32,
-                    material,
                 ));
                 triangles += (p.indices.len() / 3) as u64;
                 if p.uvs.is_empty() {
@@ -133,7 +121,7 @@ impl GpuScene {
             .iter()
             .zip(&tables.geometries)
             .zip(&uv_ranges)
-            .map(|((&(pos, idx, _, _, _), info), uv)| GpuGeometry {
+            .map(|((&(pos, idx, _, _), info), uv)| GpuGeometry {
                 index_address: indices_buf.device_address() + idx * 4,
                 position_address: positions_buf.device_address() + pos * 12,
                 normal_address: normals_buf.device_address() + pos * 12,
@@ -146,8 +134,9 @@ impl GpuScene {
             .collect();
         let mut blas_inputs = Vec::with_capacity(scene.meshes.len());
         for (mi, _) in scene.meshes.iter().enumerate() {
-            let first = mesh_first_geometry[mi] as usize;
-            let end = mesh_first_geometry
+            let first = tables.mesh_first_geometry[mi] as usize;
+            let end = tables
+                .mesh_first_geometry
                 .get(mi + 1)
                 .map(|&e| e as usize)
                 .unwrap_or(ranges.len());
@@ -184,9 +173,9 @@ impl GpuScene {
             tlas_instances.push(TlasInstance {
                 transform: row_major_3x4(&inst.transform),
                 // Both the geometry table and the SBT's hit records are per geometry.
-                custom_index: mesh_first_geometry[inst.mesh as usize],
+                custom_index: tables.mesh_first_geometry[inst.mesh as usize],
                 mask: 0xff,
-                sbt_offset: mesh_first_geometry[inst.mesh as usize],
+                sbt_offset: tables.mesh_first_geometry[inst.mesh as usize],
                 blas_address: blas.device_address(),
             });
             instance_table.push(GpuInstanceInfo {
