@@ -686,38 +686,4 @@ mod tests {
         assert_eq!(grid_step(200.0), 50.0);
         assert_eq!(grid_step(5.0), 1.0);
     }
-
-    /// A million points in well under a second (run with `--ignored`; timing depends on
-    /// the build profile and the machine).
-    #[test]
-    #[ignore]
-    fn a_million_points_is_fast() {
-        let points = (0..1_000_000u32)
-            .map(|i| {
-                let a = i as f32 * 0.001;
-                let r = 2.0 + (i % 997) as f32 * 0.06;
-                Point {
-                    x: r * a.cos(),
-                    y: r * a.sin(),
-                    intensity: 0.01 + (i % 1000) as f32 * 0.01,
-                    ring: (i % 64) as u16,
-                    azimuth: wrap(a),
-                    elevation: (i % 64) as f32 * 0.01,
-                    ..Point::default()
-                }
-            })
-            .collect();
-        let cloud = PointCloud { points };
-        let dir = tempfile::tempdir().unwrap();
-        let t = std::time::Instant::now();
-        write_picture(
-            &dir.path().join("big.png"),
-            &cloud,
-            &PictureOptions::default(),
-        )
-        .unwrap();
-        let s = t.elapsed().as_secs_f64();
-        eprintln!("picture of 1 M points: {s:.3} s");
-        assert!(s < 1.0, "{s} s");
-    }
 }

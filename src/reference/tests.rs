@@ -822,28 +822,3 @@ fn broken_scenes_are_reported_with_their_location() {
         "{e:?}"
     );
 }
-
-/// Build and trace speed at scale; run with `--ignored --nocapture` in release.
-#[test]
-#[ignore = "timing, not a check; run by hand in release"]
-fn million_triangle_build_time() {
-    let mut rng = Rng(11);
-    // Triangles ~0.1 m across at ~125 per m³: dense, but boxes overlap little.
-    let scene = random_soup(&mut rng, 500_000, 0.2);
-    let start = std::time::Instant::now();
-    let b = bvh(&scene);
-    let built = start.elapsed();
-    let rays: Vec<(Vec3, Vec3)> = (0..1_000_000)
-        .map(|_| (rng.vec_in(-14.0, 14.0), rng.unit()))
-        .collect();
-    let start = std::time::Instant::now();
-    let hits = b.trace_many(&rays, 0.0, f32::INFINITY);
-    let traced = start.elapsed();
-    println!(
-        "{} triangles built in {built:?} (depth {}); {} rays traced in {traced:?}, {} hit",
-        b.triangle_count(),
-        b.depth(),
-        rays.len(),
-        hits.iter().filter(|h| h.is_some()).count()
-    );
-}

@@ -944,20 +944,10 @@ fn committed_scenes_match_the_generator_byte_for_byte() {
         .expect("encode");
         assert!(
             committed == fresh,
-            "{} differs from `{spec}`; regenerate with `cargo test --lib scene::tests::regenerate -- --ignored`",
+            "{} differs from `{spec}`; regenerate with scripts/regenerate-scenes.sh",
             path.display()
         );
         load_scene(&path).expect("committed scene loads");
-    }
-}
-
-/// Rewrites the committed scenes from the code.
-#[test]
-#[ignore]
-fn regenerate_committed_scenes() {
-    std::fs::create_dir_all(scenes_dir()).expect("scenes/");
-    for (file, spec) in COMMITTED {
-        write_scene(&by_name(spec).expect("spec"), &scenes_dir().join(file)).expect("write");
     }
 }
 
