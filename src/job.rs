@@ -28,6 +28,8 @@ pub struct JobOptions {
     pub sun: Option<Sun>,
     pub seed: u64,
     pub progress: bool,
+    /// Write points in the world frame instead of the sensor frame (DESIGN §1).
+    pub world_frame: bool,
 }
 
 /// What a finished job reports.
@@ -37,6 +39,8 @@ pub struct JobReport {
     pub points_per_frame: Vec<usize>,
     pub device: String,
     pub trace_ms: Vec<f64>,
+    /// GPU time of each frame's passes (TLAS, trace, waveform, compaction), ms.
+    pub gpu_ms: Vec<f64>,
 }
 
 pub fn run_job(opts: &JobOptions) -> Result<JobReport> {
@@ -79,15 +83,31 @@ pub fn run_job(opts: &JobOptions) -> Result<JobReport> {
         let out = sim.frame(&settings, Capture::default())?;
         let cloud = to_point_cloud(&opts.sensor.beams, &out.points);
         let path = opts.out_dir.join(frame_file_name(frame, opts.format));
-        write_cloud(&path, &cloud, opts.format)?;
+        if opts.world_frame {
+            let mut world = cloud.clone();
+            for p in &mut world.points {
+                let w = sensor_to_world.transform_point3(glam::Vec3::new(p.x, p.y, p.z));
+                (p.x, p.y, p.z) = (w.x, w.y, w.z);
+            }
+            write_cloud(&path, &world, opts.format)?;
+        } else {
+            write_cloud(&path, &cloud, opts.format)?;
+        }
         report.files.push(path.clone());
         if opts.picture {
+            // The picture is of the sensor's view whatever frame the file uses.
             let png = path.with_extension("png");
             write_picture(&png, &cloud, &picture_options(&opts.sensor))?;
             report.files.push(png);
         }
         report.points_per_frame.push(cloud.points.len());
         report.trace_ms.push(out.times.trace_ms);
+        report.gpu_ms.push(
+            out.times.tlas_ms
+                + out.times.trace_ms
+                + out.times.waveform_ms
+                + out.times.compaction_ms,
+        );
         bar.inc(1);
     }
     bar.finish_and_clear();

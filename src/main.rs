@@ -95,6 +95,10 @@ struct RunArgs {
     /// Night: no sunlight, so no ambient channel and no shadow rays.
     #[arg(long)]
     no_sun: bool,
+    /// Write points in the world frame (the vehicle pose and mount applied) instead of
+    /// the sensor frame. The picture stays sensor-centred.
+    #[arg(long)]
+    world: bool,
     /// Do not write the PNG picture next to each cloud.
     #[arg(long)]
     no_picture: bool,
@@ -223,6 +227,7 @@ fn run(args: RunArgs) -> Result<()> {
         seed: args.seed,
         sun: (!args.no_sun).then_some(args.sun),
         progress: true,
+        world_frame: args.world,
         sensor,
     };
     let report = run_job(&opts).context("simulation failed")?;
@@ -236,6 +241,15 @@ fn run(args: RunArgs) -> Result<()> {
         opts.sensor.beams.len(),
         total / report.points_per_frame.len().max(1)
     );
+    let mut gpu = report.gpu_ms.clone();
+    gpu.sort_by(f64::total_cmp);
+    if let Some(median) = gpu.get(gpu.len() / 2) {
+        println!(
+            "  {} sub-rays per beam, GPU time per frame {median:.1} ms (median of {})",
+            opts.sensor.subrays,
+            gpu.len()
+        );
+    }
     for f in report.files.iter().take(4) {
         println!("  {}", f.display());
     }

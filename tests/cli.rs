@@ -385,6 +385,42 @@ fn out_path_is_an_existing_file() {
 
 // ---------------------------------------------------------------- good runs
 
+#[test]
+fn world_frame_applies_vehicle_pose_and_mount() {
+    // The same frame in the sensor frame and, with --world, from a vehicle at (5, 2, 0)
+    // turned 90°: world = T(5, 2, 0) · Rz(90°) · mount · sensor point.
+    let tmp = tempfile::tempdir().unwrap();
+    let (a, b) = (tmp.path().join("a"), tmp.path().join("b"));
+    let common = [
+        "run",
+        "--sensor",
+        "vlp-16",
+        "--no-picture",
+        "--position",
+        "5,2,0",
+        "--yaw",
+        "90",
+    ];
+    let o = beamtrace(&[&common[..], &["--out", s(&a)]].concat());
+    assert!(o.success, "{}", o.stderr);
+    let o = beamtrace(&[&common[..], &["--out", s(&b), "--world"]].concat());
+    assert!(o.success, "{}", o.stderr);
+    let sensor_frame = read_cloud(&a.join("frame_000000.pcd")).unwrap();
+    let world = read_cloud(&b.join("frame_000000.pcd")).unwrap();
+    assert_eq!(sensor_frame.points.len(), world.points.len());
+    let h = load_sensor("vlp-16").unwrap().mount.translation.z;
+    for (p, q) in sensor_frame.points.iter().zip(&world.points) {
+        // Rz(90°): (x, y) → (−y, x).
+        let expected = glam::Vec3::new(5.0 - p.y, 2.0 + p.x, p.z + h);
+        let err = (glam::Vec3::new(q.x, q.y, q.z) - expected).length();
+        assert!(
+            err < 1e-3 + 1e-6 * p.range,
+            "{p:?} → {q:?}, expected {expected}"
+        );
+        assert_eq!((p.range, p.beam), (q.range, q.beam));
+    }
+}
+
 const FRAME_FILES: [&str; 4] = [
     "frame_000000.ply",
     "frame_000000.png",
