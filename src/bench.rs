@@ -150,7 +150,7 @@ pub fn measure(args: &BenchArgs) -> Result<BenchReport> {
         .map(|c| parse_case(c))
         .collect::<Result<_>>()?;
     let (scene, scene_name) = load_scene_or_default(args.scene.as_deref())?;
-    let db = MaterialDb::builtin()?;
+    let db = MaterialDb::builtin()?.for_wavelength(preset(&args.sensor, None)?.wavelength_nm);
     let map = db.resolve(&scene.materials, &MaterialMapping::default())?;
     let ctx = Context::new(&ContextOptions {
         device_index: args.device,

@@ -56,7 +56,9 @@ pub fn run_job(opts: &JobOptions) -> Result<JobReport> {
         .with_context(|| format!("resolving the IR materials of {}", opts.scene_name))?;
     let ctx = Context::new(&opts.device).context("opening a ray-tracing Vulkan device")?;
     create_out_dir(&opts.out_dir)?;
-    let mut sim = Simulator::new(&ctx, &opts.scene, &opts.materials, &material_map)
+    // Each material's values at the sensor's wavelength (nearest given within 50 nm).
+    let materials = opts.materials.for_wavelength(opts.sensor.wavelength_nm);
+    let mut sim = Simulator::new(&ctx, &opts.scene, &materials, &material_map)
         .with_context(|| format!("uploading {} to the GPU", opts.scene_name))?;
     let subrays = sensor_subrays(&opts.sensor)?;
     sim.set_sensor(
