@@ -483,7 +483,10 @@ void main() {
         while (c0 < used) {
             uint c1 = c0 + 1u;
             while (c1 < used && sh_range[c1] - sh_range[c1 - 1u] <= CLUSTER_GAP_SIGMAS * sigma) c1++;
-            g_r_lo = sh_range[c0] - PAD_SIGMAS * sigma;
+            // Pad by at least 5 sigma, whole bins, so the cluster's first return sits on a
+            // bin centre: a lone return then deposits into one bin, with no
+            // cloud-in-cell loss of peak amplitude.
+            g_r_lo = sh_range[c0] - dr * (ceil(PAD_SIGMAS * sigma / dr) + 0.5);
             float r_hi = sh_range[c1 - 1u] + PAD_SIGMAS * sigma;
             float q = dr / sigma;
             g_dr = dr;

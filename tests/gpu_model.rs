@@ -259,14 +259,15 @@ fn perpendicular_target_epw_and_range() {
             "EPW {} vs {expected} at {d} m",
             e[0].epw
         );
-        // Apparent reflectance of a target filling the beam = its reflectance.
+        // Apparent reflectance of a target filling the beam = its reflectance, to 0.2 %:
+        // a lone return sits on a bin centre, so binning costs no amplitude.
         let rho: f32 = material
             .trim_start_matches("lambertian_")
             .parse::<f32>()
             .unwrap()
             / 100.0;
         assert!(
-            (e[0].reflectance - rho).abs() < 0.01 * rho,
+            (e[0].reflectance - rho).abs() < 0.002 * rho,
             "R_app {} vs {rho}",
             e[0].reflectance
         );

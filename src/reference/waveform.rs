@@ -317,7 +317,8 @@ impl Beam<'_> {
         let p = self.params;
         let sigma = p.sigma_r;
         let dr = p.bin_width;
-        let r_lo = recs[0].range - PAD_SIGMAS * sigma;
+        // Whole bins of padding (≥ 5σ) put the first return on a bin centre (as the GLSL).
+        let r_lo = recs[0].range - dr * ((PAD_SIGMAS * sigma / dr).ceil() + 0.5);
         let r_hi = recs[recs.len() - 1].range + PAD_SIGMAS * sigma;
         let q = dr / sigma;
         let grid = Grid {
