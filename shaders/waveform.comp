@@ -423,6 +423,17 @@ void main() {
     }
     barrier();
 
+    // A beam that saw nothing (sky) and has no false alarms to draw has no echoes: skip
+    // the sort and the scan. The condition is uniform over the workgroup.
+    if (sh_nonempty == 0u && p.false_alarm_rate <= 0.0) {
+        uint slots = clamp(p.max_returns, 1u, MAX_RETURNS);
+        for (uint i = t; i < slots; i += GROUP) {
+            echoes[beam * slots + i] = Echo(0.0, 0.0, 0.0, 0.0, 0.0, 0u, 0u, 0u, 0u, 0u);
+        }
+        if (t == 0u) counts[beam] = 0u;
+        return;
+    }
+
     // Bitonic sort of the slots; each pair is handled by the thread owning its lower index.
     for (uint k = 2u; k <= size; k <<= 1u) {
         for (uint j = k >> 1u; j > 0u; j >>= 1u) {
