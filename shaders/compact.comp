@@ -30,13 +30,22 @@ struct CompactParams {
     uint max_returns;
     uint pad0;
     uint pad1;
+    uint64_t points_address;    // Point[beam_count * max_returns], host-visible
+    uint64_t total_address;     // uint: points written
+};
+
+// The output arrives by address so that each frame in flight writes its own
+// host-visible buffers without a descriptor set of its own.
+layout(buffer_reference, scalar, buffer_reference_align = 4) writeonly buffer PointBuffer {
+    Point v[];
+};
+layout(buffer_reference, scalar, buffer_reference_align = 4) writeonly buffer TotalBuffer {
+    uint v;
 };
 
 layout(set = 0, binding = 0, scalar) readonly buffer Echoes { Echo echoes[]; };
 layout(set = 0, binding = 1, scalar) readonly buffer Counts { uint counts[]; };
 layout(set = 0, binding = 2, scalar) readonly buffer Beams { Beam beams[]; };
-layout(set = 0, binding = 3, scalar) writeonly buffer Points { Point points[]; };
-layout(set = 0, binding = 4, scalar) buffer Total { uint total; };
 
 layout(push_constant, scalar) uniform Push { CompactParams params; };
 
@@ -61,8 +70,9 @@ void main() {
         barrier();
     }
     uint offset = sums[t] - sum;
+    PointBuffer points = PointBuffer(params.points_address);
     if (t == 1023u) {
-        total = sums[1023];
+        TotalBuffer(params.total_address).v = sums[1023];
     }
     for (uint b = first; b < last; ++b) {
         uint n = min(counts[b], params.max_returns);
@@ -84,7 +94,7 @@ void main() {
             q.material = e.material;
             q.return_index = e.return_index;
             q.return_count = e.return_count;
-            points[offset] = q;
+            points.v[offset] = q;
             offset += 1u;
         }
     }

@@ -6,7 +6,7 @@ use crate::material::{MaterialDb, MaterialMapping};
 use crate::output::{frame_file_name, write_cloud, write_picture, Format, PictureOptions};
 use crate::scene::Scene;
 use crate::sensor::{Pose, Sensor};
-use crate::sim::{to_point_cloud, Capture, FrameSettings, GpuSubRay, Simulator, Sun};
+use crate::sim::{to_point_cloud, FrameOutput, FrameSettings, GpuSubRay, Simulator, Sun};
 use anyhow::{bail, Context as _, Result};
 use std::path::{Path, PathBuf};
 
@@ -73,44 +73,28 @@ pub fn run_job(opts: &JobOptions) -> Result<JobReport> {
         device: format!("{} ({})", ctx.device_name, ctx.driver_info),
         ..Default::default()
     };
-    for frame in 0..opts.frames {
-        let settings = frame_settings(
-            &opts.sensor,
-            sensor_to_world,
-            opts.sun,
-            opts.seed,
-            frame as u32,
-            subrays.len() as u32,
-        );
-        let out = sim.frame(&settings, Capture::default())?;
-        let cloud = to_point_cloud(&opts.sensor.beams, &out.points);
-        let path = opts.out_dir.join(frame_file_name(frame, opts.format));
-        if opts.world_frame {
-            let mut world = cloud.clone();
-            for p in &mut world.points {
-                let w = sensor_to_world.transform_point3(glam::Vec3::new(p.x, p.y, p.z));
-                (p.x, p.y, p.z) = (w.x, w.y, w.z);
-            }
-            write_cloud(&path, &world, opts.format)?;
+    // Two frames in flight: while the GPU computes frame f + 1, the host writes frame f.
+    let mut in_flight: Option<(u64, crate::sim::FrameTicket)> = None;
+    for frame in 0..=opts.frames {
+        let next = if frame < opts.frames {
+            let settings = frame_settings(
+                &opts.sensor,
+                sensor_to_world,
+                opts.sun,
+                opts.seed,
+                frame as u32,
+                subrays.len() as u32,
+            );
+            Some((frame, sim.submit(&settings)?))
         } else {
-            write_cloud(&path, &cloud, opts.format)?;
+            None
+        };
+        if let Some((done, ticket)) = in_flight.take() {
+            let out = sim.collect(ticket)?;
+            write_frame(opts, done, &out, sensor_to_world, &mut report)?;
+            bar.inc(1);
         }
-        report.files.push(path.clone());
-        if opts.picture {
-            // The picture is of the sensor's view whatever frame the file uses.
-            let png = path.with_extension("png");
-            write_picture(&png, &cloud, &picture_options(&opts.sensor))?;
-            report.files.push(png);
-        }
-        report.points_per_frame.push(cloud.points.len());
-        report.trace_ms.push(out.times.trace_ms);
-        report.gpu_ms.push(
-            out.times.tlas_ms
-                + out.times.trace_ms
-                + out.times.waveform_ms
-                + out.times.compaction_ms,
-        );
-        bar.inc(1);
+        in_flight = next;
     }
     bar.finish_and_clear();
     let messages = ctx.validation_messages();
@@ -141,6 +125,42 @@ fn create_out_dir(dir: &Path) -> Result<()> {
             dir.display()
         )
     })
+}
+
+/// Writes one simulated frame's files and adds it to the report.
+fn write_frame(
+    opts: &JobOptions,
+    frame: u64,
+    out: &FrameOutput,
+    sensor_to_world: glam::Affine3A,
+    report: &mut JobReport,
+) -> Result<()> {
+    let cloud = to_point_cloud(&opts.sensor.beams, &out.points);
+    let path = opts.out_dir.join(frame_file_name(frame, opts.format));
+    if opts.world_frame {
+        let mut world = cloud.clone();
+        for p in &mut world.points {
+            let w = sensor_to_world.transform_point3(glam::Vec3::new(p.x, p.y, p.z));
+            (p.x, p.y, p.z) = (w.x, w.y, w.z);
+        }
+        write_cloud(&path, &world, opts.format)?;
+    } else {
+        write_cloud(&path, &cloud, opts.format)?;
+    }
+    report.files.push(path.clone());
+    if opts.picture {
+        // The picture is of the sensor's view whatever frame the file uses.
+        let png = path.with_extension("png");
+        write_picture(&png, &cloud, &picture_options(&opts.sensor))?;
+        report.files.push(png);
+    }
+    report.points_per_frame.push(cloud.points.len());
+    report.trace_ms.push(out.times.trace_ms);
+    let t = &out.times;
+    report
+        .gpu_ms
+        .push(t.tlas_ms + t.trace_ms + t.waveform_ms + t.compaction_ms);
+    Ok(())
 }
 
 /// The most record slots per sub-ray: the opaque hit plus up to three glass surfaces

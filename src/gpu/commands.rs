@@ -12,6 +12,8 @@ pub struct CommandRecorder {
     ctx: Arc<Context>,
     cmd: vk::CommandBuffer,
     fence: vk::Fence,
+    /// A submission whose fence has not been waited for yet.
+    pending: bool,
 }
 
 impl CommandRecorder {
@@ -41,6 +43,7 @@ impl CommandRecorder {
             ctx: ctx.clone(),
             cmd,
             fence,
+            pending: false,
         })
     }
 
@@ -49,8 +52,21 @@ impl CommandRecorder {
         &mut self,
         record: impl FnOnce(&mut Recording<'_>) -> GpuResult<R>,
     ) -> GpuResult<R> {
+        let value = self.submit(record)?;
+        self.wait()?;
+        Ok(value)
+    }
+
+    /// Records with `record` and submits without waiting; `wait` (or the next `submit`)
+    /// waits. Work of earlier submissions on the queue comes first only where a barrier
+    /// in the recording says so.
+    pub fn submit<R>(
+        &mut self,
+        record: impl FnOnce(&mut Recording<'_>) -> GpuResult<R>,
+    ) -> GpuResult<R> {
+        self.wait()?;
         let device = self.ctx.raw();
-        // SAFETY: the previous submission of this buffer completed (we waited on the fence).
+        // SAFETY: the previous submission of this buffer completed (waited on above).
         unsafe {
             device
                 .reset_command_buffer(self.cmd, vk::CommandBufferResetFlags::empty())
@@ -77,21 +93,39 @@ impl CommandRecorder {
             // SAFETY: queue externally synchronised by the lock; fence unsignalled.
             unsafe { device.queue_submit(*queue, &[submit], self.fence) }.vk("vkQueueSubmit")?;
         }
-        // SAFETY: the fence belongs to this device.
+        self.pending = true;
+        Ok(value)
+    }
+
+    /// Waits until the last submission has finished (no-op when none is pending).
+    pub fn wait(&mut self) -> GpuResult<()> {
+        if !self.pending {
+            return Ok(());
+        }
+        let device = self.ctx.raw();
+        // SAFETY: the fence belongs to this device and was submitted with the buffer.
         unsafe {
             device
                 .wait_for_fences(&[self.fence], true, u64::MAX)
                 .vk("vkWaitForFences")?;
             device.reset_fences(&[self.fence]).vk("vkResetFences")?;
         }
-        Ok(value)
+        self.pending = false;
+        Ok(())
+    }
+
+    /// Whether a submission is still in flight.
+    pub fn is_pending(&self) -> bool {
+        self.pending
     }
 }
 
 impl Drop for CommandRecorder {
     fn drop(&mut self) {
+        // A pending submission must finish before its buffer and fence go away.
+        let _ = self.wait();
         let device = self.ctx.raw();
-        // SAFETY: `run` always waits for completion, so the buffer is idle.
+        // SAFETY: nothing is pending (waited above), so the buffer is idle.
         unsafe {
             device.destroy_fence(self.fence, None);
             if let Ok(pool) = self.ctx.command_pool.lock() {

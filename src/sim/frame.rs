@@ -83,8 +83,6 @@ struct SensorBuffers {
     records: Buffer,
     echoes: Buffer,
     counts: Buffer,
-    points: Buffer,
-    total: Buffer,
     beam_count: u32,
     subray_count: u32,
     slots: u32,
@@ -93,10 +91,11 @@ struct SensorBuffers {
 
 /// A scene on the GPU with the frame pipeline, ready to simulate frames.
 pub struct Simulator {
-    // Drop order: per-frame objects, pipelines, scene; the context (Arc) outlives all.
+    // Drop order: frame slots (each waits for its work), per-sensor buffers, pipelines,
+    // scene; the context (Arc) outlives all.
+    slots: Vec<FrameSlot>,
+    next_slot: usize,
     sensor: Option<SensorBuffers>,
-    timestamps: Timestamps,
-    recorder: CommandRecorder,
     trace: RayTracingPipeline,
     waveform: ComputePipeline,
     compact: ComputePipeline,
@@ -114,6 +113,27 @@ const TS_COMPACT: u32 = 4;
 
 /// The most echoes one beam may return.
 pub const MAX_RETURNS: u32 = 8;
+
+/// Frames that may be in flight at once (`Simulator::submit` / `collect`).
+pub const FRAMES_IN_FLIGHT: usize = 2;
+
+/// One frame's command buffer, timestamps and host-visible output.
+struct FrameSlot {
+    recorder: CommandRecorder,
+    timestamps: Timestamps,
+    points: Buffer,
+    total: Buffer,
+    /// Set while a submitted frame waits to be collected: its TLAS update and when the
+    /// host submitted it.
+    submitted: Option<(Option<TlasUpdate>, Instant)>,
+}
+
+/// A submitted frame, to be collected with `Simulator::collect`.
+#[derive(Debug)]
+#[must_use = "a submitted frame's points are only read by Simulator::collect"]
+pub struct FrameTicket {
+    slot: usize,
+}
 
 impl Simulator {
     /// Uploads `scene` and makes the pipelines. `material_map[i]` is the IR material of
@@ -184,9 +204,9 @@ impl Simulator {
         trace.bind_buffer(0, 9, &gpu_scene.textures)?;
         trace.bind_buffer(0, 10, &gpu_scene.texels)?;
         Ok(Simulator {
+            slots: Vec::new(),
+            next_slot: 0,
             sensor: None,
-            timestamps: Timestamps::new(ctx, 5)?,
-            recorder: CommandRecorder::new(ctx)?,
             trace,
             waveform,
             compact,
@@ -297,16 +317,6 @@ impl Simulator {
                 storage | BufferUsageFlags::TRANSFER_SRC,
                 MemoryLocation::GpuOnly,
             )?,
-            // The compaction writes straight into host-visible memory: the points are
-            // the only per-frame output, so no extra copy pass.
-            points: Buffer::new(
-                ctx,
-                "points",
-                point_bytes,
-                storage,
-                MemoryLocation::GpuToCpu,
-            )?,
-            total: Buffer::new(ctx, "point count", 16, storage, MemoryLocation::GpuToCpu)?,
             beam_count: beams.len() as u32,
             subray_count: subrays.len() as u32,
             slots,
@@ -319,8 +329,31 @@ impl Simulator {
         self.compact.bind_buffer(0, 0, &buffers.echoes)?;
         self.compact.bind_buffer(0, 1, &buffers.counts)?;
         self.compact.bind_buffer(0, 2, &buffers.beams)?;
-        self.compact.bind_buffer(0, 3, &buffers.points)?;
-        self.compact.bind_buffer(0, 4, &buffers.total)?;
+        // Each frame slot gets its own host-visible points: the compaction writes there
+        // directly (no copy pass), and the host reads one frame while the next runs.
+        self.slots.clear();
+        for i in 0..FRAMES_IN_FLIGHT {
+            self.slots.push(FrameSlot {
+                recorder: CommandRecorder::new(ctx)?,
+                timestamps: Timestamps::new(ctx, 5)?,
+                points: Buffer::new(
+                    ctx,
+                    &format!("points {i}"),
+                    point_bytes,
+                    storage,
+                    MemoryLocation::GpuToCpu,
+                )?,
+                total: Buffer::new(
+                    ctx,
+                    &format!("point count {i}"),
+                    16,
+                    storage,
+                    MemoryLocation::GpuToCpu,
+                )?,
+                submitted: None,
+            });
+        }
+        self.next_slot = 0;
         self.sensor = Some(buffers);
         Ok(())
     }
@@ -340,12 +373,39 @@ impl Simulator {
         self.scene.touch(index)
     }
 
-    /// Simulates one frame.
+    /// Simulates one frame and waits for it; `capture` also reads the records and echoes.
+    /// Frames submitted with [`submit`](Self::submit) must be collected first.
     pub fn frame(
         &mut self,
         settings: &FrameSettings,
         capture: Capture,
     ) -> Result<FrameOutput, SimError> {
+        let ticket = self.submit(settings)?;
+        let mut out = self.collect(ticket)?;
+        let sensor = self
+            .sensor
+            .as_ref()
+            .ok_or_else(|| SimError::Input("set_sensor must be called before a frame".into()))?;
+        // Nothing else is in flight (submit refuses while uncollected frames exist, and
+        // this one is collected), so the shared buffers hold this frame.
+        if capture.records {
+            let n = (sensor.beam_count * sensor.subray_count * sensor.slots) as usize;
+            out.records = Some(read_device(&self.ctx, &sensor.records, n)?);
+        }
+        if capture.echoes {
+            let slots = (sensor.beam_count * sensor.max_returns) as usize;
+            out.echoes = Some((
+                read_device(&self.ctx, &sensor.echoes, slots)?,
+                read_device(&self.ctx, &sensor.counts, sensor.beam_count as usize)?,
+            ));
+        }
+        Ok(out)
+    }
+
+    /// Submits one frame without waiting, so the host can write the previous frame while
+    /// the GPU computes this one; up to [`FRAMES_IN_FLIGHT`] may be outstanding. Collect
+    /// each ticket with [`collect`](Self::collect), in any order.
+    pub fn submit(&mut self, settings: &FrameSettings) -> Result<FrameTicket, SimError> {
         let m = Mat4::from(settings.sensor_to_world);
         if !m.is_finite() {
             return Err(SimError::Input(
@@ -362,6 +422,19 @@ impl Simulator {
             .sensor
             .as_ref()
             .ok_or_else(|| SimError::Input("set_sensor must be called before a frame".into()))?;
+        let slot_index = self.next_slot;
+        if self.slots[slot_index].submitted.is_some() {
+            return Err(SimError::Input(format!(
+                "{FRAMES_IN_FLIGHT} frames are already in flight: collect one first"
+            )));
+        }
+        // The TLAS's instance buffer is written by the host: a frame still in flight may
+        // be reading it, so moving instances waits for the GPU first.
+        if self.scene.is_dirty() {
+            for slot in &mut self.slots {
+                slot.recorder.wait()?;
+            }
+        }
         let (sun_direction, sun_irradiance) = match settings.sun {
             Some(sun) if sun.irradiance > 0.0 => {
                 let d = sun.direction.normalize_or_zero();
@@ -400,18 +473,24 @@ impl Simulator {
         wave.frame = settings.frame;
         wave.min_range = settings.min_range;
         wave.max_range = settings.max_range;
+        let slot = &mut self.slots[slot_index];
         let compact = CompactParams {
             beam_count: sensor.beam_count,
             max_returns: sensor.max_returns,
             pad0: 0,
             pad1: 0,
+            points_address: slot.points.device_address(),
+            total_address: slot.total.device_address(),
         };
         let width = sensor.beam_count * sensor.subray_count;
-        let host_start = Instant::now();
+        let submitted_at = Instant::now();
         let scene = &mut self.scene;
         let (trace, waveform, compactor) = (&self.trace, &self.waveform, &self.compact);
-        let ts = &self.timestamps;
-        let tlas_update = self.recorder.run(|rec| {
+        let ts = &slot.timestamps;
+        let tlas_update = slot.recorder.submit(|rec| {
+            // Frames share the records and echoes: this frame's passes start after the
+            // previous frame's have finished (a barrier orders earlier submissions too).
+            rec.barrier();
             ts.reset(rec);
             ts.write(rec, TS_START)?;
             let update = scene
@@ -433,35 +512,33 @@ impl Simulator {
             ts.write(rec, TS_COMPACT)?;
             Ok(update)
         })?;
-        let host_frame_ms = host_start.elapsed().as_secs_f64() * 1e3;
+        slot.submitted = Some((tlas_update, submitted_at));
+        self.next_slot = (slot_index + 1) % FRAMES_IN_FLIGHT;
+        Ok(FrameTicket { slot: slot_index })
+    }
+
+    /// Waits for a submitted frame and reads its points.
+    pub fn collect(&mut self, ticket: FrameTicket) -> Result<FrameOutput, SimError> {
+        let slot = self
+            .slots
+            .get_mut(ticket.slot)
+            .ok_or_else(|| SimError::Input("a ticket of another sensor set-up".into()))?;
+        let (tlas_update, submitted_at) = slot
+            .submitted
+            .take()
+            .ok_or_else(|| SimError::Input("this frame was already collected".into()))?;
+        slot.recorder.wait()?;
+        let host_frame_ms = submitted_at.elapsed().as_secs_f64() * 1e3;
         let read_start = Instant::now();
-        let total = sensor.total.read::<u32>(1)?[0] as usize;
-        let points = sensor.points.read::<GpuPoint>(total)?;
+        let total = slot.total.read::<u32>(1)?[0] as usize;
+        let points = slot.points.read::<GpuPoint>(total)?;
         let host_readback_ms = read_start.elapsed().as_secs_f64() * 1e3;
-        let records = if capture.records {
-            Some(read_device(
-                &self.ctx,
-                &sensor.records,
-                width as usize * sensor.slots as usize,
-            )?)
-        } else {
-            None
-        };
-        let echoes = if capture.echoes {
-            let slots = (sensor.beam_count * sensor.max_returns) as usize;
-            Some((
-                read_device(&self.ctx, &sensor.echoes, slots)?,
-                read_device(&self.ctx, &sensor.counts, sensor.beam_count as usize)?,
-            ))
-        } else {
-            None
-        };
-        let t = self.timestamps.read_ns()?;
+        let t = slot.timestamps.read_ns()?;
         let ms = |a: u32, b: u32| ((t[b as usize] - t[a as usize]) / 1e6).max(0.0);
         Ok(FrameOutput {
             points,
-            records,
-            echoes,
+            records: None,
+            echoes: None,
             times: PassTimes {
                 tlas_ms: ms(TS_START, TS_TLAS),
                 trace_ms: ms(TS_TLAS, TS_TRACE),

@@ -133,6 +133,10 @@ pub struct CompactParams {
     pub max_returns: u32,
     pub pad0: u32,
     pub pad1: u32,
+    /// Device address of this frame's host-visible point buffer.
+    pub points_address: u64,
+    /// Device address of this frame's point count.
+    pub total_address: u64,
 }
 
 /// One return of one sub-ray (the full model's trace output; `docs` of the fields in
@@ -396,7 +400,14 @@ pub fn echo_layouts() -> Vec<HostLayout> {
         layout!(
             CompactParams,
             "CompactParams",
-            [beam_count, max_returns, pad0, pad1]
+            [
+                beam_count,
+                max_returns,
+                pad0,
+                pad1,
+                points_address,
+                total_address
+            ]
         ),
     ]
 }

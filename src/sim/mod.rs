@@ -9,7 +9,10 @@ mod scene_gpu;
 mod shaders;
 pub mod tables;
 
-pub use frame::{Capture, FrameOutput, FrameSettings, PassTimes, Simulator, Sun, MAX_RETURNS};
+pub use frame::{
+    Capture, FrameOutput, FrameSettings, FrameTicket, PassTimes, Simulator, Sun, FRAMES_IN_FLIGHT,
+    MAX_RETURNS,
+};
 pub use gpu_types::{Echo, GpuPoint, GpuSubRay, SubRayRecord, WaveformParams};
 pub use points::{gpu_beams, to_point_cloud};
 pub use scene_gpu::SceneStats;

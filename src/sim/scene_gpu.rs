@@ -239,6 +239,11 @@ impl GpuScene {
         Ok(())
     }
 
+    /// Whether the next frame rebuilds or refits the TLAS.
+    pub fn is_dirty(&self) -> bool {
+        self.dirty
+    }
+
     /// Marks instance `index` as moved (the next frame refits).
     pub fn touch(&mut self, index: usize) -> Result<(), SimError> {
         if index >= self.tlas_instances.len() {
