@@ -259,6 +259,15 @@ macro_rules! layout {
     };
 }
 
+/// The trace writes and the waveform reads the records: one layout for both lists.
+fn subray_record_layout() -> HostLayout {
+    layout!(
+        SubRayRecord,
+        "SubRayRecord",
+        [range, signal, ambient, instance_id, class_id, material]
+    )
+}
+
 /// Every struct the trace shaders share with the host, with its host layout.
 pub fn trace_layouts() -> Vec<HostLayout> {
     vec![
@@ -297,11 +306,7 @@ pub fn trace_layouts() -> Vec<HostLayout> {
             "Material",
             [class_id, transmission, table_offset, pad]
         ),
-        layout!(
-            SubRayRecord,
-            "SubRayRecord",
-            [range, signal, ambient, instance_id, class_id, material]
-        ),
+        subray_record_layout(),
         layout!(
             FrameParams,
             "FrameParams",
@@ -326,11 +331,7 @@ pub fn trace_layouts() -> Vec<HostLayout> {
 /// The structs of the waveform and compaction passes.
 pub fn echo_layouts() -> Vec<HostLayout> {
     vec![
-        layout!(
-            SubRayRecord,
-            "SubRayRecord",
-            [range, signal, ambient, instance_id, class_id, material]
-        ),
+        subray_record_layout(),
         layout!(
             Echo,
             "Echo",
