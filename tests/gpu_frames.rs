@@ -1,5 +1,7 @@
 //! Frames in flight: submitting the next frame before collecting the last gives the
-//! same points as simulating frame by frame, also when the scene moves in between.
+//! same points as simulating frame by frame, also when the scene moves or the sensor
+//! changes in between; dropping the simulator mid-flight is clean. Validation, with
+//! synchronization validation, is on: any message fails a test.
 
 mod support;
 
@@ -65,5 +67,109 @@ fn frames_in_flight_match_frame_by_frame() {
         );
     }
     drop(sim);
+    assert_no_validation_messages(&ctx);
+}
+
+/// Two sensors with different beam counts (and returns per beam).
+fn two_sensors() -> (Vec<beamtrace::sensor::Beam>, Vec<beamtrace::sensor::Beam>) {
+    (
+        grid((-20.0, 20.0), (-10.0, 10.0), 1.0),
+        grid((-5.0, 5.0), (-2.0, 2.0), 0.5),
+    )
+}
+
+#[test]
+fn switching_sensors_with_frames_in_flight_matches_a_run_that_never_pipelines() {
+    let scene = procedural("wall:distance=10,size=40");
+    let (a, b) = two_sensors();
+    let ctx = context();
+    let (db, map) = materials(&scene);
+    let mut sim = Simulator::new(&ctx, &scene, &db, &map).expect("simulator");
+    let frame = |sim: &mut Simulator, f| {
+        sim.frame(&settings(f), Capture::default())
+            .expect("frame")
+            .points
+    };
+    sim.set_sensor(&a, &[THIN], 1, 4).expect("sensor a");
+    let a0 = frame(&mut sim, 0);
+    let a1 = frame(&mut sim, 1);
+    sim.set_sensor(&b, &[THIN], 1, 2).expect("sensor b");
+    let b2 = frame(&mut sim, 2);
+    let b3 = frame(&mut sim, 3);
+    assert_eq!(a0.len(), a.len(), "one point per beam on the wall");
+    assert_eq!(b2.len(), b.len(), "one point per beam on the wall");
+
+    // Pipelined: both frames of sensor A in flight when sensor B is set.
+    sim.set_sensor(&a, &[THIN], 1, 4).expect("sensor a");
+    let t0 = sim.submit(&settings(0)).expect("submit 0");
+    let t1 = sim.submit(&settings(1)).expect("submit 1");
+    sim.set_sensor(&b, &[THIN], 1, 2)
+        .expect("sensor b while a is in flight");
+    assert_eq!(sim.collect(t0).expect("collect 0").points, a0);
+    let t2 = sim.submit(&settings(2)).expect("submit 2");
+    assert_eq!(sim.collect(t1).expect("collect 1").points, a1);
+    let t3 = sim.submit(&settings(3)).expect("submit 3");
+    assert_eq!(sim.collect(t2).expect("collect 2").points, b2);
+    assert_eq!(sim.collect(t3).expect("collect 3").points, b3);
+    // And back to A with a frame of B still in flight.
+    let t4 = sim.submit(&settings(2)).expect("submit 4");
+    sim.set_sensor(&a, &[THIN], 1, 4).expect("sensor a again");
+    let t5 = sim.submit(&settings(1)).expect("submit 5");
+    assert_eq!(sim.collect(t5).expect("collect 5").points, a1);
+    assert_eq!(sim.collect(t4).expect("collect 4").points, b2);
+    drop(sim);
+    assert_no_validation_messages(&ctx);
+}
+
+#[test]
+fn dropping_the_simulator_with_frames_in_flight_is_clean() {
+    let scene = procedural("wall:distance=10,size=40");
+    let (a, b) = two_sensors();
+    let ctx = context();
+    let (db, map) = materials(&scene);
+    let mut sim = Simulator::new(&ctx, &scene, &db, &map).expect("simulator");
+    sim.set_sensor(&a, &[THIN], 1, 4).expect("sensor a");
+    let _t0 = sim.submit(&settings(0)).expect("submit 0");
+    sim.set_instance_transform(0, Mat4::from_translation(Vec3::new(2.0, 0.0, 0.0)))
+        .expect("move");
+    sim.set_sensor(&b, &[THIN], 1, 2).expect("sensor b");
+    let _t1 = sim.submit(&settings(1)).expect("submit 1");
+    // Both frames still run on the GPU: the sensor buffers of A, the scene and the
+    // pipelines must outlive them although their owner goes now.
+    drop(sim);
+    // The device is still usable, and nothing was reported.
+    let mut sim = Simulator::new(&ctx, &scene, &db, &map).expect("a second simulator");
+    sim.set_sensor(&a, &[THIN], 1, 4).expect("sensor a");
+    let points = sim
+        .frame(&settings(0), Capture::default())
+        .expect("frame")
+        .points;
+    assert_eq!(points.len(), a.len());
+    drop(sim);
+    assert_no_validation_messages(&ctx);
+}
+
+#[test]
+fn a_ticket_is_collected_once() {
+    let scene = procedural("wall:distance=10,size=40");
+    let (a, _) = two_sensors();
+    let ctx = context();
+    let (db, map) = materials(&scene);
+    let mut sim = Simulator::new(&ctx, &scene, &db, &map).expect("simulator");
+    sim.set_sensor(&a, &[THIN], 1, 4).expect("sensor");
+    let t0 = sim.submit(&settings(0)).expect("submit 0");
+    let t1 = sim.submit(&settings(1)).expect("submit 1");
+    sim.collect(t0).expect("collect 0");
+    let t2 = sim.submit(&settings(2)).expect("submit 2 into slot 0");
+    sim.collect(t1).expect("collect 1");
+    sim.collect(t2).expect("collect 2");
+    // A ticket from another simulator's slot is refused, not read.
+    let mut other = Simulator::new(&ctx, &scene, &db, &map).expect("simulator");
+    other.set_sensor(&a, &[THIN], 1, 4).expect("sensor");
+    let foreign = other.submit(&settings(0)).expect("submit");
+    let _mine = sim.submit(&settings(3)).expect("submit 3");
+    let err = sim.collect(foreign).expect_err("a foreign ticket");
+    assert!(err.to_string().contains("another simulator"), "{err}");
+    drop((sim, other));
     assert_no_validation_messages(&ctx);
 }

@@ -281,38 +281,42 @@ fn compile(name: &str) -> Spirv {
 
 fn gpu_echoes(
     ctx: &Arc<Context>,
-    pipeline: &ComputePipeline,
+    pipeline: &Arc<ComputePipeline>,
     records: &[SubRayRecord],
     p: &WaveformParams,
 ) -> (Vec<Echo>, Vec<u32>) {
     let slots = p.max_returns.clamp(1, 8) as usize;
     let beams = p.beam_count as usize;
     let input = Buffer::from_slice(ctx, "records", records, BufferUsageFlags::STORAGE_BUFFER)
+        .map(Arc::new)
         .expect("records");
-    let out = Buffer::new(
-        ctx,
-        "echoes",
-        (beams * slots * size_of::<Echo>()) as u64,
-        BufferUsageFlags::STORAGE_BUFFER,
-        MemoryLocation::GpuToCpu,
-    )
-    .expect("echoes");
-    let counts = Buffer::new(
-        ctx,
-        "counts",
-        (beams * 4) as u64,
-        BufferUsageFlags::STORAGE_BUFFER,
-        MemoryLocation::GpuToCpu,
-    )
-    .expect("counts");
-    let mut p = *p;
-    p.records_address = input.device_address();
-    let p = &p;
-    pipeline.bind_buffer(0, 1, &out).expect("bind");
-    pipeline.bind_buffer(0, 2, &counts).expect("bind");
+    let host = |name: &str, bytes: usize| {
+        Buffer::new(
+            ctx,
+            name,
+            bytes as u64,
+            BufferUsageFlags::STORAGE_BUFFER,
+            MemoryLocation::GpuToCpu,
+        )
+        .map(Arc::new)
+        .expect("buffer")
+    };
+    let out = host("echoes", beams * slots * size_of::<Echo>());
+    let counts = host("counts", beams * 4);
+    let mut sets = pipeline.descriptor_sets().expect("sets");
+    sets.bind_buffer(0, 1, &out).expect("bind");
+    sets.bind_buffer(0, 2, &counts).expect("bind");
+    let sets = Arc::new(sets);
     run_once(ctx, |rec| {
-        rec.dispatch(pipeline, bytemuck::bytes_of(p), [p.beam_count, 1, 1])?;
-        rec.barrier();
+        let mut p = *p;
+        p.records_address = rec.address_of(&input);
+        rec.dispatch(
+            pipeline,
+            &sets,
+            bytemuck::bytes_of(&p),
+            [p.beam_count, 1, 1],
+        )?;
+        rec.barrier_to_host();
         Ok(())
     })
     .expect("dispatch");
@@ -388,7 +392,7 @@ fn gpu_waveform_matches_the_cpu_reference() {
         let uses = check_layout(&[&spirv], host).unwrap_or_else(|e| panic!("{e}"));
         assert!(uses > 0, "{} not found in waveform.comp", host.name);
     }
-    let pipeline = ComputePipeline::new(&ctx, &spirv).expect("pipeline");
+    let pipeline = Arc::new(ComputePipeline::new(&ctx, &spirv).expect("pipeline"));
     assert_eq!(pipeline.workgroup_size, (64, 1, 1));
 
     let beams = 2700u32;
@@ -531,6 +535,7 @@ fn glsl_rng_is_bit_identical_to_rust() {
         })
         .collect();
     let input = Buffer::from_slice(&ctx, "inputs", &inputs, BufferUsageFlags::STORAGE_BUFFER)
+        .map(Arc::new)
         .expect("inputs");
     let out = |name| {
         Buffer::new(
@@ -540,19 +545,22 @@ fn glsl_rng_is_bit_identical_to_rust() {
             BufferUsageFlags::STORAGE_BUFFER,
             MemoryLocation::GpuToCpu,
         )
+        .map(Arc::new)
         .expect("buffer")
     };
     let (hashes, uniforms, gauss) = (out("hashes"), out("uniforms"), out("gaussians"));
-    pipeline.bind_buffer(0, 0, &input).expect("bind");
-    pipeline.bind_buffer(0, 1, &hashes).expect("bind");
-    pipeline.bind_buffer(0, 2, &uniforms).expect("bind");
-    pipeline.bind_buffer(0, 3, &gauss).expect("bind");
+    let mut sets = pipeline.descriptor_sets().expect("sets");
+    sets.bind_buffer(0, 0, &input).expect("bind");
+    sets.bind_buffer(0, 1, &hashes).expect("bind");
+    sets.bind_buffer(0, 2, &uniforms).expect("bind");
+    sets.bind_buffer(0, 3, &gauss).expect("bind");
+    let (pipeline, sets) = (Arc::new(pipeline), Arc::new(sets));
     let mut push = Vec::new();
     push.extend_from_slice(&(n as u32).to_le_bytes());
     push.extend_from_slice(&seed_hi.to_le_bytes());
     run_once(&ctx, |rec| {
-        rec.dispatch(&pipeline, &push, [n.div_ceil(64) as u32, 1, 1])?;
-        rec.barrier();
+        rec.dispatch(&pipeline, &sets, &push, [n.div_ceil(64) as u32, 1, 1])?;
+        rec.barrier_to_host();
         Ok(())
     })
     .expect("dispatch");

@@ -1,26 +1,23 @@
 //! Acceleration structures: compacted bottom-level structures per mesh and a top-level
 //! structure over instances that is refitted when only transforms change.
 
+use super::align_up;
 use super::buffer::{Buffer, MemoryLocation};
 use super::commands::{run_once, Recording};
-use super::context::Context;
+use super::context::{poisoned, Context};
 use super::error::{GpuError, GpuResult, VkContext};
 use ash::vk;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
-fn align_up(v: u64, a: u64) -> u64 {
-    if a <= 1 {
-        v
-    } else {
-        v.div_ceil(a) * a
-    }
-}
-
-/// An acceleration structure and the buffer holding it.
+/// An acceleration structure and the buffer holding it. Shared as `Arc`: descriptor
+/// sets and submissions that use it hold a reference.
 pub struct AccelerationStructure {
     ctx: Arc<Context>,
     pub(crate) raw: vk::AccelerationStructureKHR,
     address: vk::DeviceAddress,
+    /// The bottom-level structures a top-level one has referenced: it points at them by
+    /// device address, so they live at least as long as it does.
+    referenced: Mutex<Vec<Arc<AccelerationStructure>>>,
     // Dropped after `raw` is destroyed (Drop below runs first, then fields).
     _buffer: Buffer,
 }
@@ -57,8 +54,18 @@ impl AccelerationStructure {
             ctx: ctx.clone(),
             raw,
             address,
+            referenced: Mutex::new(Vec::new()),
             _buffer: buffer,
         })
+    }
+
+    /// Keeps `blas` alive as long as this (top-level) structure.
+    fn reference(&self, blas: &Arc<AccelerationStructure>) -> GpuResult<()> {
+        let mut refs = self.referenced.lock().map_err(|_| poisoned())?;
+        if !refs.iter().any(|r| Arc::ptr_eq(r, blas)) {
+            refs.push(blas.clone());
+        }
+        Ok(())
     }
 
     pub fn device_address(&self) -> vk::DeviceAddress {
@@ -68,7 +75,7 @@ impl AccelerationStructure {
 
 impl Drop for AccelerationStructure {
     fn drop(&mut self) {
-        // SAFETY: the owner guarantees the GPU is done with it.
+        // SAFETY: submissions and descriptor sets that use it hold an Arc; the last is gone.
         unsafe {
             self.ctx
                 .accel
@@ -118,34 +125,41 @@ fn triangles_data(g: &TriangleGeometry) -> vk::AccelerationStructureGeometryKHR<
         })
 }
 
-/// Builds one compacted, fast-trace bottom-level structure per mesh (each mesh a list of
-/// geometries), all in two submissions: build + size query, then compaction copies.
-pub fn build_blases(
+const BLAS_FLAGS: vk::BuildAccelerationStructureFlagsKHR =
+    vk::BuildAccelerationStructureFlagsKHR::from_raw(
+        vk::BuildAccelerationStructureFlagsKHR::PREFER_FAST_TRACE.as_raw()
+            | vk::BuildAccelerationStructureFlagsKHR::ALLOW_COMPACTION.as_raw(),
+    );
+
+/// Uncompacted structures of a batch with their scratch ranges.
+struct BlasBatch {
+    built: Vec<AccelerationStructure>,
+    scratch_offsets: Vec<u64>,
+    scratch_total: u64,
+    built_bytes: u64,
+}
+
+/// Sizes and creates one structure per mesh and lays out one scratch buffer for all.
+fn allocate_blases(
     ctx: &Arc<Context>,
     meshes: &[Vec<TriangleGeometry>],
-) -> GpuResult<(Vec<AccelerationStructure>, BlasStats)> {
-    if meshes.is_empty() {
-        return Ok((Vec::new(), BlasStats::default()));
-    }
-    let flags = vk::BuildAccelerationStructureFlagsKHR::PREFER_FAST_TRACE
-        | vk::BuildAccelerationStructureFlagsKHR::ALLOW_COMPACTION;
+    geometries: &[Vec<vk::AccelerationStructureGeometryKHR<'_>>],
+) -> GpuResult<BlasBatch> {
     let scratch_align = ctx.limits.scratch_alignment as u64;
-    let geometries: Vec<Vec<vk::AccelerationStructureGeometryKHR>> = meshes
-        .iter()
-        .map(|m| m.iter().map(triangles_data).collect())
-        .collect();
-    let mut built = Vec::with_capacity(meshes.len());
-    let mut scratch_offsets = Vec::with_capacity(meshes.len());
-    let mut scratch_total = 0u64;
-    let mut stats = BlasStats::default();
-    for (i, (mesh, geoms)) in meshes.iter().zip(&geometries).enumerate() {
+    let mut batch = BlasBatch {
+        built: Vec::with_capacity(meshes.len()),
+        scratch_offsets: Vec::with_capacity(meshes.len()),
+        scratch_total: 0,
+        built_bytes: 0,
+    };
+    for (i, (mesh, geoms)) in meshes.iter().zip(geometries).enumerate() {
         if mesh.is_empty() {
             return Err(GpuError::Usage(format!("mesh {i} has no geometry")));
         }
         let counts: Vec<u32> = mesh.iter().map(|g| g.triangle_count).collect();
         let info = vk::AccelerationStructureBuildGeometryInfoKHR::default()
             .ty(vk::AccelerationStructureTypeKHR::BOTTOM_LEVEL)
-            .flags(flags)
+            .flags(BLAS_FLAGS)
             .mode(vk::BuildAccelerationStructureModeKHR::BUILD)
             .geometries(geoms);
         let mut sizes = vk::AccelerationStructureBuildSizesInfoKHR::default();
@@ -158,86 +172,91 @@ pub fn build_blases(
                 &mut sizes,
             )
         };
-        let blas = AccelerationStructure::new(
+        batch.built.push(AccelerationStructure::new(
             ctx,
             &format!("blas {i}"),
             vk::AccelerationStructureTypeKHR::BOTTOM_LEVEL,
             sizes.acceleration_structure_size,
-        )?;
-        stats.built_bytes += sizes.acceleration_structure_size;
-        scratch_total = align_up(scratch_total, scratch_align);
-        scratch_offsets.push(scratch_total);
-        scratch_total += sizes.build_scratch_size;
-        built.push(blas);
+        )?);
+        batch.built_bytes += sizes.acceleration_structure_size;
+        batch.scratch_total = align_up(batch.scratch_total, scratch_align);
+        batch.scratch_offsets.push(batch.scratch_total);
+        batch.scratch_total += sizes.build_scratch_size;
     }
-    let scratch = Buffer::new(
-        ctx,
-        "blas scratch",
-        scratch_total + scratch_align,
-        vk::BufferUsageFlags::STORAGE_BUFFER,
-        MemoryLocation::GpuOnly,
-    )?;
-    let scratch_base = align_up(scratch.device_address(), scratch_align);
-    let query_info = vk::QueryPoolCreateInfo::default()
-        .query_type(vk::QueryType::ACCELERATION_STRUCTURE_COMPACTED_SIZE_KHR)
-        .query_count(meshes.len() as u32);
-    let queries = QueryPool::new(ctx, &query_info)?;
-    run_once(ctx, |rec| {
-        // SAFETY: recording; query pool reset before use.
+    Ok(batch)
+}
+
+/// Records the builds of a batch and the query of their compacted sizes.
+fn record_blas_builds(
+    rec: &mut Recording<'_>,
+    meshes: &[Vec<TriangleGeometry>],
+    geometries: &[Vec<vk::AccelerationStructureGeometryKHR<'_>>],
+    batch: &BlasBatch,
+    scratch_base: vk::DeviceAddress,
+    queries: &QueryPool,
+) {
+    let ctx = rec.ctx;
+    // SAFETY (whole function): recording; the one-shot submission waits before the
+    // borrowed structures, scratch and query pool can go.
+    unsafe {
+        rec.device()
+            .cmd_reset_query_pool(rec.cmd, queries.raw, 0, meshes.len() as u32)
+    };
+    for (i, (mesh, geoms)) in meshes.iter().zip(geometries).enumerate() {
+        let info = vk::AccelerationStructureBuildGeometryInfoKHR::default()
+            .ty(vk::AccelerationStructureTypeKHR::BOTTOM_LEVEL)
+            .flags(BLAS_FLAGS)
+            .mode(vk::BuildAccelerationStructureModeKHR::BUILD)
+            .dst_acceleration_structure(batch.built[i].raw)
+            .geometries(geoms)
+            .scratch_data(vk::DeviceOrHostAddressKHR {
+                device_address: scratch_base + batch.scratch_offsets[i],
+            });
+        let ranges: Vec<vk::AccelerationStructureBuildRangeInfoKHR> = mesh
+            .iter()
+            .map(|g| {
+                vk::AccelerationStructureBuildRangeInfoKHR::default()
+                    .primitive_count(g.triangle_count)
+            })
+            .collect();
+        // Each build has its own scratch range.
         unsafe {
-            rec.device()
-                .cmd_reset_query_pool(rec.cmd, queries.raw, 0, meshes.len() as u32)
+            ctx.accel
+                .cmd_build_acceleration_structures(rec.cmd, &[info], &[&ranges])
         };
-        for (i, (mesh, geoms)) in meshes.iter().zip(&geometries).enumerate() {
-            let info = vk::AccelerationStructureBuildGeometryInfoKHR::default()
-                .ty(vk::AccelerationStructureTypeKHR::BOTTOM_LEVEL)
-                .flags(flags)
-                .mode(vk::BuildAccelerationStructureModeKHR::BUILD)
-                .dst_acceleration_structure(built[i].raw)
-                .geometries(geoms)
-                .scratch_data(vk::DeviceOrHostAddressKHR {
-                    device_address: scratch_base + scratch_offsets[i],
-                });
-            let ranges: Vec<vk::AccelerationStructureBuildRangeInfoKHR> = mesh
-                .iter()
-                .map(|g| {
-                    vk::AccelerationStructureBuildRangeInfoKHR::default()
-                        .primitive_count(g.triangle_count)
-                })
-                .collect();
-            // SAFETY: each build has its own scratch range; inputs live until the wait.
-            unsafe {
-                ctx.accel
-                    .cmd_build_acceleration_structures(rec.cmd, &[info], &[&ranges])
-            };
-        }
-        // Builds must finish before their compacted sizes are read.
-        let barrier = vk::MemoryBarrier::default()
-            .src_access_mask(vk::AccessFlags::ACCELERATION_STRUCTURE_WRITE_KHR)
-            .dst_access_mask(vk::AccessFlags::ACCELERATION_STRUCTURE_READ_KHR);
-        let raws: Vec<vk::AccelerationStructureKHR> = built.iter().map(|b| b.raw).collect();
-        // SAFETY: recording; all structures live.
-        unsafe {
-            rec.device().cmd_pipeline_barrier(
-                rec.cmd,
-                vk::PipelineStageFlags::ACCELERATION_STRUCTURE_BUILD_KHR,
-                vk::PipelineStageFlags::ACCELERATION_STRUCTURE_BUILD_KHR,
-                vk::DependencyFlags::empty(),
-                &[barrier],
-                &[],
-                &[],
-            );
-            ctx.accel.cmd_write_acceleration_structures_properties(
-                rec.cmd,
-                &raws,
-                vk::QueryType::ACCELERATION_STRUCTURE_COMPACTED_SIZE_KHR,
-                queries.raw,
-                0,
-            );
-        }
-        Ok(())
-    })?;
-    let mut compacted_sizes = vec![0u64; meshes.len()];
+    }
+    // Builds must finish before their compacted sizes are read.
+    let barrier = vk::MemoryBarrier::default()
+        .src_access_mask(vk::AccessFlags::ACCELERATION_STRUCTURE_WRITE_KHR)
+        .dst_access_mask(vk::AccessFlags::ACCELERATION_STRUCTURE_READ_KHR);
+    let raws: Vec<vk::AccelerationStructureKHR> = batch.built.iter().map(|b| b.raw).collect();
+    unsafe {
+        rec.device().cmd_pipeline_barrier(
+            rec.cmd,
+            vk::PipelineStageFlags::ACCELERATION_STRUCTURE_BUILD_KHR,
+            vk::PipelineStageFlags::ACCELERATION_STRUCTURE_BUILD_KHR,
+            vk::DependencyFlags::empty(),
+            &[barrier],
+            &[],
+            &[],
+        );
+        ctx.accel.cmd_write_acceleration_structures_properties(
+            rec.cmd,
+            &raws,
+            vk::QueryType::ACCELERATION_STRUCTURE_COMPACTED_SIZE_KHR,
+            queries.raw,
+            0,
+        );
+    }
+}
+
+/// Copies each built structure into a new one of its compacted size.
+fn compact_blases(
+    ctx: &Arc<Context>,
+    built: &[AccelerationStructure],
+    queries: &QueryPool,
+) -> GpuResult<(Vec<Arc<AccelerationStructure>>, u64)> {
+    let mut compacted_sizes = vec![0u64; built.len()];
     // SAFETY: the queries were written by the completed submission.
     unsafe {
         ctx.raw().get_query_pool_results(
@@ -248,27 +267,70 @@ pub fn build_blases(
         )
     }
     .vk("vkGetQueryPoolResults")?;
-    let mut compacted = Vec::with_capacity(meshes.len());
-    for (i, &size) in compacted_sizes.iter().enumerate() {
-        stats.compacted_bytes += size;
-        compacted.push(AccelerationStructure::new(
-            ctx,
-            &format!("blas {i} compacted"),
-            vk::AccelerationStructureTypeKHR::BOTTOM_LEVEL,
-            size,
-        )?);
-    }
+    let compacted = compacted_sizes
+        .iter()
+        .enumerate()
+        .map(|(i, &size)| {
+            AccelerationStructure::new(
+                ctx,
+                &format!("blas {i} compacted"),
+                vk::AccelerationStructureTypeKHR::BOTTOM_LEVEL,
+                size,
+            )
+            .map(Arc::new)
+        })
+        .collect::<GpuResult<Vec<_>>>()?;
     run_once(ctx, |rec| {
         for (src, dst) in built.iter().zip(&compacted) {
             let info = vk::CopyAccelerationStructureInfoKHR::default()
                 .src(src.raw)
                 .dst(dst.raw)
                 .mode(vk::CopyAccelerationStructureModeKHR::COMPACT);
-            // SAFETY: recording; source built, destination sized by the query.
+            // SAFETY: recording; source built, destination sized by the query; the
+            // one-shot submission waits before either can go.
             unsafe { ctx.accel.cmd_copy_acceleration_structure(rec.cmd, &info) };
         }
         Ok(())
     })?;
+    Ok((compacted, compacted_sizes.iter().sum()))
+}
+
+/// Builds one compacted, fast-trace bottom-level structure per mesh (each mesh a list of
+/// geometries), all in two submissions: build + size query, then compaction copies.
+pub fn build_blases(
+    ctx: &Arc<Context>,
+    meshes: &[Vec<TriangleGeometry>],
+) -> GpuResult<(Vec<Arc<AccelerationStructure>>, BlasStats)> {
+    if meshes.is_empty() {
+        return Ok((Vec::new(), BlasStats::default()));
+    }
+    let geometries: Vec<Vec<vk::AccelerationStructureGeometryKHR>> = meshes
+        .iter()
+        .map(|m| m.iter().map(triangles_data).collect())
+        .collect();
+    let batch = allocate_blases(ctx, meshes, &geometries)?;
+    let scratch_align = ctx.limits.scratch_alignment as u64;
+    let scratch = Buffer::new(
+        ctx,
+        "blas scratch",
+        batch.scratch_total + scratch_align,
+        vk::BufferUsageFlags::STORAGE_BUFFER,
+        MemoryLocation::GpuOnly,
+    )?;
+    let scratch_base = align_up(scratch.device_address(), scratch_align);
+    let query_info = vk::QueryPoolCreateInfo::default()
+        .query_type(vk::QueryType::ACCELERATION_STRUCTURE_COMPACTED_SIZE_KHR)
+        .query_count(meshes.len() as u32);
+    let queries = QueryPool::new(ctx, &query_info)?;
+    run_once(ctx, |rec| {
+        record_blas_builds(rec, meshes, &geometries, &batch, scratch_base, &queries);
+        Ok(())
+    })?;
+    let (compacted, compacted_bytes) = compact_blases(ctx, &batch.built, &queries)?;
+    let stats = BlasStats {
+        built_bytes: batch.built_bytes,
+        compacted_bytes,
+    };
     Ok((compacted, stats))
 }
 
@@ -297,7 +359,7 @@ impl Drop for QueryPool {
 }
 
 /// One instance of a top-level structure.
-#[derive(Debug, Clone, Copy)]
+#[derive(Clone)]
 pub struct TlasInstance {
     /// Object → world, row-major 3×4.
     pub transform: [[f32; 4]; 3],
@@ -306,16 +368,51 @@ pub struct TlasInstance {
     pub mask: u8,
     /// Hit-group offset into the SBT (24 bits).
     pub sbt_offset: u32,
-    pub blas_address: vk::DeviceAddress,
+    /// The bottom-level structure placed; the top-level structure keeps it alive.
+    pub blas: Arc<AccelerationStructure>,
+}
+
+impl TlasInstance {
+    /// The instance as Vulkan lays it out (64 bytes).
+    fn to_bytes(&self) -> [u8; 64] {
+        let t = &self.transform;
+        let raw = vk::AccelerationStructureInstanceKHR {
+            transform: vk::TransformMatrixKHR {
+                matrix: [
+                    t[0][0], t[0][1], t[0][2], t[0][3], t[1][0], t[1][1], t[1][2], t[1][3],
+                    t[2][0], t[2][1], t[2][2], t[2][3],
+                ],
+            },
+            instance_custom_index_and_mask: vk::Packed24_8::new(
+                self.custom_index & 0x00ff_ffff,
+                self.mask,
+            ),
+            instance_shader_binding_table_record_offset_and_flags: vk::Packed24_8::new(
+                self.sbt_offset & 0x00ff_ffff,
+                vk::GeometryInstanceFlagsKHR::TRIANGLE_FACING_CULL_DISABLE.as_raw() as u8,
+            ),
+            acceleration_structure_reference: vk::AccelerationStructureReferenceKHR {
+                device_handle: self.blas.device_address(),
+            },
+        };
+        const _: () = assert!(std::mem::size_of::<vk::AccelerationStructureInstanceKHR>() == 64);
+        // The instance struct is not Pod (it holds a union): copy its bytes.
+        // SAFETY: AccelerationStructureInstanceKHR is repr(C), 64 bytes, no padding.
+        unsafe { std::mem::transmute::<vk::AccelerationStructureInstanceKHR, [u8; 64]>(raw) }
+    }
 }
 
 /// A top-level structure with room for `capacity` instances; rebuilt when the set of
 /// instances changes, refitted when only their transforms do.
+///
+/// Moving instances while earlier frames are in flight needs no wait: each update writes
+/// its instances into an instance buffer no unfinished submission holds (a new one when
+/// all are busy), and the build itself is ordered after earlier traces by a barrier.
 pub struct Tlas {
     ctx: Arc<Context>,
-    structure: AccelerationStructure,
-    instances: Buffer,
-    scratch: Buffer,
+    structure: Arc<AccelerationStructure>,
+    instance_buffers: Vec<Arc<Buffer>>,
+    scratch: Arc<Buffer>,
     capacity: u32,
     built: Option<Vec<(u32, vk::DeviceAddress)>>,
 }
@@ -325,6 +422,8 @@ const TLAS_FLAGS: vk::BuildAccelerationStructureFlagsKHR =
         vk::BuildAccelerationStructureFlagsKHR::PREFER_FAST_TRACE.as_raw()
             | vk::BuildAccelerationStructureFlagsKHR::ALLOW_UPDATE.as_raw(),
     );
+
+const INSTANCE_SIZE: u64 = std::mem::size_of::<vk::AccelerationStructureInstanceKHR>() as u64;
 
 fn instances_geometry(address: vk::DeviceAddress) -> vk::AccelerationStructureGeometryKHR<'static> {
     vk::AccelerationStructureGeometryKHR::default()
@@ -348,14 +447,7 @@ pub enum TlasUpdate {
 impl Tlas {
     pub fn new(ctx: &Arc<Context>, capacity: u32) -> GpuResult<Tlas> {
         let capacity = capacity.max(1);
-        let instance_size = std::mem::size_of::<vk::AccelerationStructureInstanceKHR>() as u64;
-        let instances = Buffer::new(
-            ctx,
-            "tlas instances",
-            instance_size * capacity as u64,
-            vk::BufferUsageFlags::ACCELERATION_STRUCTURE_BUILD_INPUT_READ_ONLY_KHR,
-            MemoryLocation::CpuToGpu,
-        )?;
+        let instances = Tlas::instance_buffer(ctx, capacity)?;
         let geometry = [instances_geometry(instances.device_address())];
         let info = vk::AccelerationStructureBuildGeometryInfoKHR::default()
             .ty(vk::AccelerationStructureTypeKHR::TOP_LEVEL)
@@ -388,12 +480,41 @@ impl Tlas {
         )?;
         Ok(Tlas {
             ctx: ctx.clone(),
-            structure,
-            instances,
-            scratch,
+            structure: Arc::new(structure),
+            instance_buffers: vec![Arc::new(instances)],
+            scratch: Arc::new(scratch),
             capacity,
             built: None,
         })
+    }
+
+    fn instance_buffer(ctx: &Arc<Context>, capacity: u32) -> GpuResult<Buffer> {
+        Buffer::new(
+            ctx,
+            "tlas instances",
+            INSTANCE_SIZE * capacity as u64,
+            vk::BufferUsageFlags::ACCELERATION_STRUCTURE_BUILD_INPUT_READ_ONLY_KHR,
+            MemoryLocation::CpuToGpu,
+        )
+    }
+
+    /// An instance buffer that no unfinished submission holds, filled with `bytes`.
+    fn free_instance_buffer(&mut self, bytes: &[u8]) -> GpuResult<Arc<Buffer>> {
+        let free = self
+            .instance_buffers
+            .iter_mut()
+            .position(|b| Arc::get_mut(b).is_some());
+        let index = match free {
+            Some(i) => i,
+            None => {
+                let buffer = Tlas::instance_buffer(&self.ctx, self.capacity)?;
+                self.instance_buffers.push(Arc::new(buffer));
+                self.instance_buffers.len() - 1
+            }
+        };
+        let buffer = &mut self.instance_buffers[index];
+        super::exclusive(buffer, "a TLAS instance buffer")?.write(0, bytes)?;
+        Ok(buffer.clone())
     }
 
     /// Writes the instances and records a build (or a refit when the same structures
@@ -410,50 +531,38 @@ impl Tlas {
                 self.capacity
             )));
         }
-        let mut bytes = Vec::with_capacity(instances.len() * 64);
+        let bytes: Vec<u8> = instances.iter().flat_map(|i| i.to_bytes()).collect();
+        let instance_buffer = self.free_instance_buffer(&bytes)?;
         for inst in instances {
-            let t = &inst.transform;
-            let raw = vk::AccelerationStructureInstanceKHR {
-                transform: vk::TransformMatrixKHR {
-                    matrix: [
-                        t[0][0], t[0][1], t[0][2], t[0][3], t[1][0], t[1][1], t[1][2], t[1][3],
-                        t[2][0], t[2][1], t[2][2], t[2][3],
-                    ],
-                },
-                instance_custom_index_and_mask: vk::Packed24_8::new(
-                    inst.custom_index & 0x00ff_ffff,
-                    inst.mask,
-                ),
-                instance_shader_binding_table_record_offset_and_flags: vk::Packed24_8::new(
-                    inst.sbt_offset & 0x00ff_ffff,
-                    vk::GeometryInstanceFlagsKHR::TRIANGLE_FACING_CULL_DISABLE.as_raw() as u8,
-                ),
-                acceleration_structure_reference: vk::AccelerationStructureReferenceKHR {
-                    device_handle: inst.blas_address,
-                },
-            };
-            // The instance struct is not Pod (it holds a union): copy its bytes.
-            // SAFETY: AccelerationStructureInstanceKHR is repr(C), 64 bytes, no padding.
-            let raw_bytes = unsafe {
-                std::slice::from_raw_parts(
-                    &raw as *const vk::AccelerationStructureInstanceKHR as *const u8,
-                    std::mem::size_of::<vk::AccelerationStructureInstanceKHR>(),
-                )
-            };
-            bytes.extend_from_slice(raw_bytes);
+            self.structure.reference(&inst.blas)?;
         }
-        self.instances.write(0, &bytes)?;
         let signature: Vec<(u32, vk::DeviceAddress)> = instances
             .iter()
-            .map(|i| (i.custom_index, i.blas_address))
+            .map(|i| (i.custom_index, i.blas.device_address()))
             .collect();
         let refit = self.built.as_ref() == Some(&signature);
+        self.record_build(rec, &instance_buffer, instances.len() as u32, refit);
+        self.built = Some(signature);
+        Ok(if refit {
+            TlasUpdate::Refitted
+        } else {
+            TlasUpdate::Built
+        })
+    }
+
+    fn record_build(
+        &self,
+        rec: &mut Recording<'_>,
+        instances: &Arc<Buffer>,
+        count: u32,
+        refit: bool,
+    ) {
         let mode = if refit {
             vk::BuildAccelerationStructureModeKHR::UPDATE
         } else {
             vk::BuildAccelerationStructureModeKHR::BUILD
         };
-        let geometry = [instances_geometry(self.instances.device_address())];
+        let geometry = [instances_geometry(instances.device_address())];
         let scratch_align = self.ctx.limits.scratch_alignment as u64;
         let mut info = vk::AccelerationStructureBuildGeometryInfoKHR::default()
             .ty(vk::AccelerationStructureTypeKHR::TOP_LEVEL)
@@ -467,26 +576,24 @@ impl Tlas {
         if refit {
             info = info.src_acceleration_structure(self.structure.raw);
         }
-        let range = [vk::AccelerationStructureBuildRangeInfoKHR::default()
-            .primitive_count(instances.len() as u32)];
+        let range = [vk::AccelerationStructureBuildRangeInfoKHR::default().primitive_count(count)];
+        rec.retain_buffer(instances);
+        rec.retain_buffer(&self.scratch);
+        rec.retain(&self.structure);
         // Earlier traces must be done reading the structure before it changes.
         rec.barrier();
-        // SAFETY: recording; instance data written above, scratch sized for both modes.
+        // SAFETY: recording; instances, scratch and structure are retained until the
+        // fence signals (the structure keeps its BLASes); scratch sized for both modes.
         unsafe {
             self.ctx
                 .accel
                 .cmd_build_acceleration_structures(rec.cmd, &[info], &[&range])
         };
         rec.barrier();
-        self.built = Some(signature);
-        Ok(if refit {
-            TlasUpdate::Refitted
-        } else {
-            TlasUpdate::Built
-        })
     }
 
-    pub(crate) fn raw(&self) -> vk::AccelerationStructureKHR {
-        self.structure.raw
+    /// The structure itself, as descriptor sets bind it.
+    pub(crate) fn structure(&self) -> &Arc<AccelerationStructure> {
+        &self.structure
     }
 }

@@ -5,9 +5,11 @@ use super::error::{GpuError, GpuResult, VkContext};
 use ash::vk;
 use gpu_allocator::vulkan::{Allocation, AllocationCreateDesc, AllocationScheme};
 pub use gpu_allocator::MemoryLocation;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 
-/// A buffer and its memory; Drop frees both.
+/// A buffer and its memory; Drop frees both. Submissions that use a buffer hold an
+/// `Arc` to it (see `commands`), so Drop runs only when the GPU is done with it.
 pub struct Buffer {
     ctx: Arc<Context>,
     pub(crate) raw: vk::Buffer,
@@ -15,6 +17,29 @@ pub struct Buffer {
     size: u64,
     address: vk::DeviceAddress,
     name: String,
+    /// Submissions not yet waited for that use this buffer; host access is refused
+    /// while it is non-zero.
+    gpu_uses: AtomicU32,
+    /// Buffers whose device addresses this one holds (a table of buffer references):
+    /// they live at least as long as it does.
+    referenced: Vec<Arc<Buffer>>,
+}
+
+/// A submission's use of a buffer: keeps it alive and counts as a GPU use until the
+/// submission's fence has been waited for.
+pub(crate) struct BufferUse(Arc<Buffer>);
+
+impl BufferUse {
+    pub(crate) fn new(buffer: &Arc<Buffer>) -> BufferUse {
+        buffer.gpu_uses.fetch_add(1, Ordering::AcqRel);
+        BufferUse(buffer.clone())
+    }
+}
+
+impl Drop for BufferUse {
+    fn drop(&mut self) {
+        self.0.gpu_uses.fetch_sub(1, Ordering::AcqRel);
+    }
 }
 
 impl Buffer {
@@ -70,6 +95,8 @@ impl Buffer {
             size,
             address: 0,
             name: name.into(),
+            gpu_uses: AtomicU32::new(0),
+            referenced: Vec::new(),
         };
         let alloc = buffer.allocation.as_ref().ok_or_else(poisoned)?;
         // SAFETY: memory and offset come from an allocation that satisfies `requirements`.
@@ -109,23 +136,28 @@ impl Buffer {
         usage: vk::BufferUsageFlags,
     ) -> GpuResult<Buffer> {
         let bytes: &[u8] = bytemuck::cast_slice(data);
-        let staging = Buffer::from_slice(
+        let staging = Arc::new(Buffer::from_slice(
             ctx,
             &format!("{name} (staging)"),
             bytes,
             vk::BufferUsageFlags::TRANSFER_SRC,
-        )?;
-        let buffer = Buffer::new(
+        )?);
+        let buffer = Arc::new(Buffer::new(
             ctx,
             name,
             bytes.len() as u64,
             usage | vk::BufferUsageFlags::TRANSFER_DST,
             MemoryLocation::GpuOnly,
-        )?;
+        )?);
         super::commands::run_once(ctx, |rec| {
             rec.copy_buffer(&staging, &buffer, bytes.len() as u64)
         })?;
-        Ok(buffer)
+        // run_once waited and released its references: this one is the last.
+        Arc::try_unwrap(buffer).map_err(|_| {
+            GpuError::Usage(format!(
+                "upload of '{name}' still referenced after its wait"
+            ))
+        })
     }
 
     pub fn size(&self) -> u64 {
@@ -140,8 +172,33 @@ impl Buffer {
         self.raw
     }
 
+    /// Declares that this buffer holds the device addresses of `buffers` (shaders follow
+    /// them as buffer references): they are kept alive as long as this one, so binding
+    /// it keeps what it points to alive too.
+    pub fn keep_referenced(&mut self, buffers: &[&Arc<Buffer>]) {
+        self.referenced
+            .extend(buffers.iter().map(|b| Arc::clone(b)));
+    }
+
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Fails while a submission that has not been waited for uses the buffer: the host
+    /// must not read what the GPU may still write, nor write what it may still read.
+    fn check_host_access(&self) -> GpuResult<()> {
+        match self.gpu_uses.load(Ordering::Acquire) {
+            0 => Ok(()),
+            n => Err(GpuError::Usage(format!(
+                "buffer '{}' is used by {n} GPU submission(s) not yet waited for",
+                self.name
+            ))),
+        }
+    }
+
     /// Copies `bytes` into a host-visible buffer at `offset`.
     pub fn write(&mut self, offset: u64, bytes: &[u8]) -> GpuResult<()> {
+        self.check_host_access()?;
         let name = self.name.clone();
         let size = self.size;
         let slice = self.mapped_mut()?;
@@ -163,6 +220,7 @@ impl Buffer {
 
     /// Reads `count` values of `T` from a host-visible buffer.
     pub fn read<T: bytemuck::Pod>(&self, count: usize) -> GpuResult<Vec<T>> {
+        self.check_host_access()?;
         let bytes = std::mem::size_of::<T>() * count;
         let slice = self
             .allocation
@@ -199,8 +257,8 @@ impl Buffer {
 
 impl Drop for Buffer {
     fn drop(&mut self) {
-        // SAFETY: the owner guarantees the GPU no longer uses the buffer (frames wait on
-        // their fences before resources go away).
+        // SAFETY: every submission that used the buffer held an Arc to it until its fence
+        // signalled, so the last reference is gone only when the GPU is done.
         unsafe { self.ctx.raw().destroy_buffer(self.raw, None) };
         if let Some(allocation) = self.allocation.take() {
             if let Ok(mut allocator) = self.ctx.allocator.lock() {

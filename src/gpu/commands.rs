@@ -1,19 +1,43 @@
-//! Command buffers: one-shot submissions (uploads, AS builds) and a reusable per-frame
-//! recorder that waits on its own fence.
+//! Command buffers and the lifetime rule of everything the GPU uses.
+//!
+//! **A submission owns what it uses.** Every `Recording` method that makes the GPU touch a
+//! resource takes it as an `Arc` and keeps a clone in the recording's keep-alive list. On
+//! submit, that list moves into the [`CommandRecorder`] with the fence, and is dropped
+//! only once the fence has signalled (`wait`, the next `submit`, or `Drop`, which waits).
+//! So a buffer, pipeline, descriptor set, query pool or acceleration structure can never
+//! be freed while a submission may still use it, whatever its owner does — dropping a
+//! resource only drops the owner's reference. Host access to a resource (writing mapped
+//! memory, rewriting descriptor sets, reading query results) needs `&mut`, which an owner
+//! gets through `Arc::get_mut` only while no unfinished submission holds a clone
+//! ([`exclusive`]): "the GPU is still using it" is an error, not a race.
 
-use super::buffer::Buffer;
+use super::buffer::{Buffer, BufferUse};
 use super::context::{poisoned, Context};
-use super::error::{GpuResult, VkContext};
+use super::error::{GpuError, GpuResult, VkContext};
 use ash::vk;
+use std::any::Any;
 use std::sync::Arc;
 
-/// A command buffer with its fence, reused frame after frame.
+/// Something a submission keeps alive until its fence signals.
+pub(crate) type Retained = Arc<dyn Any + Send + Sync>;
+
+/// Exclusive host access to a resource shared with submissions: fails while a submission
+/// that has not been waited for still holds it.
+pub fn exclusive<'a, T>(resource: &'a mut Arc<T>, what: &str) -> GpuResult<&'a mut T> {
+    Arc::get_mut(resource).ok_or_else(|| {
+        GpuError::Usage(format!(
+            "{what} is still used by a GPU submission that has not been waited for"
+        ))
+    })
+}
+
+/// A command buffer with its fence, reused submission after submission.
 pub struct CommandRecorder {
     ctx: Arc<Context>,
     cmd: vk::CommandBuffer,
     fence: vk::Fence,
-    /// A submission whose fence has not been waited for yet.
-    pending: bool,
+    /// What the submission in flight uses; `Some` until its fence has been waited for.
+    in_flight: Option<Vec<Retained>>,
 }
 
 impl CommandRecorder {
@@ -33,7 +57,7 @@ impl CommandRecorder {
             Err(result) => {
                 // SAFETY: `cmd` is unused.
                 unsafe { device.free_command_buffers(pool, &[cmd]) };
-                return Err(super::GpuError::Vk {
+                return Err(GpuError::Vk {
                     call: "vkCreateFence",
                     result,
                 });
@@ -43,7 +67,7 @@ impl CommandRecorder {
             ctx: ctx.clone(),
             cmd,
             fence,
-            pending: false,
+            in_flight: None,
         })
     }
 
@@ -79,10 +103,13 @@ impl CommandRecorder {
                 )
                 .vk("vkBeginCommandBuffer")?;
         }
-        let result = record(&mut Recording {
+        let mut rec = Recording {
             ctx: &self.ctx,
             cmd: self.cmd,
-        });
+            retained: Vec::new(),
+        };
+        let result = record(&mut rec);
+        let retained = rec.retained;
         // SAFETY: recording state; ended even when `record` failed so the buffer can reset.
         unsafe { device.end_command_buffer(self.cmd) }.vk("vkEndCommandBuffer")?;
         let value = result?;
@@ -90,16 +117,18 @@ impl CommandRecorder {
         let submit = vk::SubmitInfo::default().command_buffers(&cmds);
         {
             let queue = self.ctx.queue.lock().map_err(|_| poisoned())?;
-            // SAFETY: queue externally synchronised by the lock; fence unsignalled.
+            // SAFETY: queue externally synchronised by the lock; fence unsignalled; every
+            // resource the commands use is in `retained`, kept until the fence signals.
             unsafe { device.queue_submit(*queue, &[submit], self.fence) }.vk("vkQueueSubmit")?;
         }
-        self.pending = true;
+        self.in_flight = Some(retained);
         Ok(value)
     }
 
-    /// Waits until the last submission has finished (no-op when none is pending).
+    /// Waits until the last submission has finished and releases what it used (no-op
+    /// when none is pending).
     pub fn wait(&mut self) -> GpuResult<()> {
-        if !self.pending {
+        if self.in_flight.is_none() {
             return Ok(());
         }
         let device = self.ctx.raw();
@@ -110,22 +139,34 @@ impl CommandRecorder {
                 .vk("vkWaitForFences")?;
             device.reset_fences(&[self.fence]).vk("vkResetFences")?;
         }
-        self.pending = false;
+        // Only now may the resources go.
+        self.in_flight = None;
         Ok(())
     }
 
-    /// Whether a submission is still in flight.
+    /// Whether a submission is still in flight (not yet waited for).
     pub fn is_pending(&self) -> bool {
-        self.pending
+        self.in_flight.is_some()
     }
 }
 
 impl Drop for CommandRecorder {
     fn drop(&mut self) {
-        // A pending submission must finish before its buffer and fence go away.
-        let _ = self.wait();
         let device = self.ctx.raw();
-        // SAFETY: nothing is pending (waited above), so the buffer is idle.
+        if self.in_flight.is_some() {
+            // SAFETY: the fence was submitted with the buffer.
+            let waited = unsafe { device.wait_for_fences(&[self.fence], true, u64::MAX) };
+            if waited.is_err() {
+                // The device is lost or the wait failed: the GPU may still use the buffer
+                // and what it retained, so leak them rather than free memory in use.
+                if let Some(retained) = self.in_flight.take() {
+                    std::mem::forget(retained);
+                }
+                return;
+            }
+            self.in_flight = None;
+        }
+        // SAFETY: nothing is pending (waited above), so the buffer and fence are idle.
         unsafe {
             device.destroy_fence(self.fence, None);
             if let Ok(pool) = self.ctx.command_pool.lock() {
@@ -144,10 +185,12 @@ pub fn run_once<R>(
 }
 
 /// A command buffer in the recording state. Its methods are the commands beamtrace
-/// records; callers outside `gpu` never see a raw handle.
+/// records; callers outside `gpu` never see a raw handle, and every resource a command
+/// uses is retained until the submission's fence signals.
 pub struct Recording<'a> {
     pub(crate) ctx: &'a Arc<Context>,
     pub(crate) cmd: vk::CommandBuffer,
+    retained: Vec<Retained>,
 }
 
 impl Recording<'_> {
@@ -155,17 +198,50 @@ impl Recording<'_> {
         self.ctx.raw()
     }
 
-    /// A full memory barrier between two passes (compute, ray tracing, transfer, AS build).
+    /// Keeps `resource` alive until this recording's submission has finished.
+    pub(crate) fn retain<T: Any + Send + Sync>(&mut self, resource: &Arc<T>) {
+        self.retained.push(resource.clone());
+    }
+
+    /// Keeps `buffer` alive and counts the submission as a use of it (host access to it
+    /// is refused) until the fence has been waited for.
+    pub(crate) fn retain_buffer(&mut self, buffer: &Arc<Buffer>) {
+        self.retained.push(Arc::new(BufferUse::new(buffer)));
+    }
+
+    /// The device address of `buffer`, for push constants that shaders follow as a
+    /// buffer reference; the buffer is retained like a bound one.
+    pub fn address_of(&mut self, buffer: &Arc<Buffer>) -> u64 {
+        self.retain_buffer(buffer);
+        buffer.device_address()
+    }
+
+    /// A full memory barrier between two passes (compute, ray tracing, transfer, AS
+    /// build). Its first scope covers every earlier command on the queue, earlier
+    /// submissions included.
     pub fn barrier(&mut self) {
+        self.memory_barrier(
+            vk::PipelineStageFlags::ALL_COMMANDS,
+            vk::AccessFlags::MEMORY_READ | vk::AccessFlags::MEMORY_WRITE,
+        );
+    }
+
+    /// Makes every earlier device write visible to host reads after the fence wait
+    /// (mapped output buffers).
+    pub fn barrier_to_host(&mut self) {
+        self.memory_barrier(vk::PipelineStageFlags::HOST, vk::AccessFlags::HOST_READ);
+    }
+
+    fn memory_barrier(&mut self, dst_stage: vk::PipelineStageFlags, dst: vk::AccessFlags) {
         let barrier = vk::MemoryBarrier::default()
             .src_access_mask(vk::AccessFlags::MEMORY_WRITE)
-            .dst_access_mask(vk::AccessFlags::MEMORY_READ | vk::AccessFlags::MEMORY_WRITE);
-        // SAFETY: `cmd` is recording for the duration of `run`.
+            .dst_access_mask(dst);
+        // SAFETY: `cmd` is recording for the duration of the closure.
         unsafe {
             self.device().cmd_pipeline_barrier(
                 self.cmd,
                 vk::PipelineStageFlags::ALL_COMMANDS,
-                vk::PipelineStageFlags::ALL_COMMANDS,
+                dst_stage,
                 vk::DependencyFlags::empty(),
                 &[barrier],
                 &[],
@@ -175,9 +251,14 @@ impl Recording<'_> {
     }
 
     /// Copies `size` bytes from the start of `src` to the start of `dst`.
-    pub fn copy_buffer(&mut self, src: &Buffer, dst: &Buffer, size: u64) -> GpuResult<()> {
+    pub fn copy_buffer(
+        &mut self,
+        src: &Arc<Buffer>,
+        dst: &Arc<Buffer>,
+        size: u64,
+    ) -> GpuResult<()> {
         if size > src.size() || size > dst.size() {
-            return Err(super::GpuError::Usage(format!(
+            return Err(GpuError::Usage(format!(
                 "copy of {size} bytes exceeds a buffer ({} / {} bytes)",
                 src.size(),
                 dst.size()
@@ -186,8 +267,10 @@ impl Recording<'_> {
         if size == 0 {
             return Ok(());
         }
+        self.retain_buffer(src);
+        self.retain_buffer(dst);
         let region = vk::BufferCopy::default().size(size);
-        // SAFETY: both buffers live for the recording (borrowed) and the range is checked.
+        // SAFETY: both buffers are retained until the fence signals; range checked.
         unsafe {
             self.device()
                 .cmd_copy_buffer(self.cmd, src.raw, dst.raw, &[region])
@@ -195,9 +278,10 @@ impl Recording<'_> {
         Ok(())
     }
 
-    /// Fills the first `size` bytes of `dst` with zero.
-    pub fn zero_buffer(&mut self, dst: &Buffer) {
-        // SAFETY: whole-buffer fill of a live buffer.
+    /// Fills `dst` with zero.
+    pub fn zero_buffer(&mut self, dst: &Arc<Buffer>) {
+        self.retain_buffer(dst);
+        // SAFETY: whole-buffer fill of a buffer retained until the fence signals.
         unsafe {
             self.device()
                 .cmd_fill_buffer(self.cmd, dst.raw, 0, vk::WHOLE_SIZE, 0)

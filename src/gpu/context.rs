@@ -178,11 +178,19 @@ fn create_instance(entry: &ash::Entry, validation: bool) -> GpuResult<ash::Insta
         }
         layers.push(VALIDATION_LAYER.as_ptr());
         extensions.push(ext::debug_utils::NAME.as_ptr());
+        extensions.push(ext::validation_features::NAME.as_ptr());
     }
-    let info = vk::InstanceCreateInfo::default()
+    // Synchronization validation too: frames overlap (two in flight, shared buffers
+    // ordered by barriers), and a missing barrier is a bug no other check sees.
+    let enabled = [vk::ValidationFeatureEnableEXT::SYNCHRONIZATION_VALIDATION];
+    let mut features = vk::ValidationFeaturesEXT::default().enabled_validation_features(&enabled);
+    let mut info = vk::InstanceCreateInfo::default()
         .application_info(&app)
         .enabled_layer_names(&layers)
         .enabled_extension_names(&extensions);
+    if validation {
+        info = info.push_next(&mut features);
+    }
     // SAFETY: all pointers in `info` live until the call returns.
     unsafe { entry.create_instance(&info, None) }.vk("vkCreateInstance")
 }
@@ -299,9 +307,171 @@ fn describe_devices(instance: &ash::Instance) -> GpuResult<Vec<DeviceInfo>> {
     Ok(out)
 }
 
+/// The debug messenger that records validation messages into `log`.
+fn create_messenger(
+    entry: &ash::Entry,
+    instance: &ash::Instance,
+    log: &ValidationLog,
+) -> GpuResult<(ext::debug_utils::Instance, vk::DebugUtilsMessengerEXT)> {
+    let loader = ext::debug_utils::Instance::new(entry, instance);
+    let info = vk::DebugUtilsMessengerCreateInfoEXT::default()
+        .message_severity(
+            vk::DebugUtilsMessageSeverityFlagsEXT::WARNING
+                | vk::DebugUtilsMessageSeverityFlagsEXT::ERROR,
+        )
+        .message_type(
+            vk::DebugUtilsMessageTypeFlagsEXT::GENERAL
+                | vk::DebugUtilsMessageTypeFlagsEXT::VALIDATION
+                | vk::DebugUtilsMessageTypeFlagsEXT::PERFORMANCE,
+        )
+        .pfn_user_callback(Some(debug_callback))
+        .user_data(log as *const ValidationLog as *mut c_void);
+    // SAFETY: the boxed log outlives the messenger (destroyed first in Drop).
+    let messenger = unsafe { loader.create_debug_utils_messenger(&info, None) }
+        .vk("vkCreateDebugUtilsMessengerEXT")?;
+    Ok((loader, messenger))
+}
+
+/// The device asked for (refused with the reason when it lacks ray tracing), else the
+/// best usable one: discrete GPU first, lavapipe last.
+fn choose_device(
+    instance: &ash::Instance,
+    devices: &[DeviceInfo],
+    asked: Option<usize>,
+) -> GpuResult<usize> {
+    if devices.is_empty() {
+        return Err(GpuError::NoDevice);
+    }
+    if let Some(index) = asked {
+        let d = devices.get(index).ok_or(GpuError::BadDeviceIndex {
+            index,
+            count: devices.len(),
+        })?;
+        if !d.missing.is_empty() {
+            return Err(GpuError::Unsupported {
+                index,
+                name: d.name.clone(),
+                reason: format!("it lacks {}", d.missing.join(", ")),
+            });
+        }
+        return Ok(index);
+    }
+    // SAFETY: plain query.
+    let pds = unsafe { instance.enumerate_physical_devices() }.vk("vkEnumeratePhysicalDevices")?;
+    let rank = |d: &DeviceInfo| {
+        // SAFETY: plain query.
+        let p = unsafe { instance.get_physical_device_properties(pds[d.index]) };
+        (kind_rank(p.device_type), d.index)
+    };
+    devices
+        .iter()
+        .filter(|d| d.missing.is_empty())
+        .min_by_key(|d| rank(d))
+        .map(|d| d.index)
+        .ok_or_else(|| {
+            let lines: Vec<String> = devices
+                .iter()
+                .map(|d| {
+                    let missing = d.missing.join(", ");
+                    format!("  [{}] {} ({}): missing {missing}", d.index, d.name, d.kind)
+                })
+                .collect();
+            GpuError::NoRayTracing(lines.join("\n"))
+        })
+}
+
+/// The logical device with one compute queue and the ray-tracing features.
+fn create_device(
+    instance: &ash::Instance,
+    pd: vk::PhysicalDevice,
+    queue_family: u32,
+) -> GpuResult<ash::Device> {
+    let mut f12 = vk::PhysicalDeviceVulkan12Features::default()
+        .buffer_device_address(true)
+        .scalar_block_layout(true)
+        .host_query_reset(true);
+    let mut fas =
+        vk::PhysicalDeviceAccelerationStructureFeaturesKHR::default().acceleration_structure(true);
+    let mut frt =
+        vk::PhysicalDeviceRayTracingPipelineFeaturesKHR::default().ray_tracing_pipeline(true);
+    let mut features2 = vk::PhysicalDeviceFeatures2::default()
+        .features(vk::PhysicalDeviceFeatures::default().shader_int64(true))
+        .push_next(&mut f12)
+        .push_next(&mut fas)
+        .push_next(&mut frt);
+    let priorities = [1.0f32];
+    let queues = [vk::DeviceQueueCreateInfo::default()
+        .queue_family_index(queue_family)
+        .queue_priorities(&priorities)];
+    let ext_names: Vec<*const i8> = REQUIRED_EXTENSIONS.iter().map(|e| e.as_ptr()).collect();
+    let device_info = vk::DeviceCreateInfo::default()
+        .queue_create_infos(&queues)
+        .enabled_extension_names(&ext_names)
+        .push_next(&mut features2);
+    // SAFETY: every pointer in device_info lives until the call returns.
+    unsafe { instance.create_device(pd, &device_info, None) }.vk("vkCreateDevice")
+}
+
+/// The limits the SBT layout, AS builds, launches and bindings depend on.
+fn read_limits(instance: &ash::Instance, pd: vk::PhysicalDevice, queue_family: u32) -> RtLimits {
+    let mut rt_props = vk::PhysicalDeviceRayTracingPipelinePropertiesKHR::default();
+    let mut as_props = vk::PhysicalDeviceAccelerationStructurePropertiesKHR::default();
+    let mut p2 = vk::PhysicalDeviceProperties2::default()
+        .push_next(&mut rt_props)
+        .push_next(&mut as_props);
+    // SAFETY: the chain lives on this frame.
+    unsafe { instance.get_physical_device_properties2(pd, &mut p2) };
+    let props = p2.properties;
+    // SAFETY: plain query.
+    let qf_props = unsafe { instance.get_physical_device_queue_family_properties(pd) };
+    RtLimits {
+        handle_size: rt_props.shader_group_handle_size,
+        handle_alignment: rt_props.shader_group_handle_alignment,
+        base_alignment: rt_props.shader_group_base_alignment,
+        max_recursion_depth: rt_props.max_ray_recursion_depth,
+        scratch_alignment: as_props.min_acceleration_structure_scratch_offset_alignment,
+        timestamp_period_ns: props.limits.timestamp_period,
+        timestamps_supported: qf_props[queue_family as usize].timestamp_valid_bits > 0,
+        max_launch_width: props.limits.max_compute_work_group_count[0]
+            .saturating_mul(props.limits.max_compute_work_group_size[0])
+            .min(rt_props.max_ray_dispatch_invocation_count),
+        max_storage_buffer_range: props.limits.max_storage_buffer_range as u64,
+    }
+}
+
+/// The memory allocator and the command pool; on error nothing of them is left.
+fn create_allocator_and_pool(
+    instance: &ash::Instance,
+    device: &ash::Device,
+    pd: vk::PhysicalDevice,
+    queue_family: u32,
+) -> GpuResult<(Allocator, vk::CommandPool)> {
+    let allocator = Allocator::new(&AllocatorCreateDesc {
+        instance: instance.clone(),
+        device: device.clone(),
+        physical_device: pd,
+        debug_settings: AllocatorDebugSettings::default(),
+        buffer_device_address: true,
+        allocation_sizes: AllocationSizes::default(),
+    })
+    .map_err(|e| GpuError::Alloc {
+        name: "allocator".into(),
+        size: 0,
+        message: e.to_string(),
+    })?;
+    let pool_info = vk::CommandPoolCreateInfo::default()
+        .queue_family_index(queue_family)
+        .flags(vk::CommandPoolCreateFlags::RESET_COMMAND_BUFFER);
+    // SAFETY: valid device; on error the allocator is dropped before the caller
+    // destroys the device.
+    let pool = unsafe { device.create_command_pool(&pool_info, None) }.vk("vkCreateCommandPool")?;
+    Ok((allocator, pool))
+}
+
 impl Context {
     /// Opens a ray-tracing capable device: the one asked for, else the best (discrete GPU
-    /// first, lavapipe last).
+    /// first, lavapipe last). With `validation`, the Khronos layer runs with
+    /// synchronization validation and its messages are recorded.
     pub fn new(options: &ContextOptions) -> GpuResult<Arc<Context>> {
         let entry = load_entry()?;
         let instance = create_instance(&entry, options.validation)?;
@@ -312,79 +482,14 @@ impl Context {
         };
         let validation_log = Box::<ValidationLog>::default();
         if options.validation {
-            let loader = ext::debug_utils::Instance::new(&entry, partial.instance());
-            let info = vk::DebugUtilsMessengerCreateInfoEXT::default()
-                .message_severity(
-                    vk::DebugUtilsMessageSeverityFlagsEXT::WARNING
-                        | vk::DebugUtilsMessageSeverityFlagsEXT::ERROR,
-                )
-                .message_type(
-                    vk::DebugUtilsMessageTypeFlagsEXT::GENERAL
-                        | vk::DebugUtilsMessageTypeFlagsEXT::VALIDATION
-                        | vk::DebugUtilsMessageTypeFlagsEXT::PERFORMANCE,
-                )
-                .pfn_user_callback(Some(debug_callback))
-                .user_data(&*validation_log as *const ValidationLog as *mut c_void);
-            // SAFETY: the boxed log outlives the messenger (destroyed first in Drop).
-            let messenger = unsafe { loader.create_debug_utils_messenger(&info, None) }
-                .vk("vkCreateDebugUtilsMessengerEXT")?;
-            partial.debug = Some((loader, messenger));
+            partial.debug = Some(create_messenger(
+                &entry,
+                partial.instance(),
+                &validation_log,
+            )?);
         }
         let devices = describe_devices(partial.instance())?;
-        if devices.is_empty() {
-            return Err(GpuError::NoDevice);
-        }
-        let chosen = match options.device_index {
-            Some(index) => {
-                let d = devices.get(index).ok_or(GpuError::BadDeviceIndex {
-                    index,
-                    count: devices.len(),
-                })?;
-                if !d.missing.is_empty() {
-                    return Err(GpuError::Unsupported {
-                        index,
-                        name: d.name.clone(),
-                        reason: format!("it lacks {}", d.missing.join(", ")),
-                    });
-                }
-                index
-            }
-            None => {
-                // SAFETY: plain query.
-                let pds = unsafe { partial.instance().enumerate_physical_devices() }
-                    .vk("vkEnumeratePhysicalDevices")?;
-                devices
-                    .iter()
-                    .filter(|d| d.missing.is_empty())
-                    .min_by_key(|d| {
-                        // SAFETY: plain query.
-                        let p = unsafe {
-                            partial
-                                .instance()
-                                .get_physical_device_properties(pds[d.index])
-                        };
-                        (kind_rank(p.device_type), d.index)
-                    })
-                    .map(|d| d.index)
-                    .ok_or_else(|| {
-                        GpuError::NoRayTracing(
-                            devices
-                                .iter()
-                                .map(|d| {
-                                    format!(
-                                        "  [{}] {} ({}): missing {}",
-                                        d.index,
-                                        d.name,
-                                        d.kind,
-                                        d.missing.join(", ")
-                                    )
-                                })
-                                .collect::<Vec<_>>()
-                                .join("\n"),
-                        )
-                    })?
-            }
-        };
+        let chosen = choose_device(partial.instance(), &devices, options.device_index)?;
         let info = &devices[chosen];
         // SAFETY: plain query.
         let pd = unsafe { partial.instance().enumerate_physical_devices() }
@@ -395,102 +500,18 @@ impl Context {
                 name: info.name.clone(),
                 reason: "it has no compute queue".into(),
             })?;
-
-        let mut f12 = vk::PhysicalDeviceVulkan12Features::default()
-            .buffer_device_address(true)
-            .scalar_block_layout(true)
-            .host_query_reset(true);
-        let mut fas = vk::PhysicalDeviceAccelerationStructureFeaturesKHR::default()
-            .acceleration_structure(true);
-        let mut frt =
-            vk::PhysicalDeviceRayTracingPipelineFeaturesKHR::default().ray_tracing_pipeline(true);
-        let mut features2 = vk::PhysicalDeviceFeatures2::default()
-            .features(vk::PhysicalDeviceFeatures::default().shader_int64(true))
-            .push_next(&mut f12)
-            .push_next(&mut fas)
-            .push_next(&mut frt);
-        let priorities = [1.0f32];
-        let queues = [vk::DeviceQueueCreateInfo::default()
-            .queue_family_index(queue_family)
-            .queue_priorities(&priorities)];
-        let ext_names: Vec<*const i8> = REQUIRED_EXTENSIONS.iter().map(|e| e.as_ptr()).collect();
-        let device_info = vk::DeviceCreateInfo::default()
-            .queue_create_infos(&queues)
-            .enabled_extension_names(&ext_names)
-            .push_next(&mut features2);
-        // SAFETY: every pointer in device_info lives until the call returns.
-        let device = unsafe { partial.instance().create_device(pd, &device_info, None) }
-            .vk("vkCreateDevice")?;
-
-        let mut rt_props = vk::PhysicalDeviceRayTracingPipelinePropertiesKHR::default();
-        let mut as_props = vk::PhysicalDeviceAccelerationStructurePropertiesKHR::default();
-        let mut p2 = vk::PhysicalDeviceProperties2::default()
-            .push_next(&mut rt_props)
-            .push_next(&mut as_props);
-        // SAFETY: the chain lives on this frame.
-        unsafe {
-            partial
-                .instance()
-                .get_physical_device_properties2(pd, &mut p2)
-        };
-        let props = p2.properties;
-        // SAFETY: plain query.
-        let qf_props = unsafe {
-            partial
-                .instance()
-                .get_physical_device_queue_family_properties(pd)
-        };
-        let limits = RtLimits {
-            handle_size: rt_props.shader_group_handle_size,
-            handle_alignment: rt_props.shader_group_handle_alignment,
-            base_alignment: rt_props.shader_group_base_alignment,
-            max_recursion_depth: rt_props.max_ray_recursion_depth,
-            scratch_alignment: as_props.min_acceleration_structure_scratch_offset_alignment,
-            timestamp_period_ns: props.limits.timestamp_period,
-            timestamps_supported: qf_props[queue_family as usize].timestamp_valid_bits > 0,
-            max_launch_width: props.limits.max_compute_work_group_count[0]
-                .saturating_mul(props.limits.max_compute_work_group_size[0])
-                .min(rt_props.max_ray_dispatch_invocation_count),
-            max_storage_buffer_range: props.limits.max_storage_buffer_range as u64,
-        };
-
+        let device = create_device(partial.instance(), pd, queue_family)?;
+        let limits = read_limits(partial.instance(), pd, queue_family);
         let instance = partial.instance().clone();
-        let allocator = Allocator::new(&AllocatorCreateDesc {
-            instance: instance.clone(),
-            device: device.clone(),
-            physical_device: pd,
-            debug_settings: AllocatorDebugSettings::default(),
-            buffer_device_address: true,
-            allocation_sizes: AllocationSizes::default(),
-        });
-        let allocator = match allocator {
-            Ok(a) => a,
-            Err(e) => {
-                // SAFETY: nothing was created from the device yet.
-                unsafe { device.destroy_device(None) };
-                return Err(GpuError::Alloc {
-                    name: "allocator".into(),
-                    size: 0,
-                    message: e.to_string(),
-                });
-            }
-        };
-        let pool_info = vk::CommandPoolCreateInfo::default()
-            .queue_family_index(queue_family)
-            .flags(vk::CommandPoolCreateFlags::RESET_COMMAND_BUFFER);
-        // SAFETY: valid device.
-        let command_pool = match unsafe { device.create_command_pool(&pool_info, None) } {
-            Ok(p) => p,
-            Err(result) => {
-                drop(allocator);
-                // SAFETY: nothing else was created from the device.
-                unsafe { device.destroy_device(None) };
-                return Err(GpuError::Vk {
-                    call: "vkCreateCommandPool",
-                    result,
-                });
-            }
-        };
+        let (allocator, command_pool) =
+            match create_allocator_and_pool(&instance, &device, pd, queue_family) {
+                Ok(made) => made,
+                Err(e) => {
+                    // SAFETY: nothing else was created from the device.
+                    unsafe { device.destroy_device(None) };
+                    return Err(e);
+                }
+            };
         // SAFETY: family/index exist (we created exactly this queue).
         let queue = unsafe { device.get_device_queue(queue_family, 0) };
         let accel = khr::acceleration_structure::Device::new(&instance, &device);

@@ -3,6 +3,11 @@
 //! Every object here owns its Vulkan handles (RAII) and holds an `Arc<Context>`, so the
 //! device is destroyed last. `unsafe` lives in this module only; each block says why it
 //! is sound. Callers record work through [`Recording`] and never see a raw handle.
+//!
+//! Lifetimes hold by construction (see `commands`): a submission retains an `Arc` of
+//! everything it uses until its fence has been waited for, so nothing the GPU may still
+//! use is ever freed, and host access to a resource (mapped memory, descriptor writes)
+//! is refused while an unfinished submission holds it.
 
 mod accel;
 mod buffer;
@@ -18,13 +23,13 @@ pub use accel::{
     TriangleGeometry,
 };
 pub use buffer::{Buffer, MemoryLocation};
-pub use commands::{run_once, CommandRecorder, Recording};
+pub use commands::{exclusive, run_once, CommandRecorder, Recording};
 pub use context::{
     list_devices, validation_messages_total, Context, ContextOptions, DeviceInfo, RtLimits,
     REQUIRED_EXTENSIONS,
 };
 pub use error::{GpuError, GpuResult};
-pub use pipeline::{ComputePipeline, HitGroup, RayTracingDesc, RayTracingPipeline};
+pub use pipeline::{ComputePipeline, DescriptorSets, HitGroup, RayTracingDesc, RayTracingPipeline};
 pub use shader::{
     check_layout, compile, BindingInfo, HostLayout, ShaderSources, Spirv, Stage, StructLayout,
 };
@@ -32,6 +37,15 @@ pub use timestamps::Timestamps;
 
 /// Buffer usages, re-exported so callers need not depend on ash.
 pub use ash::vk::BufferUsageFlags;
+
+/// `v` rounded up to a multiple of `a` (`a` ≤ 1: unchanged).
+pub(crate) fn align_up(v: u64, a: u64) -> u64 {
+    if a <= 1 {
+        v
+    } else {
+        v.div_ceil(a) * a
+    }
+}
 
 #[cfg(test)]
 mod tests;

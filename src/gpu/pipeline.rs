@@ -1,7 +1,8 @@
 //! Pipelines: descriptor layouts merged from the shaders' reflection, the ray-tracing
 //! pipeline with its shader binding table, and compute pipelines.
 
-use super::accel::Tlas;
+use super::accel::{AccelerationStructure, Tlas};
+use super::align_up;
 use super::buffer::{Buffer, MemoryLocation};
 use super::commands::Recording;
 use super::context::Context;
@@ -11,73 +12,70 @@ use ash::vk;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-fn align_up(v: u64, a: u64) -> u64 {
-    if a <= 1 {
-        v
-    } else {
-        v.div_ceil(a) * a
-    }
-}
-
-/// Descriptor set layouts, one pool and one set per set index, and the pipeline layout,
-/// all derived from what the shaders declare.
-struct Bindings {
+/// The layouts of a pipeline, derived from what its shaders declare: descriptor set
+/// layouts, push-constant range and pipeline layout. Shared (Arc) by the pipeline and
+/// every [`DescriptorSets`] made for it.
+struct Layout {
     ctx: Arc<Context>,
-    infos: BTreeMap<(u32, u32), BindingInfo>,
+    infos: BindingMap,
     set_layouts: Vec<vk::DescriptorSetLayout>,
-    pool: vk::DescriptorPool,
-    sets: Vec<vk::DescriptorSet>,
-    layout: vk::PipelineLayout,
+    raw: vk::PipelineLayout,
     push_size: u32,
     push_stages: vk::ShaderStageFlags,
 }
 
-impl Bindings {
-    fn new(ctx: &Arc<Context>, shaders: &[&Spirv]) -> GpuResult<Bindings> {
-        let mut infos: BTreeMap<(u32, u32), BindingInfo> = BTreeMap::new();
-        let mut push_size = 0;
-        let mut push_stages = vk::ShaderStageFlags::empty();
-        for s in shaders {
-            for (key, info) in s.bindings()? {
-                match infos.get_mut(&key) {
-                    Some(prev) if prev.ty != info.ty || prev.count != info.count => {
-                        return Err(GpuError::Layout(format!(
-                            "set {} binding {} is {:?}×{} in one shader and {:?}×{} in {}",
-                            key.0, key.1, prev.ty, prev.count, info.ty, info.count, s.name
-                        )))
-                    }
-                    Some(prev) => prev.stages |= info.stages,
-                    None => {
-                        infos.insert(key, info);
-                    }
+/// Bindings by (set, binding).
+type BindingMap = BTreeMap<(u32, u32), BindingInfo>;
+
+/// The union of the shaders' bindings (a binding declared by several stages gets all of
+/// them) and the largest push-constant block with its stages.
+fn merge_bindings(shaders: &[&Spirv]) -> GpuResult<(BindingMap, u32, vk::ShaderStageFlags)> {
+    let mut infos = BindingMap::new();
+    let mut push_size = 0;
+    let mut push_stages = vk::ShaderStageFlags::empty();
+    for s in shaders {
+        for (key, info) in s.bindings()? {
+            match infos.get_mut(&key) {
+                Some(prev) if prev.ty != info.ty || prev.count != info.count => {
+                    return Err(GpuError::Layout(format!(
+                        "set {} binding {} is {:?}×{} in one shader and {:?}×{} in {}",
+                        key.0, key.1, prev.ty, prev.count, info.ty, info.count, s.name
+                    )))
+                }
+                Some(prev) => prev.stages |= info.stages,
+                None => {
+                    infos.insert(key, info);
                 }
             }
-            let size = s.push_constant_size()?;
-            if size > 0 {
-                push_size = push_size.max(size);
-                push_stages |= s.stage.vk();
-            }
         }
+        let size = s.push_constant_size()?;
+        if size > 0 {
+            push_size = push_size.max(size);
+            push_stages |= s.stage.vk();
+        }
+    }
+    Ok((infos, push_size, push_stages))
+}
+
+impl Layout {
+    fn new(ctx: &Arc<Context>, shaders: &[&Spirv]) -> GpuResult<Arc<Layout>> {
+        let (infos, push_size, push_stages) = merge_bindings(shaders)?;
         let set_count = infos.keys().map(|(s, _)| s + 1).max().unwrap_or(0);
-        let mut bindings = Bindings {
+        let mut layout = Layout {
             ctx: ctx.clone(),
             infos,
             set_layouts: Vec::new(),
-            pool: vk::DescriptorPool::null(),
-            sets: Vec::new(),
-            layout: vk::PipelineLayout::null(),
+            raw: vk::PipelineLayout::null(),
             push_size,
             push_stages,
         };
         let device = ctx.raw();
-        let mut pool_sizes: BTreeMap<i32, u32> = BTreeMap::new();
         for set in 0..set_count {
-            let vk_bindings: Vec<vk::DescriptorSetLayoutBinding> = bindings
+            let vk_bindings: Vec<vk::DescriptorSetLayoutBinding> = layout
                 .infos
                 .values()
                 .filter(|b| b.set == set)
                 .map(|b| {
-                    *pool_sizes.entry(b.ty.as_raw()).or_default() += b.count;
                     vk::DescriptorSetLayoutBinding::default()
                         .binding(b.binding)
                         .descriptor_type(b.ty)
@@ -89,115 +87,20 @@ impl Bindings {
             // SAFETY: valid create info; on error Drop destroys what exists.
             let l = unsafe { device.create_descriptor_set_layout(&info, None) }
                 .vk("vkCreateDescriptorSetLayout")?;
-            bindings.set_layouts.push(l);
-        }
-        if set_count > 0 {
-            let sizes: Vec<vk::DescriptorPoolSize> = pool_sizes
-                .iter()
-                .map(|(ty, n)| {
-                    vk::DescriptorPoolSize::default()
-                        .ty(vk::DescriptorType::from_raw(*ty))
-                        .descriptor_count(*n)
-                })
-                .collect();
-            let info = vk::DescriptorPoolCreateInfo::default()
-                .max_sets(set_count)
-                .pool_sizes(&sizes);
-            // SAFETY: valid create info.
-            bindings.pool = unsafe { device.create_descriptor_pool(&info, None) }
-                .vk("vkCreateDescriptorPool")?;
-            let alloc = vk::DescriptorSetAllocateInfo::default()
-                .descriptor_pool(bindings.pool)
-                .set_layouts(&bindings.set_layouts);
-            // SAFETY: pool sized for exactly these sets.
-            bindings.sets = unsafe { device.allocate_descriptor_sets(&alloc) }
-                .vk("vkAllocateDescriptorSets")?;
+            layout.set_layouts.push(l);
         }
         let ranges = [vk::PushConstantRange::default()
             .stage_flags(push_stages)
             .offset(0)
             .size(push_size)];
-        let mut info = vk::PipelineLayoutCreateInfo::default().set_layouts(&bindings.set_layouts);
+        let mut info = vk::PipelineLayoutCreateInfo::default().set_layouts(&layout.set_layouts);
         if push_size > 0 {
             info = info.push_constant_ranges(&ranges);
         }
         // SAFETY: valid create info.
-        bindings.layout =
+        layout.raw =
             unsafe { device.create_pipeline_layout(&info, None) }.vk("vkCreatePipelineLayout")?;
-        Ok(bindings)
-    }
-
-    fn expect(
-        &self,
-        set: u32,
-        binding: u32,
-        ty: vk::DescriptorType,
-    ) -> GpuResult<vk::DescriptorSet> {
-        let info = self.infos.get(&(set, binding)).ok_or_else(|| {
-            GpuError::Layout(format!("no shader declares set {set} binding {binding}"))
-        })?;
-        if info.ty != ty {
-            return Err(GpuError::Layout(format!(
-                "set {set} binding {binding} ('{}') is {:?} in the shaders, bound as {ty:?}",
-                info.name, info.ty
-            )));
-        }
-        Ok(self.sets[set as usize])
-    }
-
-    fn bind_buffer(&self, set: u32, binding: u32, buffer: &Buffer) -> GpuResult<()> {
-        let ds = self.expect(set, binding, vk::DescriptorType::STORAGE_BUFFER)?;
-        let limit = self.ctx.limits.max_storage_buffer_range;
-        if buffer.size() > limit {
-            return Err(GpuError::Usage(format!(
-                "a {} MiB buffer cannot be bound to set {set} binding {binding} ('{}'): the \
-                 device binds at most {} MiB per storage buffer; use fewer beams or returns \
-                 per frame",
-                buffer.size() >> 20,
-                self.infos[&(set, binding)].name,
-                limit >> 20
-            )));
-        }
-        let infos = [vk::DescriptorBufferInfo::default()
-            .buffer(buffer.raw())
-            .offset(0)
-            .range(vk::WHOLE_SIZE)];
-        let write = vk::WriteDescriptorSet::default()
-            .dst_set(ds)
-            .dst_binding(binding)
-            .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
-            .buffer_info(&infos);
-        // SAFETY: the set is not in use by a pending submission (frames wait on fences).
-        unsafe { self.ctx.raw().update_descriptor_sets(&[write], &[]) };
-        Ok(())
-    }
-
-    fn bind_tlas(&self, set: u32, binding: u32, tlas: &Tlas) -> GpuResult<()> {
-        let ds = self.expect(set, binding, vk::DescriptorType::ACCELERATION_STRUCTURE_KHR)?;
-        let structures = [tlas.raw()];
-        let mut as_write = vk::WriteDescriptorSetAccelerationStructureKHR::default()
-            .acceleration_structures(&structures);
-        // push_next does not set the count of the outer write: set it by hand.
-        let mut write = vk::WriteDescriptorSet::default()
-            .dst_set(ds)
-            .dst_binding(binding)
-            .descriptor_type(vk::DescriptorType::ACCELERATION_STRUCTURE_KHR)
-            .push_next(&mut as_write);
-        write.descriptor_count = 1;
-        // SAFETY: as in bind_buffer.
-        unsafe { self.ctx.raw().update_descriptor_sets(&[write], &[]) };
-        Ok(())
-    }
-
-    fn bind_sets(&self, rec: &Recording<'_>, point: vk::PipelineBindPoint) {
-        if self.sets.is_empty() {
-            return;
-        }
-        // SAFETY: recording; sets and layout live as long as the pipeline.
-        unsafe {
-            rec.device()
-                .cmd_bind_descriptor_sets(rec.cmd, point, self.layout, 0, &self.sets, &[])
-        };
+        Ok(Arc::new(layout))
     }
 
     fn push(&self, rec: &Recording<'_>, data: &[u8]) -> GpuResult<()> {
@@ -214,23 +117,204 @@ impl Bindings {
         // SAFETY: recording; size checked against the layout's range.
         unsafe {
             rec.device()
-                .cmd_push_constants(rec.cmd, self.layout, self.push_stages, 0, data)
+                .cmd_push_constants(rec.cmd, self.raw, self.push_stages, 0, data)
         };
         Ok(())
     }
 }
 
-impl Drop for Bindings {
+impl Drop for Layout {
     fn drop(&mut self) {
         let device = self.ctx.raw();
-        // SAFETY: the owning pipeline is idle; null handles are ignored by Vulkan.
+        // SAFETY: pipelines and descriptor sets made from this layout hold an Arc to it,
+        // so none is left; null handles are ignored by Vulkan.
         unsafe {
-            device.destroy_pipeline_layout(self.layout, None);
-            device.destroy_descriptor_pool(self.pool, None);
+            device.destroy_pipeline_layout(self.raw, None);
             for l in &self.set_layouts {
                 device.destroy_descriptor_set_layout(*l, None);
             }
         }
+    }
+}
+
+/// What a descriptor refers to; kept alive as long as the descriptor set holds it.
+enum Bound {
+    Buffer(Arc<Buffer>),
+    Structure(Arc<AccelerationStructure>),
+}
+
+/// One descriptor set per set index of a pipeline's layout, with its own pool and the
+/// resources bound to it. A submission that uses the sets retains them (and what they
+/// refer to), so binding — which needs `&mut` — is possible only once every submission
+/// that used them has been waited for: an owner that shares them as `Arc` gets `&mut`
+/// through [`exclusive`](super::exclusive). Typically each frame slot owns its sets.
+pub struct DescriptorSets {
+    layout: Arc<Layout>,
+    pool: vk::DescriptorPool,
+    sets: Vec<vk::DescriptorSet>,
+    bound: BTreeMap<(u32, u32), Bound>,
+}
+
+impl DescriptorSets {
+    fn new(layout: &Arc<Layout>) -> GpuResult<DescriptorSets> {
+        let mut made = DescriptorSets {
+            layout: layout.clone(),
+            pool: vk::DescriptorPool::null(),
+            sets: Vec::new(),
+            bound: BTreeMap::new(),
+        };
+        if layout.set_layouts.is_empty() {
+            return Ok(made);
+        }
+        let mut pool_sizes: BTreeMap<i32, u32> = BTreeMap::new();
+        for b in layout.infos.values() {
+            *pool_sizes.entry(b.ty.as_raw()).or_default() += b.count;
+        }
+        let sizes: Vec<vk::DescriptorPoolSize> = pool_sizes
+            .iter()
+            .map(|(ty, n)| {
+                vk::DescriptorPoolSize::default()
+                    .ty(vk::DescriptorType::from_raw(*ty))
+                    .descriptor_count(*n)
+            })
+            .collect();
+        let info = vk::DescriptorPoolCreateInfo::default()
+            .max_sets(layout.set_layouts.len() as u32)
+            .pool_sizes(&sizes);
+        let device = layout.ctx.raw();
+        // SAFETY: valid create info; Drop destroys the pool.
+        made.pool =
+            unsafe { device.create_descriptor_pool(&info, None) }.vk("vkCreateDescriptorPool")?;
+        let alloc = vk::DescriptorSetAllocateInfo::default()
+            .descriptor_pool(made.pool)
+            .set_layouts(&layout.set_layouts);
+        // SAFETY: pool sized for exactly these sets.
+        made.sets =
+            unsafe { device.allocate_descriptor_sets(&alloc) }.vk("vkAllocateDescriptorSets")?;
+        Ok(made)
+    }
+
+    fn expect(
+        &self,
+        set: u32,
+        binding: u32,
+        ty: vk::DescriptorType,
+    ) -> GpuResult<vk::DescriptorSet> {
+        let info = self.layout.infos.get(&(set, binding)).ok_or_else(|| {
+            GpuError::Layout(format!("no shader declares set {set} binding {binding}"))
+        })?;
+        if info.ty != ty {
+            return Err(GpuError::Layout(format!(
+                "set {set} binding {binding} ('{}') is {:?} in the shaders, bound as {ty:?}",
+                info.name, info.ty
+            )));
+        }
+        Ok(self.sets[set as usize])
+    }
+
+    /// Binds the whole of `buffer` as storage buffer `binding` of set `set`.
+    pub fn bind_buffer(&mut self, set: u32, binding: u32, buffer: &Arc<Buffer>) -> GpuResult<()> {
+        let ds = self.expect(set, binding, vk::DescriptorType::STORAGE_BUFFER)?;
+        let limit = self.layout.ctx.limits.max_storage_buffer_range;
+        if buffer.size() > limit {
+            return Err(GpuError::Usage(format!(
+                "a {} MiB buffer cannot be bound to set {set} binding {binding} ('{}'): the \
+                 device binds at most {} MiB per storage buffer; use fewer beams or returns \
+                 per frame",
+                buffer.size() >> 20,
+                self.layout.infos[&(set, binding)].name,
+                limit >> 20
+            )));
+        }
+        let infos = [vk::DescriptorBufferInfo::default()
+            .buffer(buffer.raw())
+            .offset(0)
+            .range(vk::WHOLE_SIZE)];
+        let write = vk::WriteDescriptorSet::default()
+            .dst_set(ds)
+            .dst_binding(binding)
+            .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
+            .buffer_info(&infos);
+        // SAFETY: `&mut self` means no unfinished submission retains these sets.
+        unsafe { self.layout.ctx.raw().update_descriptor_sets(&[write], &[]) };
+        self.bound
+            .insert((set, binding), Bound::Buffer(buffer.clone()));
+        Ok(())
+    }
+
+    /// Binds the top-level structure of `tlas` to `binding` of set `set`.
+    pub fn bind_tlas(&mut self, set: u32, binding: u32, tlas: &Tlas) -> GpuResult<()> {
+        let ds = self.expect(set, binding, vk::DescriptorType::ACCELERATION_STRUCTURE_KHR)?;
+        let structure = tlas.structure();
+        let structures = [structure.raw];
+        let mut as_write = vk::WriteDescriptorSetAccelerationStructureKHR::default()
+            .acceleration_structures(&structures);
+        // push_next does not set the count of the outer write: set it by hand.
+        let mut write = vk::WriteDescriptorSet::default()
+            .dst_set(ds)
+            .dst_binding(binding)
+            .descriptor_type(vk::DescriptorType::ACCELERATION_STRUCTURE_KHR)
+            .push_next(&mut as_write);
+        write.descriptor_count = 1;
+        // SAFETY: as in bind_buffer.
+        unsafe { self.layout.ctx.raw().update_descriptor_sets(&[write], &[]) };
+        self.bound
+            .insert((set, binding), Bound::Structure(structure.clone()));
+        Ok(())
+    }
+
+    /// Binds the sets for `layout`'s pipeline and retains them and everything bound to
+    /// them. Every binding the shaders declare must be bound.
+    fn record_bind(
+        self: &Arc<Self>,
+        rec: &mut Recording<'_>,
+        layout: &Arc<Layout>,
+        point: vk::PipelineBindPoint,
+    ) -> GpuResult<()> {
+        if !Arc::ptr_eq(&self.layout, layout) {
+            return Err(GpuError::Usage(
+                "descriptor sets made for another pipeline".into(),
+            ));
+        }
+        if let Some((key, info)) = layout
+            .infos
+            .iter()
+            .find(|(k, _)| !self.bound.contains_key(k))
+        {
+            return Err(GpuError::Usage(format!(
+                "set {} binding {} ('{}') is used by the shaders but nothing is bound to it",
+                key.0, key.1, info.name
+            )));
+        }
+        rec.retain(self);
+        for bound in self.bound.values() {
+            match bound {
+                Bound::Buffer(b) => rec.retain_buffer(b),
+                Bound::Structure(s) => rec.retain(s),
+            }
+        }
+        if self.sets.is_empty() {
+            return Ok(());
+        }
+        // SAFETY: recording; the sets and layout are retained until the fence signals.
+        unsafe {
+            rec.device()
+                .cmd_bind_descriptor_sets(rec.cmd, point, layout.raw, 0, &self.sets, &[])
+        };
+        Ok(())
+    }
+}
+
+impl Drop for DescriptorSets {
+    fn drop(&mut self) {
+        // SAFETY: submissions that used the sets retained them; the last reference is gone,
+        // so none is pending. Destroying the pool frees its sets.
+        unsafe {
+            self.layout
+                .ctx
+                .raw()
+                .destroy_descriptor_pool(self.pool, None)
+        };
     }
 }
 
@@ -252,12 +336,13 @@ pub struct RayTracingDesc<'a> {
     pub max_recursion_depth: u32,
 }
 
-/// A ray-tracing pipeline with its shader binding table and descriptor sets.
+/// A ray-tracing pipeline with its shader binding table. Record with it through
+/// [`Recording::trace_rays`] as `Arc<RayTracingPipeline>`, so submissions retain it.
 pub struct RayTracingPipeline {
     ctx: Arc<Context>,
     pipeline: vk::Pipeline,
-    bindings: Bindings,
-    _sbt: Buffer,
+    layout: Arc<Layout>,
+    _sbt: Option<Buffer>,
     regions: [vk::StridedDeviceAddressRegionKHR; 4],
 }
 
@@ -283,119 +368,76 @@ impl Drop for ShaderModule<'_> {
     }
 }
 
+/// The shaders of `desc` in stage order — raygen, misses, then each hit group's
+/// closest-hit and any-hit — each checked to be of the stage its place needs.
+fn stage_order<'a>(desc: &RayTracingDesc<'a>) -> GpuResult<Vec<&'a Spirv>> {
+    let check = |s: &'a Spirv, want: Stage| {
+        if s.stage == want {
+            Ok(s)
+        } else {
+            Err(GpuError::Usage(format!(
+                "{} is a {:?} shader, expected {want:?}",
+                s.name, s.stage
+            )))
+        }
+    };
+    let mut all = vec![check(desc.raygen, Stage::RayGen)?];
+    for m in &desc.miss {
+        all.push(check(m, Stage::Miss)?);
+    }
+    for g in &desc.hit_groups {
+        if let Some(s) = g.closest_hit {
+            all.push(check(s, Stage::ClosestHit)?);
+        }
+        if let Some(s) = g.any_hit {
+            all.push(check(s, Stage::AnyHit)?);
+        }
+    }
+    Ok(all)
+}
+
+/// Shader groups with stage indices that follow [`stage_order`].
+fn shader_groups(
+    desc: &RayTracingDesc<'_>,
+) -> Vec<vk::RayTracingShaderGroupCreateInfoKHR<'static>> {
+    let unused = || {
+        vk::RayTracingShaderGroupCreateInfoKHR::default()
+            .general_shader(vk::SHADER_UNUSED_KHR)
+            .closest_hit_shader(vk::SHADER_UNUSED_KHR)
+            .any_hit_shader(vk::SHADER_UNUSED_KHR)
+            .intersection_shader(vk::SHADER_UNUSED_KHR)
+    };
+    let general = |i: usize| {
+        unused()
+            .ty(vk::RayTracingShaderGroupTypeKHR::GENERAL)
+            .general_shader(i as u32)
+    };
+    let mut groups: Vec<_> = (0..1 + desc.miss.len()).map(general).collect();
+    let mut next = 1 + desc.miss.len() as u32;
+    for g in &desc.hit_groups {
+        let mut info = unused().ty(vk::RayTracingShaderGroupTypeKHR::TRIANGLES_HIT_GROUP);
+        if g.closest_hit.is_some() {
+            info = info.closest_hit_shader(next);
+            next += 1;
+        }
+        if g.any_hit.is_some() {
+            info = info.any_hit_shader(next);
+            next += 1;
+        }
+        groups.push(info);
+    }
+    groups
+}
+
 impl RayTracingPipeline {
     pub fn new(ctx: &Arc<Context>, desc: &RayTracingDesc<'_>) -> GpuResult<RayTracingPipeline> {
-        let check = |s: &Spirv, want: &[Stage]| {
-            if want.contains(&s.stage) {
-                Ok(())
-            } else {
-                Err(GpuError::Usage(format!(
-                    "{} is a {:?} shader, expected {want:?}",
-                    s.name, s.stage
-                )))
-            }
-        };
-        check(desc.raygen, &[Stage::RayGen])?;
-        let mut all: Vec<&Spirv> = vec![desc.raygen];
-        for m in &desc.miss {
-            check(m, &[Stage::Miss])?;
-            all.push(m);
-        }
-        for g in &desc.hit_groups {
-            if let Some(s) = g.closest_hit {
-                check(s, &[Stage::ClosestHit])?;
-                all.push(s);
-            }
-            if let Some(s) = g.any_hit {
-                check(s, &[Stage::AnyHit])?;
-                all.push(s);
-            }
-        }
+        let all = stage_order(desc)?;
         if desc.max_recursion_depth > ctx.limits.max_recursion_depth {
             return Err(GpuError::Usage(format!(
                 "ray recursion depth {} exceeds the device's {}",
                 desc.max_recursion_depth, ctx.limits.max_recursion_depth
             )));
         }
-        let bindings = Bindings::new(ctx, &all)?;
-        let modules: Vec<ShaderModule> = all
-            .iter()
-            .map(|s| ShaderModule::new(ctx, s))
-            .collect::<GpuResult<_>>()?;
-        let stages: Vec<vk::PipelineShaderStageCreateInfo> = all
-            .iter()
-            .zip(&modules)
-            .map(|(s, m)| {
-                vk::PipelineShaderStageCreateInfo::default()
-                    .stage(s.stage.vk())
-                    .module(m.raw)
-                    .name(c"main")
-            })
-            .collect();
-        // Stage indices follow `all`: raygen, misses, then each group's shaders.
-        let general = |i: usize| {
-            vk::RayTracingShaderGroupCreateInfoKHR::default()
-                .ty(vk::RayTracingShaderGroupTypeKHR::GENERAL)
-                .general_shader(i as u32)
-                .closest_hit_shader(vk::SHADER_UNUSED_KHR)
-                .any_hit_shader(vk::SHADER_UNUSED_KHR)
-                .intersection_shader(vk::SHADER_UNUSED_KHR)
-        };
-        let mut groups = vec![general(0)];
-        for i in 0..desc.miss.len() {
-            groups.push(general(1 + i));
-        }
-        let mut next = 1 + desc.miss.len();
-        for g in &desc.hit_groups {
-            let mut info = vk::RayTracingShaderGroupCreateInfoKHR::default()
-                .ty(vk::RayTracingShaderGroupTypeKHR::TRIANGLES_HIT_GROUP)
-                .general_shader(vk::SHADER_UNUSED_KHR)
-                .closest_hit_shader(vk::SHADER_UNUSED_KHR)
-                .any_hit_shader(vk::SHADER_UNUSED_KHR)
-                .intersection_shader(vk::SHADER_UNUSED_KHR);
-            if g.closest_hit.is_some() {
-                info = info.closest_hit_shader(next as u32);
-                next += 1;
-            }
-            if g.any_hit.is_some() {
-                info = info.any_hit_shader(next as u32);
-                next += 1;
-            }
-            groups.push(info);
-        }
-        let info = vk::RayTracingPipelineCreateInfoKHR::default()
-            .stages(&stages)
-            .groups(&groups)
-            .max_pipeline_ray_recursion_depth(desc.max_recursion_depth)
-            .layout(bindings.layout);
-        // SAFETY: all referenced modules/layout live for the call.
-        let pipeline = unsafe {
-            ctx.rt.create_ray_tracing_pipelines(
-                vk::DeferredOperationKHR::null(),
-                vk::PipelineCache::null(),
-                &[info],
-                None,
-            )
-        }
-        .map_err(|(_, result)| GpuError::Vk {
-            call: "vkCreateRayTracingPipelinesKHR",
-            result,
-        })?[0];
-        drop(modules);
-        let mut made = RayTracingPipeline {
-            ctx: ctx.clone(),
-            pipeline,
-            bindings,
-            // Placeholder replaced just below; keeps Drop correct if the SBT fails.
-            _sbt: Buffer::new(
-                ctx,
-                "sbt placeholder",
-                16,
-                vk::BufferUsageFlags::empty(),
-                MemoryLocation::CpuToGpu,
-            )?,
-            regions: [vk::StridedDeviceAddressRegionKHR::default(); 4],
-        };
         let records: Vec<u32> = if desc.hit_records.is_empty() {
             (0..desc.hit_groups.len() as u32).collect()
         } else {
@@ -410,6 +452,16 @@ impl RayTracingPipeline {
                 desc.hit_groups.len()
             )));
         }
+        let layout = Layout::new(ctx, &all)?;
+        let groups = shader_groups(desc);
+        let pipeline = create_rt_pipeline(ctx, &all, &groups, desc.max_recursion_depth, &layout)?;
+        let mut made = RayTracingPipeline {
+            ctx: ctx.clone(),
+            pipeline,
+            layout,
+            _sbt: None,
+            regions: [vk::StridedDeviceAddressRegionKHR::default(); 4],
+        };
         made.build_sbt(groups.len(), desc.miss.len(), &records)?;
         Ok(made)
     }
@@ -464,39 +516,29 @@ impl RayTracingPipeline {
             let src = (1 + miss_count + group as usize) * h;
             sbt.write(shift + hit_off + i as u64 * stride, &handles[src..src + h])?;
         }
+        let region = |offset: u64, stride: u64, size: u64| vk::StridedDeviceAddressRegionKHR {
+            device_address: start + offset,
+            stride,
+            size,
+        };
         self.regions = [
-            vk::StridedDeviceAddressRegionKHR {
-                device_address: start + raygen_off,
-                stride: raygen_stride,
-                size: raygen_stride,
-            },
-            vk::StridedDeviceAddressRegionKHR {
-                device_address: start + miss_off,
-                stride,
-                size: stride * miss_count as u64,
-            },
-            vk::StridedDeviceAddressRegionKHR {
-                device_address: start + hit_off,
-                stride,
-                size: stride * hit_count as u64,
-            },
+            region(raygen_off, raygen_stride, raygen_stride),
+            region(miss_off, stride, stride * miss_count as u64),
+            region(hit_off, stride, stride * hit_count as u64),
             vk::StridedDeviceAddressRegionKHR::default(),
         ];
-        self._sbt = sbt;
+        self._sbt = Some(sbt);
         Ok(())
     }
 
-    pub fn bind_buffer(&self, set: u32, binding: u32, buffer: &Buffer) -> GpuResult<()> {
-        self.bindings.bind_buffer(set, binding, buffer)
-    }
-
-    pub fn bind_tlas(&self, set: u32, binding: u32, tlas: &Tlas) -> GpuResult<()> {
-        self.bindings.bind_tlas(set, binding, tlas)
+    /// Descriptor sets for this pipeline's layout (one per frame slot, typically).
+    pub fn descriptor_sets(&self) -> GpuResult<DescriptorSets> {
+        DescriptorSets::new(&self.layout)
     }
 
     /// Size of the push-constant block the shaders declare.
     pub fn push_constant_size(&self) -> u32 {
-        self.bindings.push_size
+        self.layout.push_size
     }
 
     /// The SBT regions (raygen, miss, hit, callable), for inspection and tests.
@@ -505,14 +547,57 @@ impl RayTracingPipeline {
     }
 }
 
+fn create_rt_pipeline(
+    ctx: &Arc<Context>,
+    shaders: &[&Spirv],
+    groups: &[vk::RayTracingShaderGroupCreateInfoKHR<'_>],
+    max_recursion_depth: u32,
+    layout: &Layout,
+) -> GpuResult<vk::Pipeline> {
+    let modules: Vec<ShaderModule> = shaders
+        .iter()
+        .map(|s| ShaderModule::new(ctx, s))
+        .collect::<GpuResult<_>>()?;
+    let stages: Vec<vk::PipelineShaderStageCreateInfo> = shaders
+        .iter()
+        .zip(&modules)
+        .map(|(s, m)| {
+            vk::PipelineShaderStageCreateInfo::default()
+                .stage(s.stage.vk())
+                .module(m.raw)
+                .name(c"main")
+        })
+        .collect();
+    let info = vk::RayTracingPipelineCreateInfoKHR::default()
+        .stages(&stages)
+        .groups(groups)
+        .max_pipeline_ray_recursion_depth(max_recursion_depth)
+        .layout(layout.raw);
+    // SAFETY: all referenced modules and the layout live for the call.
+    let pipelines = unsafe {
+        ctx.rt.create_ray_tracing_pipelines(
+            vk::DeferredOperationKHR::null(),
+            vk::PipelineCache::null(),
+            &[info],
+            None,
+        )
+    }
+    .map_err(|(_, result)| GpuError::Vk {
+        call: "vkCreateRayTracingPipelinesKHR",
+        result,
+    })?;
+    Ok(pipelines[0])
+}
+
 impl Recording<'_> {
-    /// Launches `width × height` ray-generation invocations.
+    /// Launches `width × height` ray-generation invocations with `sets` bound; the
+    /// pipeline, the sets and what is bound to them are retained.
     pub fn trace_rays(
         &mut self,
-        pipeline: &RayTracingPipeline,
+        pipeline: &Arc<RayTracingPipeline>,
+        sets: &Arc<DescriptorSets>,
         push_constants: &[u8],
-        width: u32,
-        height: u32,
+        [width, height]: [u32; 2],
     ) -> GpuResult<()> {
         if width == 0 || height == 0 {
             return Ok(());
@@ -523,7 +608,8 @@ impl Recording<'_> {
                 self.ctx.limits.max_launch_width
             )));
         }
-        // SAFETY: recording; pipeline, sets and SBT live as long as `pipeline`.
+        self.retain(pipeline);
+        // SAFETY: recording; the pipeline is retained until the fence signals.
         unsafe {
             self.device().cmd_bind_pipeline(
                 self.cmd,
@@ -531,12 +617,14 @@ impl Recording<'_> {
                 pipeline.pipeline,
             )
         };
-        pipeline
-            .bindings
-            .bind_sets(self, vk::PipelineBindPoint::RAY_TRACING_KHR);
-        pipeline.bindings.push(self, push_constants)?;
+        sets.record_bind(
+            self,
+            &pipeline.layout,
+            vk::PipelineBindPoint::RAY_TRACING_KHR,
+        )?;
+        pipeline.layout.push(self, push_constants)?;
         let r = &pipeline.regions;
-        // SAFETY: as above.
+        // SAFETY: as above; the SBT is owned by the retained pipeline.
         unsafe {
             self.ctx
                 .rt
@@ -545,17 +633,20 @@ impl Recording<'_> {
         Ok(())
     }
 
-    /// Dispatches `groups` workgroups of a compute pipeline.
+    /// Dispatches `groups` workgroups of a compute pipeline with `sets` bound; the
+    /// pipeline, the sets and what is bound to them are retained.
     pub fn dispatch(
         &mut self,
-        pipeline: &ComputePipeline,
+        pipeline: &Arc<ComputePipeline>,
+        sets: &Arc<DescriptorSets>,
         push_constants: &[u8],
         groups: [u32; 3],
     ) -> GpuResult<()> {
         if groups.contains(&0) {
             return Ok(());
         }
-        // SAFETY: recording; pipeline and sets live as long as `pipeline`.
+        self.retain(pipeline);
+        // SAFETY: recording; the pipeline is retained until the fence signals.
         unsafe {
             self.device().cmd_bind_pipeline(
                 self.cmd,
@@ -563,10 +654,8 @@ impl Recording<'_> {
                 pipeline.pipeline,
             )
         };
-        pipeline
-            .bindings
-            .bind_sets(self, vk::PipelineBindPoint::COMPUTE);
-        pipeline.bindings.push(self, push_constants)?;
+        sets.record_bind(self, &pipeline.layout, vk::PipelineBindPoint::COMPUTE)?;
+        pipeline.layout.push(self, push_constants)?;
         // SAFETY: as above.
         unsafe {
             self.device()
@@ -578,16 +667,17 @@ impl Recording<'_> {
 
 impl Drop for RayTracingPipeline {
     fn drop(&mut self) {
-        // SAFETY: no submission using the pipeline is pending.
+        // SAFETY: submissions retain the pipeline, so none that uses it is pending.
         unsafe { self.ctx.raw().destroy_pipeline(self.pipeline, None) };
     }
 }
 
-/// A compute pipeline with its descriptor sets.
+/// A compute pipeline. Record with it through [`Recording::dispatch`] as
+/// `Arc<ComputePipeline>`, so submissions retain it.
 pub struct ComputePipeline {
     ctx: Arc<Context>,
     pipeline: vk::Pipeline,
-    bindings: Bindings,
+    layout: Arc<Layout>,
     pub workgroup_size: (u32, u32, u32),
 }
 
@@ -599,7 +689,7 @@ impl ComputePipeline {
                 shader.name
             )));
         }
-        let bindings = Bindings::new(ctx, &[shader])?;
+        let layout = Layout::new(ctx, &[shader])?;
         let module = ShaderModule::new(ctx, shader)?;
         let stage = vk::PipelineShaderStageCreateInfo::default()
             .stage(vk::ShaderStageFlags::COMPUTE)
@@ -607,7 +697,7 @@ impl ComputePipeline {
             .name(c"main");
         let info = vk::ComputePipelineCreateInfo::default()
             .stage(stage)
-            .layout(bindings.layout);
+            .layout(layout.raw);
         // SAFETY: module and layout live for the call.
         let pipeline = unsafe {
             ctx.raw()
@@ -625,19 +715,20 @@ impl ComputePipeline {
         Ok(ComputePipeline {
             ctx: ctx.clone(),
             pipeline,
-            bindings,
+            layout,
             workgroup_size,
         })
     }
 
-    pub fn bind_buffer(&self, set: u32, binding: u32, buffer: &Buffer) -> GpuResult<()> {
-        self.bindings.bind_buffer(set, binding, buffer)
+    /// Descriptor sets for this pipeline's layout (one per frame slot, typically).
+    pub fn descriptor_sets(&self) -> GpuResult<DescriptorSets> {
+        DescriptorSets::new(&self.layout)
     }
 }
 
 impl Drop for ComputePipeline {
     fn drop(&mut self) {
-        // SAFETY: no submission using the pipeline is pending.
+        // SAFETY: submissions retain the pipeline, so none that uses it is pending.
         unsafe { self.ctx.raw().destroy_pipeline(self.pipeline, None) };
     }
 }

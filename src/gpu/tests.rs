@@ -106,46 +106,163 @@ fn shader_errors_name_the_file_and_line() {
     assert!(err.contains("bad.comp") && err.contains(":2"), "{err}");
 }
 
-#[test]
-fn compute_pipeline_runs_with_push_constants() {
-    let ctx = ctx();
-    let src = ShaderSources::new().add("double.comp", DOUBLER);
-    let spirv = compile(&src, "double.comp", &[]).expect("compiles");
-    let pipeline = ComputePipeline::new(&ctx, &spirv).expect("pipeline");
-    assert_eq!(pipeline.workgroup_size, (64, 1, 1));
-    let items: Vec<Item> = (0..100)
+fn items() -> Vec<Item> {
+    (0..100)
         .map(|i| Item {
             v: [i as f32, 1.0, -2.0],
             id: i,
             w: 0.5,
         })
-        .collect();
-    let buf = Buffer::from_slice(&ctx, "items", &items, BufferUsageFlags::STORAGE_BUFFER)
+        .collect()
+}
+
+/// The doubler's push constants: count, factor.
+fn doubler_push(count: u32, factor: f32) -> Vec<u8> {
+    [count.to_le_bytes(), factor.to_le_bytes()].concat()
+}
+
+/// The doubler pipeline with descriptor sets bound to a host-visible copy of `items`.
+fn doubler(ctx: &Arc<Context>) -> (Arc<ComputePipeline>, Arc<DescriptorSets>, Arc<Buffer>) {
+    let src = ShaderSources::new().add("double.comp", DOUBLER);
+    let spirv = compile(&src, "double.comp", &[]).expect("compiles");
+    let pipeline = ComputePipeline::new(ctx, &spirv).expect("pipeline");
+    let buf = Buffer::from_slice(ctx, "items", &items(), BufferUsageFlags::STORAGE_BUFFER)
         .expect("buffer");
-    pipeline.bind_buffer(0, 0, &buf).expect("bind");
-    let mut push = Vec::new();
-    push.extend_from_slice(&100u32.to_le_bytes());
-    push.extend_from_slice(&3.0f32.to_le_bytes());
-    run_once(&ctx, |rec| {
-        rec.dispatch(&pipeline, &push, [2, 1, 1])?;
-        rec.barrier();
-        Ok(())
-    })
-    .expect("dispatch");
-    let out: Vec<Item> = buf.read(100).expect("read");
-    for (a, b) in items.iter().zip(&out) {
+    let buf = Arc::new(buf);
+    let mut sets = pipeline.descriptor_sets().expect("sets");
+    sets.bind_buffer(0, 0, &buf).expect("bind");
+    (Arc::new(pipeline), Arc::new(sets), buf)
+}
+
+fn assert_tripled(out: &[Item]) {
+    for (a, b) in items().iter().zip(out) {
         assert_eq!(b.v, [a.v[0] * 3.0, 3.0, -6.0]);
         assert_eq!(b.id, a.id + 1);
         assert_eq!(b.w, 0.5);
     }
-    // Wrong push-constant size is refused, not passed through.
-    let err = run_once(&ctx, |rec| rec.dispatch(&pipeline, &push[..4], [1, 1, 1]));
-    assert!(err.is_err());
+}
+
+#[test]
+fn compute_pipeline_runs_with_push_constants() {
+    let ctx = ctx();
+    let (pipeline, sets, buf) = doubler(&ctx);
+    assert_eq!(pipeline.workgroup_size, (64, 1, 1));
+    let push = doubler_push(100, 3.0);
+    run_once(&ctx, |rec| {
+        rec.dispatch(&pipeline, &sets, &push, [2, 1, 1])?;
+        rec.barrier_to_host();
+        Ok(())
+    })
+    .expect("dispatch");
+    assert_tripled(&buf.read(100).expect("read"));
+    // A wrong push-constant size is refused before anything is recorded, naming both
+    // sizes.
+    let err = run_once(&ctx, |rec| {
+        rec.dispatch(&pipeline, &sets, &push[..4], [1, 1, 1])
+    })
+    .expect_err("4 bytes of push constants accepted")
+    .to_string();
+    assert!(
+        err.contains("push constants") && err.contains('8') && err.contains('4'),
+        "{err}"
+    );
     // Binding a buffer to a slot the shader does not declare is refused.
-    assert!(pipeline.bind_buffer(0, 5, &buf).is_err());
+    let mut other = pipeline.descriptor_sets().expect("sets");
+    let err = other
+        .bind_buffer(0, 5, &buf)
+        .expect_err("binding 5")
+        .to_string();
+    assert!(err.contains("binding 5"), "{err}");
+    // Sets with a binding left empty are refused at record time.
+    let other = Arc::new(other);
+    let err = run_once(&ctx, |rec| {
+        rec.dispatch(&pipeline, &other, &push, [1, 1, 1])
+    })
+    .expect_err("unbound binding 0")
+    .to_string();
+    assert!(err.contains("nothing is bound"), "{err}");
+    drop((pipeline, sets, buf, other));
+    assert_clean(&ctx);
+}
+
+#[test]
+fn a_submission_keeps_what_it_uses_and_refuses_host_access_until_waited() {
+    let ctx = ctx();
+    let (pipeline, mut sets, buf) = doubler(&ctx);
+    let mut rec = CommandRecorder::new(&ctx).expect("recorder");
+    rec.submit(|r| {
+        r.dispatch(&pipeline, &sets, &doubler_push(100, 3.0), [2, 1, 1])?;
+        r.barrier_to_host();
+        Ok(())
+    })
+    .expect("submit");
+    // In flight: the host may neither read the buffer nor rebind the sets.
+    let err = buf
+        .read::<Item>(100)
+        .expect_err("read while in flight")
+        .to_string();
+    assert!(
+        err.contains("items") && err.contains("not yet waited"),
+        "{err}"
+    );
+    assert!(exclusive(&mut sets, "the sets").is_err());
+    // Dropping every owner's reference while in flight frees nothing the GPU uses.
+    let weak_pipeline = Arc::downgrade(&pipeline);
+    let weak_sets = Arc::downgrade(&sets);
     drop(pipeline);
+    drop(sets);
+    assert!(weak_pipeline.upgrade().is_some() && weak_sets.upgrade().is_some());
+    rec.wait().expect("wait");
+    assert!(weak_pipeline.upgrade().is_none() && weak_sets.upgrade().is_none());
+    assert_tripled(&buf.read(100).expect("read after the wait"));
+    drop(rec);
     drop(buf);
     assert_clean(&ctx);
+}
+
+#[test]
+fn dropping_a_recorder_in_flight_waits_and_releases() {
+    let ctx = ctx();
+    let (pipeline, sets, buf) = doubler(&ctx);
+    let mut rec = CommandRecorder::new(&ctx).expect("recorder");
+    rec.submit(|r| {
+        r.dispatch(&pipeline, &sets, &doubler_push(100, 3.0), [2, 1, 1])?;
+        r.barrier_to_host();
+        Ok(())
+    })
+    .expect("submit");
+    drop((pipeline, sets));
+    drop(rec);
+    assert_tripled(&buf.read(100).expect("read after the drop"));
+    drop(buf);
+    assert_clean(&ctx);
+}
+
+#[test]
+fn synchronization_validation_reports_a_missing_barrier() {
+    // The frame tests rely on synchronization validation: show that it is on by making
+    // a read-after-write hazard (a copy of what a dispatch wrote, with no barrier).
+    let ctx = ctx();
+    let (pipeline, sets, buf) = doubler(&ctx);
+    let copy = Buffer::new(
+        &ctx,
+        "copy",
+        buf.size(),
+        BufferUsageFlags::TRANSFER_DST,
+        MemoryLocation::GpuToCpu,
+    )
+    .map(Arc::new)
+    .expect("copy");
+    run_once(&ctx, |rec| {
+        rec.dispatch(&pipeline, &sets, &doubler_push(100, 3.0), [2, 1, 1])?;
+        rec.copy_buffer(&buf, &copy, buf.size())
+    })
+    .expect("run");
+    let m = ctx.validation_messages();
+    assert!(
+        m.iter().any(|m| m.contains("SYNC-HAZARD")),
+        "no synchronization hazard reported: {m:#?}"
+    );
 }
 
 const RGEN: &str = r#"
@@ -233,13 +350,12 @@ fn ray_tracing_pipeline_tlas_build_refit_and_sbt_alignment() {
     )
     .expect("blas");
     assert!(stats.compacted_bytes > 0 && stats.compacted_bytes <= stats.built_bytes);
-    let blas = blases[0].device_address();
     let instance = |x: f32, y: f32, id: u32| TlasInstance {
         transform: translate(x, y),
         custom_index: id,
         mask: 0xff,
         sbt_offset: 0,
-        blas_address: blas,
+        blas: blases[0].clone(),
     };
     let mut tlas = Tlas::new(&ctx, 4).expect("tlas");
     let out = Buffer::new(
@@ -249,9 +365,12 @@ fn ray_tracing_pipeline_tlas_build_refit_and_sbt_alignment() {
         BufferUsageFlags::STORAGE_BUFFER,
         MemoryLocation::GpuToCpu,
     )
+    .map(Arc::new)
     .expect("out");
-    pipeline.bind_tlas(0, 0, &tlas).expect("bind tlas");
-    pipeline.bind_buffer(0, 1, &out).expect("bind out");
+    let mut sets = pipeline.descriptor_sets().expect("sets");
+    sets.bind_tlas(0, 0, &tlas).expect("bind tlas");
+    sets.bind_buffer(0, 1, &out).expect("bind out");
+    let (pipeline, sets) = (Arc::new(pipeline), Arc::new(sets));
     let ts = Timestamps::new(&ctx, 2).expect("timestamps");
     let mut rec = CommandRecorder::new(&ctx).expect("recorder");
     let mut frame = |instances: &[TlasInstance]| {
@@ -259,8 +378,8 @@ fn ray_tracing_pipeline_tlas_build_refit_and_sbt_alignment() {
             ts.reset(r);
             ts.write(r, 0)?;
             let what = tlas.update(r, instances)?;
-            r.trace_rays(&pipeline, &[], 5, 1)?;
-            r.barrier();
+            r.trace_rays(&pipeline, &sets, &[], [5, 1])?;
+            r.barrier_to_host();
             ts.write(r, 1)?;
             Ok(what)
         })
@@ -289,6 +408,7 @@ fn ray_tracing_pipeline_tlas_build_refit_and_sbt_alignment() {
     drop(pipeline);
     drop(tlas);
     drop(blases);
+    drop(sets);
     assert_clean(&ctx);
 }
 

@@ -10,7 +10,7 @@ use std::sync::Arc;
 /// A pool of timestamp queries; write them while recording, read them after the wait.
 pub struct Timestamps {
     ctx: Arc<Context>,
-    pool: QueryPool,
+    pool: Arc<QueryPool>,
     count: u32,
 }
 
@@ -21,7 +21,7 @@ impl Timestamps {
             .query_count(count);
         Ok(Timestamps {
             ctx: ctx.clone(),
-            pool: QueryPool::new(ctx, &info)?,
+            pool: Arc::new(QueryPool::new(ctx, &info)?),
             count,
         })
     }
@@ -33,7 +33,8 @@ impl Timestamps {
 
     /// Resets every query; call before recording a frame that writes them.
     pub fn reset(&self, rec: &mut Recording<'_>) {
-        // SAFETY: recording; the pool's queries are not in use by a pending submission.
+        rec.retain(&self.pool);
+        // SAFETY: recording; the pool is retained until the fence signals.
         unsafe {
             rec.device()
                 .cmd_reset_query_pool(rec.cmd, self.pool.raw, 0, self.count)
@@ -48,7 +49,8 @@ impl Timestamps {
                 self.count
             )));
         }
-        // SAFETY: recording; index in range.
+        rec.retain(&self.pool);
+        // SAFETY: recording; index in range; the pool is retained until the fence signals.
         unsafe {
             rec.device().cmd_write_timestamp(
                 rec.cmd,
@@ -60,7 +62,8 @@ impl Timestamps {
         Ok(())
     }
 
-    /// All timestamps in nanoseconds (after the recording's submission completed).
+    /// All timestamps in nanoseconds; waits for them to be written (read them after the
+    /// recording's submission has been waited for, or this blocks until it finishes).
     pub fn read_ns(&self) -> GpuResult<Vec<f64>> {
         let mut raw = vec![0u64; self.count as usize];
         // SAFETY: the queries were written by a completed submission.

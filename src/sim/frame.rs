@@ -5,19 +5,20 @@
 use super::gpu_types::{
     CompactParams, Echo, FrameParams, GpuPoint, GpuSubRay, SubRayRecord, WaveformParams,
 };
-use super::points::gpu_beams;
 use super::scene_gpu::{GpuScene, SceneStats};
 use super::shaders::FrameShaders;
+use super::slot::{FrameSlot, Pipelines, SensorBuffers, Submitted, MAX_RECORD_SLOTS};
 use super::tables::{hit_group, SceneTables};
 use super::SimError;
 use crate::gpu::{
-    Buffer, BufferUsageFlags, CommandRecorder, ComputePipeline, Context, HitGroup, MemoryLocation,
-    RayTracingDesc, RayTracingPipeline, Timestamps, TlasUpdate,
+    Buffer, BufferUsageFlags, ComputePipeline, Context, HitGroup, MemoryLocation, RayTracingDesc,
+    RayTracingPipeline, TlasUpdate,
 };
 use crate::material::MaterialDb;
 use crate::scene::Scene;
 use crate::sensor::Beam;
 use glam::{Affine3A, Mat4, Vec3};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -77,28 +78,17 @@ pub struct FrameOutput {
     pub times: PassTimes,
 }
 
-struct SensorBuffers {
-    beams: Buffer,
-    subrays: Buffer,
-    records: Buffer,
-    echoes: Buffer,
-    counts: Buffer,
-    beam_count: u32,
-    subray_count: u32,
-    slots: u32,
-    max_returns: u32,
-}
-
 /// A scene on the GPU with the frame pipeline, ready to simulate frames.
+///
+/// Lifetimes hold by construction (see `gpu`): every frame's submission retains the
+/// pipelines, descriptor sets, scene tables, TLAS and sensor buffers it uses until its
+/// fence has been waited for, so switching sensors, moving instances or dropping the
+/// simulator with frames in flight never frees or rewrites what the GPU still reads.
 pub struct Simulator {
-    // Drop order: frame slots (each waits for its work), per-sensor buffers, pipelines,
-    // scene; the context (Arc) outlives all.
     slots: Vec<FrameSlot>,
     next_slot: usize,
-    sensor: Option<SensorBuffers>,
-    trace: RayTracingPipeline,
-    waveform: ComputePipeline,
-    compact: ComputePipeline,
+    sensor: Option<Arc<SensorBuffers>>,
+    pipelines: Pipelines,
     scene: GpuScene,
     ctx: Arc<Context>,
     /// Host time spent compiling shaders and creating the pipelines (ms).
@@ -110,6 +100,8 @@ const TS_TLAS: u32 = 1;
 const TS_TRACE: u32 = 2;
 const TS_WAVEFORM: u32 = 3;
 const TS_COMPACT: u32 = 4;
+/// Timestamps per frame.
+pub(super) const TIMESTAMPS: u32 = 5;
 
 /// The most echoes one beam may return.
 pub const MAX_RETURNS: u32 = 8;
@@ -117,22 +109,66 @@ pub const MAX_RETURNS: u32 = 8;
 /// Frames that may be in flight at once (`Simulator::submit` / `collect`).
 pub const FRAMES_IN_FLIGHT: usize = 2;
 
-/// One frame's command buffer, timestamps and host-visible output.
-struct FrameSlot {
-    recorder: CommandRecorder,
-    timestamps: Timestamps,
-    points: Buffer,
-    total: Buffer,
-    /// Set while a submitted frame waits to be collected: its TLAS update and when the
-    /// host submitted it.
-    submitted: Option<(Option<TlasUpdate>, Instant)>,
-}
+/// Numbers submitted frames across all simulators of the process, so a ticket is
+/// recognised by the slot it was issued for and by no other.
+static NEXT_SERIAL: AtomicU64 = AtomicU64::new(1);
 
 /// A submitted frame, to be collected with `Simulator::collect`.
 #[derive(Debug)]
 #[must_use = "a submitted frame's points are only read by Simulator::collect"]
 pub struct FrameTicket {
     slot: usize,
+    serial: u64,
+}
+
+/// The trace pipeline: one hit group per material class, with and without alpha mask,
+/// plus transparent surfaces (any-hit only).
+fn trace_pipeline(
+    ctx: &Arc<Context>,
+    s: &FrameShaders,
+    tables: &SceneTables,
+) -> Result<RayTracingPipeline, SimError> {
+    let group = |closest: &'static str, masked: bool| -> HitGroup<'_> {
+        let closest_hit = match closest {
+            "retro" => Some(&s.retroreflective),
+            "absorbent" => Some(&s.absorbent),
+            "none" => None,
+            _ => Some(&s.general),
+        };
+        HitGroup {
+            closest_hit,
+            any_hit: masked.then_some(&s.alpha_mask),
+        }
+    };
+    // In `hit_group` order.
+    let mut hit_groups = vec![
+        group("general", false),
+        group("general", true),
+        group("retro", false),
+        group("retro", true),
+        group("absorbent", false),
+        group("absorbent", true),
+    ];
+    hit_groups.push(HitGroup {
+        closest_hit: None,
+        any_hit: Some(&s.transparent),
+    });
+    debug_assert_eq!(hit_groups.len() as u32, hit_group::COUNT);
+    let hit_records: Vec<u32> = if tables.geometries.is_empty() {
+        vec![hit_group::GENERAL]
+    } else {
+        tables.geometries.iter().map(|g| g.hit_group).collect()
+    };
+    Ok(RayTracingPipeline::new(
+        ctx,
+        &RayTracingDesc {
+            raygen: &s.raygen,
+            miss: vec![&s.miss],
+            hit_groups,
+            hit_records,
+            max_recursion_depth: 1,
+        },
+    )?)
 }
 
 impl Simulator {
@@ -147,69 +183,20 @@ impl Simulator {
         let gpu_scene = GpuScene::new(ctx, scene, db, material_map)?;
         let start = Instant::now();
         let s = FrameShaders::compile(ctx.is_cpu)?;
-        let group = |closest: &'static str, masked: bool| -> HitGroup<'_> {
-            let closest_hit = match closest {
-                "retro" => Some(&s.retroreflective),
-                "absorbent" => Some(&s.absorbent),
-                "none" => None,
-                _ => Some(&s.general),
-            };
-            HitGroup {
-                closest_hit,
-                any_hit: masked.then_some(&s.alpha_mask),
-            }
+        let pipelines = Pipelines {
+            trace: Arc::new(trace_pipeline(ctx, &s, &gpu_scene.tables)?),
+            waveform: Arc::new(ComputePipeline::new(ctx, &s.waveform)?),
+            compact: Arc::new(ComputePipeline::new(ctx, &s.compact)?),
         };
-        // In `hit_group` order.
-        let mut hit_groups = vec![
-            group("general", false),
-            group("general", true),
-            group("retro", false),
-            group("retro", true),
-            group("absorbent", false),
-            group("absorbent", true),
-        ];
-        hit_groups.push(HitGroup {
-            closest_hit: None,
-            any_hit: Some(&s.transparent),
-        });
-        debug_assert_eq!(hit_groups.len() as u32, hit_group::COUNT);
-        let hit_records: Vec<u32> = if gpu_scene.tables.geometries.is_empty() {
-            vec![hit_group::GENERAL]
-        } else {
-            gpu_scene
-                .tables
-                .geometries
-                .iter()
-                .map(|g| g.hit_group)
-                .collect()
-        };
-        let trace = RayTracingPipeline::new(
-            ctx,
-            &RayTracingDesc {
-                raygen: &s.raygen,
-                miss: vec![&s.miss],
-                hit_groups,
-                hit_records,
-                max_recursion_depth: 1,
-            },
-        )?;
-        let waveform = ComputePipeline::new(ctx, &s.waveform)?;
-        let compact = ComputePipeline::new(ctx, &s.compact)?;
         let pipeline_ms = start.elapsed().as_secs_f64() * 1e3;
-        trace.bind_tlas(0, 0, &gpu_scene.tlas)?;
-        trace.bind_buffer(0, 3, &gpu_scene.geometries)?;
-        trace.bind_buffer(0, 5, &gpu_scene.materials)?;
-        trace.bind_buffer(0, 6, &gpu_scene.instances)?;
-        trace.bind_buffer(0, 8, &gpu_scene.reflectance)?;
-        trace.bind_buffer(0, 9, &gpu_scene.textures)?;
-        trace.bind_buffer(0, 10, &gpu_scene.texels)?;
+        let slots = (0..FRAMES_IN_FLIGHT)
+            .map(|i| FrameSlot::new(ctx, i, &pipelines, &gpu_scene))
+            .collect::<Result<_, _>>()?;
         Ok(Simulator {
-            slots: Vec::new(),
+            slots,
             next_slot: 0,
             sensor: None,
-            trace,
-            waveform,
-            compact,
+            pipelines,
             scene: gpu_scene,
             ctx: ctx.clone(),
             pipeline_ms,
@@ -248,7 +235,8 @@ impl Simulator {
     }
 
     /// Sets the beams (sensor frame), the kernel's sub-rays, the record slots per
-    /// sub-ray (1 + transparent layers kept) and the most echoes per beam.
+    /// sub-ray (1 + transparent layers kept) and the most echoes per beam. Frames in
+    /// flight keep the sensor they were submitted with; nothing waits.
     pub fn set_sensor(
         &mut self,
         beams: &[Beam],
@@ -256,30 +244,7 @@ impl Simulator {
         slots: u32,
         max_returns: u32,
     ) -> Result<(), SimError> {
-        if beams.is_empty() {
-            return Err(SimError::Input("the sensor has no beams".into()));
-        }
-        if subrays.is_empty() {
-            return Err(SimError::Input("a beam needs at least one sub-ray".into()));
-        }
-        if !(1..=4).contains(&slots) {
-            return Err(SimError::Input(format!(
-                "{slots} record slots per sub-ray (1 to 4)"
-            )));
-        }
-        if !(1..=MAX_RETURNS).contains(&max_returns) {
-            return Err(SimError::Input(format!(
-                "max_returns {max_returns} (1 to {MAX_RETURNS})"
-            )));
-        }
-        let records_per_beam = subrays.len() as u64 * slots as u64;
-        if records_per_beam > 1024 {
-            return Err(SimError::Input(format!(
-                "{} sub-rays × {slots} slots = {records_per_beam} records per beam; the \
-                 waveform pass holds at most 1024",
-                subrays.len()
-            )));
-        }
+        check_sensor(beams, subrays, slots, max_returns)?;
         let rays = beams.len() as u64 * subrays.len() as u64;
         if rays > self.ctx.limits.max_launch_width as u64 {
             return Err(SimError::Input(format!(
@@ -287,78 +252,13 @@ impl Simulator {
                 self.ctx.limits.max_launch_width
             )));
         }
-        let ctx = &self.ctx;
-        let storage = BufferUsageFlags::STORAGE_BUFFER;
-        let n_beams = beams.len() as u64;
-        let record_bytes = rays * slots as u64 * std::mem::size_of::<SubRayRecord>() as u64;
-        let echo_bytes = n_beams * max_returns as u64 * std::mem::size_of::<Echo>() as u64;
-        let point_bytes = n_beams * max_returns as u64 * std::mem::size_of::<GpuPoint>() as u64;
-        let buffers = SensorBuffers {
-            beams: Buffer::upload(ctx, "beams", &gpu_beams(beams), storage)?,
-            subrays: Buffer::upload(ctx, "sub-rays", subrays, storage)?,
-            records: Buffer::new(
-                ctx,
-                "sub-ray records",
-                record_bytes,
-                storage | BufferUsageFlags::TRANSFER_SRC,
-                MemoryLocation::GpuOnly,
-            )?,
-            echoes: Buffer::new(
-                ctx,
-                "echoes",
-                echo_bytes,
-                storage | BufferUsageFlags::TRANSFER_SRC,
-                MemoryLocation::GpuOnly,
-            )?,
-            counts: Buffer::new(
-                ctx,
-                "echo counts",
-                n_beams * 4,
-                storage | BufferUsageFlags::TRANSFER_SRC,
-                MemoryLocation::GpuOnly,
-            )?,
-            beam_count: beams.len() as u32,
-            subray_count: subrays.len() as u32,
-            slots,
-            max_returns,
-        };
-        self.trace.bind_buffer(0, 1, &buffers.beams)?;
-        self.trace.bind_buffer(0, 2, &buffers.subrays)?;
-        self.waveform.bind_buffer(0, 1, &buffers.echoes)?;
-        self.waveform.bind_buffer(0, 2, &buffers.counts)?;
-        self.compact.bind_buffer(0, 0, &buffers.echoes)?;
-        self.compact.bind_buffer(0, 1, &buffers.counts)?;
-        self.compact.bind_buffer(0, 2, &buffers.beams)?;
-        // Each frame slot gets its own host-visible points: the compaction writes there
-        // directly (no copy pass), and the host reads one frame while the next runs.
-        self.slots.clear();
-        for i in 0..FRAMES_IN_FLIGHT {
-            self.slots.push(FrameSlot {
-                recorder: CommandRecorder::new(ctx)?,
-                timestamps: Timestamps::new(ctx, 5)?,
-                points: Buffer::new(
-                    ctx,
-                    &format!("points {i}"),
-                    point_bytes,
-                    storage,
-                    MemoryLocation::GpuToCpu,
-                )?,
-                total: Buffer::new(
-                    ctx,
-                    &format!("point count {i}"),
-                    16,
-                    storage,
-                    MemoryLocation::GpuToCpu,
-                )?,
-                submitted: None,
-            });
-        }
-        self.next_slot = 0;
-        self.sensor = Some(buffers);
+        let buffers = SensorBuffers::new(&self.ctx, beams, subrays, slots, max_returns)?;
+        self.sensor = Some(Arc::new(buffers));
         Ok(())
     }
 
-    /// Moves scene instance `index`; the next frame refits the TLAS.
+    /// Moves scene instance `index`; the next frame refits the TLAS (frames in flight
+    /// keep the placement they were submitted with).
     pub fn set_instance_transform(
         &mut self,
         index: usize,
@@ -373,8 +273,14 @@ impl Simulator {
         self.scene.touch(index)
     }
 
+    fn current_sensor(&self) -> Result<&Arc<SensorBuffers>, SimError> {
+        self.sensor
+            .as_ref()
+            .ok_or_else(|| SimError::Input("set_sensor must be called before a frame".into()))
+    }
+
     /// Simulates one frame and waits for it; `capture` also reads the records and echoes.
-    /// Frames submitted with [`submit`](Self::submit) must be collected first.
+    /// Frames submitted earlier with [`submit`](Self::submit) run first.
     pub fn frame(
         &mut self,
         settings: &FrameSettings,
@@ -382,12 +288,9 @@ impl Simulator {
     ) -> Result<FrameOutput, SimError> {
         let ticket = self.submit(settings)?;
         let mut out = self.collect(ticket)?;
-        let sensor = self
-            .sensor
-            .as_ref()
-            .ok_or_else(|| SimError::Input("set_sensor must be called before a frame".into()))?;
-        // Nothing else is in flight (submit refuses while uncollected frames exist, and
-        // this one is collected), so the shared buffers hold this frame.
+        let sensor = self.current_sensor()?;
+        // This frame was submitted last and has finished, so the sensor's shared
+        // buffers hold its records and echoes (its final barrier orders the copies).
         if capture.records {
             let n = (sensor.beam_count * sensor.subray_count * sensor.slots) as usize;
             out.records = Some(read_device(&self.ctx, &sensor.records, n)?);
@@ -406,129 +309,49 @@ impl Simulator {
     /// the GPU computes this one; up to [`FRAMES_IN_FLIGHT`] may be outstanding. Collect
     /// each ticket with [`collect`](Self::collect), in any order.
     pub fn submit(&mut self, settings: &FrameSettings) -> Result<FrameTicket, SimError> {
-        let m = Mat4::from(settings.sensor_to_world);
-        if !m.is_finite() {
-            return Err(SimError::Input(
-                "sensor pose is not finite (NaN or infinity)".into(),
-            ));
-        }
-        if !(settings.min_range >= 0.0 && settings.max_range > settings.min_range) {
-            return Err(SimError::Input(format!(
-                "bad range window {}..{} m",
-                settings.min_range, settings.max_range
-            )));
-        }
-        let sensor = self
-            .sensor
-            .as_ref()
-            .ok_or_else(|| SimError::Input("set_sensor must be called before a frame".into()))?;
+        check_settings(settings)?;
+        let sensor = self.current_sensor()?.clone();
         let slot_index = self.next_slot;
-        if self.slots[slot_index].submitted.is_some() {
+        let slot = &mut self.slots[slot_index];
+        if slot.submitted.is_some() {
             return Err(SimError::Input(format!(
                 "{FRAMES_IN_FLIGHT} frames are already in flight: collect one first"
             )));
         }
-        // The TLAS's instance buffer is written by the host: a frame still in flight may
-        // be reading it, so moving instances waits for the GPU first.
-        if self.scene.is_dirty() {
-            for slot in &mut self.slots {
-                slot.recorder.wait()?;
-            }
-        }
-        let (sun_direction, sun_irradiance) = match settings.sun {
-            Some(sun) if sun.irradiance > 0.0 => {
-                let d = sun.direction.normalize_or_zero();
-                if d == Vec3::ZERO || !d.is_finite() || !sun.irradiance.is_finite() {
-                    return Err(SimError::Input(
-                        "the sun direction must be a finite non-zero vector".into(),
-                    ));
-                }
-                (d.to_array(), sun.irradiance)
-            }
-            _ => ([0.0, 0.0, 1.0], 0.0),
-        };
-        let seed_lo = settings.seed as u32;
-        let seed_hi = (settings.seed >> 32) as u32;
-        let params = FrameParams {
-            sensor_to_world: m.to_cols_array(),
-            sun_direction,
-            sun_irradiance,
-            beam_count: sensor.beam_count,
-            subray_count: sensor.subray_count,
-            slots: sensor.slots,
-            min_range: settings.min_range,
-            max_range: settings.max_range,
-            seed_lo,
-            seed_hi,
-            frame: settings.frame,
-            records_address: sensor.records.device_address(),
-        };
-        let mut wave = settings.waveform;
-        wave.records_address = sensor.records.device_address();
-        wave.records_per_beam = sensor.subray_count * sensor.slots;
-        wave.beam_count = sensor.beam_count;
-        wave.max_returns = wave.max_returns.clamp(1, sensor.max_returns);
-        wave.seed_lo = seed_lo;
-        wave.seed_hi = seed_hi;
-        wave.frame = settings.frame;
-        wave.min_range = settings.min_range;
-        wave.max_range = settings.max_range;
-        let slot = &mut self.slots[slot_index];
-        let compact = CompactParams {
-            beam_count: sensor.beam_count,
-            max_returns: sensor.max_returns,
-            pad0: 0,
-            pad1: 0,
-            points_address: slot.points.device_address(),
-            total_address: slot.total.device_address(),
-        };
-        let width = sensor.beam_count * sensor.subray_count;
-        let submitted_at = Instant::now();
-        let scene = &mut self.scene;
-        let (trace, waveform, compactor) = (&self.trace, &self.waveform, &self.compact);
-        let ts = &slot.timestamps;
-        let tlas_update = slot.recorder.submit(|rec| {
-            // Frames share the records and echoes: this frame's passes start after the
-            // previous frame's have finished (a barrier orders earlier submissions too).
-            rec.barrier();
-            ts.reset(rec);
-            ts.write(rec, TS_START)?;
-            let update = scene
-                .record_update(rec)
-                .map_err(|e| crate::gpu::GpuError::Usage(e.to_string()))?;
-            ts.write(rec, TS_TLAS)?;
-            rec.trace_rays(trace, bytemuck::bytes_of(&params), width, 1)?;
-            rec.barrier();
-            ts.write(rec, TS_TRACE)?;
-            // One workgroup per beam; the dispatch grid's x is limited (65535 on many
-            // devices), so beams spread over y too and the shader flattens the index.
-            let gx = sensor.beam_count.min(65_535);
-            let gy = sensor.beam_count.div_ceil(gx);
-            rec.dispatch(waveform, bytemuck::bytes_of(&wave), [gx, gy, 1])?;
-            rec.barrier();
-            ts.write(rec, TS_WAVEFORM)?;
-            rec.dispatch(compactor, bytemuck::bytes_of(&compact), [1, 1, 1])?;
-            rec.barrier();
-            ts.write(rec, TS_COMPACT)?;
-            Ok(update)
-        })?;
-        slot.submitted = Some((tlas_update, submitted_at));
+        slot.prepare(&self.ctx, &sensor)?;
+        let at = Instant::now();
+        let tlas_update = record_frame(slot, &self.pipelines, &mut self.scene, &sensor, settings)?;
+        let serial = NEXT_SERIAL.fetch_add(1, Ordering::Relaxed);
+        slot.submitted = Some(Submitted {
+            serial,
+            tlas_update,
+            at,
+        });
         self.next_slot = (slot_index + 1) % FRAMES_IN_FLIGHT;
-        Ok(FrameTicket { slot: slot_index })
+        Ok(FrameTicket {
+            slot: slot_index,
+            serial,
+        })
     }
 
     /// Waits for a submitted frame and reads its points.
     pub fn collect(&mut self, ticket: FrameTicket) -> Result<FrameOutput, SimError> {
-        let slot = self
-            .slots
-            .get_mut(ticket.slot)
-            .ok_or_else(|| SimError::Input("a ticket of another sensor set-up".into()))?;
-        let (tlas_update, submitted_at) = slot
-            .submitted
-            .take()
-            .ok_or_else(|| SimError::Input("this frame was already collected".into()))?;
+        let slot = &mut self.slots[ticket.slot % FRAMES_IN_FLIGHT];
+        match &slot.submitted {
+            Some(s) if s.serial == ticket.serial => {}
+            _ => {
+                return Err(SimError::Input(
+                    "this ticket's frame was already collected, or belongs to another \
+                     simulator"
+                        .into(),
+                ))
+            }
+        }
         slot.recorder.wait()?;
-        let host_frame_ms = submitted_at.elapsed().as_secs_f64() * 1e3;
+        let Some(submitted) = slot.submitted.take() else {
+            return Err(SimError::Input("frame slot lost its submission".into()));
+        };
+        let host_frame_ms = submitted.at.elapsed().as_secs_f64() * 1e3;
         let read_start = Instant::now();
         let total = slot.total.read::<u32>(1)?[0] as usize;
         let points = slot.points.read::<GpuPoint>(total)?;
@@ -546,26 +369,191 @@ impl Simulator {
                 compaction_ms: ms(TS_WAVEFORM, TS_COMPACT),
                 host_frame_ms,
                 host_readback_ms,
-                tlas_update,
+                tlas_update: submitted.tlas_update,
             },
         })
     }
 }
 
+/// Refuses sensors the pipeline cannot hold.
+fn check_sensor(
+    beams: &[Beam],
+    subrays: &[GpuSubRay],
+    slots: u32,
+    max_returns: u32,
+) -> Result<(), SimError> {
+    if beams.is_empty() {
+        return Err(SimError::Input("the sensor has no beams".into()));
+    }
+    if subrays.is_empty() {
+        return Err(SimError::Input("a beam needs at least one sub-ray".into()));
+    }
+    if !(1..=MAX_RECORD_SLOTS).contains(&slots) {
+        return Err(SimError::Input(format!(
+            "{slots} record slots per sub-ray (1 to {MAX_RECORD_SLOTS})"
+        )));
+    }
+    if !(1..=MAX_RETURNS).contains(&max_returns) {
+        return Err(SimError::Input(format!(
+            "max_returns {max_returns} (1 to {MAX_RETURNS})"
+        )));
+    }
+    let records_per_beam = subrays.len() as u64 * slots as u64;
+    if records_per_beam > 1024 {
+        return Err(SimError::Input(format!(
+            "{} sub-rays × {slots} slots = {records_per_beam} records per beam; the \
+             waveform pass holds at most 1024",
+            subrays.len()
+        )));
+    }
+    Ok(())
+}
+
+/// Refuses frame settings that would make the shaders compute garbage.
+fn check_settings(settings: &FrameSettings) -> Result<(), SimError> {
+    if !Mat4::from(settings.sensor_to_world).is_finite() {
+        return Err(SimError::Input(
+            "sensor pose is not finite (NaN or infinity)".into(),
+        ));
+    }
+    if !(settings.min_range >= 0.0 && settings.max_range > settings.min_range) {
+        return Err(SimError::Input(format!(
+            "bad range window {}..{} m",
+            settings.min_range, settings.max_range
+        )));
+    }
+    Ok(())
+}
+
+/// The sun as the trace shader takes it: unit direction and irradiance (0: no sun).
+fn sun_params(sun: Option<Sun>) -> Result<([f32; 3], f32), SimError> {
+    match sun {
+        Some(sun) if sun.irradiance > 0.0 => {
+            let d = sun.direction.normalize_or_zero();
+            if d == Vec3::ZERO || !d.is_finite() || !sun.irradiance.is_finite() {
+                return Err(SimError::Input(
+                    "the sun direction must be a finite non-zero vector".into(),
+                ));
+            }
+            Ok((d.to_array(), sun.irradiance))
+        }
+        _ => Ok(([0.0, 0.0, 1.0], 0.0)),
+    }
+}
+
+/// The trace and waveform push constants of one frame, given the records' address.
+fn frame_params(
+    settings: &FrameSettings,
+    sensor: &SensorBuffers,
+    records_address: u64,
+) -> Result<(FrameParams, WaveformParams), SimError> {
+    let (sun_direction, sun_irradiance) = sun_params(settings.sun)?;
+    let seed_lo = settings.seed as u32;
+    let seed_hi = (settings.seed >> 32) as u32;
+    let params = FrameParams {
+        sensor_to_world: Mat4::from(settings.sensor_to_world).to_cols_array(),
+        sun_direction,
+        sun_irradiance,
+        beam_count: sensor.beam_count,
+        subray_count: sensor.subray_count,
+        slots: sensor.slots,
+        min_range: settings.min_range,
+        max_range: settings.max_range,
+        seed_lo,
+        seed_hi,
+        frame: settings.frame,
+        records_address,
+    };
+    let mut wave = settings.waveform;
+    wave.records_address = records_address;
+    wave.records_per_beam = sensor.subray_count * sensor.slots;
+    wave.beam_count = sensor.beam_count;
+    wave.max_returns = wave.max_returns.clamp(1, sensor.max_returns);
+    wave.seed_lo = seed_lo;
+    wave.seed_hi = seed_hi;
+    wave.frame = settings.frame;
+    wave.min_range = settings.min_range;
+    wave.max_range = settings.max_range;
+    Ok((params, wave))
+}
+
+/// Records and submits one frame from `slot`: TLAS update, trace, waveform, compaction.
+fn record_frame(
+    slot: &mut FrameSlot,
+    pipelines: &Pipelines,
+    scene: &mut GpuScene,
+    sensor: &SensorBuffers,
+    settings: &FrameSettings,
+) -> Result<Option<TlasUpdate>, SimError> {
+    let (ts, sets) = (&slot.timestamps, &slot.sets);
+    let (points, total) = (&slot.points, &slot.total);
+    let update = slot.recorder.submit(|rec| {
+        let records = rec.address_of(&sensor.records);
+        let (params, wave) = frame_params(settings, sensor, records)
+            .map_err(|e| crate::gpu::GpuError::Usage(e.to_string()))?;
+        let compact = CompactParams {
+            beam_count: sensor.beam_count,
+            max_returns: sensor.max_returns,
+            pad0: 0,
+            pad1: 0,
+            points_address: rec.address_of(points),
+            total_address: rec.address_of(total),
+        };
+        // Frames of one sensor share the records and echoes: this frame's passes start
+        // after the previous frame's have finished (the barrier's first scope covers
+        // earlier submissions too).
+        rec.barrier();
+        ts.reset(rec);
+        ts.write(rec, TS_START)?;
+        let update = scene
+            .record_update(rec)
+            .map_err(|e| crate::gpu::GpuError::Usage(e.to_string()))?;
+        ts.write(rec, TS_TLAS)?;
+        let width = sensor.beam_count * sensor.subray_count;
+        rec.trace_rays(
+            &pipelines.trace,
+            &sets.trace,
+            bytemuck::bytes_of(&params),
+            [width, 1],
+        )?;
+        rec.barrier();
+        ts.write(rec, TS_TRACE)?;
+        // One workgroup per beam; the dispatch grid's x is limited (65535 on many
+        // devices), so beams spread over y too and the shader flattens the index.
+        let gx = sensor.beam_count.min(65_535);
+        let gy = sensor.beam_count.div_ceil(gx);
+        let wave = bytemuck::bytes_of(&wave);
+        rec.dispatch(&pipelines.waveform, &sets.waveform, wave, [gx, gy, 1])?;
+        rec.barrier();
+        ts.write(rec, TS_WAVEFORM)?;
+        let compact = bytemuck::bytes_of(&compact);
+        rec.dispatch(&pipelines.compact, &sets.compact, compact, [1, 1, 1])?;
+        rec.barrier();
+        ts.write(rec, TS_COMPACT)?;
+        rec.barrier_to_host();
+        Ok(update)
+    })?;
+    Ok(update)
+}
+
 /// Copies `count` values out of a device-local buffer through a staging buffer.
 fn read_device<T: bytemuck::Pod>(
     ctx: &Arc<Context>,
-    src: &Buffer,
+    src: &Arc<Buffer>,
     count: usize,
 ) -> Result<Vec<T>, SimError> {
     let bytes = (count * std::mem::size_of::<T>()) as u64;
-    let staging = Buffer::new(
+    let staging = Arc::new(Buffer::new(
         ctx,
         "capture",
         bytes,
         BufferUsageFlags::TRANSFER_DST,
         MemoryLocation::GpuToCpu,
-    )?;
-    crate::gpu::run_once(ctx, |rec| rec.copy_buffer(src, &staging, bytes))?;
+    )?);
+    crate::gpu::run_once(ctx, |rec| {
+        rec.copy_buffer(src, &staging, bytes)?;
+        rec.barrier_to_host();
+        Ok(())
+    })?;
     Ok(staging.read(count)?)
 }

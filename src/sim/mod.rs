@@ -7,6 +7,7 @@ pub mod gpu_types;
 mod points;
 mod scene_gpu;
 mod shaders;
+mod slot;
 pub mod tables;
 
 pub use frame::{

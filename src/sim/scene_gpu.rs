@@ -26,20 +26,17 @@ pub struct SceneStats {
     pub blas_build_ms: f64,
 }
 
+/// A scene on the GPU. The tables the hit shaders read are `Arc`s that descriptor sets
+/// bind; the geometry table holds the mesh buffers it points into, so a frame in flight
+/// keeps everything it reads alive whatever happens to the scene.
 pub struct GpuScene {
-    // Field order is drop order: structures before the buffers they were built from.
     pub(super) tlas: Tlas,
-    _blases: Vec<AccelerationStructure>,
-    pub(super) geometries: Buffer,
-    pub(super) instances: Buffer,
-    pub(super) materials: Buffer,
-    pub(super) reflectance: Buffer,
-    pub(super) textures: Buffer,
-    pub(super) texels: Buffer,
-    _indices: Buffer,
-    _positions: Buffer,
-    _normals: Buffer,
-    _uvs: Buffer,
+    pub(super) geometries: Arc<Buffer>,
+    pub(super) instances: Arc<Buffer>,
+    pub(super) materials: Arc<Buffer>,
+    pub(super) reflectance: Arc<Buffer>,
+    pub(super) textures: Arc<Buffer>,
+    pub(super) texels: Arc<Buffer>,
     pub(super) tables: SceneTables,
     tlas_instances: Vec<TlasInstance>,
     dirty: bool,
@@ -52,26 +49,29 @@ fn row_major_3x4(m: &Mat4) -> [[f32; 4]; 3] {
     [r[0], r[1], r[2]]
 }
 
-impl GpuScene {
-    /// Uploads `scene`; `material_map[i]` is the IR material of scene material i.
-    pub fn new(
-        ctx: &Arc<Context>,
-        scene: &Scene,
-        db: &MaterialDb,
-        material_map: &[u32],
-    ) -> Result<GpuScene, SimError> {
-        let start = Instant::now();
-        let tables = SceneTables::new(scene, db, material_map).map_err(SimError::Scene)?;
-        let mut positions: Vec<[f32; 3]> = Vec::new();
-        let mut uvs: Vec<[f32; 2]> = Vec::new();
-        // UV offset per geometry (None: the primitive has no texture coordinates).
-        let mut uv_ranges: Vec<Option<u64>> = Vec::new();
-        let mut normals: Vec<[f32; 3]> = Vec::new();
-        let mut indices: Vec<u32> = Vec::new();
-        // (position offset, index offset, vertex count, triangle count) per geometry, in
-        // the order of `tables.geometries`.
-        let mut ranges = Vec::new();
-        let mut triangles = 0u64;
+/// Where one geometry (a glTF primitive) lies in the packed mesh arrays.
+struct GeometryRange {
+    first_vertex: u64,
+    first_index: u64,
+    vertex_count: u32,
+    triangle_count: u32,
+    /// First UV; None: the primitive has no texture coordinates.
+    first_uv: Option<u64>,
+}
+
+/// All primitives packed into shared arrays, in the order of `tables.geometries`.
+#[derive(Default)]
+struct PackedMeshes {
+    positions: Vec<[f32; 3]>,
+    normals: Vec<[f32; 3]>,
+    uvs: Vec<[f32; 2]>,
+    indices: Vec<u32>,
+    ranges: Vec<GeometryRange>,
+}
+
+impl PackedMeshes {
+    fn new(scene: &Scene) -> Result<PackedMeshes, SimError> {
+        let mut packed = PackedMeshes::default();
         for (mi, mesh) in scene.meshes.iter().enumerate() {
             if mesh.primitives.is_empty() {
                 return Err(SimError::Scene(format!(
@@ -93,127 +93,194 @@ impl GpuScene {
                     )));
                 }
                 // (Materials were checked when the tables were built.)
-                ranges.push((
-                    positions.len() as u64,
-                    indices.len() as u64,
-                    p.positions.len() as u32,
-                    (p.indices.len() / 3) as u32,
-                ));
-                triangles += (p.indices.len() / 3) as u64;
-                if p.uvs.is_empty() {
-                    uv_ranges.push(None);
-                } else {
-                    uv_ranges.push(Some(uvs.len() as u64));
-                    uvs.extend(p.uvs.iter().map(|v| v.to_array()));
-                }
-                positions.extend(p.positions.iter().map(|v| v.to_array()));
-                normals.extend(p.normals.iter().map(|v| v.to_array()));
-                indices.extend_from_slice(&p.indices);
+                packed.ranges.push(GeometryRange {
+                    first_vertex: packed.positions.len() as u64,
+                    first_index: packed.indices.len() as u64,
+                    vertex_count: p.positions.len() as u32,
+                    triangle_count: (p.indices.len() / 3) as u32,
+                    first_uv: (!p.uvs.is_empty()).then_some(packed.uvs.len() as u64),
+                });
+                packed.uvs.extend(p.uvs.iter().map(|v| v.to_array()));
+                packed
+                    .positions
+                    .extend(p.positions.iter().map(|v| v.to_array()));
+                packed
+                    .normals
+                    .extend(p.normals.iter().map(|v| v.to_array()));
+                packed.indices.extend_from_slice(&p.indices);
             }
         }
+        Ok(packed)
+    }
+
+    fn triangles(&self) -> u64 {
+        self.ranges.iter().map(|r| r.triangle_count as u64).sum()
+    }
+}
+
+/// The packed mesh arrays on the GPU.
+struct MeshBuffers {
+    positions: Arc<Buffer>,
+    normals: Arc<Buffer>,
+    indices: Arc<Buffer>,
+    uvs: Arc<Buffer>,
+}
+
+impl MeshBuffers {
+    fn upload(ctx: &Arc<Context>, packed: &PackedMeshes) -> Result<MeshBuffers, SimError> {
         let input = BufferUsageFlags::STORAGE_BUFFER
             | BufferUsageFlags::ACCELERATION_STRUCTURE_BUILD_INPUT_READ_ONLY_KHR;
-        let positions_buf = Buffer::upload(ctx, "positions", &positions, input)?;
-        let normals_buf = Buffer::upload(ctx, "normals", &normals, input)?;
-        let indices_buf = Buffer::upload(ctx, "indices", &indices, input)?;
-        let uvs_buf = Buffer::upload(ctx, "texture coordinates", &uvs, input)?;
-        let geometry_table: Vec<GpuGeometry> = ranges
+        let up = |name: &str, bytes: &[u8]| Buffer::upload(ctx, name, bytes, input).map(Arc::new);
+        Ok(MeshBuffers {
+            positions: up("positions", bytemuck::cast_slice(&packed.positions))?,
+            normals: up("normals", bytemuck::cast_slice(&packed.normals))?,
+            indices: up("indices", bytemuck::cast_slice(&packed.indices))?,
+            uvs: up("texture coordinates", bytemuck::cast_slice(&packed.uvs))?,
+        })
+    }
+
+    /// The geometry table: per geometry, the addresses of its data and its material.
+    fn geometry_table(&self, packed: &PackedMeshes, tables: &SceneTables) -> Vec<GpuGeometry> {
+        packed
+            .ranges
             .iter()
             .zip(&tables.geometries)
-            .zip(&uv_ranges)
-            .map(|((&(pos, idx, _, _), info), uv)| GpuGeometry {
-                index_address: indices_buf.device_address() + idx * 4,
-                position_address: positions_buf.device_address() + pos * 12,
-                normal_address: normals_buf.device_address() + pos * 12,
-                uv_address: uv.map(|o| uvs_buf.device_address() + o * 8).unwrap_or(0),
+            .map(|(r, info)| GpuGeometry {
+                index_address: self.indices.device_address() + r.first_index * 4,
+                position_address: self.positions.device_address() + r.first_vertex * 12,
+                normal_address: self.normals.device_address() + r.first_vertex * 12,
+                uv_address: r
+                    .first_uv
+                    .map(|o| self.uvs.device_address() + o * 8)
+                    .unwrap_or(0),
                 material: info.material,
                 alpha_texture: info.alpha_texture,
                 alpha_cutoff: info.alpha_cutoff,
                 alpha_factor: info.alpha_factor,
             })
-            .collect();
-        let mut blas_inputs = Vec::with_capacity(scene.meshes.len());
-        for (mi, _) in scene.meshes.iter().enumerate() {
+            .collect()
+    }
+}
+
+/// Per mesh, the triangle geometries of its BLAS.
+fn blas_inputs(
+    scene: &Scene,
+    packed: &PackedMeshes,
+    table: &[GpuGeometry],
+    tables: &SceneTables,
+) -> Vec<Vec<TriangleGeometry>> {
+    (0..scene.meshes.len())
+        .map(|mi| {
             let first = tables.mesh_first_geometry[mi] as usize;
             let end = tables
                 .mesh_first_geometry
                 .get(mi + 1)
                 .map(|&e| e as usize)
-                .unwrap_or(ranges.len());
-            blas_inputs.push(
-                (first..end)
-                    .map(|g| TriangleGeometry {
-                        vertex_address: geometry_table[g].position_address,
-                        vertex_count: ranges[g].2,
-                        index_address: geometry_table[g].index_address,
-                        triangle_count: ranges[g].3,
-                        opaque: !tables.geometries[g].needs_any_hit,
-                    })
-                    .collect(),
-            );
+                .unwrap_or(packed.ranges.len());
+            (first..end)
+                .map(|g| TriangleGeometry {
+                    vertex_address: table[g].position_address,
+                    vertex_count: packed.ranges[g].vertex_count,
+                    index_address: table[g].index_address,
+                    triangle_count: packed.ranges[g].triangle_count,
+                    opaque: !tables.geometries[g].needs_any_hit,
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// The TLAS instances and the instance table (ids and classes) of the scene.
+fn place_instances(
+    scene: &Scene,
+    blases: &[Arc<AccelerationStructure>],
+    tables: &SceneTables,
+) -> Result<(Vec<TlasInstance>, Vec<GpuInstanceInfo>), SimError> {
+    let mut tlas_instances = Vec::with_capacity(scene.instances.len());
+    let mut instance_table = Vec::with_capacity(scene.instances.len());
+    for (ii, inst) in scene.instances.iter().enumerate() {
+        let blas = blases.get(inst.mesh as usize).ok_or_else(|| {
+            SimError::Scene(format!(
+                "instance {ii} '{}' uses mesh {} of {}",
+                inst.name,
+                inst.mesh,
+                blases.len()
+            ))
+        })?;
+        if !inst.transform.is_finite() {
+            return Err(SimError::Scene(format!(
+                "instance '{}' has a non-finite transform",
+                inst.name
+            )));
         }
-        let (blases, blas_stats) = build_blases(ctx, &blas_inputs)?;
-        let mut tlas_instances = Vec::with_capacity(scene.instances.len());
-        let mut instance_table = Vec::with_capacity(scene.instances.len());
-        for (ii, inst) in scene.instances.iter().enumerate() {
-            let blas = blases.get(inst.mesh as usize).ok_or_else(|| {
-                SimError::Scene(format!(
-                    "instance {ii} '{}' uses mesh {} of {}",
-                    inst.name,
-                    inst.mesh,
-                    blases.len()
-                ))
-            })?;
-            if !inst.transform.is_finite() {
-                return Err(SimError::Scene(format!(
-                    "instance '{}' has a non-finite transform",
-                    inst.name
-                )));
-            }
-            tlas_instances.push(TlasInstance {
-                transform: row_major_3x4(&inst.transform),
-                // Both the geometry table and the SBT's hit records are per geometry.
-                custom_index: tables.mesh_first_geometry[inst.mesh as usize],
-                mask: 0xff,
-                sbt_offset: tables.mesh_first_geometry[inst.mesh as usize],
-                blas_address: blas.device_address(),
-            });
-            instance_table.push(GpuInstanceInfo {
-                instance_id: inst.instance_id,
-                class_id: inst.class as u32,
-                pad0: 0,
-                pad1: 0,
-            });
-        }
+        tlas_instances.push(TlasInstance {
+            transform: row_major_3x4(&inst.transform),
+            // Both the geometry table and the SBT's hit records are per geometry.
+            custom_index: tables.mesh_first_geometry[inst.mesh as usize],
+            mask: 0xff,
+            sbt_offset: tables.mesh_first_geometry[inst.mesh as usize],
+            blas: blas.clone(),
+        });
+        instance_table.push(GpuInstanceInfo {
+            instance_id: inst.instance_id,
+            class_id: inst.class as u32,
+            pad0: 0,
+            pad1: 0,
+        });
+    }
+    Ok((tlas_instances, instance_table))
+}
+
+impl GpuScene {
+    /// Uploads `scene`; `material_map[i]` is the IR material of scene material i.
+    pub fn new(
+        ctx: &Arc<Context>,
+        scene: &Scene,
+        db: &MaterialDb,
+        material_map: &[u32],
+    ) -> Result<GpuScene, SimError> {
+        let start = Instant::now();
+        let tables = SceneTables::new(scene, db, material_map).map_err(SimError::Scene)?;
+        let packed = PackedMeshes::new(scene)?;
+        let meshes = MeshBuffers::upload(ctx, &packed)?;
+        let geometry_table = meshes.geometry_table(&packed, &tables);
+        let inputs = blas_inputs(scene, &packed, &geometry_table, &tables);
+        let (blases, blas_stats) = build_blases(ctx, &inputs)?;
+        let (tlas_instances, instance_table) = place_instances(scene, &blases, &tables)?;
         let table = BufferUsageFlags::STORAGE_BUFFER;
-        let geometries = Buffer::upload(ctx, "geometry table", &geometry_table, table)?;
-        let instances = Buffer::upload(ctx, "instance table", &instance_table, table)?;
-        let materials = Buffer::upload(ctx, "material table", &tables.materials, table)?;
-        let reflectance = Buffer::upload(ctx, "reflectance tables", &tables.reflectance, table)?;
-        let textures = Buffer::upload(ctx, "alpha textures", &tables.textures, table)?;
-        let texels = Buffer::upload(ctx, "alpha texels", &tables.texels, table)?;
-        let tlas = Tlas::new(ctx, tlas_instances.len() as u32)?;
+        let up = |name: &str, bytes: &[u8]| Buffer::upload(ctx, name, bytes, table);
+        let mut geometries = up("geometry table", bytemuck::cast_slice(&geometry_table))?;
+        geometries.keep_referenced(&[
+            &meshes.positions,
+            &meshes.normals,
+            &meshes.indices,
+            &meshes.uvs,
+        ]);
         let stats = SceneStats {
             meshes: scene.meshes.len(),
             instances: scene.instances.len(),
-            triangles,
+            triangles: packed.triangles(),
             blas_bytes: blas_stats.built_bytes,
             blas_compacted_bytes: blas_stats.compacted_bytes,
             blas_build_ms: start.elapsed().as_secs_f64() * 1e3,
         };
         Ok(GpuScene {
-            tlas,
-            _blases: blases,
-            geometries,
-            instances,
-            materials,
-            reflectance,
-            textures,
-            texels,
-            _indices: indices_buf,
-            _positions: positions_buf,
-            _normals: normals_buf,
-            _uvs: uvs_buf,
+            tlas: Tlas::new(ctx, tlas_instances.len() as u32)?,
+            geometries: Arc::new(geometries),
+            instances: Arc::new(up("instance table", bytemuck::cast_slice(&instance_table))?),
+            materials: Arc::new(up(
+                "material table",
+                bytemuck::cast_slice(&tables.materials),
+            )?),
+            reflectance: Arc::new(up(
+                "reflectance tables",
+                bytemuck::cast_slice(&tables.reflectance),
+            )?),
+            textures: Arc::new(up(
+                "alpha textures",
+                bytemuck::cast_slice(&tables.textures),
+            )?),
+            texels: Arc::new(up("alpha texels", &tables.texels)?),
             tables,
             tlas_instances,
             dirty: true,
@@ -237,11 +304,6 @@ impl GpuScene {
         inst.transform = row_major_3x4(&transform);
         self.dirty = true;
         Ok(())
-    }
-
-    /// Whether the next frame rebuilds or refits the TLAS.
-    pub fn is_dirty(&self) -> bool {
-        self.dirty
     }
 
     /// Marks instance `index` as moved (the next frame refits).

@@ -1,0 +1,206 @@
+//! What frames in flight are made of: the buffers of one sensor set-up, shared by the
+//! frames that use it, and the frame slots, each with its own command buffer, timestamps,
+//! descriptor sets and host-visible output.
+//!
+//! A slot's descriptor sets are written only while no submission holds them: they are
+//! `Arc`s that every submission retains until its fence has been waited for, and
+//! rebinding goes through `gpu::exclusive`, which refuses while one does. A slot is
+//! rebound when the frame it is about to run has another sensor than its last one.
+
+use super::gpu_types::{Echo, GpuPoint, GpuSubRay, SubRayRecord};
+use super::points::gpu_beams;
+use super::scene_gpu::GpuScene;
+use super::SimError;
+use crate::gpu::{
+    exclusive, Buffer, BufferUsageFlags, CommandRecorder, ComputePipeline, Context, DescriptorSets,
+    MemoryLocation, RayTracingPipeline, Timestamps, TlasUpdate,
+};
+use crate::sensor::Beam;
+use std::sync::Arc;
+use std::time::Instant;
+
+/// The most record slots one sub-ray may fill (its opaque hit and up to three glass
+/// surfaces in front of it), as the trace shader writes them.
+pub const MAX_RECORD_SLOTS: u32 = 4;
+
+/// Buffers of one sensor set-up. Frames of the same sensor share the records and echoes:
+/// each frame's passes start after a barrier that orders them behind the previous
+/// frame's. A new sensor gets new buffers, so frames of the old one still in flight keep
+/// theirs.
+pub(super) struct SensorBuffers {
+    pub beams: Arc<Buffer>,
+    pub subrays: Arc<Buffer>,
+    pub records: Arc<Buffer>,
+    pub echoes: Arc<Buffer>,
+    pub counts: Arc<Buffer>,
+    pub beam_count: u32,
+    pub subray_count: u32,
+    pub slots: u32,
+    pub max_returns: u32,
+}
+
+impl SensorBuffers {
+    pub fn new(
+        ctx: &Arc<Context>,
+        beams: &[Beam],
+        subrays: &[GpuSubRay],
+        slots: u32,
+        max_returns: u32,
+    ) -> Result<SensorBuffers, SimError> {
+        let storage = BufferUsageFlags::STORAGE_BUFFER;
+        let readable = storage | BufferUsageFlags::TRANSFER_SRC;
+        let n_beams = beams.len() as u64;
+        let rays = n_beams * subrays.len() as u64;
+        let device_buffer = |name: &str, bytes: u64| {
+            Buffer::new(ctx, name, bytes, readable, MemoryLocation::GpuOnly).map(Arc::new)
+        };
+        Ok(SensorBuffers {
+            beams: Arc::new(Buffer::upload(ctx, "beams", &gpu_beams(beams), storage)?),
+            subrays: Arc::new(Buffer::upload(ctx, "sub-rays", subrays, storage)?),
+            records: device_buffer(
+                "sub-ray records",
+                rays * slots as u64 * std::mem::size_of::<SubRayRecord>() as u64,
+            )?,
+            echoes: device_buffer(
+                "echoes",
+                n_beams * max_returns as u64 * std::mem::size_of::<Echo>() as u64,
+            )?,
+            counts: device_buffer("echo counts", n_beams * 4)?,
+            beam_count: beams.len() as u32,
+            subray_count: subrays.len() as u32,
+            slots,
+            max_returns,
+        })
+    }
+
+    /// Bytes of the points a frame of this sensor may produce.
+    fn point_bytes(&self) -> u64 {
+        self.beam_count as u64 * self.max_returns as u64 * std::mem::size_of::<GpuPoint>() as u64
+    }
+}
+
+/// The three pipelines of a frame.
+pub(super) struct Pipelines {
+    pub trace: Arc<RayTracingPipeline>,
+    pub waveform: Arc<ComputePipeline>,
+    pub compact: Arc<ComputePipeline>,
+}
+
+/// One slot's descriptor sets, one per pipeline.
+pub(super) struct SlotSets {
+    pub trace: Arc<DescriptorSets>,
+    pub waveform: Arc<DescriptorSets>,
+    pub compact: Arc<DescriptorSets>,
+}
+
+/// A frame submitted from a slot and not yet collected.
+pub(super) struct Submitted {
+    pub serial: u64,
+    pub tlas_update: Option<TlasUpdate>,
+    pub at: Instant,
+}
+
+/// One frame's command buffer, timestamps, descriptor sets and host-visible output.
+pub(super) struct FrameSlot {
+    pub recorder: CommandRecorder,
+    pub timestamps: Timestamps,
+    pub sets: SlotSets,
+    /// Where the compaction writes this slot's points (host-visible, by address).
+    pub points: Arc<Buffer>,
+    pub total: Arc<Buffer>,
+    /// The sensor the sets and point buffer are made for.
+    pub sensor: Option<Arc<SensorBuffers>>,
+    pub submitted: Option<Submitted>,
+}
+
+/// Bindings of the trace pipeline's set 0 (shaders/trace.rgen and the hit shaders).
+mod trace_binding {
+    pub const TLAS: u32 = 0;
+    pub const BEAMS: u32 = 1;
+    pub const SUBRAYS: u32 = 2;
+    pub const GEOMETRIES: u32 = 3;
+    pub const MATERIALS: u32 = 5;
+    pub const INSTANCES: u32 = 6;
+    pub const REFLECTANCE: u32 = 8;
+    pub const TEXTURES: u32 = 9;
+    pub const TEXELS: u32 = 10;
+}
+
+impl FrameSlot {
+    /// A slot with the scene bound; the sensor is bound by [`prepare`](Self::prepare).
+    pub fn new(
+        ctx: &Arc<Context>,
+        index: usize,
+        pipelines: &Pipelines,
+        scene: &GpuScene,
+    ) -> Result<FrameSlot, SimError> {
+        let mut trace = pipelines.trace.descriptor_sets()?;
+        use trace_binding as b;
+        trace.bind_tlas(0, b::TLAS, &scene.tlas)?;
+        trace.bind_buffer(0, b::GEOMETRIES, &scene.geometries)?;
+        trace.bind_buffer(0, b::MATERIALS, &scene.materials)?;
+        trace.bind_buffer(0, b::INSTANCES, &scene.instances)?;
+        trace.bind_buffer(0, b::REFLECTANCE, &scene.reflectance)?;
+        trace.bind_buffer(0, b::TEXTURES, &scene.textures)?;
+        trace.bind_buffer(0, b::TEXELS, &scene.texels)?;
+        let host = |name: String, bytes: u64| {
+            let usage = BufferUsageFlags::STORAGE_BUFFER;
+            Buffer::new(ctx, &name, bytes, usage, MemoryLocation::GpuToCpu).map(Arc::new)
+        };
+        Ok(FrameSlot {
+            recorder: CommandRecorder::new(ctx)?,
+            timestamps: Timestamps::new(ctx, super::frame::TIMESTAMPS)?,
+            sets: SlotSets {
+                trace: Arc::new(trace),
+                waveform: Arc::new(pipelines.waveform.descriptor_sets()?),
+                compact: Arc::new(pipelines.compact.descriptor_sets()?),
+            },
+            points: host(format!("points {index}"), 16)?,
+            total: host(format!("point count {index}"), 16)?,
+            sensor: None,
+            submitted: None,
+        })
+    }
+
+    /// Binds `sensor` to this slot's sets and sizes its point buffer, unless they are
+    /// made for it already. Fails (instead of racing) while a submission holds them.
+    pub fn prepare(
+        &mut self,
+        ctx: &Arc<Context>,
+        sensor: &Arc<SensorBuffers>,
+    ) -> Result<(), SimError> {
+        if self.sensor.as_ref().is_some_and(|s| Arc::ptr_eq(s, sensor)) {
+            return Ok(());
+        }
+        let trace = exclusive(&mut self.sets.trace, "a frame slot's trace descriptors")?;
+        trace.bind_buffer(0, trace_binding::BEAMS, &sensor.beams)?;
+        trace.bind_buffer(0, trace_binding::SUBRAYS, &sensor.subrays)?;
+        let waveform = exclusive(
+            &mut self.sets.waveform,
+            "a frame slot's waveform descriptors",
+        )?;
+        waveform.bind_buffer(0, 1, &sensor.echoes)?;
+        waveform.bind_buffer(0, 2, &sensor.counts)?;
+        let compact = exclusive(
+            &mut self.sets.compact,
+            "a frame slot's compaction descriptors",
+        )?;
+        compact.bind_buffer(0, 0, &sensor.echoes)?;
+        compact.bind_buffer(0, 1, &sensor.counts)?;
+        compact.bind_buffer(0, 2, &sensor.beams)?;
+        if self.points.size() < sensor.point_bytes() {
+            let name = self.points.name().to_string();
+            let usage = BufferUsageFlags::STORAGE_BUFFER;
+            let bytes = sensor.point_bytes();
+            self.points = Arc::new(Buffer::new(
+                ctx,
+                &name,
+                bytes,
+                usage,
+                MemoryLocation::GpuToCpu,
+            )?);
+        }
+        self.sensor = Some(sensor.clone());
+        Ok(())
+    }
+}
