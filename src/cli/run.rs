@@ -66,11 +66,15 @@ pub(super) struct RunArgs {
     validate: bool,
 }
 
-fn parse_vec3(s: &str) -> Result<Vec3, String> {
-    let parts: Vec<f32> = s
-        .split(',')
+/// The comma-separated numbers of an option's value; the error quotes the bad one.
+fn numbers(s: &str) -> Result<Vec<f32>, String> {
+    s.split(',')
         .map(|p| p.trim().parse::<f32>().map_err(|e| format!("'{p}': {e}")))
-        .collect::<Result<_, _>>()?;
+        .collect()
+}
+
+fn parse_vec3(s: &str) -> Result<Vec3, String> {
+    let parts = numbers(s)?;
     match parts[..] {
         [x, y, z] if x.is_finite() && y.is_finite() && z.is_finite() => Ok(Vec3::new(x, y, z)),
         [_, _, _] => Err("coordinates must be finite numbers".into()),
@@ -82,10 +86,7 @@ fn parse_vec3(s: &str) -> Result<Vec3, String> {
 }
 
 fn parse_sun(s: &str) -> Result<Sun, String> {
-    let parts: Vec<f32> = s
-        .split(',')
-        .map(|p| p.trim().parse::<f32>().map_err(|e| format!("'{p}': {e}")))
-        .collect::<Result<_, _>>()?;
+    let parts = numbers(s)?;
     let (az, el, e) = match parts[..] {
         [az, el] => (az, el, 1.0),
         [az, el, e] => (az, el, e),

@@ -4,8 +4,9 @@
 //! one row (HEIGHT 1), the identity viewpoint, and packed little-endian records for
 //! `DATA binary`.
 
-use super::fields::{self, Scalar, Value, FIELDS, RECORD_SIZE, REQUIRED};
-use super::{write_atomic, OutputError, Point, PointCloud};
+use super::fields::{self, FIELDS};
+use super::records::{self, Body, Column};
+use super::{write_atomic, OutputError, PointCloud};
 use std::io::{self, Write};
 use std::path::Path;
 
@@ -25,17 +26,13 @@ impl PcdEncoding {
     }
 }
 
-/// Points per write call: big enough to amortise the call, small enough not to double
-/// the memory of a large frame.
-const CHUNK_POINTS: usize = 16 * 1024;
-
 /// The header of a PCD file holding `points` points, up to and including the DATA line.
 pub fn pcd_header(points: usize, encoding: PcdEncoding) -> String {
     let join =
         |f: &dyn Fn(&fields::Field) -> String| FIELDS.iter().map(f).collect::<Vec<_>>().join(" ");
     let names = join(&|f| f.name.to_string());
     let sizes = join(&|f| f.scalar.size().to_string());
-    let types = join(&|f| pcd_type(f.scalar).to_string());
+    let types = join(&|f| f.scalar.pcd_type().to_string());
     let counts = join(&|_| "1".to_string());
     format!(
         "# .PCD v0.7 - Point Cloud Data file format\n\
@@ -51,13 +48,6 @@ pub fn pcd_header(points: usize, encoding: PcdEncoding) -> String {
          DATA {}\n",
         encoding.keyword()
     )
-}
-
-fn pcd_type(s: Scalar) -> char {
-    match s {
-        Scalar::F32 => 'F',
-        Scalar::U16 | Scalar::U32 => 'U',
-    }
 }
 
 /// Writes `cloud` as a PCD file at `path`, atomically (see [`write_atomic`]).
@@ -76,29 +66,7 @@ pub fn write_pcd_to(
     encoding: PcdEncoding,
 ) -> io::Result<()> {
     w.write_all(pcd_header(cloud.points.len(), encoding).as_bytes())?;
-    match encoding {
-        PcdEncoding::Binary => {
-            let mut buf = Vec::with_capacity(CHUNK_POINTS * RECORD_SIZE);
-            for chunk in cloud.points.chunks(CHUNK_POINTS) {
-                buf.clear();
-                for p in chunk {
-                    fields::write_record_le(p, &mut buf);
-                }
-                w.write_all(&buf)?;
-            }
-        }
-        PcdEncoding::Ascii => {
-            let mut buf = String::with_capacity(CHUNK_POINTS * 128);
-            for chunk in cloud.points.chunks(CHUNK_POINTS) {
-                buf.clear();
-                for p in chunk {
-                    fields::write_line_ascii(p, &mut buf);
-                }
-                w.write_all(buf.as_bytes())?;
-            }
-        }
-    }
-    Ok(())
+    records::write(w, &cloud.points, encoding == PcdEncoding::Binary)
 }
 
 /// Reads a PCD v0.7 file (`DATA ascii` or `binary`).
@@ -111,16 +79,8 @@ pub fn read_pcd(path: &Path) -> Result<PointCloud, OutputError> {
     parse_pcd(path, &bytes)
 }
 
-/// One field of the file: where its values are, and which beamtrace field they fill.
-struct FileField {
-    name: String,
-    size: usize,
-    count: usize,
-    target: Option<(usize, Scalar)>,
-}
-
 struct Header {
-    fields: Vec<FileField>,
+    columns: Vec<Column>,
     points: usize,
     ascii: bool,
     /// Byte offset of the first byte after the DATA line.
@@ -131,12 +91,20 @@ struct Header {
 
 fn parse_pcd(path: &Path, bytes: &[u8]) -> Result<PointCloud, OutputError> {
     let header = parse_header(path, bytes)?;
-    let mut points = Vec::with_capacity(header.points.min(bytes.len() / 4 + 1));
-    if header.ascii {
-        read_ascii(path, &header, &bytes[header.data_start..], &mut points)?;
+    let body = Body {
+        path,
+        columns: &header.columns,
+        points: header.points,
+        column_word: "field",
+        first_line: header.data_line,
+        trailing: false,
+    };
+    let data = &bytes[header.data_start..];
+    let points = if header.ascii {
+        body.read_ascii(data)?
     } else {
-        read_binary(path, &header, &bytes[header.data_start..], &mut points)?;
-    }
+        body.read_binary(data)?
+    };
     Ok(PointCloud { points })
 }
 
@@ -149,20 +117,11 @@ fn parse_header(path: &Path, bytes: &[u8]) -> Result<Header, OutputError> {
     let mut height: Option<usize> = None;
     let mut declared_points: Option<usize> = None;
 
-    let mut pos = 0;
-    let mut line_no = 0;
-    while pos < bytes.len() {
-        line_no += 1;
-        let end = bytes[pos..]
-            .iter()
-            .position(|&b| b == b'\n')
-            .map_or(bytes.len(), |i| pos + i);
-        let next = (end + 1).min(bytes.len());
+    for (line_no, line, pos) in records::header_lines(bytes) {
         let at = format!("header line {line_no}");
-        let line = std::str::from_utf8(&bytes[pos..end])
+        let line = std::str::from_utf8(line)
             .map_err(|_| OutputError::parse(path, &at, "not text: is this a PCD file?"))?
             .trim();
-        pos = next;
         if line.is_empty() || line.starts_with('#') {
             continue;
         }
@@ -234,10 +193,10 @@ fn parse_header(path: &Path, bytes: &[u8]) -> Result<Header, OutputError> {
                         ))
                     }
                 };
-                let fields = layout(path, &at, names, sizes, types, counts)?;
+                let columns = layout(path, &at, names, sizes, types, counts)?;
                 let points = point_count(path, &at, width, height, declared_points)?;
                 return Ok(Header {
-                    fields,
+                    columns,
                     points,
                     ascii,
                     data_start: pos,
@@ -290,7 +249,7 @@ fn layout(
     sizes: Option<Vec<usize>>,
     types: Option<Vec<String>>,
     counts: Option<Vec<usize>>,
-) -> Result<Vec<FileField>, OutputError> {
+) -> Result<Vec<Column>, OutputError> {
     let missing = |what: &str| {
         OutputError::parse(
             path,
@@ -315,7 +274,7 @@ fn layout(
             ));
         }
     }
-    let mut out: Vec<FileField> = Vec::with_capacity(names.len());
+    let mut out: Vec<Column> = Vec::with_capacity(names.len());
     for (i, name) in names.iter().enumerate() {
         let (size, ty, count) = (sizes[i], types[i].as_str(), counts[i]);
         let valid = matches!((ty, size), ("F", 4 | 8) | ("U" | "I", 1 | 2 | 4 | 8));
@@ -333,10 +292,10 @@ fn layout(
                 format!("field `{name}` appears twice in FIELDS"),
             ));
         }
-        let target = match fields::field_index(name) {
-            Some(idx) => {
-                let want = FIELDS[idx].scalar;
-                if !ty.starts_with(pcd_type(want)) || size != want.size() || count != 1 {
+        let field = match fields::by_name(name) {
+            Some(field) => {
+                let want = field.scalar;
+                if !ty.starts_with(want.pcd_type()) || size != want.size() || count != 1 {
                     return Err(OutputError::parse(
                         path,
                         at,
@@ -344,166 +303,46 @@ fn layout(
                             "field `{name}` is TYPE {ty} SIZE {size} COUNT {count}; beamtrace \
                              reads it as TYPE {} SIZE {} COUNT 1: convert the file or rename \
                              the field",
-                            pcd_type(want),
+                            want.pcd_type(),
                             want.size()
                         ),
                     ));
                 }
-                Some((idx, want))
+                Some(field)
             }
             None => None,
         };
-        out.push(FileField {
+        out.push(Column {
             name: name.clone(),
             size,
             count,
-            target,
+            field,
         });
     }
-    for req in REQUIRED {
-        if !out.iter().any(|f| f.name == req) {
-            return Err(OutputError::parse(
-                path,
-                at,
-                format!("FIELDS has no `{req}`: a point cloud needs x, y and z"),
-            ));
-        }
+    if let Some(req) = records::missing_required(&out) {
+        return Err(OutputError::parse(
+            path,
+            at,
+            format!("FIELDS has no `{req}`: a point cloud needs x, y and z"),
+        ));
     }
     Ok(out)
-}
-
-fn read_binary(
-    path: &Path,
-    header: &Header,
-    data: &[u8],
-    points: &mut Vec<Point>,
-) -> Result<(), OutputError> {
-    let record: usize = header.fields.iter().map(|f| f.size * f.count).sum();
-    let need = record.checked_mul(header.points);
-    let short = match need {
-        Some(n) => data.len() < n,
-        None => true,
-    };
-    if short {
-        return Err(OutputError::parse(
-            path,
-            "binary data",
-            format!(
-                "{} points of {record} bytes need {} bytes but only {} follow the header: \
-                 the file is cut short (was it still being written?)",
-                header.points,
-                need.map_or("too many".to_string(), |n| n.to_string()),
-                data.len()
-            ),
-        ));
-    }
-    for rec in data.chunks_exact(record).take(header.points) {
-        let mut p = Point::default();
-        let mut off = 0;
-        for f in &header.fields {
-            if let Some((idx, scalar)) = f.target {
-                fields::set(&mut p, idx, Value::read_le(scalar, &rec[off..off + f.size]));
-            }
-            off += f.size * f.count;
-        }
-        points.push(p);
-    }
-    Ok(())
-}
-
-fn read_ascii(
-    path: &Path,
-    header: &Header,
-    data: &[u8],
-    points: &mut Vec<Point>,
-) -> Result<(), OutputError> {
-    let text = std::str::from_utf8(data).map_err(|e| {
-        OutputError::parse(
-            path,
-            "ascii data",
-            format!(
-                "not text after byte {}: is DATA really ascii?",
-                e.valid_up_to()
-            ),
-        )
-    })?;
-    let tokens_per_point: usize = header.fields.iter().map(|f| f.count).sum();
-    for (i, line) in text.lines().enumerate() {
-        let line_no = header.data_line + i;
-        let line = line.trim();
-        if line.is_empty() {
-            continue;
-        }
-        let at = || format!("line {line_no}");
-        if points.len() == header.points {
-            return Err(OutputError::parse(
-                path,
-                at(),
-                format!("more points than POINTS {}: fix the header", header.points),
-            ));
-        }
-        let tokens: Vec<&str> = line.split_ascii_whitespace().collect();
-        if tokens.len() != tokens_per_point {
-            return Err(OutputError::parse(
-                path,
-                at(),
-                format!(
-                    "{} values but the header declares {tokens_per_point} per point",
-                    tokens.len()
-                ),
-            ));
-        }
-        let mut p = Point::default();
-        let mut t = 0;
-        for f in &header.fields {
-            if let Some((idx, scalar)) = f.target {
-                let v = Value::parse(scalar, tokens[t]).ok_or_else(|| {
-                    OutputError::parse(
-                        path,
-                        at(),
-                        format!(
-                            "field `{}`: `{}` is not a {} number",
-                            f.name,
-                            tokens[t],
-                            match scalar {
-                                Scalar::F32 => "float",
-                                Scalar::U16 => "16-bit unsigned",
-                                Scalar::U32 => "32-bit unsigned",
-                            }
-                        ),
-                    )
-                })?;
-                fields::set(&mut p, idx, v);
-            }
-            t += f.count;
-        }
-        points.push(p);
-    }
-    if points.len() != header.points {
-        return Err(OutputError::parse(
-            path,
-            "ascii data",
-            format!(
-                "{} points found but POINTS is {}: the file is cut short",
-                points.len(),
-                header.points
-            ),
-        ));
-    }
-    Ok(())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::output::fields::{Value, RECORD_SIZE};
     use crate::output::test_clouds::tricky_cloud;
+    use crate::output::Point;
 
     fn bits(c: &PointCloud) -> Vec<Vec<u32>> {
         c.points
             .iter()
             .map(|p| {
-                (0..FIELDS.len())
-                    .map(|i| match fields::get(p, i) {
+                FIELDS
+                    .iter()
+                    .map(|f| match (f.get)(p) {
                         Value::F32(v) => v.to_bits(),
                         Value::U16(v) => v as u32,
                         Value::U32(v) => v,
@@ -664,6 +503,13 @@ mod tests {
         assert!(e.contains("line 9") && e.contains("2 values"), "{e}");
         let e = parse_err(format!("{base}DATA ascii\n1 2 x\n").as_bytes());
         assert!(e.contains("line 9: field `z`: `x` is not a float"), "{e}");
+        let e = parse_err(format!("{base}DATA ascii\n1 2 3\n4 5 6\n").as_bytes());
+        assert!(e.contains("line 10") && e.contains("more points"), "{e}");
+        let e = parse_err(format!("{base}DATA ascii\n\n").as_bytes());
+        assert!(
+            e.contains("0 points found") && e.contains("cut short"),
+            "{e}"
+        );
     }
 
     #[test]
