@@ -21,7 +21,7 @@ pub fn ply_header(points: usize, encoding: PlyEncoding) -> String {
     };
     let mut h = format!(
         "ply\nformat {format} 1.0\n\
-         comment beamtrace point cloud: sensor frame, metres, radians\n\
+         comment beamtrace point cloud: metres, radians\n\
          element vertex {points}\n"
     );
     for f in FIELDS {
