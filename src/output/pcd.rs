@@ -109,14 +109,7 @@ fn parse_pcd(path: &Path, bytes: &[u8]) -> Result<PointCloud, OutputError> {
 }
 
 fn parse_header(path: &Path, bytes: &[u8]) -> Result<Header, OutputError> {
-    let mut names: Option<Vec<String>> = None;
-    let mut sizes: Option<Vec<usize>> = None;
-    let mut types: Option<Vec<String>> = None;
-    let mut counts: Option<Vec<usize>> = None;
-    let mut width: Option<usize> = None;
-    let mut height: Option<usize> = None;
-    let mut declared_points: Option<usize> = None;
-
+    let mut declared = Declared::default();
     for (line_no, line, pos) in records::header_lines(bytes) {
         let at = format!("header line {line_no}");
         let line = std::str::from_utf8(line)
@@ -128,84 +121,21 @@ fn parse_header(path: &Path, bytes: &[u8]) -> Result<Header, OutputError> {
         let mut tokens = line.split_ascii_whitespace();
         let key = tokens.next().unwrap_or_default().to_ascii_uppercase();
         let rest: Vec<&str> = tokens.collect();
-        let one_number = |what: &str| -> Result<usize, OutputError> {
-            match rest.as_slice() {
-                [v] => v.parse().map_err(|_| {
-                    OutputError::parse(path, &at, format!("{what} `{v}` is not a whole number"))
-                }),
-                _ => Err(OutputError::parse(
-                    path,
-                    &at,
-                    format!("{what} takes one number"),
-                )),
-            }
-        };
-        let numbers = |what: &str| -> Result<Vec<usize>, OutputError> {
-            rest.iter()
-                .map(|v| {
-                    v.parse().map_err(|_| {
-                        OutputError::parse(path, &at, format!("{what} `{v}` is not a whole number"))
-                    })
-                })
-                .collect()
-        };
-        match key.as_str() {
-            "VERSION" => {
-                let v = rest.first().copied().unwrap_or_default();
-                if v != "0.7" && v != ".7" {
-                    return Err(OutputError::parse(
-                        path,
-                        &at,
-                        format!("VERSION {v} is not read, only 0.7: re-save the file with PCL 1.x"),
-                    ));
-                }
-            }
-            "FIELDS" => names = Some(rest.iter().map(|s| s.to_string()).collect()),
-            "SIZE" => sizes = Some(numbers("SIZE")?),
-            "TYPE" => types = Some(rest.iter().map(|s| s.to_ascii_uppercase()).collect()),
-            "COUNT" => counts = Some(numbers("COUNT")?),
-            "WIDTH" => width = Some(one_number("WIDTH")?),
-            "HEIGHT" => height = Some(one_number("HEIGHT")?),
-            "POINTS" => declared_points = Some(one_number("POINTS")?),
-            "VIEWPOINT" => {}
-            "DATA" => {
-                let kind = rest
-                    .first()
-                    .copied()
-                    .unwrap_or_default()
-                    .to_ascii_lowercase();
-                let ascii = match kind.as_str() {
-                    "ascii" => true,
-                    "binary" => false,
-                    "binary_compressed" => {
-                        return Err(OutputError::parse(
-                            path,
-                            &at,
-                            "DATA binary_compressed is not read: convert the file to binary \
-                             (e.g. pcl_convert_pcd_ascii_binary <in> <out> 1)",
-                        ))
-                    }
-                    _ => {
-                        return Err(OutputError::parse(
-                            path,
-                            &at,
-                            format!("DATA `{kind}`: expected ascii or binary"),
-                        ))
-                    }
-                };
-                let columns = layout(path, &at, names, sizes, types, counts)?;
-                let points = point_count(path, &at, width, height, declared_points)?;
-                return Ok(Header {
-                    columns,
-                    points,
-                    ascii,
-                    data_start: pos,
-                    data_line: line_no + 1,
-                });
-            }
-            // PCL ignores what it does not know; so do we.
-            _ => {}
+        let error = |message: String| OutputError::parse(path, &at, message);
+        if key != "DATA" {
+            declared.take(&key, &rest).map_err(error)?;
+            continue;
         }
+        let ascii = data_is_ascii(&rest).map_err(error)?;
+        let columns = declared.layout().map_err(error)?;
+        let points = declared.point_count().map_err(error)?;
+        return Ok(Header {
+            columns,
+            points,
+            ascii,
+            data_start: pos,
+            data_line: line_no + 1,
+        });
     }
     Err(OutputError::parse(
         path,
@@ -214,119 +144,148 @@ fn parse_header(path: &Path, bytes: &[u8]) -> Result<Header, OutputError> {
     ))
 }
 
-fn point_count(
-    path: &Path,
-    at: &str,
-    width: Option<usize>,
-    height: Option<usize>,
-    declared: Option<usize>,
-) -> Result<usize, OutputError> {
-    let from_size = match (width, height) {
-        (Some(w), h) => Some(w.checked_mul(h.unwrap_or(1)).ok_or_else(|| {
-            OutputError::parse(path, at, "WIDTH × HEIGHT overflows: the header is corrupt")
-        })?),
-        (None, _) => None,
-    };
-    match (from_size, declared) {
-        (Some(a), Some(b)) if a != b => Err(OutputError::parse(
-            path,
-            at,
-            format!("POINTS {b} disagrees with WIDTH × HEIGHT = {a}: fix the header"),
-        )),
-        (Some(n), _) | (None, Some(n)) => Ok(n),
-        (None, None) => Err(OutputError::parse(
-            path,
-            at,
-            "the header has neither WIDTH nor POINTS: add them",
-        )),
+/// Whether the words after DATA say `ascii` (else `binary`); the error is the message.
+fn data_is_ascii(rest: &[&str]) -> Result<bool, String> {
+    let kind = rest
+        .first()
+        .copied()
+        .unwrap_or_default()
+        .to_ascii_lowercase();
+    match kind.as_str() {
+        "ascii" => Ok(true),
+        "binary" => Ok(false),
+        "binary_compressed" => Err("DATA binary_compressed is not read: convert the file to \
+             binary (e.g. pcl_convert_pcd_ascii_binary <in> <out> 1)"
+            .into()),
+        _ => Err(format!("DATA `{kind}`: expected ascii or binary")),
     }
 }
 
-fn layout(
-    path: &Path,
-    at: &str,
+/// What the header lines before DATA declare. Errors are the message for the line at
+/// fault (the caller adds the file and line).
+#[derive(Default)]
+struct Declared {
     names: Option<Vec<String>>,
     sizes: Option<Vec<usize>>,
     types: Option<Vec<String>>,
     counts: Option<Vec<usize>>,
-) -> Result<Vec<Column>, OutputError> {
-    let missing = |what: &str| {
-        OutputError::parse(
-            path,
-            at,
-            format!("the header has no {what} line before DATA"),
-        )
-    };
-    let names = names.ok_or_else(|| missing("FIELDS"))?;
-    let sizes = sizes.ok_or_else(|| missing("SIZE"))?;
-    let types = types.ok_or_else(|| missing("TYPE"))?;
-    let counts = counts.unwrap_or_else(|| vec![1; names.len()]);
-    for (what, n) in [
-        ("SIZE", sizes.len()),
-        ("TYPE", types.len()),
-        ("COUNT", counts.len()),
-    ] {
-        if n != names.len() {
-            return Err(OutputError::parse(
-                path,
-                at,
-                format!("{what} lists {n} entries but FIELDS lists {}", names.len()),
-            ));
-        }
-    }
-    let mut out: Vec<Column> = Vec::with_capacity(names.len());
-    for (i, name) in names.iter().enumerate() {
-        let (size, ty, count) = (sizes[i], types[i].as_str(), counts[i]);
-        let valid = matches!((ty, size), ("F", 4 | 8) | ("U" | "I", 1 | 2 | 4 | 8));
-        if !valid || count == 0 {
-            return Err(OutputError::parse(
-                path,
-                at,
-                format!("field `{name}`: TYPE {ty} SIZE {size} COUNT {count} is not a PCD type"),
-            ));
-        }
-        if out.iter().any(|f| f.name == *name) && name != "_" {
-            return Err(OutputError::parse(
-                path,
-                at,
-                format!("field `{name}` appears twice in FIELDS"),
-            ));
-        }
-        let field = match fields::by_name(name) {
-            Some(field) => {
-                let want = field.scalar;
-                if !ty.starts_with(want.pcd_type()) || size != want.size() || count != 1 {
-                    return Err(OutputError::parse(
-                        path,
-                        at,
-                        format!(
-                            "field `{name}` is TYPE {ty} SIZE {size} COUNT {count}; beamtrace \
-                             reads it as TYPE {} SIZE {} COUNT 1: convert the file or rename \
-                             the field",
-                            want.pcd_type(),
-                            want.size()
-                        ),
+    width: Option<usize>,
+    height: Option<usize>,
+    points: Option<usize>,
+}
+
+impl Declared {
+    /// Takes in the header line `key rest…` (`key` upper-cased, not DATA).
+    fn take(&mut self, key: &str, rest: &[&str]) -> Result<(), String> {
+        let number = |v: &&str| {
+            v.parse::<usize>()
+                .map_err(|_| format!("{key} `{v}` is not a whole number"))
+        };
+        let numbers = || rest.iter().map(number).collect::<Result<Vec<_>, _>>();
+        let one_number = || match rest {
+            [v] => number(v),
+            _ => Err(format!("{key} takes one number")),
+        };
+        match key {
+            "VERSION" => {
+                let v = rest.first().copied().unwrap_or_default();
+                if v != "0.7" && v != ".7" {
+                    return Err(format!(
+                        "VERSION {v} is not read, only 0.7: re-save the file with PCL 1.x"
                     ));
                 }
-                Some(field)
             }
-            None => None,
-        };
-        out.push(Column {
-            name: name.clone(),
-            size,
-            count,
-            field,
-        });
+            "FIELDS" => self.names = Some(rest.iter().map(|s| s.to_string()).collect()),
+            "SIZE" => self.sizes = Some(numbers()?),
+            "TYPE" => self.types = Some(rest.iter().map(|s| s.to_ascii_uppercase()).collect()),
+            "COUNT" => self.counts = Some(numbers()?),
+            "WIDTH" => self.width = Some(one_number()?),
+            "HEIGHT" => self.height = Some(one_number()?),
+            "POINTS" => self.points = Some(one_number()?),
+            // PCL ignores what it does not know; so do we. VIEWPOINT does not move points.
+            _ => {}
+        }
+        Ok(())
     }
-    if let Some(req) = records::missing_required(&out) {
-        return Err(OutputError::parse(
-            path,
-            at,
-            format!("FIELDS has no `{req}`: a point cloud needs x, y and z"),
+
+    fn point_count(&self) -> Result<usize, String> {
+        let from_size = match (self.width, self.height) {
+            (Some(w), h) => Some(
+                w.checked_mul(h.unwrap_or(1))
+                    .ok_or("WIDTH × HEIGHT overflows: the header is corrupt")?,
+            ),
+            (None, _) => None,
+        };
+        match (from_size, self.points) {
+            (Some(a), Some(b)) if a != b => Err(format!(
+                "POINTS {b} disagrees with WIDTH × HEIGHT = {a}: fix the header"
+            )),
+            (Some(n), _) | (None, Some(n)) => Ok(n),
+            (None, None) => Err("the header has neither WIDTH nor POINTS: add them".into()),
+        }
+    }
+
+    /// The columns of a record, each matched to the beamtrace field of its name.
+    fn layout(&self) -> Result<Vec<Column>, String> {
+        let missing = |what: &str| format!("the header has no {what} line before DATA");
+        let names = self.names.as_ref().ok_or_else(|| missing("FIELDS"))?;
+        let sizes = self.sizes.as_ref().ok_or_else(|| missing("SIZE"))?;
+        let types = self.types.as_ref().ok_or_else(|| missing("TYPE"))?;
+        let ones = vec![1; names.len()];
+        let counts = self.counts.as_ref().unwrap_or(&ones);
+        for (what, n) in [
+            ("SIZE", sizes.len()),
+            ("TYPE", types.len()),
+            ("COUNT", counts.len()),
+        ] {
+            if n != names.len() {
+                return Err(format!(
+                    "{what} lists {n} entries but FIELDS lists {}",
+                    names.len()
+                ));
+            }
+        }
+        let mut out: Vec<Column> = Vec::with_capacity(names.len());
+        for (i, name) in names.iter().enumerate() {
+            if out.iter().any(|f| f.name == *name) && name != "_" {
+                return Err(format!("field `{name}` appears twice in FIELDS"));
+            }
+            out.push(column(name, &types[i], sizes[i], counts[i])?);
+        }
+        if let Some(req) = records::missing_required(&out) {
+            return Err(format!(
+                "FIELDS has no `{req}`: a point cloud needs x, y and z"
+            ));
+        }
+        Ok(out)
+    }
+}
+
+/// The field `name` of PCD TYPE `ty`, SIZE `size` and COUNT `count`.
+fn column(name: &str, ty: &str, size: usize, count: usize) -> Result<Column, String> {
+    let valid = matches!((ty, size), ("F", 4 | 8) | ("U" | "I", 1 | 2 | 4 | 8));
+    if !valid || count == 0 {
+        return Err(format!(
+            "field `{name}`: TYPE {ty} SIZE {size} COUNT {count} is not a PCD type"
         ));
     }
-    Ok(out)
+    let field = fields::by_name(name);
+    if let Some(want) = field.map(|f| f.scalar) {
+        if !ty.starts_with(want.pcd_type()) || size != want.size() || count != 1 {
+            return Err(format!(
+                "field `{name}` is TYPE {ty} SIZE {size} COUNT {count}; beamtrace reads it \
+                 as TYPE {} SIZE {} COUNT 1: convert the file or rename the field",
+                want.pcd_type(),
+                want.size()
+            ));
+        }
+    }
+    Ok(Column {
+        name: name.to_string(),
+        size,
+        count,
+        field,
+    })
 }
 
 #[cfg(test)]
