@@ -9,7 +9,7 @@
 mod independent;
 
 use beamtrace::output::{write_pcd, PcdEncoding};
-use independent::{expected, known_cloud, python, read_with, FIELDS, SIZES, TYPES};
+use independent::{assert_columns, known_cloud, python, read_with, FIELDS, SIZES, TYPES};
 
 fn check(encoding: PcdEncoding, data: &str) {
     let python = python("pypcd4");
@@ -53,22 +53,7 @@ fn check(encoding: PcdEncoding, data: &str) {
         .collect();
     assert_eq!(vp, [0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0]);
 
-    for (i, field) in FIELDS.iter().enumerate() {
-        // numpy's view of the column: kind and byte size as written.
-        let dtype = format!("{}{}", TYPES[i], SIZES[i]);
-        assert_eq!(got["dtypes"][field], dtype.as_str(), "dtype of `{field}`");
-        let column = got["values"][field]
-            .as_array()
-            .unwrap_or_else(|| panic!("no values for `{field}`"));
-        assert_eq!(column.len() as u64, n, "values of `{field}`");
-        for (k, (v, p)) in column.iter().zip(&cloud.points).enumerate() {
-            assert_eq!(
-                v.as_u64(),
-                Some(expected(p, field)),
-                "{data}: point {k} field `{field}`: pypcd4 read {v}, wrote {p:?}"
-            );
-        }
-    }
+    assert_columns(&got, &cloud, &format!("pypcd4, {data}"));
 }
 
 #[test]

@@ -9,7 +9,7 @@
 mod independent;
 
 use beamtrace::output::{write_ply, PlyEncoding};
-use independent::{expected, known_cloud, python, read_with, FIELDS, SIZES, TYPES};
+use independent::{assert_columns, known_cloud, python, read_with, FIELDS};
 
 fn check(encoding: PlyEncoding, text: bool) {
     let python = python("plyfile");
@@ -31,22 +31,7 @@ fn check(encoding: PlyEncoding, text: bool) {
         .map(|v| v.as_str().unwrap())
         .collect();
     assert_eq!(names, FIELDS);
-    for (i, field) in FIELDS.iter().enumerate() {
-        // numpy's view of the column: kind and byte size, as the PCD file stores it.
-        let dtype = format!("{}{}", TYPES[i], SIZES[i]);
-        assert_eq!(got["dtypes"][field], dtype.as_str(), "dtype of `{field}`");
-        let column = got["values"][field]
-            .as_array()
-            .unwrap_or_else(|| panic!("no values for `{field}`"));
-        assert_eq!(column.len(), cloud.points.len(), "values of `{field}`");
-        for (k, (v, p)) in column.iter().zip(&cloud.points).enumerate() {
-            assert_eq!(
-                v.as_u64(),
-                Some(expected(p, field)),
-                "{encoding:?}: vertex {k} property `{field}`: plyfile read {v}, wrote {p:?}"
-            );
-        }
-    }
+    assert_columns(&got, &cloud, &format!("plyfile, {encoding:?}"));
 }
 
 #[test]

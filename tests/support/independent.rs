@@ -94,7 +94,7 @@ pub fn known_cloud() -> PointCloud {
 }
 
 /// The value of `field` of `p` as the reader scripts print it: float bits or the integer.
-pub fn expected(p: &Point, field: &str) -> u64 {
+fn expected(p: &Point, field: &str) -> u64 {
     match field {
         "x" => p.x.to_bits() as u64,
         "y" => p.y.to_bits() as u64,
@@ -141,4 +141,34 @@ pub fn read_with(python: &Path, script: &str, file: &Path) -> Value {
             String::from_utf8_lossy(&out.stdout)
         )
     })
+}
+
+/// Every field's column in a reader script's JSON (`dtypes`, `values`) is the type the
+/// README gives it and holds exactly the values of `cloud`; `reader` names the reader
+/// and the file in messages.
+pub fn assert_columns(got: &Value, cloud: &PointCloud, reader: &str) {
+    for (i, field) in FIELDS.iter().enumerate() {
+        // numpy's view of the column: kind and byte size as written.
+        let dtype = format!("{}{}", TYPES[i], SIZES[i]);
+        assert_eq!(
+            got["dtypes"][field],
+            dtype.as_str(),
+            "{reader}: dtype of `{field}`"
+        );
+        let column = got["values"][field]
+            .as_array()
+            .unwrap_or_else(|| panic!("{reader}: no values for `{field}`"));
+        assert_eq!(
+            column.len(),
+            cloud.points.len(),
+            "{reader}: values of `{field}`"
+        );
+        for (k, (v, p)) in column.iter().zip(&cloud.points).enumerate() {
+            assert_eq!(
+                v.as_u64(),
+                Some(expected(p, field)),
+                "{reader}: point {k} field `{field}`: read {v}, wrote {p:?}"
+            );
+        }
+    }
 }
