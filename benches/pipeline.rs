@@ -43,7 +43,8 @@ struct Setup {
 
 fn setup() -> Result<Setup> {
     let path = default_scene_path(Path::new(env!("CARGO_MANIFEST_DIR")));
-    let (scene, name) = load_scene_or_default(Some(&path))?;
+    let loaded = load_scene_or_default(Some(&path))?;
+    let (scene, name) = (loaded.scene, loaded.name);
     let db = MaterialDb::builtin()?;
     let map = db.resolve(&scene.materials, &MaterialMapping::default())?;
     let ctx = Context::new(&ContextOptions {

@@ -8,7 +8,8 @@
 #  - Mesa lavapipe from bookworm-backports (Mesa >= 25: the first lavapipe with
 #    ray-tracing pipelines) — skipped when a Vulkan device with ray tracing already exists,
 #    so a machine with a real GPU driver is left alone
-#  - Python pypcd4 in a private venv (target/pyenv) for the independent PCD reader test
+#  - Python pypcd4 and plyfile in a private venv (target/pyenv) for the independent
+#    PCD and PLY reader tests
 set -euo pipefail
 
 log() { printf '[setup] %s\n' "$*"; }
@@ -72,14 +73,15 @@ else
   fi
 fi
 
-# 3. Independent PCD reader for the tests (pypcd4), in a venv of its own.
+# 3. Independent PCD and PLY readers for the tests (pypcd4, plyfile), in a venv of
+#    their own.
 root=$(cd "$(dirname "$0")/.." && pwd)
 venv="$root/target/pyenv"
-if ! "$venv/bin/python" -c 'import pypcd4' >/dev/null 2>&1; then
-  log "creating $venv with pypcd4"
+if ! "$venv/bin/python" -c 'import pypcd4, plyfile' >/dev/null 2>&1; then
+  log "creating $venv with pypcd4 and plyfile"
   mkdir -p "$root/target"
   python3 -m venv "$venv"
-  "$venv/bin/pip" install -q pypcd4
+  "$venv/bin/pip" install -q pypcd4 plyfile
 fi
 
 # 4. Rust toolchain.

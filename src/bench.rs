@@ -3,49 +3,35 @@
 //! and the thin-ray case of the same sensor, all measured in one run.
 
 use crate::gpu::{Context, ContextOptions};
-use crate::job::{frame_settings, load_scene_or_default, sensor_subrays};
+use crate::job::{frame_settings, sensor_subrays, JobError};
 use crate::material::{MaterialDb, MaterialMapping};
 use crate::reference::CpuSimulator;
+use crate::scene::Scene;
 use crate::sensor::{preset, Sampling, Sensor};
 use crate::sim::{Capture, Simulator, Sun};
-use anyhow::{bail, Context as _, Result};
 use glam::Vec3;
 use serde::Serialize;
-use std::path::PathBuf;
+use std::path::Path;
 use std::time::Instant;
 
-#[derive(clap::Args, Debug, Clone)]
-pub struct BenchArgs {
-    /// glTF scene; default: the bundled street (scenes/street.glb).
-    #[arg(long)]
-    pub scene: Option<PathBuf>,
+/// What to measure: a scene, a sensor preset and the (columns × sub-rays) cases.
+pub struct BenchOptions {
+    pub scene: Scene,
+    /// The scene's name in the report.
+    pub scene_name: String,
     /// Sensor preset whose columns and sub-rays are varied (its own beam kernel).
-    #[arg(long, default_value = "os1-128")]
     pub sensor: String,
-    /// Cases as COLUMNSxSUBRAYS, comma-separated.
-    #[arg(
-        long,
-        value_delimiter = ',',
-        default_value = "512x1,1024x1,2048x1,1024x16,1024x64"
-    )]
-    pub cases: Vec<String>,
-    /// Timed frames per case (after the warm-up).
-    #[arg(long, default_value_t = 10)]
+    /// (columns, sub-rays) per case, measured in this order.
+    pub cases: Vec<(u32, u32)>,
+    /// Timed frames per case (after the warm-up); at least 1.
     pub frames: usize,
     /// Untimed warm-up frames (the first frame compiles shaders on some drivers).
-    #[arg(long, default_value_t = 2)]
     pub warmup: usize,
     /// Frames of the CPU reference per case (0 = skip it).
-    #[arg(long, default_value_t = 1)]
     pub cpu_frames: usize,
-    /// Night: no shadow rays for the ambient channel.
-    #[arg(long)]
-    pub no_sun: bool,
-    /// Also write the results as JSON to this file.
-    #[arg(long)]
-    pub json: Option<PathBuf>,
-    /// Vulkan device index (see `beamtrace info`).
-    #[arg(long)]
+    /// Sunlight and its shadow rays for the ambient channel; `false`: night.
+    pub sun: bool,
+    /// Vulkan device index; `None`: the best ray-tracing device.
     pub device: Option<usize>,
 }
 
@@ -115,68 +101,51 @@ pub struct BenchReport {
     pub cases: Vec<BenchCase>,
 }
 
-pub fn run_bench(args: &BenchArgs) -> Result<()> {
-    let report = measure(args)?;
-    print_table(&report);
-    if let Some(path) = &args.json {
-        let text = serde_json::to_string_pretty(&report)?;
+impl BenchReport {
+    /// Writes the report as pretty-printed JSON to `path`, atomically.
+    pub fn write_json(&self, path: &Path) -> Result<(), JobError> {
+        let text = serde_json::to_string_pretty(self)?;
         crate::output::write_atomic(path, |w| w.write_all(text.as_bytes()))?;
-        println!("wrote {}", path.display());
+        Ok(())
     }
-    Ok(())
 }
 
-fn parse_case(s: &str) -> Result<(u32, u32)> {
-    let (c, n) = s
-        .split_once('x')
-        .with_context(|| format!("case '{s}': expected COLUMNSxSUBRAYS, e.g. 1024x16"))?;
-    Ok((
-        c.trim()
-            .parse()
-            .with_context(|| format!("case '{s}': columns"))?,
-        n.trim()
-            .parse()
-            .with_context(|| format!("case '{s}': sub-rays"))?,
-    ))
-}
-
-pub fn measure(args: &BenchArgs) -> Result<BenchReport> {
-    if args.frames == 0 {
-        bail!("--frames must be at least 1");
+/// Measures every case of `opts` on one device, the CPU reference beside it when asked.
+pub fn measure(opts: &BenchOptions) -> Result<BenchReport, JobError> {
+    if opts.frames == 0 {
+        return Err(JobError::NoFrames);
     }
-    let cases: Vec<(u32, u32)> = args
-        .cases
-        .iter()
-        .map(|c| parse_case(c))
-        .collect::<Result<_>>()?;
-    let (scene, scene_name) = load_scene_or_default(args.scene.as_deref())?;
-    let db = MaterialDb::builtin()?.for_wavelength(preset(&args.sensor, None)?.wavelength_nm);
+    let scene = &opts.scene;
+    let db = MaterialDb::builtin()?.for_wavelength(preset(&opts.sensor, None)?.wavelength_nm);
     let map = db.resolve(&scene.materials, &MaterialMapping::default())?;
     let ctx = Context::new(&ContextOptions {
-        device_index: args.device,
+        device_index: opts.device,
         validation: false,
     })?;
-    let mut sim = Simulator::new(&ctx, &scene, &db, &map).context("uploading the scene")?;
+    let mut sim = Simulator::new(&ctx, scene, &db, &map).map_err(|source| JobError::Upload {
+        what: "the scene".into(),
+        source,
+    })?;
     let stats = sim.scene_stats();
-    let cpu = if args.cpu_frames > 0 {
+    let cpu = if opts.cpu_frames > 0 {
         let t = Instant::now();
-        let cpu = CpuSimulator::new(&scene, &db, &map)?;
+        let cpu = CpuSimulator::new(scene, &db, &map)?;
         Some((cpu, t.elapsed().as_secs_f64() * 1e3))
     } else {
         None
     };
-    let sun = (!args.no_sun).then_some(Sun {
+    let sun = opts.sun.then_some(Sun {
         direction: Vec3::new(-0.5, 0.5, 0.707),
         irradiance: 1.0,
     });
     let mut results: Vec<BenchCase> = Vec::new();
-    for &(columns, subrays) in &cases {
-        let mut sensor: Sensor = preset(&args.sensor, Some(columns))?;
+    for &(columns, subrays) in &opts.cases {
+        let mut sensor: Sensor = preset(&opts.sensor, Some(columns))?;
         sensor.subrays = subrays;
         if subrays == 1 {
             sensor.sampling = Sampling::Grid;
         }
-        let mut case = measure_case(&mut sim, cpu.as_ref().map(|c| &c.0), &sensor, sun, args)?;
+        let mut case = measure_case(&mut sim, cpu.as_ref().map(|c| &c.0), &sensor, sun, opts)?;
         case.columns = columns;
         case.cost_vs_thin_ray = results
             .iter()
@@ -187,7 +156,7 @@ pub fn measure(args: &BenchArgs) -> Result<BenchReport> {
     Ok(BenchReport {
         device: ctx.device_name.clone(),
         driver: ctx.driver_info.clone(),
-        scene: scene_name,
+        scene: opts.scene_name.clone(),
         triangles: stats.triangles,
         instances: stats.instances,
         blas_build_ms: stats.blas_build_ms,
@@ -212,8 +181,8 @@ fn measure_case(
     cpu: Option<&CpuSimulator>,
     sensor: &Sensor,
     sun: Option<Sun>,
-    args: &BenchArgs,
-) -> Result<BenchCase> {
+    opts: &BenchOptions,
+) -> Result<BenchCase, JobError> {
     let subrays = sensor_subrays(sensor)?;
     let slots = sim.record_slots();
     sim.set_sensor(&sensor.beams, &subrays, slots, sensor.detector.max_returns)?;
@@ -223,13 +192,13 @@ fn measure_case(
     let first = sim.frame(&settings(0), Capture::default())?;
     let tlas_build_ms = (first.times.tlas_update == Some(crate::gpu::TlasUpdate::Built))
         .then_some(first.times.tlas_ms);
-    for i in 0..args.warmup {
+    for i in 0..opts.warmup {
         sim.frame(&settings(1 + i as u32), Capture::default())?;
     }
     let mut s: [Vec<f64>; 6] = Default::default();
     let mut refit = Vec::new();
     let mut points = 0;
-    for i in 0..args.frames {
+    for i in 0..opts.frames {
         // Every other frame refits the TLAS, as a moving scene would.
         let moved = i % 2 == 1 && sim.scene_stats().instances > 0;
         if moved {
@@ -254,26 +223,21 @@ fn measure_case(
     }
     let rays = sensor.beams.len() as u64 * subrays.len() as u64;
     let [trace, waveform, compaction, readback, frame, _] = s.map(Stat::of);
-    let (cpu_frame, cpu_rate, ratio) = match cpu {
-        Some(cpu) => {
-            let mut times = Vec::new();
-            for i in 0..args.cpu_frames {
-                let f = settings(100 + i as u32);
-                let t = Instant::now();
-                let echoes = cpu.frame(&sensor.beams, &subrays, &f, slots);
-                times.push(t.elapsed().as_secs_f64() * 1e3);
-                std::hint::black_box(echoes);
-            }
-            let st = Stat::of(times);
-            let rate = rays as f64 / (st.median_ms * 1e3);
-            (
-                Some(st),
-                Some(rate),
-                Some(st.median_ms / frame.median_ms.max(1e-9)),
-            )
-        }
-        None => (None, None, None),
-    };
+    let cpu_frame = cpu.map(|cpu| {
+        Stat::of(
+            (0..opts.cpu_frames)
+                .map(|i| {
+                    let f = settings(100 + i as u32);
+                    let t = Instant::now();
+                    let echoes = cpu.frame(&sensor.beams, &subrays, &f, slots);
+                    let ms = t.elapsed().as_secs_f64() * 1e3;
+                    // Kept alive until after the clock stops, so freeing it is not timed.
+                    std::hint::black_box(echoes);
+                    ms
+                })
+                .collect(),
+        )
+    });
     Ok(BenchCase {
         columns: sensor.columns,
         subrays: subrays.len() as u32,
@@ -287,64 +251,10 @@ fn measure_case(
         readback,
         gpu_mrays_per_s: rays as f64 / (frame.median_ms.max(1e-9) * 1e3),
         frame,
+        cpu_mrays_per_s: cpu_frame.map(|st| rays as f64 / (st.median_ms * 1e3)),
+        gpu_speedup_over_cpu: cpu_frame.map(|st| st.median_ms / frame.median_ms.max(1e-9)),
         cpu_frame,
-        cpu_mrays_per_s: cpu_rate,
-        gpu_speedup_over_cpu: ratio,
         cost_vs_thin_ray: None,
         points,
     })
-}
-
-fn print_table(r: &BenchReport) {
-    println!("device: {} ({})", r.device, r.driver.trim());
-    println!(
-        "scene: {} — {} triangles, {} instances; BLAS build {:.1} ms (host, {} → {} bytes compacted); pipelines {:.1} ms; sun {}",
-        r.scene, r.triangles, r.instances, r.blas_build_ms, r.blas_bytes, r.blas_compacted_bytes, r.pipeline_ms,
-        if r.sun { "on (shadow rays)" } else { "off" }
-    );
-    if let Some(ms) = r.cpu_bvh_build_ms {
-        println!(
-            "CPU reference: BVH build {:.1} ms, {} threads",
-            ms, r.cpu_threads
-        );
-    }
-    println!(
-        "{:>7} {:>4} {:>9} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>9} {:>9} {:>10} {:>8} {:>8}",
-        "columns",
-        "sub",
-        "rays",
-        "TLAS",
-        "refit",
-        "trace",
-        "wavefm",
-        "compact",
-        "read",
-        "frame ms",
-        "Mrays/s",
-        "CPU ms",
-        "GPU/CPU",
-        "vs thin"
-    );
-    for c in &r.cases {
-        println!(
-            "{:>7} {:>4} {:>9} {:>8} {:>8.3} {:>8.2} {:>8.2} {:>8.2} {:>8.2} {:>9.2} {:>9.2} {:>10} {:>8} {:>8}",
-            c.columns,
-            c.subrays,
-            c.rays,
-            c.tlas_build_ms
-                .map(|v| format!("{v:.3}"))
-                .unwrap_or_else(|| "-".into()),
-            c.tlas_refit.median_ms,
-            c.trace.median_ms,
-            c.waveform.median_ms,
-            c.compaction.median_ms,
-            c.readback.median_ms,
-            c.frame.median_ms,
-            c.gpu_mrays_per_s,
-            c.cpu_frame.map(|s| format!("{:.1}", s.median_ms)).unwrap_or_else(|| "-".into()),
-            c.gpu_speedup_over_cpu.map(|v| format!("{v:.1}×")).unwrap_or_else(|| "-".into()),
-            c.cost_vs_thin_ray.map(|v| format!("{v:.1}×")).unwrap_or_else(|| "-".into()),
-        );
-    }
-    println!("(times in ms: GPU timestamps per pass; frame = host wall time of a whole frame)");
 }

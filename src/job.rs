@@ -1,5 +1,11 @@
 //! The main job: a scene and a sensor in, one point cloud file (and a picture) per frame
 //! out. The CLI's `run` is a thin wrapper around [`run_job`], so tests drive the same code.
+//! The job prints nothing: it reports each written frame to a callback and returns a
+//! [`JobReport`]; progress bars and messages are the caller's.
+
+mod error;
+
+pub use error::JobError;
 
 use crate::gpu::{Context, ContextOptions};
 use crate::material::{MaterialDb, MaterialMapping};
@@ -7,7 +13,6 @@ use crate::output::{frame_file_name, write_cloud, write_picture, Format, Picture
 use crate::scene::Scene;
 use crate::sensor::{Pose, Sensor};
 use crate::sim::{to_point_cloud, FrameOutput, FrameSettings, GpuSubRay, Simulator, Sun};
-use anyhow::{bail, Context as _, Result};
 use std::path::{Path, PathBuf};
 
 /// Everything `beamtrace run` needs.
@@ -27,7 +32,6 @@ pub struct JobOptions {
     /// The sun for the ambient channel; `None`: night (no ambient light).
     pub sun: Option<Sun>,
     pub seed: u64,
-    pub progress: bool,
     /// Write points in the world frame instead of the sensor frame (DESIGN §1).
     pub world_frame: bool,
 }
@@ -43,23 +47,47 @@ pub struct JobReport {
     pub gpu_ms: Vec<f64>,
 }
 
-pub fn run_job(opts: &JobOptions) -> Result<JobReport> {
+/// One frame's files are written: sent to [`run_job`]'s callback, in frame order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FrameDone {
+    /// The frame's index, 0-based.
+    pub frame: u64,
+    /// How many frames the job writes in all ([`JobOptions::frames`]).
+    pub frames: u64,
+    /// Points in the frame's cloud.
+    pub points: usize,
+}
+
+/// Runs the job: simulates `opts.frames` frames and writes their files, calling
+/// `frame_done` after each frame is written (for a progress bar; `&mut |_| {}` for none).
+pub fn run_job(
+    opts: &JobOptions,
+    frame_done: &mut dyn FnMut(&FrameDone),
+) -> Result<JobReport, JobError> {
     if opts.frames == 0 {
-        bail!("--frames must be at least 1");
+        return Err(JobError::NoFrames);
     }
     if !opts.vehicle_pose.is_finite() {
-        bail!("the vehicle pose is not finite (NaN or infinity)");
+        return Err(JobError::NonFinitePose);
     }
     let material_map = opts
         .materials
         .resolve(&opts.scene.materials, &opts.mapping)
-        .with_context(|| format!("resolving the IR materials of {}", opts.scene_name))?;
-    let ctx = Context::new(&opts.device).context("opening a ray-tracing Vulkan device")?;
+        .map_err(|source| JobError::Materials {
+            scene: opts.scene_name.clone(),
+            source,
+        })?;
+    let ctx = Context::new(&opts.device).map_err(JobError::Device)?;
     create_out_dir(&opts.out_dir)?;
     // Each material's values at the sensor's wavelength (nearest given within 50 nm).
     let materials = opts.materials.for_wavelength(opts.sensor.wavelength_nm);
-    let mut sim = Simulator::new(&ctx, &opts.scene, &materials, &material_map)
-        .with_context(|| format!("uploading {} to the GPU", opts.scene_name))?;
+    let mut sim =
+        Simulator::new(&ctx, &opts.scene, &materials, &material_map).map_err(|source| {
+            JobError::Upload {
+                what: format!("{} to the GPU", opts.scene_name),
+                source,
+            }
+        })?;
     let subrays = sensor_subrays(&opts.sensor)?;
     sim.set_sensor(
         &opts.sensor.beams,
@@ -68,7 +96,6 @@ pub fn run_job(opts: &JobOptions) -> Result<JobReport> {
         opts.sensor.detector.max_returns,
     )?;
     let sensor_to_world = opts.vehicle_pose.to_affine() * opts.sensor.mount.to_affine();
-    let bar = progress_bar(opts.progress, opts.frames);
     let mut report = JobReport {
         device: format!("{} ({})", ctx.device_name, ctx.driver_info),
         ..Default::default()
@@ -91,18 +118,18 @@ pub fn run_job(opts: &JobOptions) -> Result<JobReport> {
         };
         if let Some((done, ticket)) = in_flight.take() {
             let out = sim.collect(ticket)?;
-            write_frame(opts, done, &out, sensor_to_world, &mut report)?;
-            bar.inc(1);
+            let points = write_frame(opts, done, &out, sensor_to_world, &mut report)?;
+            frame_done(&FrameDone {
+                frame: done,
+                frames: opts.frames,
+                points,
+            });
         }
         in_flight = next;
     }
-    bar.finish_and_clear();
     let messages = ctx.validation_messages();
     if !messages.is_empty() {
-        bail!(
-            "the Vulkan validation layer reported:\n{}",
-            messages.join("\n")
-        );
+        return Err(JobError::Validation(messages));
     }
     Ok(report)
 }
@@ -110,31 +137,24 @@ pub fn run_job(opts: &JobOptions) -> Result<JobReport> {
 /// Makes the output folder before the scene is uploaded and traced, so a bad `--out`
 /// fails early and with its own message rather than as a failed write after the first
 /// frame; after the device opened, so a bad `--device` leaves no empty folder behind.
-fn create_out_dir(dir: &Path) -> Result<()> {
+fn create_out_dir(dir: &Path) -> Result<(), JobError> {
     if dir.exists() && !dir.is_dir() {
-        bail!(
-            "the output folder {} is an existing file, not a folder; choose another --out \
-             or move the file away",
-            dir.display()
-        );
+        return Err(JobError::OutIsFile(dir.to_path_buf()));
     }
-    std::fs::create_dir_all(dir).with_context(|| {
-        format!(
-            "cannot create the output folder {}; check that the path is writable and that \
-             none of its parents is a file",
-            dir.display()
-        )
+    std::fs::create_dir_all(dir).map_err(|source| JobError::CreateOut {
+        path: dir.to_path_buf(),
+        source,
     })
 }
 
-/// Writes one simulated frame's files and adds it to the report.
+/// Writes one simulated frame's files and adds it to the report; returns its point count.
 fn write_frame(
     opts: &JobOptions,
     frame: u64,
     out: &FrameOutput,
     sensor_to_world: glam::Affine3A,
     report: &mut JobReport,
-) -> Result<()> {
+) -> Result<usize, JobError> {
     let cloud = to_point_cloud(&opts.sensor.beams, &out.points);
     let path = opts.out_dir.join(frame_file_name(frame, opts.format));
     if opts.world_frame {
@@ -160,7 +180,7 @@ fn write_frame(
     report
         .gpu_ms
         .push(t.tlas_ms + t.trace_ms + t.waveform_ms + t.compaction_ms);
-    Ok(())
+    Ok(cloud.points.len())
 }
 
 /// The most record slots per sub-ray: the opaque hit plus up to three glass surfaces
@@ -168,11 +188,14 @@ fn write_frame(
 pub const RECORD_SLOTS: u32 = 4;
 
 /// The sensor's beam kernel sampled into the sub-rays the trace launches.
-pub fn sensor_subrays(sensor: &Sensor) -> Result<Vec<GpuSubRay>> {
+pub fn sensor_subrays(sensor: &Sensor) -> Result<Vec<GpuSubRay>, JobError> {
     let samples = sensor
         .kernel
         .sample(sensor.subrays, sensor.sampling)
-        .with_context(|| format!("sampling the beam kernel of {}", sensor.name))?;
+        .map_err(|source| JobError::Kernel {
+            sensor: sensor.name.clone(),
+            source,
+        })?;
     Ok(samples
         .iter()
         .map(|s| GpuSubRay {
@@ -238,19 +261,6 @@ pub fn picture_options(sensor: &Sensor) -> PictureOptions {
     }
 }
 
-fn progress_bar(show: bool, frames: u64) -> indicatif::ProgressBar {
-    if !show || frames < 2 {
-        return indicatif::ProgressBar::hidden();
-    }
-    let bar = indicatif::ProgressBar::new(frames);
-    if let Ok(style) = indicatif::ProgressStyle::with_template(
-        "{spinner} frame {pos}/{len} [{bar:30}] {per_sec} eta {eta}",
-    ) {
-        bar.set_style(style.progress_chars("=> "));
-    }
-    bar
-}
-
 /// The bundled default scene: `scenes/street.glb` below `root`.
 pub fn default_scene_path(root: &Path) -> PathBuf {
     root.join("scenes").join("street.glb")
@@ -258,7 +268,7 @@ pub fn default_scene_path(root: &Path) -> PathBuf {
 
 /// A procedural scene (`street`, `wall:distance=25`, …) built in memory, through the same
 /// glTF import as a file.
-pub fn procedural_scene(spec: &str) -> Result<Scene> {
+pub fn procedural_scene(spec: &str) -> Result<Scene, JobError> {
     let kind = crate::scene::by_name(spec)?;
     let doc = crate::scene::generate(&kind)?;
     let name = format!("{spec} (procedural)");
@@ -270,23 +280,36 @@ pub fn procedural_scene(spec: &str) -> Result<Scene> {
     )?)
 }
 
+/// A scene ready for a job, with the name its messages use.
+pub struct LoadedScene {
+    pub scene: Scene,
+    pub name: String,
+    /// The bundled default scene file, when it was asked for but absent and the
+    /// procedural street stands in for it (a caller may want to say so).
+    pub default_missing: Option<PathBuf>,
+}
+
 /// Loads `path`, or the bundled street when none is given (generated in memory when
-/// `scenes/street.glb` is absent, e.g. outside the source tree, with a note on stderr).
-pub fn load_scene_or_default(path: Option<&Path>) -> Result<(Scene, String)> {
+/// `scenes/street.glb` is absent, e.g. outside the source tree).
+pub fn load_scene_or_default(path: Option<&Path>) -> Result<LoadedScene, JobError> {
     let path = match path {
         Some(p) => p.to_path_buf(),
         None => {
             let p = default_scene_path(Path::new("."));
             if !p.exists() {
-                eprintln!(
-                    "note: {} not found; using the procedural street scene",
-                    p.display()
-                );
-                return Ok((procedural_scene("street")?, "procedural street".into()));
+                return Ok(LoadedScene {
+                    scene: procedural_scene("street")?,
+                    name: "procedural street".into(),
+                    default_missing: Some(p),
+                });
             }
             p
         }
     };
     let scene = crate::scene::load_scene(&path)?;
-    Ok((scene, path.display().to_string()))
+    Ok(LoadedScene {
+        scene,
+        name: path.display().to_string(),
+        default_missing: None,
+    })
 }

@@ -6,7 +6,7 @@
 //! `scenes/street.glb` lies; every file a test writes goes to its own temporary folder.
 
 use beamtrace::output::read_cloud;
-use beamtrace::scene::load_scene;
+use beamtrace::scene::{base64, load_scene};
 use beamtrace::sensor::load_sensor;
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -159,28 +159,6 @@ fn unknown_preset_lists_presets() {
 
 // ---------------------------------------------------------------- scenes
 
-/// Standard base64 with padding, as glTF data URIs carry it.
-fn base64(data: &[u8]) -> String {
-    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::new();
-    for chunk in data.chunks(3) {
-        let b = [
-            chunk[0],
-            chunk.get(1).copied().unwrap_or(0),
-            chunk.get(2).copied().unwrap_or(0),
-        ];
-        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
-        for i in 0..4 {
-            if i <= chunk.len() {
-                out.push(ALPHABET[((n >> (18 - 6 * i)) & 63) as usize] as char);
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
-}
-
 /// One triangle 10 m ahead (glTF y up, so the world's x = 10 plane is glTF x = 10) with
 /// 16-bit `indices` and one material named `material`.
 fn triangle_gltf(indices: [u16; 3], material: &str) -> String {
@@ -213,17 +191,8 @@ fn triangle_gltf(indices: [u16; 3], material: &str) -> String {
     {{"bufferView": 1, "componentType": 5123, "count": 3, "type": "SCALAR"}}]
 }}"#,
         len = buf.len(),
-        b64 = base64(&buf)
+        b64 = base64::encode(&buf)
     )
-}
-
-#[test]
-fn base64_matches_rfc4648_vectors() {
-    assert_eq!(base64(b""), "");
-    assert_eq!(base64(b"f"), "Zg==");
-    assert_eq!(base64(b"fo"), "Zm8=");
-    assert_eq!(base64(b"foo"), "Zm9v");
-    assert_eq!(base64(b"foobar"), "Zm9vYmFy");
 }
 
 fn scene_fails(scene: &Path, needles: &[&str]) {
@@ -556,25 +525,123 @@ fn scene_command_writes_loadable_wall() {
     assert_eq!(files_under(tmp.path()), vec!["wall.glb".to_string()]);
 }
 
+/// The options of `beamtrace <command> --help`, each with its description (without
+/// `[default: …]`): clap's long help indents descriptions under their option line, its
+/// short help puts them on the same line. Positional arguments are listed as `<NAME>`.
+fn help_options(command: &str) -> Vec<(String, String)> {
+    let o = beamtrace(&[command, "--help"]);
+    assert!(o.success, "{}", o.stderr);
+    let section = o
+        .stdout
+        .split_once("\nOptions:\n")
+        .map(|(before, options)| {
+            let args = before.split_once("\nArguments:\n").map_or("", |(_, a)| a);
+            format!("{args}\n{options}")
+        })
+        .unwrap_or_else(|| panic!("{command} --help has no Options section:\n{}", o.stdout));
+    let mut options: Vec<(String, String)> = Vec::new();
+    for line in section.lines() {
+        let indent = line.len() - line.trim_start().len();
+        let text = line.trim();
+        if text.is_empty() || text.starts_with("[default:") {
+            continue;
+        }
+        if indent < 10 {
+            // `-h, --help`, `--out <OUT>`, `<KIND>`: the long name, or the positional's;
+            // short help puts the description on the same line, two spaces on.
+            let (names, inline) = text.split_once("  ").unwrap_or((text, ""));
+            let name = names
+                .split([' ', ','])
+                .find(|t| t.starts_with("--") || t.starts_with('<'))
+                .unwrap_or_else(|| panic!("unexpected option line {line:?}"));
+            options.push((name.to_string(), inline.trim().to_string()));
+        } else if let Some((_, description)) = options.last_mut() {
+            description.push_str(text);
+        }
+    }
+    options
+}
+
+/// `command --help` lists exactly `expected` (in any order), each with a description.
+fn assert_help_lists_exactly(command: &str, expected: &[&str]) {
+    let options = help_options(command);
+    let mut listed: Vec<&str> = options.iter().map(|(n, _)| n.as_str()).collect();
+    let mut wanted = expected.to_vec();
+    listed.sort_unstable();
+    wanted.sort_unstable();
+    assert_eq!(listed, wanted, "`{command} --help` options");
+    for (name, description) in &options {
+        assert!(
+            !description.is_empty(),
+            "`{command} --help`: {name} has no description"
+        );
+    }
+}
+
 #[test]
-fn run_help_mentions_every_option() {
+fn run_help_describes_every_option() {
+    // Every option `run` accepts, listed by hand: a new option must be added here and
+    // documented, a documented one must not silently go.
+    assert_help_lists_exactly(
+        "run",
+        &[
+            "--scene",
+            "--sensor",
+            "--frames",
+            "--out",
+            "--format",
+            "--seed",
+            "--device",
+            "--position",
+            "--yaw",
+            "--materials",
+            "--material-map",
+            "--sun",
+            "--no-sun",
+            "--world",
+            "--no-picture",
+            "--validate",
+            "--help",
+        ],
+    );
+}
+
+#[test]
+fn bench_and_scene_help_describe_every_option() {
+    assert_help_lists_exactly(
+        "bench",
+        &[
+            "--scene",
+            "--sensor",
+            "--cases",
+            "--frames",
+            "--warmup",
+            "--cpu-frames",
+            "--no-sun",
+            "--json",
+            "--device",
+            "--help",
+        ],
+    );
+    assert_help_lists_exactly("scene", &["<KIND>", "--out", "--help"]);
+}
+
+#[test]
+fn run_help_names_the_fields_the_files_carry() {
     let o = beamtrace(&["run", "--help"]);
     assert!(o.success, "{}", o.stderr);
-    for opt in [
-        "--scene",
-        "--sensor",
-        "--frames",
-        "--out",
-        "--format",
-        "--seed",
-        "--device",
-        "--position",
-        "--yaw",
-        "--materials",
-        "--material-map",
-        "--no-picture",
-        "--validate",
-    ] {
-        assert!(o.stdout.contains(opt), "run --help lacks {opt}");
-    }
+    let listed: Vec<&str> = o
+        .stdout
+        .split_once("with the fields ")
+        .and_then(|(_, rest)| rest.split_once(" ("))
+        .map(|(fields, _)| fields.split_whitespace().collect())
+        .unwrap_or_else(|| panic!("run --help lists no fields:\n{}", o.stdout));
+    let header = beamtrace::output::pcd_header(0, beamtrace::output::PcdEncoding::Binary);
+    let written: Vec<&str> = header
+        .lines()
+        .find_map(|l| l.strip_prefix("FIELDS "))
+        .expect("a FIELDS line")
+        .split_whitespace()
+        .collect();
+    assert_eq!(listed, written);
 }

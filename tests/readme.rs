@@ -1,11 +1,12 @@
-//! The sensor file shown in README.md is a working sensor file.
+//! What README.md shows is what beamtrace does: the sensor file is a working sensor file,
+//! the field table is the fields the files carry, and the example command lines use
+//! commands, options and values that exist.
 
 use std::path::Path;
 
 #[test]
 fn readme_sensor_example_loads() {
-    let readme = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md"))
-        .expect("README.md");
+    let readme = readme();
     let start = readme.find("```yaml\n").expect("a yaml block in README.md") + 8;
     let end = start + readme[start..].find("```").expect("closed yaml block");
     let sensor = beamtrace::sensor::parse_sensor(&readme[start..end], Path::new("README.md"))
@@ -17,4 +18,156 @@ fn readme_sensor_example_loads() {
         .kernel
         .sample(sensor.subrays, sensor.sampling)
         .is_ok());
+}
+
+fn readme() -> String {
+    std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md"))
+        .expect("README.md")
+}
+
+/// README's field table as (name, PCD TYPE letter, SIZE), one entry per field, in order.
+fn readme_fields() -> Vec<(String, String, usize)> {
+    let readme = readme();
+    let start = readme
+        .find("| field | type | meaning |")
+        .expect("the field table in README.md");
+    let mut fields = Vec::new();
+    for row in readme[start..].lines().skip(2) {
+        if !row.starts_with('|') {
+            break;
+        }
+        let cells: Vec<&str> = row.split('|').map(str::trim).collect();
+        let (names, ty) = (cells[1], cells[2]);
+        let (letter, size) = ty.split_at(1);
+        let size: usize = size.parse().unwrap_or_else(|_| panic!("type {ty:?}"));
+        for name in names.split([' ', ',']).filter(|n| !n.is_empty()) {
+            fields.push((name.to_string(), letter.to_string(), size));
+        }
+    }
+    fields
+}
+
+/// The header line of `header` that starts with `key`, split into its words.
+fn header_line<'a>(header: &'a str, key: &str) -> Vec<&'a str> {
+    header
+        .lines()
+        .find_map(|l| l.strip_prefix(key))
+        .unwrap_or_else(|| panic!("no {key} line in\n{header}"))
+        .split_whitespace()
+        .collect()
+}
+
+#[test]
+fn readme_field_table_is_what_the_files_carry() {
+    use beamtrace::output::{pcd_header, ply_header, PcdEncoding, PlyEncoding};
+    let documented = readme_fields();
+    let pcd = pcd_header(1, PcdEncoding::Binary);
+    let (names, types, sizes) = (
+        header_line(&pcd, "FIELDS "),
+        header_line(&pcd, "TYPE "),
+        header_line(&pcd, "SIZE "),
+    );
+    let written: Vec<(String, String, usize)> = (0..names.len())
+        .map(|i| {
+            let size = sizes[i].parse().expect("SIZE is a number");
+            (names[i].to_string(), types[i].to_string(), size)
+        })
+        .collect();
+    assert_eq!(
+        documented, written,
+        "README's field table vs the PCD header"
+    );
+    // PLY names the same types by the sized names of the PLY readers (plyfile, Open3D).
+    let ply = ply_header(1, PlyEncoding::BinaryLittleEndian);
+    let properties: Vec<String> = ply
+        .lines()
+        .filter_map(|l| l.strip_prefix("property "))
+        .map(str::to_string)
+        .collect();
+    let expected: Vec<String> = documented
+        .iter()
+        .map(|(name, letter, size)| {
+            let ty = match (letter.as_str(), size) {
+                ("F", 4) => "float32",
+                ("U", 2) => "uint16",
+                ("U", 4) => "uint32",
+                other => panic!("README type {other:?} has no PLY name here"),
+            };
+            format!("{ty} {name}")
+        })
+        .collect();
+    assert_eq!(
+        properties, expected,
+        "README's field table vs the PLY header"
+    );
+}
+
+/// The `beamtrace …` command lines of README's "Using it" block, without comments.
+fn readme_examples() -> Vec<Vec<String>> {
+    let readme = readme();
+    let start = readme.find("## Using it").expect("a Using it section");
+    let block = &readme[start..];
+    let block = &block[..block
+        .find("`beamtrace <command> --help`")
+        .expect("end of examples")];
+    block
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("beamtrace "))
+        .map(|l| {
+            let l = l.split(" #").next().unwrap_or(l);
+            l.split_whitespace().map(str::to_string).collect()
+        })
+        .collect()
+}
+
+#[test]
+fn readme_examples_use_real_commands_options_and_values() {
+    use std::process::Command;
+    let examples = readme_examples();
+    assert!(examples.len() >= 10, "{examples:?}");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    for args in &examples {
+        let out = Command::new(env!("CARGO_BIN_EXE_beamtrace"))
+            .arg(&args[0])
+            .arg("--help")
+            .output()
+            .expect("the beamtrace binary starts");
+        let help = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "`beamtrace {}`: not a command",
+            args[0]
+        );
+        for (i, a) in args.iter().enumerate() {
+            if a.starts_with("--") {
+                assert!(
+                    help.lines().any(|l| l.trim_start().starts_with(a.as_str())),
+                    "`beamtrace {}`: {a} is not one of its options",
+                    args.join(" ")
+                );
+            }
+            let value = args.get(i + 1).map(String::as_str).unwrap_or_default();
+            match a.as_str() {
+                "--sensor" => {
+                    let spec = if value.ends_with(".yaml") {
+                        root.join(value).display().to_string()
+                    } else {
+                        value.to_string()
+                    };
+                    beamtrace::sensor::load_sensor(&spec)
+                        .unwrap_or_else(|e| panic!("README's --sensor {value}: {e}"));
+                }
+                "--format" => {
+                    value
+                        .parse::<beamtrace::output::Format>()
+                        .unwrap_or_else(|e| panic!("README's --format {value}: {e}"));
+                }
+                "scene" if i == 0 => {
+                    beamtrace::scene::by_name(value)
+                        .unwrap_or_else(|e| panic!("README's scene {value}: {e}"));
+                }
+                _ => {}
+            }
+        }
+    }
 }

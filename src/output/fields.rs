@@ -1,4 +1,6 @@
-//! The per-point fields shared by the PCD and PLY writers and readers, in file order.
+//! The per-point fields of every file beamtrace writes, declared once — name, stored
+//! type and the [`Point`] member it holds — in [`FIELDS`]. The PCD and PLY headers, the
+//! records of both (see `records`) and both readers' name lookups all come from it.
 
 use super::Point;
 
@@ -11,52 +13,118 @@ pub(crate) enum Scalar {
 }
 
 impl Scalar {
-    pub(crate) fn size(self) -> usize {
+    pub(crate) const fn size(self) -> usize {
         match self {
             Scalar::F32 | Scalar::U32 => 4,
             Scalar::U16 => 2,
         }
     }
+
+    /// PCD's TYPE letter (the size is the SIZE entry).
+    pub(crate) fn pcd_type(self) -> char {
+        match self {
+            Scalar::F32 => 'F',
+            Scalar::U16 | Scalar::U32 => 'U',
+        }
+    }
+
+    /// PLY's property type. The sized names are the ones plyfile and Open3D's tensor
+    /// reader name their types by; the original spec's names are [`Scalar::ply_alias`].
+    pub(crate) fn ply_type(self) -> &'static str {
+        match self {
+            Scalar::F32 => "float32",
+            Scalar::U16 => "uint16",
+            Scalar::U32 => "uint32",
+        }
+    }
+
+    /// The original PLY spec's name of the same type, which older writers use.
+    pub(crate) fn ply_alias(self) -> &'static str {
+        match self {
+            Scalar::F32 => "float",
+            Scalar::U16 => "ushort",
+            Scalar::U32 => "uint",
+        }
+    }
+
+    /// In words, for error messages.
+    pub(crate) fn describe(self) -> &'static str {
+        match self {
+            Scalar::F32 => "float",
+            Scalar::U16 => "16-bit unsigned",
+            Scalar::U32 => "32-bit unsigned",
+        }
+    }
 }
 
+/// One per-point field: its name in file headers, its stored type, and how its value
+/// is read from and written to a [`Point`].
 pub(crate) struct Field {
     pub name: &'static str,
     pub scalar: Scalar,
+    pub get: fn(&Point) -> Value,
+    /// Sets the member; a value of another type than `scalar` is ignored (readers check
+    /// the file's types against `scalar` first, so they never pass one).
+    pub set: fn(&mut Point, Value),
 }
 
-const fn field(name: &'static str, scalar: Scalar) -> Field {
-    Field { name, scalar }
+/// Declares [`FIELDS`]: one line per field, `member: Scalar`, in file order. A
+/// [`Value`] variant is named like its [`Scalar`], so the type is written once.
+macro_rules! fields {
+    ($($member:ident: $scalar:ident),* $(,)?) => {
+        /// The fields of every file beamtrace writes, in file order.
+        pub(crate) const FIELDS: &[Field] = &[$(
+            Field {
+                name: stringify!($member),
+                scalar: Scalar::$scalar,
+                get: |p| Value::$scalar(p.$member),
+                set: |p, v| {
+                    if let Value::$scalar(v) = v {
+                        p.$member = v;
+                    }
+                },
+            },
+        )*];
+    };
 }
 
-/// The order of the fields in every file beamtrace writes.
-pub(crate) const FIELDS: [Field; 17] = [
-    field("x", Scalar::F32),
-    field("y", Scalar::F32),
-    field("z", Scalar::F32),
-    field("intensity", Scalar::F32),
-    field("range", Scalar::F32),
-    field("ring", Scalar::U16),
-    field("azimuth", Scalar::F32),
-    field("elevation", Scalar::F32),
-    field("beam", Scalar::U32),
-    field("instance", Scalar::U32),
-    field("class", Scalar::U16),
-    field("epw", Scalar::F32),
-    field("return_index", Scalar::U16),
-    field("return_count", Scalar::U16),
-    field("material", Scalar::U16),
-    field("ambient", Scalar::F32),
-    field("time", Scalar::F32),
-];
+fields! {
+    x: F32,
+    y: F32,
+    z: F32,
+    intensity: F32,
+    range: F32,
+    ring: U16,
+    azimuth: F32,
+    elevation: F32,
+    beam: U32,
+    instance: U32,
+    class: U16,
+    epw: F32,
+    return_index: U16,
+    return_count: U16,
+    material: U16,
+    ambient: F32,
+    time: F32,
+}
 
 /// Bytes of one point in a packed binary record.
-pub(crate) const RECORD_SIZE: usize = 58;
+pub(crate) const RECORD_SIZE: usize = {
+    let mut sum = 0;
+    let mut i = 0;
+    while i < FIELDS.len() {
+        sum += FIELDS[i].scalar.size();
+        i += 1;
+    }
+    sum
+};
 
 /// Fields a reader cannot do without; the others default to 0 when a file lacks them.
 pub(crate) const REQUIRED: [&str; 3] = ["x", "y", "z"];
 
-pub(crate) fn field_index(name: &str) -> Option<usize> {
-    FIELDS.iter().position(|f| f.name == name)
+/// The field called `name`, if beamtrace has one.
+pub(crate) fn by_name(name: &str) -> Option<&'static Field> {
+    FIELDS.iter().find(|f| f.name == name)
 }
 
 /// One field's value, typed as the field is.
@@ -118,96 +186,79 @@ impl Value {
     }
 }
 
-/// The value of field `index` (into [`FIELDS`]) of `p`.
-pub(crate) fn get(p: &Point, index: usize) -> Value {
-    match index {
-        0 => Value::F32(p.x),
-        1 => Value::F32(p.y),
-        2 => Value::F32(p.z),
-        3 => Value::F32(p.intensity),
-        4 => Value::F32(p.range),
-        5 => Value::U16(p.ring),
-        6 => Value::F32(p.azimuth),
-        7 => Value::F32(p.elevation),
-        8 => Value::U32(p.beam),
-        9 => Value::U32(p.instance),
-        10 => Value::U16(p.class),
-        11 => Value::F32(p.epw),
-        12 => Value::U16(p.return_index),
-        13 => Value::U16(p.return_count),
-        14 => Value::U16(p.material),
-        15 => Value::F32(p.ambient),
-        _ => Value::F32(p.time),
-    }
-}
-
-/// Sets field `index` of `p`. Readers check types against [`FIELDS`] before they call
-/// this, so a mismatched value is never passed; it would be ignored.
-pub(crate) fn set(p: &mut Point, index: usize, v: Value) {
-    match (index, v) {
-        (0, Value::F32(v)) => p.x = v,
-        (1, Value::F32(v)) => p.y = v,
-        (2, Value::F32(v)) => p.z = v,
-        (3, Value::F32(v)) => p.intensity = v,
-        (4, Value::F32(v)) => p.range = v,
-        (5, Value::U16(v)) => p.ring = v,
-        (6, Value::F32(v)) => p.azimuth = v,
-        (7, Value::F32(v)) => p.elevation = v,
-        (8, Value::U32(v)) => p.beam = v,
-        (9, Value::U32(v)) => p.instance = v,
-        (10, Value::U16(v)) => p.class = v,
-        (11, Value::F32(v)) => p.epw = v,
-        (12, Value::U16(v)) => p.return_index = v,
-        (13, Value::U16(v)) => p.return_count = v,
-        (14, Value::U16(v)) => p.material = v,
-        (15, Value::F32(v)) => p.ambient = v,
-        (16, Value::F32(v)) => p.time = v,
-        _ => {}
-    }
-}
-
-/// Appends the packed little-endian record of `p` (all fields, in order).
-pub(crate) fn write_record_le(p: &Point, out: &mut Vec<u8>) {
-    for i in 0..FIELDS.len() {
-        get(p, i).write_le(out);
-    }
-}
-
-/// Appends `p` as one ASCII line (fields separated by single spaces, `\n` at the end).
-pub(crate) fn write_line_ascii(p: &Point, out: &mut String) {
-    for i in 0..FIELDS.len() {
-        if i > 0 {
-            out.push(' ');
-        }
-        get(p, i).write_ascii(out);
-    }
-    out.push('\n');
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    #[test]
-    fn record_size_matches_fields() {
-        let sum: usize = FIELDS.iter().map(|f| f.scalar.size()).sum();
-        assert_eq!(sum, RECORD_SIZE);
-        let mut buf = Vec::new();
-        write_record_le(&Point::default(), &mut buf);
-        assert_eq!(buf.len(), RECORD_SIZE);
+    /// A point whose every member differs from every other, by hand.
+    fn distinct_point() -> Point {
+        Point {
+            x: 1.5,
+            y: 2.5,
+            z: 3.5,
+            intensity: 4.5,
+            range: 5.5,
+            ring: 6,
+            azimuth: 7.5,
+            elevation: 8.5,
+            beam: 9,
+            instance: 10,
+            class: 11,
+            epw: 12.5,
+            return_index: 13,
+            return_count: 14,
+            material: 15,
+            ambient: 16.5,
+            time: 17.5,
+        }
     }
 
     #[test]
-    fn get_set_cover_every_field() {
-        let mut p = Point::default();
-        for (i, f) in FIELDS.iter().enumerate() {
-            let v = match f.scalar {
-                Scalar::F32 => Value::F32(i as f32 + 0.5),
-                Scalar::U16 => Value::U16(i as u16 + 100),
-                Scalar::U32 => Value::U32(i as u32 + 1000),
-            };
-            set(&mut p, i, v);
-            assert_eq!(get(&p, i), v, "field {}", f.name);
+    fn fields_are_the_documented_ones_in_order() {
+        // The README's field table, in file order, with PCD's TYPE and SIZE.
+        let documented = "x F4, y F4, z F4, intensity F4, range F4, ring U2, azimuth F4, \
+            elevation F4, beam U4, instance U4, class U2, epw F4, return_index U2, \
+            return_count U2, material U2, ambient F4, time F4";
+        let ours: Vec<String> = FIELDS
+            .iter()
+            .map(|f| format!("{} {}{}", f.name, f.scalar.pcd_type(), f.scalar.size()))
+            .collect();
+        assert_eq!(ours.join(", "), documented);
+        // 10 four-byte floats, 2 four-byte and 5 two-byte unsigned integers.
+        assert_eq!(RECORD_SIZE, 58);
+    }
+
+    #[test]
+    fn each_field_reads_and_writes_its_own_member() {
+        let p = distinct_point();
+        let expected = [
+            Value::F32(1.5),
+            Value::F32(2.5),
+            Value::F32(3.5),
+            Value::F32(4.5),
+            Value::F32(5.5),
+            Value::U16(6),
+            Value::F32(7.5),
+            Value::F32(8.5),
+            Value::U32(9),
+            Value::U32(10),
+            Value::U16(11),
+            Value::F32(12.5),
+            Value::U16(13),
+            Value::U16(14),
+            Value::U16(15),
+            Value::F32(16.5),
+            Value::F32(17.5),
+        ];
+        assert_eq!(FIELDS.len(), expected.len());
+        let mut q = Point::default();
+        for (f, v) in FIELDS.iter().zip(expected) {
+            assert_eq!((f.get)(&p), v, "field {}", f.name);
+            (f.set)(&mut q, v);
         }
+        assert_eq!(q, p);
+        // A value of the wrong type leaves the member alone.
+        (FIELDS[0].set)(&mut q, Value::U16(1));
+        assert_eq!(q.x, 1.5);
     }
 }

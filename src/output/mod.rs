@@ -15,6 +15,7 @@ mod format;
 mod pcd;
 mod picture;
 mod ply;
+mod records;
 #[cfg(test)]
 mod test_clouds;
 

@@ -4,8 +4,9 @@
 //! one row (HEIGHT 1), the identity viewpoint, and packed little-endian records for
 //! `DATA binary`.
 
-use super::fields::{self, Scalar, Value, FIELDS, RECORD_SIZE, REQUIRED};
-use super::{write_atomic, OutputError, Point, PointCloud};
+use super::fields::{self, FIELDS};
+use super::records::{self, Body, Column};
+use super::{write_atomic, OutputError, PointCloud};
 use std::io::{self, Write};
 use std::path::Path;
 
@@ -25,17 +26,13 @@ impl PcdEncoding {
     }
 }
 
-/// Points per write call: big enough to amortise the call, small enough not to double
-/// the memory of a large frame.
-const CHUNK_POINTS: usize = 16 * 1024;
-
 /// The header of a PCD file holding `points` points, up to and including the DATA line.
 pub fn pcd_header(points: usize, encoding: PcdEncoding) -> String {
     let join =
         |f: &dyn Fn(&fields::Field) -> String| FIELDS.iter().map(f).collect::<Vec<_>>().join(" ");
     let names = join(&|f| f.name.to_string());
     let sizes = join(&|f| f.scalar.size().to_string());
-    let types = join(&|f| pcd_type(f.scalar).to_string());
+    let types = join(&|f| f.scalar.pcd_type().to_string());
     let counts = join(&|_| "1".to_string());
     format!(
         "# .PCD v0.7 - Point Cloud Data file format\n\
@@ -51,13 +48,6 @@ pub fn pcd_header(points: usize, encoding: PcdEncoding) -> String {
          DATA {}\n",
         encoding.keyword()
     )
-}
-
-fn pcd_type(s: Scalar) -> char {
-    match s {
-        Scalar::F32 => 'F',
-        Scalar::U16 | Scalar::U32 => 'U',
-    }
 }
 
 /// Writes `cloud` as a PCD file at `path`, atomically (see [`write_atomic`]).
@@ -76,29 +66,7 @@ pub fn write_pcd_to(
     encoding: PcdEncoding,
 ) -> io::Result<()> {
     w.write_all(pcd_header(cloud.points.len(), encoding).as_bytes())?;
-    match encoding {
-        PcdEncoding::Binary => {
-            let mut buf = Vec::with_capacity(CHUNK_POINTS * RECORD_SIZE);
-            for chunk in cloud.points.chunks(CHUNK_POINTS) {
-                buf.clear();
-                for p in chunk {
-                    fields::write_record_le(p, &mut buf);
-                }
-                w.write_all(&buf)?;
-            }
-        }
-        PcdEncoding::Ascii => {
-            let mut buf = String::with_capacity(CHUNK_POINTS * 128);
-            for chunk in cloud.points.chunks(CHUNK_POINTS) {
-                buf.clear();
-                for p in chunk {
-                    fields::write_line_ascii(p, &mut buf);
-                }
-                w.write_all(buf.as_bytes())?;
-            }
-        }
-    }
-    Ok(())
+    records::write(w, &cloud.points, encoding == PcdEncoding::Binary)
 }
 
 /// Reads a PCD v0.7 file (`DATA ascii` or `binary`).
@@ -111,16 +79,8 @@ pub fn read_pcd(path: &Path) -> Result<PointCloud, OutputError> {
     parse_pcd(path, &bytes)
 }
 
-/// One field of the file: where its values are, and which beamtrace field they fill.
-struct FileField {
-    name: String,
-    size: usize,
-    count: usize,
-    target: Option<(usize, Scalar)>,
-}
-
 struct Header {
-    fields: Vec<FileField>,
+    columns: Vec<Column>,
     points: usize,
     ascii: bool,
     /// Byte offset of the first byte after the DATA line.
@@ -131,122 +91,51 @@ struct Header {
 
 fn parse_pcd(path: &Path, bytes: &[u8]) -> Result<PointCloud, OutputError> {
     let header = parse_header(path, bytes)?;
-    let mut points = Vec::with_capacity(header.points.min(bytes.len() / 4 + 1));
-    if header.ascii {
-        read_ascii(path, &header, &bytes[header.data_start..], &mut points)?;
+    let body = Body {
+        path,
+        columns: &header.columns,
+        points: header.points,
+        column_word: "field",
+        first_line: header.data_line,
+        trailing: false,
+    };
+    let data = &bytes[header.data_start..];
+    let points = if header.ascii {
+        body.read_ascii(data)?
     } else {
-        read_binary(path, &header, &bytes[header.data_start..], &mut points)?;
-    }
+        body.read_binary(data)?
+    };
     Ok(PointCloud { points })
 }
 
 fn parse_header(path: &Path, bytes: &[u8]) -> Result<Header, OutputError> {
-    let mut names: Option<Vec<String>> = None;
-    let mut sizes: Option<Vec<usize>> = None;
-    let mut types: Option<Vec<String>> = None;
-    let mut counts: Option<Vec<usize>> = None;
-    let mut width: Option<usize> = None;
-    let mut height: Option<usize> = None;
-    let mut declared_points: Option<usize> = None;
-
-    let mut pos = 0;
-    let mut line_no = 0;
-    while pos < bytes.len() {
-        line_no += 1;
-        let end = bytes[pos..]
-            .iter()
-            .position(|&b| b == b'\n')
-            .map_or(bytes.len(), |i| pos + i);
-        let next = (end + 1).min(bytes.len());
+    let mut declared = Declared::default();
+    for (line_no, line, pos) in records::header_lines(bytes) {
         let at = format!("header line {line_no}");
-        let line = std::str::from_utf8(&bytes[pos..end])
+        let line = std::str::from_utf8(line)
             .map_err(|_| OutputError::parse(path, &at, "not text: is this a PCD file?"))?
             .trim();
-        pos = next;
         if line.is_empty() || line.starts_with('#') {
             continue;
         }
         let mut tokens = line.split_ascii_whitespace();
         let key = tokens.next().unwrap_or_default().to_ascii_uppercase();
         let rest: Vec<&str> = tokens.collect();
-        let one_number = |what: &str| -> Result<usize, OutputError> {
-            match rest.as_slice() {
-                [v] => v.parse().map_err(|_| {
-                    OutputError::parse(path, &at, format!("{what} `{v}` is not a whole number"))
-                }),
-                _ => Err(OutputError::parse(
-                    path,
-                    &at,
-                    format!("{what} takes one number"),
-                )),
-            }
-        };
-        let numbers = |what: &str| -> Result<Vec<usize>, OutputError> {
-            rest.iter()
-                .map(|v| {
-                    v.parse().map_err(|_| {
-                        OutputError::parse(path, &at, format!("{what} `{v}` is not a whole number"))
-                    })
-                })
-                .collect()
-        };
-        match key.as_str() {
-            "VERSION" => {
-                let v = rest.first().copied().unwrap_or_default();
-                if v != "0.7" && v != ".7" {
-                    return Err(OutputError::parse(
-                        path,
-                        &at,
-                        format!("VERSION {v} is not read, only 0.7: re-save the file with PCL 1.x"),
-                    ));
-                }
-            }
-            "FIELDS" => names = Some(rest.iter().map(|s| s.to_string()).collect()),
-            "SIZE" => sizes = Some(numbers("SIZE")?),
-            "TYPE" => types = Some(rest.iter().map(|s| s.to_ascii_uppercase()).collect()),
-            "COUNT" => counts = Some(numbers("COUNT")?),
-            "WIDTH" => width = Some(one_number("WIDTH")?),
-            "HEIGHT" => height = Some(one_number("HEIGHT")?),
-            "POINTS" => declared_points = Some(one_number("POINTS")?),
-            "VIEWPOINT" => {}
-            "DATA" => {
-                let kind = rest
-                    .first()
-                    .copied()
-                    .unwrap_or_default()
-                    .to_ascii_lowercase();
-                let ascii = match kind.as_str() {
-                    "ascii" => true,
-                    "binary" => false,
-                    "binary_compressed" => {
-                        return Err(OutputError::parse(
-                            path,
-                            &at,
-                            "DATA binary_compressed is not read: convert the file to binary \
-                             (e.g. pcl_convert_pcd_ascii_binary <in> <out> 1)",
-                        ))
-                    }
-                    _ => {
-                        return Err(OutputError::parse(
-                            path,
-                            &at,
-                            format!("DATA `{kind}`: expected ascii or binary"),
-                        ))
-                    }
-                };
-                let fields = layout(path, &at, names, sizes, types, counts)?;
-                let points = point_count(path, &at, width, height, declared_points)?;
-                return Ok(Header {
-                    fields,
-                    points,
-                    ascii,
-                    data_start: pos,
-                    data_line: line_no + 1,
-                });
-            }
-            // PCL ignores what it does not know; so do we.
-            _ => {}
+        let error = |message: String| OutputError::parse(path, &at, message);
+        if key != "DATA" {
+            declared.take(&key, &rest).map_err(error)?;
+            continue;
         }
+        let ascii = data_is_ascii(&rest).map_err(error)?;
+        let columns = declared.layout().map_err(error)?;
+        let points = declared.point_count().map_err(error)?;
+        return Ok(Header {
+            columns,
+            points,
+            ascii,
+            data_start: pos,
+            data_line: line_no + 1,
+        });
     }
     Err(OutputError::parse(
         path,
@@ -255,255 +144,164 @@ fn parse_header(path: &Path, bytes: &[u8]) -> Result<Header, OutputError> {
     ))
 }
 
-fn point_count(
-    path: &Path,
-    at: &str,
-    width: Option<usize>,
-    height: Option<usize>,
-    declared: Option<usize>,
-) -> Result<usize, OutputError> {
-    let from_size = match (width, height) {
-        (Some(w), h) => Some(w.checked_mul(h.unwrap_or(1)).ok_or_else(|| {
-            OutputError::parse(path, at, "WIDTH × HEIGHT overflows: the header is corrupt")
-        })?),
-        (None, _) => None,
-    };
-    match (from_size, declared) {
-        (Some(a), Some(b)) if a != b => Err(OutputError::parse(
-            path,
-            at,
-            format!("POINTS {b} disagrees with WIDTH × HEIGHT = {a}: fix the header"),
-        )),
-        (Some(n), _) | (None, Some(n)) => Ok(n),
-        (None, None) => Err(OutputError::parse(
-            path,
-            at,
-            "the header has neither WIDTH nor POINTS: add them",
-        )),
+/// Whether the words after DATA say `ascii` (else `binary`); the error is the message.
+fn data_is_ascii(rest: &[&str]) -> Result<bool, String> {
+    let kind = rest
+        .first()
+        .copied()
+        .unwrap_or_default()
+        .to_ascii_lowercase();
+    match kind.as_str() {
+        "ascii" => Ok(true),
+        "binary" => Ok(false),
+        "binary_compressed" => Err("DATA binary_compressed is not read: convert the file to \
+             binary (e.g. pcl_convert_pcd_ascii_binary <in> <out> 1)"
+            .into()),
+        _ => Err(format!("DATA `{kind}`: expected ascii or binary")),
     }
 }
 
-fn layout(
-    path: &Path,
-    at: &str,
+/// What the header lines before DATA declare. Errors are the message for the line at
+/// fault (the caller adds the file and line).
+#[derive(Default)]
+struct Declared {
     names: Option<Vec<String>>,
     sizes: Option<Vec<usize>>,
     types: Option<Vec<String>>,
     counts: Option<Vec<usize>>,
-) -> Result<Vec<FileField>, OutputError> {
-    let missing = |what: &str| {
-        OutputError::parse(
-            path,
-            at,
-            format!("the header has no {what} line before DATA"),
-        )
-    };
-    let names = names.ok_or_else(|| missing("FIELDS"))?;
-    let sizes = sizes.ok_or_else(|| missing("SIZE"))?;
-    let types = types.ok_or_else(|| missing("TYPE"))?;
-    let counts = counts.unwrap_or_else(|| vec![1; names.len()]);
-    for (what, n) in [
-        ("SIZE", sizes.len()),
-        ("TYPE", types.len()),
-        ("COUNT", counts.len()),
-    ] {
-        if n != names.len() {
-            return Err(OutputError::parse(
-                path,
-                at,
-                format!("{what} lists {n} entries but FIELDS lists {}", names.len()),
-            ));
-        }
-    }
-    let mut out: Vec<FileField> = Vec::with_capacity(names.len());
-    for (i, name) in names.iter().enumerate() {
-        let (size, ty, count) = (sizes[i], types[i].as_str(), counts[i]);
-        let valid = matches!((ty, size), ("F", 4 | 8) | ("U" | "I", 1 | 2 | 4 | 8));
-        if !valid || count == 0 {
-            return Err(OutputError::parse(
-                path,
-                at,
-                format!("field `{name}`: TYPE {ty} SIZE {size} COUNT {count} is not a PCD type"),
-            ));
-        }
-        if out.iter().any(|f| f.name == *name) && name != "_" {
-            return Err(OutputError::parse(
-                path,
-                at,
-                format!("field `{name}` appears twice in FIELDS"),
-            ));
-        }
-        let target = match fields::field_index(name) {
-            Some(idx) => {
-                let want = FIELDS[idx].scalar;
-                if !ty.starts_with(pcd_type(want)) || size != want.size() || count != 1 {
-                    return Err(OutputError::parse(
-                        path,
-                        at,
-                        format!(
-                            "field `{name}` is TYPE {ty} SIZE {size} COUNT {count}; beamtrace \
-                             reads it as TYPE {} SIZE {} COUNT 1: convert the file or rename \
-                             the field",
-                            pcd_type(want),
-                            want.size()
-                        ),
+    width: Option<usize>,
+    height: Option<usize>,
+    points: Option<usize>,
+}
+
+impl Declared {
+    /// Takes in the header line `key rest…` (`key` upper-cased, not DATA).
+    fn take(&mut self, key: &str, rest: &[&str]) -> Result<(), String> {
+        let number = |v: &&str| {
+            v.parse::<usize>()
+                .map_err(|_| format!("{key} `{v}` is not a whole number"))
+        };
+        let numbers = || rest.iter().map(number).collect::<Result<Vec<_>, _>>();
+        let one_number = || match rest {
+            [v] => number(v),
+            _ => Err(format!("{key} takes one number")),
+        };
+        match key {
+            "VERSION" => {
+                let v = rest.first().copied().unwrap_or_default();
+                if v != "0.7" && v != ".7" {
+                    return Err(format!(
+                        "VERSION {v} is not read, only 0.7: re-save the file with PCL 1.x"
                     ));
                 }
-                Some((idx, want))
             }
-            None => None,
+            "FIELDS" => self.names = Some(rest.iter().map(|s| s.to_string()).collect()),
+            "SIZE" => self.sizes = Some(numbers()?),
+            "TYPE" => self.types = Some(rest.iter().map(|s| s.to_ascii_uppercase()).collect()),
+            "COUNT" => self.counts = Some(numbers()?),
+            "WIDTH" => self.width = Some(one_number()?),
+            "HEIGHT" => self.height = Some(one_number()?),
+            "POINTS" => self.points = Some(one_number()?),
+            // PCL ignores what it does not know; so do we. VIEWPOINT does not move points.
+            _ => {}
+        }
+        Ok(())
+    }
+
+    fn point_count(&self) -> Result<usize, String> {
+        let from_size = match (self.width, self.height) {
+            (Some(w), h) => Some(
+                w.checked_mul(h.unwrap_or(1))
+                    .ok_or("WIDTH × HEIGHT overflows: the header is corrupt")?,
+            ),
+            (None, _) => None,
         };
-        out.push(FileField {
-            name: name.clone(),
-            size,
-            count,
-            target,
-        });
-    }
-    for req in REQUIRED {
-        if !out.iter().any(|f| f.name == req) {
-            return Err(OutputError::parse(
-                path,
-                at,
-                format!("FIELDS has no `{req}`: a point cloud needs x, y and z"),
-            ));
+        match (from_size, self.points) {
+            (Some(a), Some(b)) if a != b => Err(format!(
+                "POINTS {b} disagrees with WIDTH × HEIGHT = {a}: fix the header"
+            )),
+            (Some(n), _) | (None, Some(n)) => Ok(n),
+            (None, None) => Err("the header has neither WIDTH nor POINTS: add them".into()),
         }
     }
-    Ok(out)
+
+    /// The columns of a record, each matched to the beamtrace field of its name.
+    fn layout(&self) -> Result<Vec<Column>, String> {
+        let missing = |what: &str| format!("the header has no {what} line before DATA");
+        let names = self.names.as_ref().ok_or_else(|| missing("FIELDS"))?;
+        let sizes = self.sizes.as_ref().ok_or_else(|| missing("SIZE"))?;
+        let types = self.types.as_ref().ok_or_else(|| missing("TYPE"))?;
+        let ones = vec![1; names.len()];
+        let counts = self.counts.as_ref().unwrap_or(&ones);
+        for (what, n) in [
+            ("SIZE", sizes.len()),
+            ("TYPE", types.len()),
+            ("COUNT", counts.len()),
+        ] {
+            if n != names.len() {
+                return Err(format!(
+                    "{what} lists {n} entries but FIELDS lists {}",
+                    names.len()
+                ));
+            }
+        }
+        let mut out: Vec<Column> = Vec::with_capacity(names.len());
+        for (i, name) in names.iter().enumerate() {
+            if out.iter().any(|f| f.name == *name) && name != "_" {
+                return Err(format!("field `{name}` appears twice in FIELDS"));
+            }
+            out.push(column(name, &types[i], sizes[i], counts[i])?);
+        }
+        if let Some(req) = records::missing_required(&out) {
+            return Err(format!(
+                "FIELDS has no `{req}`: a point cloud needs x, y and z"
+            ));
+        }
+        Ok(out)
+    }
 }
 
-fn read_binary(
-    path: &Path,
-    header: &Header,
-    data: &[u8],
-    points: &mut Vec<Point>,
-) -> Result<(), OutputError> {
-    let record: usize = header.fields.iter().map(|f| f.size * f.count).sum();
-    let need = record.checked_mul(header.points);
-    let short = match need {
-        Some(n) => data.len() < n,
-        None => true,
-    };
-    if short {
-        return Err(OutputError::parse(
-            path,
-            "binary data",
-            format!(
-                "{} points of {record} bytes need {} bytes but only {} follow the header: \
-                 the file is cut short (was it still being written?)",
-                header.points,
-                need.map_or("too many".to_string(), |n| n.to_string()),
-                data.len()
-            ),
+/// The field `name` of PCD TYPE `ty`, SIZE `size` and COUNT `count`.
+fn column(name: &str, ty: &str, size: usize, count: usize) -> Result<Column, String> {
+    let valid = matches!((ty, size), ("F", 4 | 8) | ("U" | "I", 1 | 2 | 4 | 8));
+    if !valid || count == 0 {
+        return Err(format!(
+            "field `{name}`: TYPE {ty} SIZE {size} COUNT {count} is not a PCD type"
         ));
     }
-    for rec in data.chunks_exact(record).take(header.points) {
-        let mut p = Point::default();
-        let mut off = 0;
-        for f in &header.fields {
-            if let Some((idx, scalar)) = f.target {
-                fields::set(&mut p, idx, Value::read_le(scalar, &rec[off..off + f.size]));
-            }
-            off += f.size * f.count;
-        }
-        points.push(p);
-    }
-    Ok(())
-}
-
-fn read_ascii(
-    path: &Path,
-    header: &Header,
-    data: &[u8],
-    points: &mut Vec<Point>,
-) -> Result<(), OutputError> {
-    let text = std::str::from_utf8(data).map_err(|e| {
-        OutputError::parse(
-            path,
-            "ascii data",
-            format!(
-                "not text after byte {}: is DATA really ascii?",
-                e.valid_up_to()
-            ),
-        )
-    })?;
-    let tokens_per_point: usize = header.fields.iter().map(|f| f.count).sum();
-    for (i, line) in text.lines().enumerate() {
-        let line_no = header.data_line + i;
-        let line = line.trim();
-        if line.is_empty() {
-            continue;
-        }
-        let at = || format!("line {line_no}");
-        if points.len() == header.points {
-            return Err(OutputError::parse(
-                path,
-                at(),
-                format!("more points than POINTS {}: fix the header", header.points),
+    let field = fields::by_name(name);
+    if let Some(want) = field.map(|f| f.scalar) {
+        if !ty.starts_with(want.pcd_type()) || size != want.size() || count != 1 {
+            return Err(format!(
+                "field `{name}` is TYPE {ty} SIZE {size} COUNT {count}; beamtrace reads it \
+                 as TYPE {} SIZE {} COUNT 1: convert the file or rename the field",
+                want.pcd_type(),
+                want.size()
             ));
         }
-        let tokens: Vec<&str> = line.split_ascii_whitespace().collect();
-        if tokens.len() != tokens_per_point {
-            return Err(OutputError::parse(
-                path,
-                at(),
-                format!(
-                    "{} values but the header declares {tokens_per_point} per point",
-                    tokens.len()
-                ),
-            ));
-        }
-        let mut p = Point::default();
-        let mut t = 0;
-        for f in &header.fields {
-            if let Some((idx, scalar)) = f.target {
-                let v = Value::parse(scalar, tokens[t]).ok_or_else(|| {
-                    OutputError::parse(
-                        path,
-                        at(),
-                        format!(
-                            "field `{}`: `{}` is not a {} number",
-                            f.name,
-                            tokens[t],
-                            match scalar {
-                                Scalar::F32 => "float",
-                                Scalar::U16 => "16-bit unsigned",
-                                Scalar::U32 => "32-bit unsigned",
-                            }
-                        ),
-                    )
-                })?;
-                fields::set(&mut p, idx, v);
-            }
-            t += f.count;
-        }
-        points.push(p);
     }
-    if points.len() != header.points {
-        return Err(OutputError::parse(
-            path,
-            "ascii data",
-            format!(
-                "{} points found but POINTS is {}: the file is cut short",
-                points.len(),
-                header.points
-            ),
-        ));
-    }
-    Ok(())
+    Ok(Column {
+        name: name.to_string(),
+        size,
+        count,
+        field,
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::output::fields::{Value, RECORD_SIZE};
     use crate::output::test_clouds::tricky_cloud;
+    use crate::output::Point;
 
     fn bits(c: &PointCloud) -> Vec<Vec<u32>> {
         c.points
             .iter()
             .map(|p| {
-                (0..FIELDS.len())
-                    .map(|i| match fields::get(p, i) {
+                FIELDS
+                    .iter()
+                    .map(|f| match (f.get)(p) {
                         Value::F32(v) => v.to_bits(),
                         Value::U16(v) => v as u32,
                         Value::U32(v) => v,
@@ -664,6 +462,13 @@ mod tests {
         assert!(e.contains("line 9") && e.contains("2 values"), "{e}");
         let e = parse_err(format!("{base}DATA ascii\n1 2 x\n").as_bytes());
         assert!(e.contains("line 9: field `z`: `x` is not a float"), "{e}");
+        let e = parse_err(format!("{base}DATA ascii\n1 2 3\n4 5 6\n").as_bytes());
+        assert!(e.contains("line 10") && e.contains("more points"), "{e}");
+        let e = parse_err(format!("{base}DATA ascii\n\n").as_bytes());
+        assert!(
+            e.contains("0 points found") && e.contains("cut short"),
+            "{e}"
+        );
     }
 
     #[test]

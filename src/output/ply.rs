@@ -1,7 +1,8 @@
 //! PLY point clouds: one `vertex` element with beamtrace's per-point fields as properties.
 
-use super::fields::{self, Scalar, Value, FIELDS, RECORD_SIZE, REQUIRED};
-use super::{write_atomic, OutputError, Point, PointCloud};
+use super::fields::{self, Scalar, FIELDS};
+use super::records::{self, Body, Column};
+use super::{write_atomic, OutputError, PointCloud};
 use std::io::{self, Write};
 use std::path::Path;
 
@@ -12,16 +13,6 @@ pub enum PlyEncoding {
     BinaryLittleEndian,
 }
 
-const CHUNK_POINTS: usize = 16 * 1024;
-
-fn ply_type(s: Scalar) -> &'static str {
-    match s {
-        Scalar::F32 => "float",
-        Scalar::U16 => "ushort",
-        Scalar::U32 => "uint",
-    }
-}
-
 /// The header of a PLY file holding `points` vertices, up to and including `end_header`.
 pub fn ply_header(points: usize, encoding: PlyEncoding) -> String {
     let format = match encoding {
@@ -30,11 +21,11 @@ pub fn ply_header(points: usize, encoding: PlyEncoding) -> String {
     };
     let mut h = format!(
         "ply\nformat {format} 1.0\n\
-         comment beamtrace point cloud: sensor frame, metres, radians\n\
+         comment beamtrace point cloud: metres, radians\n\
          element vertex {points}\n"
     );
-    for f in &FIELDS {
-        h.push_str(&format!("property {} {}\n", ply_type(f.scalar), f.name));
+    for f in FIELDS {
+        h.push_str(&format!("property {} {}\n", f.scalar.ply_type(), f.name));
     }
     h.push_str("end_header\n");
     h
@@ -56,29 +47,11 @@ pub fn write_ply_to(
     encoding: PlyEncoding,
 ) -> io::Result<()> {
     w.write_all(ply_header(cloud.points.len(), encoding).as_bytes())?;
-    match encoding {
-        PlyEncoding::BinaryLittleEndian => {
-            let mut buf = Vec::with_capacity(CHUNK_POINTS * RECORD_SIZE);
-            for chunk in cloud.points.chunks(CHUNK_POINTS) {
-                buf.clear();
-                for p in chunk {
-                    fields::write_record_le(p, &mut buf);
-                }
-                w.write_all(&buf)?;
-            }
-        }
-        PlyEncoding::Ascii => {
-            let mut buf = String::with_capacity(CHUNK_POINTS * 128);
-            for chunk in cloud.points.chunks(CHUNK_POINTS) {
-                buf.clear();
-                for p in chunk {
-                    fields::write_line_ascii(p, &mut buf);
-                }
-                w.write_all(buf.as_bytes())?;
-            }
-        }
-    }
-    Ok(())
+    records::write(
+        w,
+        &cloud.points,
+        encoding == PlyEncoding::BinaryLittleEndian,
+    )
 }
 
 /// Reads the `vertex` element of a PLY file (ascii or binary_little_endian).
@@ -89,12 +62,6 @@ pub fn write_ply_to(
 pub fn read_ply(path: &Path) -> Result<PointCloud, OutputError> {
     let bytes = std::fs::read(path).map_err(|e| OutputError::read(path, e))?;
     parse_ply(path, &bytes)
-}
-
-struct Property {
-    name: String,
-    size: usize,
-    target: Option<(usize, Scalar)>,
 }
 
 fn type_size(name: &str) -> Option<usize> {
@@ -108,39 +75,63 @@ fn type_size(name: &str) -> Option<usize> {
 }
 
 fn type_matches(name: &str, want: Scalar) -> bool {
-    match want {
-        Scalar::F32 => matches!(name, "float" | "float32"),
-        Scalar::U16 => matches!(name, "ushort" | "uint16"),
-        Scalar::U32 => matches!(name, "uint" | "uint32"),
-    }
+    name == want.ply_type() || name == want.ply_alias()
+}
+
+/// What the header says about the vertices, and where its last line is.
+#[derive(Default)]
+struct Header {
+    ascii: Option<bool>,
+    vertices: Option<usize>,
+    in_vertex: bool,
+    columns: Vec<Column>,
+    /// 1-based number of the `end_header` line; 0 until it is read.
+    end_line: usize,
+    /// Byte offset of the first byte after `end_header`.
+    data_start: usize,
 }
 
 fn parse_ply(path: &Path, bytes: &[u8]) -> Result<PointCloud, OutputError> {
-    let mut pos = 0;
-    let mut line_no = 0;
-    let mut ascii: Option<bool> = None;
-    let mut vertices: Option<usize> = None;
-    let mut in_vertex = false;
-    let mut props: Vec<Property> = Vec::new();
-    loop {
-        if pos >= bytes.len() {
-            return Err(OutputError::parse(
-                path,
-                "header",
-                "no end_header line: the file is not a PLY file or is cut short",
-            ));
-        }
-        line_no += 1;
-        let end = bytes[pos..]
-            .iter()
-            .position(|&b| b == b'\n')
-            .map_or(bytes.len(), |i| pos + i);
+    let h = parse_header(path, bytes)?;
+    let at = format!("header line {}", h.end_line);
+    let ascii = h
+        .ascii
+        .ok_or_else(|| OutputError::parse(path, &at, "the header has no format line"))?;
+    let points = h
+        .vertices
+        .ok_or_else(|| OutputError::parse(path, &at, "the header has no vertex element"))?;
+    if let Some(req) = records::missing_required(&h.columns) {
+        return Err(OutputError::parse(
+            path,
+            &at,
+            format!("vertex has no property `{req}`: a point cloud needs x, y and z"),
+        ));
+    }
+    let body = Body {
+        path,
+        columns: &h.columns,
+        points,
+        column_word: "property",
+        first_line: h.end_line + 1,
+        // Later elements (faces, …) follow the vertices; they are not read.
+        trailing: true,
+    };
+    let data = &bytes[h.data_start..];
+    let points = if ascii {
+        body.read_ascii(data)?
+    } else {
+        body.read_binary(data)?
+    };
+    Ok(PointCloud { points })
+}
+
+fn parse_header(path: &Path, bytes: &[u8]) -> Result<Header, OutputError> {
+    let mut h = Header::default();
+    for (line_no, line, pos) in records::header_lines(bytes) {
         let at = format!("header line {line_no}");
-        let line = std::str::from_utf8(&bytes[pos..end])
+        let line = std::str::from_utf8(line)
             .map_err(|_| OutputError::parse(path, &at, "not text: is this a PLY file?"))?
             .trim();
-        pos = (end + 1).min(bytes.len());
-        let tokens: Vec<&str> = line.split_ascii_whitespace().collect();
         if line_no == 1 {
             if line != "ply" {
                 return Err(OutputError::parse(
@@ -151,222 +142,80 @@ fn parse_ply(path: &Path, bytes: &[u8]) -> Result<PointCloud, OutputError> {
             }
             continue;
         }
-        match tokens.as_slice() {
-            [] | ["comment", ..] | ["obj_info", ..] => {}
-            ["format", f, _version] => {
-                ascii = Some(match *f {
-                    "ascii" => true,
-                    "binary_little_endian" => false,
-                    _ => {
-                        return Err(OutputError::parse(
-                            path,
-                            &at,
-                            format!(
-                                "format {f} is not read: convert to binary_little_endian or ascii"
-                            ),
-                        ))
-                    }
-                })
-            }
-            ["element", name, count] => {
-                if vertices.is_some() {
-                    // Elements after the vertices are not needed.
-                    in_vertex = false;
-                    continue;
-                }
-                if *name != "vertex" {
-                    return Err(OutputError::parse(
-                        path,
-                        &at,
-                        format!("element `{name}` comes before `vertex`: put vertex first"),
-                    ));
-                }
-                vertices = Some(count.parse().map_err(|_| {
-                    OutputError::parse(path, &at, format!("vertex count `{count}` is not a number"))
-                })?);
-                in_vertex = true;
-            }
-            ["property", "list", ..] if in_vertex => {
-                return Err(OutputError::parse(
-                    path,
-                    &at,
-                    "list properties on vertices are not read: remove them",
-                ))
-            }
-            ["property", ty, name] if in_vertex => {
-                let size = type_size(ty).ok_or_else(|| {
-                    OutputError::parse(path, &at, format!("unknown property type `{ty}`"))
-                })?;
-                let target = match fields::field_index(name) {
-                    Some(idx) => {
-                        let want = FIELDS[idx].scalar;
-                        if !type_matches(ty, want) {
-                            return Err(OutputError::parse(
-                                path,
-                                &at,
-                                format!(
-                                    "property `{name}` is {ty}; beamtrace reads it as {}: \
-                                     convert the file",
-                                    ply_type(want)
-                                ),
-                            ));
-                        }
-                        Some((idx, want))
-                    }
-                    None => None,
-                };
-                props.push(Property {
-                    name: name.to_string(),
-                    size,
-                    target,
-                });
-            }
-            ["property", ..] => {}
-            ["end_header"] => break,
-            _ => {
-                return Err(OutputError::parse(
-                    path,
-                    &at,
-                    format!("`{line}` is not a PLY header line"),
-                ))
-            }
+        if line == "end_header" {
+            h.end_line = line_no;
+            h.data_start = pos;
+            return Ok(h);
         }
+        header_line(&mut h, line).map_err(|message| OutputError::parse(path, &at, message))?;
     }
-    let at = format!("header line {line_no}");
-    let ascii =
-        ascii.ok_or_else(|| OutputError::parse(path, &at, "the header has no format line"))?;
-    let count = vertices
-        .ok_or_else(|| OutputError::parse(path, &at, "the header has no vertex element"))?;
-    for req in REQUIRED {
-        if !props.iter().any(|p| p.name == req) {
-            return Err(OutputError::parse(
-                path,
-                &at,
-                format!("vertex has no property `{req}`: a point cloud needs x, y and z"),
-            ));
-        }
-    }
-    let data = &bytes[pos..];
-    let mut points = Vec::with_capacity(count.min(data.len() / 4 + 1));
-    if ascii {
-        read_ascii(path, &props, count, line_no + 1, data, &mut points)?;
-    } else {
-        read_binary(path, &props, count, data, &mut points)?;
-    }
-    Ok(PointCloud { points })
+    Err(OutputError::parse(
+        path,
+        "header",
+        "no end_header line: the file is not a PLY file or is cut short",
+    ))
 }
 
-fn read_binary(
-    path: &Path,
-    props: &[Property],
-    count: usize,
-    data: &[u8],
-    points: &mut Vec<Point>,
-) -> Result<(), OutputError> {
-    let record: usize = props.iter().map(|p| p.size).sum();
-    let need = record.checked_mul(count);
-    let short = match need {
-        Some(n) => data.len() < n,
-        None => true,
-    };
-    if short {
-        return Err(OutputError::parse(
-            path,
-            "binary data",
-            format!(
-                "{count} vertices of {record} bytes do not fit in the {} bytes after the \
-                 header: the file is cut short",
-                data.len()
-            ),
-        ));
-    }
-    for rec in data.chunks_exact(record.max(1)).take(count) {
-        let mut p = Point::default();
-        let mut off = 0;
-        for prop in props {
-            if let Some((idx, scalar)) = prop.target {
-                fields::set(
-                    &mut p,
-                    idx,
-                    Value::read_le(scalar, &rec[off..off + prop.size]),
-                );
-            }
-            off += prop.size;
+/// Takes in one header line after `ply` and before `end_header`; the error is the
+/// message for that line.
+fn header_line(h: &mut Header, line: &str) -> Result<(), String> {
+    let tokens: Vec<&str> = line.split_ascii_whitespace().collect();
+    match tokens.as_slice() {
+        [] | ["comment", ..] | ["obj_info", ..] => {}
+        ["format", f, _version] => {
+            h.ascii = Some(match *f {
+                "ascii" => true,
+                "binary_little_endian" => false,
+                _ => {
+                    return Err(format!(
+                        "format {f} is not read: convert to binary_little_endian or ascii"
+                    ))
+                }
+            })
         }
-        points.push(p);
+        // Elements after the vertices are not needed.
+        ["element", _, _] if h.vertices.is_some() => h.in_vertex = false,
+        ["element", name, count] => {
+            if *name != "vertex" {
+                return Err(format!(
+                    "element `{name}` comes before `vertex`: put vertex first"
+                ));
+            }
+            h.vertices = Some(
+                count
+                    .parse()
+                    .map_err(|_| format!("vertex count `{count}` is not a number"))?,
+            );
+            h.in_vertex = true;
+        }
+        ["property", "list", ..] if h.in_vertex => {
+            return Err("list properties on vertices are not read: remove them".into())
+        }
+        ["property", ty, name] if h.in_vertex => h.columns.push(column(ty, name)?),
+        ["property", ..] => {}
+        _ => return Err(format!("`{line}` is not a PLY header line")),
     }
     Ok(())
 }
 
-fn read_ascii(
-    path: &Path,
-    props: &[Property],
-    count: usize,
-    first_line: usize,
-    data: &[u8],
-    points: &mut Vec<Point>,
-) -> Result<(), OutputError> {
-    let text = std::str::from_utf8(data).map_err(|e| {
-        OutputError::parse(
-            path,
-            "ascii data",
-            format!(
-                "not text after byte {}: is the format really ascii?",
-                e.valid_up_to()
-            ),
-        )
-    })?;
-    for (i, line) in text.lines().enumerate() {
-        if points.len() == count {
-            break;
-        }
-        let line = line.trim();
-        if line.is_empty() {
-            continue;
-        }
-        let at = || format!("line {}", first_line + i);
-        let tokens: Vec<&str> = line.split_ascii_whitespace().collect();
-        if tokens.len() != props.len() {
-            return Err(OutputError::parse(
-                path,
-                at(),
-                format!(
-                    "{} values but vertex has {} properties",
-                    tokens.len(),
-                    props.len()
-                ),
+/// The vertex property `name` of PLY type `ty`.
+fn column(ty: &str, name: &str) -> Result<Column, String> {
+    let size = type_size(ty).ok_or_else(|| format!("unknown property type `{ty}`"))?;
+    let field = fields::by_name(name);
+    if let Some(f) = field {
+        if !type_matches(ty, f.scalar) {
+            return Err(format!(
+                "property `{name}` is {ty}; beamtrace reads it as {}: convert the file",
+                f.scalar.ply_type()
             ));
         }
-        let mut p = Point::default();
-        for (prop, token) in props.iter().zip(&tokens) {
-            if let Some((idx, scalar)) = prop.target {
-                let v = Value::parse(scalar, token).ok_or_else(|| {
-                    OutputError::parse(
-                        path,
-                        at(),
-                        format!(
-                            "property `{}`: `{token}` is not a {}",
-                            prop.name,
-                            ply_type(scalar)
-                        ),
-                    )
-                })?;
-                fields::set(&mut p, idx, v);
-            }
-        }
-        points.push(p);
     }
-    if points.len() != count {
-        return Err(OutputError::parse(
-            path,
-            "ascii data",
-            format!(
-                "{} vertices found but the header says {count}: the file is cut short",
-                points.len()
-            ),
-        ));
-    }
-    Ok(())
+    Ok(Column {
+        name: name.to_string(),
+        size,
+        count: 1,
+        field,
+    })
 }
 
 #[cfg(test)]
@@ -375,14 +224,9 @@ mod tests {
     use crate::output::test_clouds::tricky_cloud;
 
     fn same_bits(a: &PointCloud, b: &PointCloud) -> bool {
-        let mut ab = Vec::new();
-        let mut bb = Vec::new();
-        for p in &a.points {
-            fields::write_record_le(p, &mut ab);
-        }
-        for p in &b.points {
-            fields::write_record_le(p, &mut bb);
-        }
+        let (mut ab, mut bb) = (Vec::new(), Vec::new());
+        records::write(&mut ab, &a.points, true).unwrap();
+        records::write(&mut bb, &b.points, true).unwrap();
         ab == bb
     }
 
@@ -402,13 +246,14 @@ mod tests {
     #[test]
     fn header_lists_vertex_and_typed_properties() {
         let h = ply_header(5, PlyEncoding::BinaryLittleEndian);
+        // The sized type names, which plyfile and Open3D's tensor reader list.
         let expected_props = "element vertex 5\n\
-            property float x\nproperty float y\nproperty float z\n\
-            property float intensity\nproperty float range\nproperty ushort ring\n\
-            property float azimuth\nproperty float elevation\nproperty uint beam\n\
-            property uint instance\nproperty ushort class\nproperty float epw\n\
-            property ushort return_index\nproperty ushort return_count\n\
-            property ushort material\nproperty float ambient\nproperty float time\n\
+            property float32 x\nproperty float32 y\nproperty float32 z\n\
+            property float32 intensity\nproperty float32 range\nproperty uint16 ring\n\
+            property float32 azimuth\nproperty float32 elevation\nproperty uint32 beam\n\
+            property uint32 instance\nproperty uint16 class\nproperty float32 epw\n\
+            property uint16 return_index\nproperty uint16 return_count\n\
+            property uint16 material\nproperty float32 ambient\nproperty float32 time\n\
             end_header\n";
         assert!(
             h.starts_with("ply\nformat binary_little_endian 1.0\n"),
@@ -420,7 +265,7 @@ mod tests {
         let n = tricky_cloud().points.len();
         assert_eq!(
             buf.len(),
-            ply_header(n, PlyEncoding::BinaryLittleEndian).len() + n * RECORD_SIZE
+            ply_header(n, PlyEncoding::BinaryLittleEndian).len() + n * 58
         );
     }
 

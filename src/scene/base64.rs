@@ -3,7 +3,8 @@
 
 const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
-pub(crate) fn encode(data: &[u8]) -> String {
+/// `data` as standard base64 with `=` padding (RFC 4648 §4).
+pub fn encode(data: &[u8]) -> String {
     let mut out = String::with_capacity(data.len().div_ceil(3) * 4);
     for chunk in data.chunks(3) {
         let b = [
@@ -70,6 +71,7 @@ mod tests {
 
     #[test]
     fn round_trips_and_matches_rfc_vectors() {
+        // The test vectors of RFC 4648 §10.
         let vectors = [
             ("", ""),
             ("f", "Zg=="),

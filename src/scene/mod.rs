@@ -9,9 +9,11 @@
 //! * Alpha-masked materials (glTF `alphaMode: MASK`) keep the alpha channel of their base
 //!   colour texture as an [`AlphaTexture`]; [`sample_alpha`] is the nearest-texel lookup
 //!   that the GPU any-hit shader repeats exactly, and [`Scene::is_masked_out`] the test.
+//! * [`base64`] — the encoder of glTF `data:` URIs, public so that tests writing glTF
+//!   by hand use the same one.
 
 mod accessor;
-mod base64;
+pub mod base64;
 mod class;
 mod error;
 mod foliage;

@@ -1,0 +1,138 @@
+//! `beamtrace bench`: its options, the table it prints and the JSON it writes.
+
+use anyhow::{Context as _, Result};
+use beamtrace::bench::{measure, BenchOptions, BenchReport};
+use std::path::PathBuf;
+
+#[derive(clap::Args, Debug, Clone)]
+pub(super) struct BenchArgs {
+    /// glTF scene; default: the bundled street (scenes/street.glb).
+    #[arg(long)]
+    scene: Option<PathBuf>,
+    /// Sensor preset whose columns and sub-rays are varied (its own beam kernel).
+    #[arg(long, default_value = "os1-128")]
+    sensor: String,
+    /// Cases as COLUMNSxSUBRAYS, comma-separated.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "512x1,1024x1,2048x1,1024x16,1024x64"
+    )]
+    cases: Vec<String>,
+    /// Timed frames per case (after the warm-up).
+    #[arg(long, default_value_t = 10)]
+    frames: usize,
+    /// Untimed warm-up frames (the first frame compiles shaders on some drivers).
+    #[arg(long, default_value_t = 2)]
+    warmup: usize,
+    /// Frames of the CPU reference per case (0 = skip it).
+    #[arg(long, default_value_t = 1)]
+    cpu_frames: usize,
+    /// Night: no shadow rays for the ambient channel.
+    #[arg(long)]
+    no_sun: bool,
+    /// Also write the results as JSON to this file.
+    #[arg(long)]
+    json: Option<PathBuf>,
+    /// Vulkan device index (see `beamtrace info`).
+    #[arg(long)]
+    device: Option<usize>,
+}
+
+pub(super) fn bench(args: &BenchArgs) -> Result<()> {
+    let report = measure(&bench_options(args)?)?;
+    print_table(&report);
+    if let Some(path) = &args.json {
+        report.write_json(path)?;
+        println!("wrote {}", path.display());
+    }
+    Ok(())
+}
+
+fn bench_options(args: &BenchArgs) -> Result<BenchOptions> {
+    let cases: Vec<(u32, u32)> = args
+        .cases
+        .iter()
+        .map(|c| parse_case(c))
+        .collect::<Result<_>>()?;
+    let scene = super::load_scene(args.scene.as_deref())?;
+    Ok(BenchOptions {
+        scene: scene.scene,
+        scene_name: scene.name,
+        sensor: args.sensor.clone(),
+        cases,
+        frames: args.frames,
+        warmup: args.warmup,
+        cpu_frames: args.cpu_frames,
+        sun: !args.no_sun,
+        device: args.device,
+    })
+}
+
+fn parse_case(s: &str) -> Result<(u32, u32)> {
+    let (c, n) = s
+        .split_once('x')
+        .with_context(|| format!("case '{s}': expected COLUMNSxSUBRAYS, e.g. 1024x16"))?;
+    Ok((
+        c.trim()
+            .parse()
+            .with_context(|| format!("case '{s}': columns"))?,
+        n.trim()
+            .parse()
+            .with_context(|| format!("case '{s}': sub-rays"))?,
+    ))
+}
+
+fn print_table(r: &BenchReport) {
+    println!("device: {} ({})", r.device, r.driver.trim());
+    println!(
+        "scene: {} — {} triangles, {} instances; BLAS build {:.1} ms (host, {} → {} bytes compacted); pipelines {:.1} ms; sun {}",
+        r.scene, r.triangles, r.instances, r.blas_build_ms, r.blas_bytes, r.blas_compacted_bytes, r.pipeline_ms,
+        if r.sun { "on (shadow rays)" } else { "off" }
+    );
+    if let Some(ms) = r.cpu_bvh_build_ms {
+        println!(
+            "CPU reference: BVH build {:.1} ms, {} threads",
+            ms, r.cpu_threads
+        );
+    }
+    println!(
+        "{:>7} {:>4} {:>9} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>9} {:>9} {:>10} {:>8} {:>8}",
+        "columns",
+        "sub",
+        "rays",
+        "TLAS",
+        "refit",
+        "trace",
+        "wavefm",
+        "compact",
+        "read",
+        "frame ms",
+        "Mrays/s",
+        "CPU ms",
+        "GPU/CPU",
+        "vs thin"
+    );
+    for c in &r.cases {
+        println!(
+            "{:>7} {:>4} {:>9} {:>8} {:>8.3} {:>8.2} {:>8.2} {:>8.2} {:>8.2} {:>9.2} {:>9.2} {:>10} {:>8} {:>8}",
+            c.columns,
+            c.subrays,
+            c.rays,
+            c.tlas_build_ms
+                .map(|v| format!("{v:.3}"))
+                .unwrap_or_else(|| "-".into()),
+            c.tlas_refit.median_ms,
+            c.trace.median_ms,
+            c.waveform.median_ms,
+            c.compaction.median_ms,
+            c.readback.median_ms,
+            c.frame.median_ms,
+            c.gpu_mrays_per_s,
+            c.cpu_frame.map(|s| format!("{:.1}", s.median_ms)).unwrap_or_else(|| "-".into()),
+            c.gpu_speedup_over_cpu.map(|v| format!("{v:.1}×")).unwrap_or_else(|| "-".into()),
+            c.cost_vs_thin_ray.map(|v| format!("{v:.1}×")).unwrap_or_else(|| "-".into()),
+        );
+    }
+    println!("(times in ms: GPU timestamps per pass; frame = host wall time of a whole frame)");
+}

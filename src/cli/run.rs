@@ -1,0 +1,197 @@
+//! `beamtrace run`: the options of the job, its progress bar and its summary.
+
+use anyhow::{bail, Context as _, Result};
+use beamtrace::gpu::ContextOptions;
+use beamtrace::job::{run_job, FrameDone, JobOptions, JobReport};
+use beamtrace::material::{MaterialDb, MaterialMapping};
+use beamtrace::output::Format;
+use beamtrace::sensor::{load_sensor, Pose};
+use beamtrace::sim::Sun;
+use glam::Vec3;
+use indicatif::{ProgressBar, ProgressStyle};
+use std::path::PathBuf;
+
+#[derive(clap::Args)]
+pub(super) struct RunArgs {
+    /// glTF scene (.gltf or .glb). Default: scenes/street.glb, the bundled street.
+    #[arg(long)]
+    scene: Option<PathBuf>,
+    /// Sensor: a preset name (see `beamtrace sensors`) or a YAML file.
+    #[arg(long, default_value = "os1-128")]
+    sensor: String,
+    /// Number of frames to simulate.
+    #[arg(long, default_value_t = 1)]
+    frames: u64,
+    /// Output folder; files are named frame_000000.<ext>.
+    #[arg(long, default_value = "out")]
+    out: PathBuf,
+    /// Point cloud format: pcd (binary), pcd-ascii or ply.
+    #[arg(long, default_value = "pcd")]
+    format: Format,
+    /// Seed of the counter-based random draws (noise); same seed ⇒ same bytes.
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// Vulkan device index (see `beamtrace info`); default: the best ray-tracing device.
+    #[arg(long)]
+    device: Option<usize>,
+    /// Vehicle position in the world "x,y,z" (m); the sensor sits at its mount on top.
+    #[arg(long, value_parser = parse_vec3, default_value = "0,0,0")]
+    position: Vec3,
+    /// Vehicle heading (deg, counter-clockwise from +x).
+    #[arg(long, default_value_t = 0.0, allow_negative_numbers = true)]
+    yaw: f32,
+    /// IR material database (YAML). Default: the bundled configs/materials.yaml.
+    #[arg(long)]
+    materials: Option<PathBuf>,
+    /// Mapping table glTF material name → IR material (YAML of `name: ir_material`).
+    #[arg(long)]
+    material_map: Option<PathBuf>,
+    /// The sun, for the ambient (passive near-IR) channel and its noise floor:
+    /// "azimuth,elevation[,irradiance]" in degrees, azimuth counter-clockwise from the
+    /// world's +x; irradiance relative to the default 1.
+    #[arg(long, value_parser = parse_sun, default_value = "135,45,1")]
+    sun: Sun,
+    /// Night: no sunlight, so no ambient channel and no shadow rays.
+    #[arg(long)]
+    no_sun: bool,
+    /// Write points in the world frame (the vehicle pose and mount applied) instead of
+    /// the sensor frame. The picture stays sensor-centred.
+    #[arg(long)]
+    world: bool,
+    /// Do not write the PNG picture next to each cloud.
+    #[arg(long)]
+    no_picture: bool,
+    /// Enable the Vulkan validation layer (any message fails the run).
+    #[arg(long)]
+    validate: bool,
+}
+
+/// The comma-separated numbers of an option's value; the error quotes the bad one.
+fn numbers(s: &str) -> Result<Vec<f32>, String> {
+    s.split(',')
+        .map(|p| p.trim().parse::<f32>().map_err(|e| format!("'{p}': {e}")))
+        .collect()
+}
+
+fn parse_vec3(s: &str) -> Result<Vec3, String> {
+    let parts = numbers(s)?;
+    match parts[..] {
+        [x, y, z] if x.is_finite() && y.is_finite() && z.is_finite() => Ok(Vec3::new(x, y, z)),
+        [_, _, _] => Err("coordinates must be finite numbers".into()),
+        _ => Err(format!(
+            "expected x,y,z (three numbers), got {} values",
+            parts.len()
+        )),
+    }
+}
+
+fn parse_sun(s: &str) -> Result<Sun, String> {
+    let parts = numbers(s)?;
+    let (az, el, e) = match parts[..] {
+        [az, el] => (az, el, 1.0),
+        [az, el, e] => (az, el, e),
+        _ => return Err("expected azimuth,elevation[,irradiance] in degrees".into()),
+    };
+    if !(az.is_finite() && el.is_finite() && e.is_finite() && e >= 0.0) {
+        return Err("the sun's angles and irradiance must be finite, irradiance >= 0".into());
+    }
+    let (az, el) = (az.to_radians(), el.to_radians());
+    Ok(Sun {
+        direction: Vec3::new(el.cos() * az.cos(), el.cos() * az.sin(), el.sin()),
+        irradiance: e,
+    })
+}
+
+pub(super) fn run(args: RunArgs) -> Result<()> {
+    let opts = job_options(&args)?;
+    let bar = progress_bar(opts.frames);
+    let result = run_job(&opts, &mut |done: &FrameDone| {
+        bar.set_position(done.frame + 1)
+    });
+    bar.finish_and_clear();
+    let report = result.context("simulation failed")?;
+    print_summary(&report, &opts, &args);
+    Ok(())
+}
+
+/// The job the options describe: scene, sensor and materials loaded, the pose checked.
+fn job_options(args: &RunArgs) -> Result<JobOptions> {
+    let scene = super::load_scene(args.scene.as_deref())?;
+    let sensor = load_sensor(&args.sensor)?;
+    let materials = match &args.materials {
+        Some(p) => MaterialDb::load(p)?,
+        None => MaterialDb::builtin()?,
+    };
+    let mapping = match &args.material_map {
+        Some(p) => MaterialMapping::load(p)?,
+        None => MaterialMapping::default(),
+    };
+    if !args.yaw.is_finite() {
+        bail!("--yaw must be a finite number of degrees");
+    }
+    Ok(JobOptions {
+        scene: scene.scene,
+        scene_name: scene.name,
+        vehicle_pose: Pose::from_translation_rpy(args.position, 0.0, 0.0, args.yaw.to_radians()),
+        frames: args.frames,
+        out_dir: args.out.clone(),
+        format: args.format,
+        picture: !args.no_picture,
+        materials,
+        mapping,
+        device: ContextOptions {
+            device_index: args.device,
+            validation: args.validate,
+        },
+        seed: args.seed,
+        sun: (!args.no_sun).then_some(args.sun),
+        world_frame: args.world,
+        sensor,
+    })
+}
+
+/// A bar for runs of two frames or more; one frame is over before a bar would help.
+fn progress_bar(frames: u64) -> ProgressBar {
+    if frames < 2 {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::new(frames);
+    if let Ok(style) =
+        ProgressStyle::with_template("{spinner} frame {pos}/{len} [{bar:30}] {per_sec} eta {eta}")
+    {
+        bar.set_style(style.progress_chars("=> "));
+    }
+    bar
+}
+
+fn print_summary(report: &JobReport, opts: &JobOptions, args: &RunArgs) {
+    let total: usize = report.points_per_frame.iter().sum();
+    println!(
+        "{} frame(s) of {} on {} with {} ({} beams): {} points/frame on average",
+        report.points_per_frame.len(),
+        opts.scene_name,
+        report.device,
+        opts.sensor.name,
+        opts.sensor.beams.len(),
+        total / report.points_per_frame.len().max(1)
+    );
+    let mut gpu = report.gpu_ms.clone();
+    gpu.sort_by(f64::total_cmp);
+    if let Some(median) = gpu.get(gpu.len() / 2) {
+        println!(
+            "  {} sub-rays per beam, GPU time per frame {median:.1} ms (median of {})",
+            opts.sensor.subrays,
+            gpu.len()
+        );
+    }
+    for f in report.files.iter().take(4) {
+        println!("  {}", f.display());
+    }
+    if report.files.len() > 4 {
+        println!(
+            "  … and {} more in {}",
+            report.files.len() - 4,
+            args.out.display()
+        );
+    }
+}

@@ -1,0 +1,74 @@
+//! The one error type of the `run` job and the bench: each variant says what was being
+//! done, and keeps the cause as its source so a caller can print the whole chain.
+
+use crate::gpu::GpuError;
+use crate::material::MaterialError;
+use crate::output::OutputError;
+use crate::reference::ReferenceError;
+use crate::scene::SceneError;
+use crate::sensor::SensorError;
+use crate::sim::SimError;
+use std::path::PathBuf;
+
+#[derive(Debug, thiserror::Error)]
+pub enum JobError {
+    #[error("--frames must be at least 1")]
+    NoFrames,
+    #[error("the vehicle pose is not finite (NaN or infinity)")]
+    NonFinitePose,
+    #[error("resolving the IR materials of {scene}")]
+    Materials {
+        scene: String,
+        #[source]
+        source: MaterialError,
+    },
+    #[error("opening a ray-tracing Vulkan device")]
+    Device(#[source] GpuError),
+    #[error(
+        "the output folder {} is an existing file, not a folder; choose another --out \
+         or move the file away",
+        .0.display()
+    )]
+    OutIsFile(PathBuf),
+    #[error(
+        "cannot create the output folder {}; check that the path is writable and that \
+         none of its parents is a file",
+        .path.display()
+    )]
+    CreateOut {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// Uploading a scene and making the pipelines failed; `what` names the scene.
+    #[error("uploading {what}")]
+    Upload {
+        what: String,
+        #[source]
+        source: SimError,
+    },
+    #[error("sampling the beam kernel of {sensor}")]
+    Kernel {
+        sensor: String,
+        #[source]
+        source: SensorError,
+    },
+    #[error("the Vulkan validation layer reported:\n{}", .0.join("\n"))]
+    Validation(Vec<String>),
+    #[error(transparent)]
+    Sim(#[from] SimError),
+    #[error(transparent)]
+    Gpu(#[from] GpuError),
+    #[error(transparent)]
+    Output(#[from] OutputError),
+    #[error(transparent)]
+    Scene(#[from] SceneError),
+    #[error(transparent)]
+    Sensor(#[from] SensorError),
+    #[error(transparent)]
+    Material(#[from] MaterialError),
+    #[error(transparent)]
+    Reference(#[from] ReferenceError),
+    #[error("encoding the bench results as JSON: {0}")]
+    Json(#[from] serde_json::Error),
+}

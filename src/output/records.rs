@@ -1,0 +1,214 @@
+//! The point records after a PCD or PLY header — packed little-endian or one ASCII line
+//! per point, the fields of [`FIELDS`] in order — and the header lines before them. Both
+//! formats store their records alike, so both writers and both readers use this.
+
+use super::fields::{Field, Value, FIELDS, RECORD_SIZE, REQUIRED};
+use super::{OutputError, Point};
+use std::io::{self, Write};
+use std::path::Path;
+
+/// Points per write call: big enough to amortise the call, small enough not to double
+/// the memory of a large frame.
+const CHUNK_POINTS: usize = 16 * 1024;
+
+/// Writes the records of `points`: packed little-endian when `binary`, else ASCII lines
+/// (fields separated by single spaces, `\n` after each point).
+pub(crate) fn write(w: &mut dyn Write, points: &[Point], binary: bool) -> io::Result<()> {
+    if binary {
+        let mut buf = Vec::with_capacity(CHUNK_POINTS * RECORD_SIZE);
+        for chunk in points.chunks(CHUNK_POINTS) {
+            buf.clear();
+            for p in chunk {
+                for f in FIELDS {
+                    (f.get)(p).write_le(&mut buf);
+                }
+            }
+            w.write_all(&buf)?;
+        }
+    } else {
+        let mut buf = String::with_capacity(CHUNK_POINTS * 128);
+        for chunk in points.chunks(CHUNK_POINTS) {
+            buf.clear();
+            for p in chunk {
+                for (i, f) in FIELDS.iter().enumerate() {
+                    if i > 0 {
+                        buf.push(' ');
+                    }
+                    (f.get)(p).write_ascii(&mut buf);
+                }
+                buf.push('\n');
+            }
+            w.write_all(buf.as_bytes())?;
+        }
+    }
+    Ok(())
+}
+
+/// One column of a file's records, as its header declares it.
+pub(crate) struct Column {
+    pub name: String,
+    /// Bytes of one value.
+    pub size: usize,
+    /// Values per record: PCD's COUNT; 1 in PLY.
+    pub count: usize,
+    /// The beamtrace field it fills, its type already checked; `None`: skipped.
+    pub field: Option<&'static Field>,
+}
+
+/// The first of x, y and z that no column holds.
+pub(crate) fn missing_required(columns: &[Column]) -> Option<&'static str> {
+    REQUIRED
+        .into_iter()
+        .find(|req| !columns.iter().any(|c| c.name == *req))
+}
+
+/// The records of a file, as its header describes them.
+pub(crate) struct Body<'a> {
+    pub path: &'a Path,
+    pub columns: &'a [Column],
+    /// Points the header declares.
+    pub points: usize,
+    /// What the format calls a column in messages (`field`, `property`).
+    pub column_word: &'static str,
+    /// 1-based line number of the first record line, for ASCII messages.
+    pub first_line: usize,
+    /// Lines after the last point are allowed (PLY's later elements) instead of an error.
+    pub trailing: bool,
+}
+
+impl Body<'_> {
+    fn error(&self, at: impl Into<String>, message: impl Into<String>) -> OutputError {
+        OutputError::parse(self.path, at, message)
+    }
+
+    /// Reads packed little-endian records from `data`.
+    pub(crate) fn read_binary(&self, data: &[u8]) -> Result<Vec<Point>, OutputError> {
+        let record: usize = self.columns.iter().map(|c| c.size * c.count).sum();
+        let need = record.checked_mul(self.points);
+        if need.map_or(true, |n| data.len() < n) {
+            return Err(self.error(
+                "binary data",
+                format!(
+                    "{} points of {record} bytes need {} bytes but only {} follow the header: \
+                     the file is cut short (was it still being written?)",
+                    self.points,
+                    need.map_or("too many".to_string(), |n| n.to_string()),
+                    data.len()
+                ),
+            ));
+        }
+        let mut points = Vec::with_capacity(self.points);
+        for rec in data.chunks_exact(record.max(1)).take(self.points) {
+            let mut p = Point::default();
+            let mut off = 0;
+            for c in self.columns {
+                if let Some(f) = c.field {
+                    (f.set)(&mut p, Value::read_le(f.scalar, &rec[off..off + c.size]));
+                }
+                off += c.size * c.count;
+            }
+            points.push(p);
+        }
+        Ok(points)
+    }
+
+    /// Reads one point per non-empty line of `data`.
+    pub(crate) fn read_ascii(&self, data: &[u8]) -> Result<Vec<Point>, OutputError> {
+        let text = std::str::from_utf8(data).map_err(|e| {
+            self.error(
+                "ascii data",
+                format!(
+                    "not text after byte {}: is the data really ascii?",
+                    e.valid_up_to()
+                ),
+            )
+        })?;
+        let mut points = Vec::with_capacity(self.points.min(data.len() / 4 + 1));
+        for (i, line) in text.lines().enumerate() {
+            let line = line.trim();
+            if line.is_empty() {
+                continue;
+            }
+            let at = format!("line {}", self.first_line + i);
+            if points.len() == self.points {
+                if self.trailing {
+                    break;
+                }
+                return Err(self.error(
+                    at,
+                    format!(
+                        "more points than the header's {}: fix the header",
+                        self.points
+                    ),
+                ));
+            }
+            points.push(self.parse_line(&at, line)?);
+        }
+        if points.len() != self.points {
+            return Err(self.error(
+                "ascii data",
+                format!(
+                    "{} points found but the header declares {}: the file is cut short",
+                    points.len(),
+                    self.points
+                ),
+            ));
+        }
+        Ok(points)
+    }
+
+    fn parse_line(&self, at: &str, line: &str) -> Result<Point, OutputError> {
+        let tokens: Vec<&str> = line.split_ascii_whitespace().collect();
+        let per_point: usize = self.columns.iter().map(|c| c.count).sum();
+        if tokens.len() != per_point {
+            return Err(self.error(
+                at,
+                format!(
+                    "{} values but the header declares {per_point} per point",
+                    tokens.len()
+                ),
+            ));
+        }
+        let mut p = Point::default();
+        let mut t = 0;
+        for c in self.columns {
+            if let Some(f) = c.field {
+                let v = Value::parse(f.scalar, tokens[t]).ok_or_else(|| {
+                    self.error(
+                        at,
+                        format!(
+                            "{} `{}`: `{}` is not a {} number",
+                            self.column_word,
+                            c.name,
+                            tokens[t],
+                            f.scalar.describe()
+                        ),
+                    )
+                })?;
+                (f.set)(&mut p, v);
+            }
+            t += c.count;
+        }
+        Ok(p)
+    }
+}
+
+/// The header lines of a file, 1-based numbered, each with the byte offset after it
+/// (where the records start once the last header line is read).
+pub(crate) fn header_lines(bytes: &[u8]) -> impl Iterator<Item = (usize, &[u8], usize)> {
+    let mut pos = 0;
+    let mut line_no = 0;
+    std::iter::from_fn(move || {
+        if pos >= bytes.len() {
+            return None;
+        }
+        line_no += 1;
+        let end = bytes[pos..]
+            .iter()
+            .position(|&b| b == b'\n')
+            .map_or(bytes.len(), |i| pos + i);
+        let line = &bytes[pos..end];
+        pos = (end + 1).min(bytes.len());
+        Some((line_no, line, pos))
+    })
+}

@@ -1,0 +1,58 @@
+//! The `run` job as a library call: it reports each written frame to its callback, in
+//! frame order, with the counts it also returns, and prints nothing itself.
+
+use beamtrace::gpu::ContextOptions;
+use beamtrace::job::{procedural_scene, run_job, FrameDone, JobError, JobOptions};
+use beamtrace::material::{MaterialDb, MaterialMapping};
+use beamtrace::output::{read_cloud, Format};
+use beamtrace::sensor::{load_sensor, Pose};
+use std::path::Path;
+
+fn options(out: &Path, frames: u64) -> JobOptions {
+    JobOptions {
+        scene: procedural_scene("wall:distance=10,size=40").expect("wall scene"),
+        scene_name: "wall".into(),
+        sensor: load_sensor("vlp-16").expect("vlp-16"),
+        frames,
+        out_dir: out.to_path_buf(),
+        format: Format::Pcd,
+        picture: false,
+        vehicle_pose: Pose::default(),
+        materials: MaterialDb::builtin().expect("materials"),
+        mapping: MaterialMapping::default(),
+        device: ContextOptions {
+            device_index: None,
+            validation: true,
+        },
+        sun: None,
+        seed: 1,
+        world_frame: false,
+    }
+}
+
+#[test]
+fn each_written_frame_is_reported_in_order() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut seen: Vec<FrameDone> = Vec::new();
+    let report = run_job(&options(tmp.path(), 3), &mut |d| seen.push(*d)).expect("job");
+    let frames: Vec<(u64, u64)> = seen.iter().map(|d| (d.frame, d.frames)).collect();
+    assert_eq!(frames, [(0, 3), (1, 3), (2, 3)]);
+    let points: Vec<usize> = seen.iter().map(|d| d.points).collect();
+    assert_eq!(points, report.points_per_frame);
+    assert_eq!(report.files.len(), 3);
+    for (file, d) in report.files.iter().zip(&seen) {
+        // The file was complete when its frame was reported: it holds what was counted.
+        let cloud = read_cloud(file).expect("the frame's file reads back");
+        assert_eq!(cloud.points.len(), d.points, "{}", file.display());
+        assert!(d.points > 100, "the wall fills part of the view: {d:?}");
+    }
+}
+
+#[test]
+fn a_job_that_fails_reports_no_frame() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut calls = 0;
+    let err = run_job(&options(tmp.path(), 0), &mut |_| calls += 1).unwrap_err();
+    assert!(matches!(err, JobError::NoFrames), "{err}");
+    assert_eq!(calls, 0);
+}
