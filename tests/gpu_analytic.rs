@@ -14,6 +14,7 @@ fn wall_at_ten_metres_every_range_within_1mm() {
     let beams = grid((-40.0, 40.0), (-30.0, 30.0), 0.5);
     let returns = gpu_trace(&scene, &beams, Affine3A::IDENTITY, 200.0);
     assert_eq!(returns.len(), beams.len());
+    assert_eq!(returns.len(), beams.len(), "one thin-ray record per beam");
     for (b, r) in beams.iter().zip(&returns) {
         let d = b.direction();
         assert!(hit(r), "beam az {} el {} missed", b.azimuth, b.elevation);
@@ -37,6 +38,7 @@ fn ground_plane_two_metres_below_every_range_within_1mm() {
     let scene = procedural("plane:height=-2,size=1000");
     let beams = grid((-180.0, 179.5), (-60.0, -5.0), 0.5);
     let returns = gpu_trace(&scene, &beams, Affine3A::IDENTITY, 300.0);
+    assert_eq!(returns.len(), beams.len(), "one thin-ray record per beam");
     for (b, r) in beams.iter().zip(&returns) {
         let expected = 2.0 / (-b.elevation.sin());
         assert!(hit(r), "beam el {} missed", b.elevation.to_degrees());
@@ -51,6 +53,7 @@ fn ground_plane_two_metres_below_every_range_within_1mm() {
     // Beams above the horizon never hit a plane below.
     let up = grid((-180.0, 179.0), (1.0, 30.0), 1.0);
     let returns = gpu_trace(&scene, &up, Affine3A::IDENTITY, 300.0);
+    assert_eq!(returns.len(), up.len(), "one thin-ray record per beam");
     assert!(returns.iter().all(|r| !hit(r)));
 }
 
@@ -65,6 +68,7 @@ fn sphere_ranges_match_ray_sphere_intersection() {
     let beams = grid((-15.0, 15.0), (-15.0, 15.0), 0.25);
     let returns = gpu_trace(&scene, &beams, Affine3A::IDENTITY, 100.0);
     let mut checked = 0;
+    assert_eq!(returns.len(), beams.len(), "one thin-ray record per beam");
     for (b, r) in beams.iter().zip(&returns) {
         let d = b.direction();
         // Ray-sphere: |t d − c|² = r².
@@ -110,6 +114,7 @@ fn box_room_from_inside_no_beam_escapes() {
     let pose = Affine3A::from_translation(origin);
     let returns = gpu_trace(&scene, &beams, pose, 100.0);
     let half = Vec3::new(5.0, 4.0, 2.0);
+    assert_eq!(returns.len(), beams.len(), "one thin-ray record per beam");
     for (b, r) in beams.iter().zip(&returns) {
         let d = b.direction();
         assert!(
