@@ -2,47 +2,28 @@
 //! waveform (one workgroup per beam) → compaction → points, in one submission with no
 //! host round trip between passes.
 
-use super::gpu_types::{
-    CompactParams, Echo, FrameParams, GpuPoint, GpuSubRay, SubRayRecord, WaveformParams,
-};
+use super::convert::{gpu_subrays, push_constants};
+use super::gpu_types::{CompactParams, GpuEcho, GpuPoint, GpuRecord};
+use super::hit_groups::{hit_groups, hit_records};
 use super::points::gpu_beams;
 use super::scene_gpu::{GpuScene, SceneStats};
 use super::shaders::FrameShaders;
-use super::tables::{hit_group, SceneTables};
 use super::SimError;
+use crate::contract::{
+    CompactBinding, TraceBinding, WaveformBinding, MAX_RECORDS_PER_BEAM, MAX_RECORD_SLOTS,
+    MAX_RETURNS,
+};
 use crate::gpu::{
-    Buffer, BufferUsageFlags, CommandRecorder, ComputePipeline, Context, HitGroup, MemoryLocation,
+    Buffer, BufferUsageFlags, CommandRecorder, ComputePipeline, Context, MemoryLocation,
     RayTracingDesc, RayTracingPipeline, Timestamps, TlasUpdate,
 };
-use crate::material::MaterialDb;
+use crate::material::{MaterialClass, MaterialDb};
+use crate::model::{Echo, FrameSettings, RecordLayout, SceneTables, SubRayRecord};
 use crate::scene::Scene;
-use crate::sensor::Beam;
-use glam::{Affine3A, Mat4, Vec3};
+use crate::sensor::{Beam, SubRaySample};
+use glam::Mat4;
 use std::sync::Arc;
 use std::time::Instant;
-
-/// The sun of the ambient-light model (DESIGN §4).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Sun {
-    /// World direction towards the sun (normalised on use).
-    pub direction: Vec3,
-    /// Relative irradiance; 0 switches the ambient pass off.
-    pub irradiance: f32,
-}
-
-/// Everything that changes per frame.
-#[derive(Debug, Clone, Copy)]
-pub struct FrameSettings {
-    pub sensor_to_world: Affine3A,
-    pub min_range: f32,
-    pub max_range: f32,
-    pub sun: Option<Sun>,
-    pub seed: u64,
-    pub frame: u32,
-    /// Detection and noise; `records_per_beam`, `beam_count`, seeds and frame are
-    /// filled in by the simulator.
-    pub waveform: WaveformParams,
-}
 
 /// What to read back besides the points (tests and debugging).
 #[derive(Debug, Clone, Copy, Default)]
@@ -111,9 +92,6 @@ const TS_TRACE: u32 = 2;
 const TS_WAVEFORM: u32 = 3;
 const TS_COMPACT: u32 = 4;
 
-/// The most echoes one beam may return.
-pub const MAX_RETURNS: u32 = 8;
-
 /// Frames that may be in flight at once (`Simulator::submit` / `collect`).
 pub const FRAMES_IN_FLIGHT: usize = 2;
 
@@ -147,62 +125,30 @@ impl Simulator {
         let gpu_scene = GpuScene::new(ctx, scene, db, material_map)?;
         let start = Instant::now();
         let s = FrameShaders::compile(ctx.is_cpu)?;
-        let group = |closest: &'static str, masked: bool| -> HitGroup<'_> {
-            let closest_hit = match closest {
-                "retro" => Some(&s.retroreflective),
-                "absorbent" => Some(&s.absorbent),
-                "none" => None,
-                _ => Some(&s.general),
-            };
-            HitGroup {
-                closest_hit,
-                any_hit: masked.then_some(&s.alpha_mask),
-            }
-        };
-        // In `hit_group` order.
-        let mut hit_groups = vec![
-            group("general", false),
-            group("general", true),
-            group("retro", false),
-            group("retro", true),
-            group("absorbent", false),
-            group("absorbent", true),
-        ];
-        hit_groups.push(HitGroup {
-            closest_hit: None,
-            any_hit: Some(&s.transparent),
-        });
-        debug_assert_eq!(hit_groups.len() as u32, hit_group::COUNT);
-        let hit_records: Vec<u32> = if gpu_scene.tables.geometries.is_empty() {
-            vec![hit_group::GENERAL]
-        } else {
-            gpu_scene
-                .tables
-                .geometries
-                .iter()
-                .map(|g| g.hit_group)
-                .collect()
-        };
         let trace = RayTracingPipeline::new(
             ctx,
             &RayTracingDesc {
                 raygen: &s.raygen,
                 miss: vec![&s.miss],
-                hit_groups,
-                hit_records,
+                hit_groups: hit_groups(&s),
+                hit_records: hit_records(&gpu_scene.tables),
                 max_recursion_depth: 1,
             },
         )?;
         let waveform = ComputePipeline::new(ctx, &s.waveform)?;
         let compact = ComputePipeline::new(ctx, &s.compact)?;
         let pipeline_ms = start.elapsed().as_secs_f64() * 1e3;
-        trace.bind_tlas(0, 0, &gpu_scene.tlas)?;
-        trace.bind_buffer(0, 3, &gpu_scene.geometries)?;
-        trace.bind_buffer(0, 5, &gpu_scene.materials)?;
-        trace.bind_buffer(0, 6, &gpu_scene.instances)?;
-        trace.bind_buffer(0, 8, &gpu_scene.reflectance)?;
-        trace.bind_buffer(0, 9, &gpu_scene.textures)?;
-        trace.bind_buffer(0, 10, &gpu_scene.texels)?;
+        trace.bind_tlas(0, TraceBinding::Scene.number(), &gpu_scene.tlas)?;
+        trace.bind_buffer(0, TraceBinding::Geometries.number(), &gpu_scene.geometries)?;
+        trace.bind_buffer(0, TraceBinding::Materials.number(), &gpu_scene.materials)?;
+        trace.bind_buffer(0, TraceBinding::Instances.number(), &gpu_scene.instances)?;
+        trace.bind_buffer(
+            0,
+            TraceBinding::Reflectance.number(),
+            &gpu_scene.reflectance,
+        )?;
+        trace.bind_buffer(0, TraceBinding::Textures.number(), &gpu_scene.textures)?;
+        trace.bind_buffer(0, TraceBinding::Texels.number(), &gpu_scene.texels)?;
         Ok(Simulator {
             slots: Vec::new(),
             next_slot: 0,
@@ -230,7 +176,7 @@ impl Simulator {
             .tables
             .geometries
             .iter()
-            .any(|g| g.hit_group == hit_group::TRANSPARENT);
+            .any(|g| g.class == MaterialClass::Transparent);
         if glass {
             3
         } else {
@@ -252,7 +198,7 @@ impl Simulator {
     pub fn set_sensor(
         &mut self,
         beams: &[Beam],
-        subrays: &[GpuSubRay],
+        subrays: &[SubRaySample],
         slots: u32,
         max_returns: u32,
     ) -> Result<(), SimError> {
@@ -262,9 +208,9 @@ impl Simulator {
         if subrays.is_empty() {
             return Err(SimError::Input("a beam needs at least one sub-ray".into()));
         }
-        if !(1..=4).contains(&slots) {
+        if !(1..=MAX_RECORD_SLOTS).contains(&slots) {
             return Err(SimError::Input(format!(
-                "{slots} record slots per sub-ray (1 to 4)"
+                "{slots} record slots per sub-ray (1 to {MAX_RECORD_SLOTS})"
             )));
         }
         if !(1..=MAX_RETURNS).contains(&max_returns) {
@@ -273,10 +219,10 @@ impl Simulator {
             )));
         }
         let records_per_beam = subrays.len() as u64 * slots as u64;
-        if records_per_beam > 1024 {
+        if records_per_beam > MAX_RECORDS_PER_BEAM as u64 {
             return Err(SimError::Input(format!(
                 "{} sub-rays × {slots} slots = {records_per_beam} records per beam; the \
-                 waveform pass holds at most 1024",
+                 waveform pass holds at most {MAX_RECORDS_PER_BEAM}",
                 subrays.len()
             )));
         }
@@ -290,12 +236,12 @@ impl Simulator {
         let ctx = &self.ctx;
         let storage = BufferUsageFlags::STORAGE_BUFFER;
         let n_beams = beams.len() as u64;
-        let record_bytes = rays * slots as u64 * std::mem::size_of::<SubRayRecord>() as u64;
-        let echo_bytes = n_beams * max_returns as u64 * std::mem::size_of::<Echo>() as u64;
+        let record_bytes = rays * slots as u64 * std::mem::size_of::<GpuRecord>() as u64;
+        let echo_bytes = n_beams * max_returns as u64 * std::mem::size_of::<GpuEcho>() as u64;
         let point_bytes = n_beams * max_returns as u64 * std::mem::size_of::<GpuPoint>() as u64;
         let buffers = SensorBuffers {
             beams: Buffer::upload(ctx, "beams", &gpu_beams(beams), storage)?,
-            subrays: Buffer::upload(ctx, "sub-rays", subrays, storage)?,
+            subrays: Buffer::upload(ctx, "sub-rays", &gpu_subrays(subrays), storage)?,
             records: Buffer::new(
                 ctx,
                 "sub-ray records",
@@ -322,13 +268,20 @@ impl Simulator {
             slots,
             max_returns,
         };
-        self.trace.bind_buffer(0, 1, &buffers.beams)?;
-        self.trace.bind_buffer(0, 2, &buffers.subrays)?;
-        self.waveform.bind_buffer(0, 1, &buffers.echoes)?;
-        self.waveform.bind_buffer(0, 2, &buffers.counts)?;
-        self.compact.bind_buffer(0, 0, &buffers.echoes)?;
-        self.compact.bind_buffer(0, 1, &buffers.counts)?;
-        self.compact.bind_buffer(0, 2, &buffers.beams)?;
+        self.trace
+            .bind_buffer(0, TraceBinding::Beams.number(), &buffers.beams)?;
+        self.trace
+            .bind_buffer(0, TraceBinding::SubRays.number(), &buffers.subrays)?;
+        self.waveform
+            .bind_buffer(0, WaveformBinding::Echoes.number(), &buffers.echoes)?;
+        self.waveform
+            .bind_buffer(0, WaveformBinding::Counts.number(), &buffers.counts)?;
+        self.compact
+            .bind_buffer(0, CompactBinding::Echoes.number(), &buffers.echoes)?;
+        self.compact
+            .bind_buffer(0, CompactBinding::Counts.number(), &buffers.counts)?;
+        self.compact
+            .bind_buffer(0, CompactBinding::Beams.number(), &buffers.beams)?;
         // Each frame slot gets its own host-visible points: the compaction writes there
         // directly (no copy pass), and the host reads one frame while the next runs.
         self.slots.clear();
@@ -390,12 +343,14 @@ impl Simulator {
         // this one is collected), so the shared buffers hold this frame.
         if capture.records {
             let n = (sensor.beam_count * sensor.subray_count * sensor.slots) as usize;
-            out.records = Some(read_device(&self.ctx, &sensor.records, n)?);
+            let records = read_device::<GpuRecord>(&self.ctx, &sensor.records, n)?;
+            out.records = Some(records.into_iter().map(SubRayRecord::from).collect());
         }
         if capture.echoes {
             let slots = (sensor.beam_count * sensor.max_returns) as usize;
+            let echoes = read_device::<GpuEcho>(&self.ctx, &sensor.echoes, slots)?;
             out.echoes = Some((
-                read_device(&self.ctx, &sensor.echoes, slots)?,
+                echoes.into_iter().map(Echo::from).collect(),
                 read_device(&self.ctx, &sensor.counts, sensor.beam_count as usize)?,
             ));
         }
@@ -435,44 +390,17 @@ impl Simulator {
                 slot.recorder.wait()?;
             }
         }
-        let (sun_direction, sun_irradiance) = match settings.sun {
-            Some(sun) if sun.irradiance > 0.0 => {
-                let d = sun.direction.normalize_or_zero();
-                if d == Vec3::ZERO || !d.is_finite() || !sun.irradiance.is_finite() {
-                    return Err(SimError::Input(
-                        "the sun direction must be a finite non-zero vector".into(),
-                    ));
-                }
-                (d.to_array(), sun.irradiance)
-            }
-            _ => ([0.0, 0.0, 1.0], 0.0),
-        };
-        let seed_lo = settings.seed as u32;
-        let seed_hi = (settings.seed >> 32) as u32;
-        let params = FrameParams {
-            sensor_to_world: m.to_cols_array(),
-            sun_direction,
-            sun_irradiance,
-            beam_count: sensor.beam_count,
-            subray_count: sensor.subray_count,
+        let layout = RecordLayout {
+            beams: sensor.beam_count,
+            subrays: sensor.subray_count,
             slots: sensor.slots,
-            min_range: settings.min_range,
-            max_range: settings.max_range,
-            seed_lo,
-            seed_hi,
-            frame: settings.frame,
-            records_address: sensor.records.device_address(),
         };
-        let mut wave = settings.waveform;
-        wave.records_address = sensor.records.device_address();
-        wave.records_per_beam = sensor.subray_count * sensor.slots;
-        wave.beam_count = sensor.beam_count;
-        wave.max_returns = wave.max_returns.clamp(1, sensor.max_returns);
-        wave.seed_lo = seed_lo;
-        wave.seed_hi = seed_hi;
-        wave.frame = settings.frame;
-        wave.min_range = settings.min_range;
-        wave.max_range = settings.max_range;
+        let (params, wave) = push_constants(
+            settings,
+            layout,
+            sensor.max_returns,
+            sensor.records.device_address(),
+        )?;
         let slot = &mut self.slots[slot_index];
         let compact = CompactParams {
             beam_count: sensor.beam_count,

@@ -1,14 +1,16 @@
 //! A scene on the GPU: packed mesh buffers, one compacted BLAS per mesh, the geometry,
 //! instance and material tables the hit shaders read, and the TLAS over all instances.
 
-use super::gpu_types::{GpuGeometry, GpuInstanceInfo};
-use super::tables::SceneTables;
+use super::convert::{gpu_alpha_texture, gpu_material};
+use super::gpu_types::{GpuAlphaTexture, GpuGeometry, GpuInstanceInfo, GpuMaterial};
 use super::SimError;
+use crate::contract::NO_TEXTURE;
 use crate::gpu::{
     build_blases, AccelerationStructure, Buffer, BufferUsageFlags, Context, Recording, Tlas,
     TlasInstance, TlasUpdate, TriangleGeometry,
 };
 use crate::material::MaterialDb;
+use crate::model::SceneTables;
 use crate::scene::Scene;
 use glam::Mat4;
 use std::sync::Arc;
@@ -127,7 +129,7 @@ impl GpuScene {
                 normal_address: normals_buf.device_address() + pos * 12,
                 uv_address: uv.map(|o| uvs_buf.device_address() + o * 8).unwrap_or(0),
                 material: info.material,
-                alpha_texture: info.alpha_texture,
+                alpha_texture: info.alpha_texture.unwrap_or(NO_TEXTURE),
                 alpha_cutoff: info.alpha_cutoff,
                 alpha_factor: info.alpha_factor,
             })
@@ -147,7 +149,7 @@ impl GpuScene {
                         vertex_count: ranges[g].2,
                         index_address: geometry_table[g].index_address,
                         triangle_count: ranges[g].3,
-                        opaque: !tables.geometries[g].needs_any_hit,
+                        opaque: !tables.geometries[g].needs_any_hit(),
                     })
                     .collect(),
             );
@@ -188,9 +190,12 @@ impl GpuScene {
         let table = BufferUsageFlags::STORAGE_BUFFER;
         let geometries = Buffer::upload(ctx, "geometry table", &geometry_table, table)?;
         let instances = Buffer::upload(ctx, "instance table", &instance_table, table)?;
-        let materials = Buffer::upload(ctx, "material table", &tables.materials, table)?;
+        let material_table: Vec<GpuMaterial> = tables.materials.iter().map(gpu_material).collect();
+        let texture_table: Vec<GpuAlphaTexture> =
+            tables.textures.iter().map(gpu_alpha_texture).collect();
+        let materials = Buffer::upload(ctx, "material table", &material_table, table)?;
         let reflectance = Buffer::upload(ctx, "reflectance tables", &tables.reflectance, table)?;
-        let textures = Buffer::upload(ctx, "alpha textures", &tables.textures, table)?;
+        let textures = Buffer::upload(ctx, "alpha textures", &texture_table, table)?;
         let texels = Buffer::upload(ctx, "alpha texels", &tables.texels, table)?;
         let tlas = Tlas::new(ctx, tlas_instances.len() as u32)?;
         let stats = SceneStats {
