@@ -34,9 +34,9 @@
 //!    material) maximises s_i·exp(−(r_peak − r_i)²/(2σ_r²)); ties go to the first in
 //!    sorted order. Echoes are numbered e = 0, 1, … in range order over the whole beam.
 //! 5. **Noise, detection, limits** (echo e, draws from stream `echo_noise(e, j)`):
-//!    amplitude a' = a·max(0, 1 + amplitude_noise·N(j=2,3)); detected if U(j=4) <
+//!    amplitude a' = a·max(0, 1 + amplitude_rel·N(j=2,3)); detected if U(j=4) <
 //!    Φ((a' − T_eff)/(pd_width·T_eff)) when pd_width > 0 and T_eff > 0, else if a' > T_eff;
-//!    SNR = a'/T_eff and the range jitter σ = √(range_sigma² + (range_sigma_snr/SNR)²)
+//!    SNR = a'/T_eff and the range jitter σ = √(range_sigma_m² + (range_sigma_snr_m/SNR)²)
 //!    moves the estimated range by σ·N(j=0,1) (EPW keeps the noiseless waveform's value);
 //!    then echoes outside [min_range, max_range] are dropped, and the curve model keeps
 //!    an echo when R_app = a'·r² ≥ R_L(r). Skipped draws are not drawn: a zero parameter
