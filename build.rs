@@ -1,10 +1,21 @@
-//! Links shaderc's native dependencies from the system (Debian: libshaderc-dev,
+//! Writes the shaders' contract header and links shaderc's native dependencies.
+//!
+//! `$OUT_DIR/contract.glsl` is generated from `src/contract.rs`, which is compiled into
+//! this script as a module, so the shaders and the crate read one set of constants.
+//!
+//! shaderc's native dependencies come from the system (Debian: libshaderc-dev,
 //! glslang-dev, spirv-tools). `shaderc` is built with `prefer-static-linking` and finds
 //! `libshaderc_combined.a` through `SHADERC_LIB_DIR` (.cargo/config.toml); Debian's
 //! combined archive holds shaderc alone, so glslang and SPIRV-Tools are linked here, in
 //! dependency order, followed by the C++ runtime.
 
+// The script uses only the header writer; the crate uses the rest.
+#[allow(dead_code)]
+#[path = "src/contract.rs"]
+mod contract;
+
 fn main() {
+    write_contract_header();
     let lib_dir = std::env::var("SHADERC_LIB_DIR").unwrap_or_else(|_| {
         let arch = std::env::var("CARGO_CFG_TARGET_ARCH").unwrap_or_default();
         format!("/usr/lib/{arch}-linux-gnu")
@@ -29,4 +40,13 @@ fn main() {
         println!("cargo:rustc-link-arg=-l:lib{lib}.a");
     }
     println!("cargo:rustc-link-arg=-lstdc++");
+}
+
+fn write_contract_header() {
+    println!("cargo:rerun-if-changed=src/contract.rs");
+    let out = std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR for build scripts");
+    let path = std::path::Path::new(&out).join("contract.glsl");
+    if let Err(e) = std::fs::write(&path, contract::glsl_header()) {
+        panic!("cannot write {}: {e}", path.display());
+    }
 }

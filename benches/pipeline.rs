@@ -101,7 +101,7 @@ fn bench_frame(c: &mut Criterion, s: &Setup) -> Result<()> {
         let slots = sim.record_slots();
         sim.set_sensor(&sensor.beams, &subrays, slots, sensor.detector.max_returns)?;
         let pose = sensor.mount.to_affine();
-        let settings = frame_settings(&sensor, pose, None, 1, 0, subrays.len() as u32);
+        let settings = frame_settings(&sensor, pose, None, 1, 0);
         // The first frame builds the TLAS; the timed ones find it clean, as a static
         // scene does. Its points also feed the host-side benchmark.
         let points = sim.frame(&settings, Capture::default())?.points;

@@ -1,12 +1,16 @@
 // Types shared between the host (src/sim/gpu_types.rs) and the trace shaders. Buffers
 // use the scalar block layout so that vec3 packs like Rust's [f32; 3]; the host checks
-// every struct here against the SPIR-V by reflection at start-up.
+// every struct here against the SPIR-V by reflection at start-up. Constants, codes and
+// binding numbers shared with the host come from contract.glsl, generated from
+// src/contract.rs.
 #ifndef BEAMTRACE_COMMON_GLSL
 #define BEAMTRACE_COMMON_GLSL
 
 #extension GL_EXT_scalar_block_layout : require
 #extension GL_EXT_buffer_reference : require
 #extension GL_EXT_shader_explicit_arithmetic_types_int64 : require
+
+#include "contract.glsl"
 
 // One beam of the pattern, in the sensor frame.
 struct Beam {
@@ -41,8 +45,6 @@ struct Geometry {
     float alpha_factor;         // baseColorFactor alpha
 };
 
-const uint NO_TEXTURE = 0xffffffffu;
-
 // An alpha texture: bytes in the texel buffer, row-major, top row first.
 struct AlphaTexture {
     uint offset;                // byte offset of texel (0, 0)
@@ -66,17 +68,11 @@ struct InstanceInfo {
 // One IR material: class and its R(theta) table (REFLECTANCE_STEPS + 1 samples over
 // 0..90 degrees in the shared table buffer).
 struct Material {
-    uint class_id;              // MATERIAL_* below
+    uint class_id;              // MATERIAL_* (contract.glsl)
     float transmission;         // one-way power transmission (transparent class)
     uint table_offset;          // first sample in the reflectance table
     uint pad;
 };
-
-const uint MATERIAL_GENERAL = 0u;
-const uint MATERIAL_RETROREFLECTIVE = 1u;
-const uint MATERIAL_TRANSPARENT = 2u;
-const uint MATERIAL_ABSORBENT = 3u;
-const uint REFLECTANCE_STEPS = 360u;   // 0.25 degree steps
 
 // SubRayRecord, the trace's output, lives in waveform_types.glsl (shared with the
 // waveform stage).
@@ -98,7 +94,6 @@ struct FrameParams {
     uint64_t records_address;   // SubRayRecord[beams * subrays * slots]
 };
 
-const uint MAX_TRANSPARENT = 3u;
 const uint RAY_PRIMARY = 0u;
 const uint RAY_SHADOW = 1u;
 const uint HIT_NONE = 0u;

@@ -43,9 +43,11 @@ layout(buffer_reference, scalar, buffer_reference_align = 4) writeonly buffer To
     uint v;
 };
 
-layout(set = 0, binding = 0, scalar) readonly buffer Echoes { Echo echoes[]; };
-layout(set = 0, binding = 1, scalar) readonly buffer Counts { uint counts[]; };
-layout(set = 0, binding = 2, scalar) readonly buffer Beams { Beam beams[]; };
+layout(set = 0, binding = BINDING_COMPACT_ECHOES, scalar) readonly buffer Echoes {
+    Echo echoes[];
+};
+layout(set = 0, binding = BINDING_COMPACT_COUNTS, scalar) readonly buffer Counts { uint counts[]; };
+layout(set = 0, binding = BINDING_COMPACT_BEAMS, scalar) readonly buffer Beams { Beam beams[]; };
 
 layout(push_constant, scalar) uniform Push { CompactParams params; };
 

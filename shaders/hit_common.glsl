@@ -5,9 +5,13 @@
 
 #include "reflectance.glsl"
 
-layout(set = 0, binding = 3, scalar) readonly buffer Geometries { Geometry geometries[]; };
-layout(set = 0, binding = 9, scalar) readonly buffer Textures { AlphaTexture textures[]; };
-layout(set = 0, binding = 10, scalar) readonly buffer Texels { uint texels[]; };
+layout(set = 0, binding = BINDING_TRACE_GEOMETRIES, scalar) readonly buffer Geometries {
+    Geometry geometries[];
+};
+layout(set = 0, binding = BINDING_TRACE_TEXTURES, scalar) readonly buffer Textures {
+    AlphaTexture textures[];
+};
+layout(set = 0, binding = BINDING_TRACE_TEXELS, scalar) readonly buffer Texels { uint texels[]; };
 
 Geometry hit_geometry() {
     // The instance's custom index is the first entry of its mesh in the geometry table.

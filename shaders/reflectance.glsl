@@ -1,11 +1,15 @@
 // The IR materials and their R(theta) tables, read by the hit shaders (reflectance at
 // the hit) and by ray generation (reflectance towards the sun). Mirrored on the host by
-// SceneTables::reflectance (src/sim/tables.rs), which the CPU reference uses.
+// SceneTables::reflectance (src/model/tables.rs), which the CPU reference uses.
 #ifndef BEAMTRACE_REFLECTANCE_GLSL
 #define BEAMTRACE_REFLECTANCE_GLSL
 
-layout(set = 0, binding = 5, scalar) readonly buffer Materials { Material materials[]; };
-layout(set = 0, binding = 8, scalar) readonly buffer ReflectanceTable { float reflectance_table[]; };
+layout(set = 0, binding = BINDING_TRACE_MATERIALS, scalar) readonly buffer Materials {
+    Material materials[];
+};
+layout(set = 0, binding = BINDING_TRACE_REFLECTANCE, scalar) readonly buffer ReflectanceTable {
+    float reflectance_table[];
+};
 
 // R(theta) of material m: linear in theta between the 0.25 degree samples.
 float material_reflectance(uint m, float cos_theta) {

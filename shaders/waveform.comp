@@ -18,27 +18,25 @@ layout(local_size_x = WAVEFORM_GROUP) in;
 
 // The records arrive by address (WaveformParams.records_address), see waveform_types.glsl.
 #define records (RecordBuffer(p.records_address).v)
-layout(set = 0, binding = 1, scalar) writeonly buffer Echoes { Echo echoes[]; };
-layout(set = 0, binding = 2, scalar) writeonly buffer Counts { uint counts[]; };
+layout(set = 0, binding = BINDING_WAVEFORM_ECHOES, scalar) writeonly buffer Echoes {
+    Echo echoes[];
+};
+layout(set = 0, binding = BINDING_WAVEFORM_COUNTS, scalar) writeonly buffer Counts {
+    uint counts[];
+};
 layout(push_constant, scalar) uniform Push { WaveformParams p; };
 
+// The limits and the algorithm's constants (MAX_RECORDS_PER_BEAM, WINDOW_BINS,
+// PAD_SIGMAS, ...) come from contract.glsl: the CPU reference reads the same ones.
 const uint GROUP = WAVEFORM_GROUP;
-const uint MAX_RECORDS = 1024u;
-const int WINDOW_BINS = 1024;
-const uint MAX_RETURNS = 8u;
-const uint MAX_CANDIDATES = 64u;
-const uint MAX_FALSE_ALARMS = 8u;
+const int WINDOW = int(WINDOW_BINS);
 const uint NONE = 0xffffffffu;
-const float CLUSTER_GAP_SIGMAS = 8.0;
-const float PAD_SIGMAS = 5.0;
-const float MAX_TAPS = 1048576.0;
-const float MAX_CLUSTER_BINS = 16777216.0;
 
 // By slot while sorting, then in sorted order.
-shared float sh_range[MAX_RECORDS];
-shared float sh_signal[MAX_RECORDS];
+shared float sh_range[MAX_RECORDS_PER_BEAM];
+shared float sh_signal[MAX_RECORDS_PER_BEAM];
 // Slot of the i-th record in sorted order (NONE past the used ones).
-shared uint sh_idx[MAX_RECORDS];
+shared uint sh_idx[MAX_RECORDS_PER_BEAM];
 shared float sh_bins[WINDOW_BINS];
 shared uint sh_used;
 shared uint sh_nonempty;
@@ -125,13 +123,13 @@ bool passes_curve(float r, float reflectance) {
     float b = p.curve_b;
     float limit;
     switch (p.curve_model) {
-    case 1u: limit = a + b * r; break;
-    case 2u: limit = a + b * (r * r); break;
-    case 3u: limit = b * (r * r); break;
-    case 4u: limit = b * (r * r * r); break;
-    case 5u: limit = b * (r * r * (r * r)); break;
-    case 6u: limit = exp((r - a) / b); break;
-    default: return true;
+    case CURVE_LINEAR: limit = a + b * r; break;
+    case CURVE_QUADRATIC: limit = a + b * (r * r); break;
+    case CURVE_ROOT2: limit = b * (r * r); break;
+    case CURVE_ROOT3: limit = b * (r * r * r); break;
+    case CURVE_ROOT4: limit = b * (r * r * (r * r)); break;
+    case CURVE_LOGARITHMIC: limit = exp((r - a) / b); break;
+    default: return true;   // CURVE_THRESHOLD: the waveform threshold alone
     }
     return reflectance >= limit;
 }
@@ -222,9 +220,9 @@ void emit(uint c0, uint c1, float r1) {
     }
     float r_peak = centre(s_peak_k) + offset * g_dr;
     float range = r_peak;
-    if (p.estimator == 1u) {
+    if (p.estimator == ESTIMATOR_LEADING_EDGE) {
         range = s_r0;
-    } else if (p.estimator == 2u) {
+    } else if (p.estimator == ESTIMATOR_CENTROID) {
         range = centre(s_k_start) + g_dr * (s_sum_wk / s_sum_w);
     }
     uint best = c0;
@@ -361,17 +359,17 @@ void finish() {
             if (sh_cand[i].amplitude > sh_cand[strongest].amplitude) strongest = i;
         }
         uint last = m - 1u;
-        if (p.return_mode == 1u) {
+        if (p.return_mode == RETURN_FIRST) {
             picked[0] = 0u;
             count = 1u;
-        } else if (p.return_mode == 2u) {
+        } else if (p.return_mode == RETURN_LAST) {
             picked[0] = last;
             count = 1u;
-        } else if (p.return_mode == 3u && strongest != last && slots >= 2u) {
+        } else if (p.return_mode == RETURN_DUAL && strongest != last && slots >= 2u) {
             picked[0] = strongest;
             picked[1] = last;
             count = 2u;
-        } else if (p.return_mode == 4u) {
+        } else if (p.return_mode == RETURN_ALL) {
             count = min(m, slots);
             for (uint i = 0u; i < count; i++) picked[i] = i;
         } else {
@@ -392,16 +390,10 @@ void finish() {
     counts[beam] = count;
 }
 
-void main() {
-    // Beams spread over x and y of the dispatch grid (x is limited to 65535 groups).
-    beam = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
-    if (beam >= p.beam_count) return;
-    uint t = gl_LocalInvocationID.x;
-    base = beam * p.records_per_beam;
-    uint rpb = min(p.records_per_beam, MAX_RECORDS);
-    uint size = 1u;
-    while (size < rpb) size <<= 1u;
-
+// Step 1, part one: the beam's records into shared memory by slot, the slots of the
+// non-empty ones into sh_idx (NONE elsewhere, up to the power of two `size`), and the
+// counts of non-empty and used records.
+void load_records(uint t, uint rpb, uint size) {
     if (t == 0u) {
         sh_used = 0u;
         sh_nonempty = 0u;
@@ -422,19 +414,20 @@ void main() {
         sh_idx[i] = slot;
     }
     barrier();
+}
 
-    // A beam that saw nothing (sky) and has no false alarms to draw has no echoes: skip
-    // the sort and the scan. The condition is uniform over the workgroup.
-    if (sh_nonempty == 0u && p.false_alarm_rate <= 0.0) {
-        uint slots = clamp(p.max_returns, 1u, MAX_RETURNS);
-        for (uint i = t; i < slots; i += GROUP) {
-            echoes[beam * slots + i] = Echo(0.0, 0.0, 0.0, 0.0, 0.0, 0u, 0u, 0u, 0u, 0u);
-        }
-        if (t == 0u) counts[beam] = 0u;
-        return;
+// The output of a beam without echoes.
+void write_no_echoes(uint t) {
+    uint slots = clamp(p.max_returns, 1u, MAX_RETURNS);
+    for (uint i = t; i < slots; i += GROUP) {
+        echoes[beam * slots + i] = Echo(0.0, 0.0, 0.0, 0.0, 0.0, 0u, 0u, 0u, 0u, 0u);
     }
+    if (t == 0u) counts[beam] = 0u;
+}
 
-    // Bitonic sort of the slots; each pair is handled by the thread owning its lower index.
+// Step 1, part two: bitonic sort of the slots by record_less; each pair is handled by the
+// thread owning its lower index.
+void sort_records(uint t, uint size) {
     for (uint k = 2u; k <= size; k <<= 1u) {
         for (uint j = k >> 1u; j > 0u; j >>= 1u) {
             for (uint i = t; i < size; i += GROUP) {
@@ -453,12 +446,14 @@ void main() {
             barrier();
         }
     }
+}
 
-    // Ranges and signals into sorted order: read everything, then write.
-    const uint PER_THREAD = MAX_RECORDS / GROUP;
+// Ranges and signals of the non-empty records into sorted order: read everything, then
+// write.
+void gather_sorted(uint t) {
+    const uint PER_THREAD = MAX_RECORDS_PER_BEAM / GROUP;
     float tmp_r[PER_THREAD];
     float tmp_s[PER_THREAD];
-    uint used = sh_used;
     uint nonempty = sh_nonempty;
     for (uint q = 0u; q < PER_THREAD; q++) {
         uint i = t + q * GROUP;
@@ -478,53 +473,87 @@ void main() {
         }
     }
     barrier();
+}
 
-    if (t == 0u) {
-        ambient = 0.0;
-        for (uint i = 0u; i < nonempty; i++) ambient += records[base + sh_idx[i]].ambient;
-        t_eff = p.threshold + p.ambient_k * sqrt(ambient);
-        echo_counter = 0u;
-        n_cand = 0u;
-    }
+// Thread 0: the ambient level A_b over the non-empty records in sorted order, T_eff, and
+// an empty echo scan.
+void begin_beam() {
+    ambient = 0.0;
+    for (uint i = 0u; i < sh_nonempty; i++) ambient += records[base + sh_idx[i]].ambient;
+    t_eff = p.threshold + p.ambient_k * sqrt(ambient);
+    echo_counter = 0u;
+    n_cand = 0u;
+}
 
+// Steps 3 and 4 for the cluster [c0, c1) of sorted records: its bin grid, then its bins
+// window by window (all threads evaluate, thread 0 scans).
+void scan_cluster(uint t, uint c0, uint c1) {
     float sigma = p.sigma_r;
     float dr = p.bin_width;
-    if (sigma > 0.0 && dr > 0.0) {
-        uint c0 = 0u;
-        while (c0 < used) {
-            uint c1 = c0 + 1u;
-            while (c1 < used && sh_range[c1] - sh_range[c1 - 1u] <= CLUSTER_GAP_SIGMAS * sigma) c1++;
-            // Pad by at least 5 sigma, whole bins, so the cluster's first return sits on a
-            // bin centre: a lone return then deposits into one bin, with no
-            // cloud-in-cell loss of peak amplitude.
-            g_r_lo = sh_range[c0] - dr * (ceil(PAD_SIGMAS * sigma / dr) + 0.5);
-            float r_hi = sh_range[c1 - 1u] + PAD_SIGMAS * sigma;
-            float q = dr / sigma;
-            g_dr = dr;
-            g_taps = int(min(floor(PAD_SIGMAS * sigma / dr + 1e-4), MAX_TAPS));
-            g_tap_c = q * q * 0.5;
-            float reach = PAD_SIGMAS * sigma + 2.0 * dr;
-            int n = int(clamp(ceil((r_hi - g_r_lo) / dr), 1.0, MAX_CLUSTER_BINS));
-            if (t == 0u) {
-                s_prev = 0.0;
-                s_in_run = false;
-                s_need_right = false;
-            }
-            for (int w0 = 0; w0 < n; w0 += WINDOW_BINS) {
-                int wn = min(WINDOW_BINS, n - w0);
-                for (int k = int(t); k < wn; k += int(GROUP)) {
-                    sh_bins[k] = bin_value(w0 + k, c0, c1, reach);
-                }
-                barrier();
-                if (t == 0u) {
-                    for (int k = 0; k < wn; k++) scan_bin(w0 + k, sh_bins[k], c0, c1);
-                }
-                barrier();
-            }
-            if (t == 0u) scan_bin(n, 0.0, c0, c1);
-            c0 = c1;
-        }
+    // Pad by at least 5 sigma, whole bins, so the cluster's first return sits on a
+    // bin centre: a lone return then deposits into one bin, with no
+    // cloud-in-cell loss of peak amplitude.
+    g_r_lo = sh_range[c0] - dr * (ceil(PAD_SIGMAS * sigma / dr) + 0.5);
+    float r_hi = sh_range[c1 - 1u] + PAD_SIGMAS * sigma;
+    float q = dr / sigma;
+    g_dr = dr;
+    g_taps = int(min(floor(PAD_SIGMAS * sigma / dr + 1e-4), MAX_TAPS));
+    g_tap_c = q * q * 0.5;
+    float reach = PAD_SIGMAS * sigma + 2.0 * dr;
+    int n = int(clamp(ceil((r_hi - g_r_lo) / dr), 1.0, MAX_CLUSTER_BINS));
+    if (t == 0u) {
+        s_prev = 0.0;
+        s_in_run = false;
+        s_need_right = false;
     }
+    for (int w0 = 0; w0 < n; w0 += WINDOW) {
+        int wn = min(WINDOW, n - w0);
+        for (int k = int(t); k < wn; k += int(GROUP)) {
+            sh_bins[k] = bin_value(w0 + k, c0, c1, reach);
+        }
+        barrier();
+        if (t == 0u) {
+            for (int k = 0; k < wn; k++) scan_bin(w0 + k, sh_bins[k], c0, c1);
+        }
+        barrier();
+    }
+    if (t == 0u) scan_bin(n, 0.0, c0, c1);
+}
+
+// Step 2: the used records split into clusters at gaps over CLUSTER_GAP_SIGMAS sigma.
+void scan_clusters(uint t) {
+    float sigma = p.sigma_r;
+    if (!(sigma > 0.0 && p.bin_width > 0.0)) return;
+    uint used = sh_used;
+    uint c0 = 0u;
+    while (c0 < used) {
+        uint c1 = c0 + 1u;
+        while (c1 < used && sh_range[c1] - sh_range[c1 - 1u] <= CLUSTER_GAP_SIGMAS * sigma) c1++;
+        scan_cluster(t, c0, c1);
+        c0 = c1;
+    }
+}
+
+void main() {
+    // Beams spread over x and y of the dispatch grid (x is limited to 65535 groups).
+    beam = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
+    if (beam >= p.beam_count) return;
+    uint t = gl_LocalInvocationID.x;
+    base = beam * p.records_per_beam;
+    uint rpb = min(p.records_per_beam, MAX_RECORDS_PER_BEAM);
+    uint size = 1u;
+    while (size < rpb) size <<= 1u;
+    load_records(t, rpb, size);
+    // A beam that saw nothing (sky) and has no false alarms to draw has no echoes: skip
+    // the sort and the scan. The condition is uniform over the workgroup.
+    if (sh_nonempty == 0u && p.false_alarm_rate <= 0.0) {
+        write_no_echoes(t);
+        return;
+    }
+    sort_records(t, size);
+    gather_sorted(t);
+    if (t == 0u) begin_beam();
+    scan_clusters(t);
     if (t == 0u) {
         false_alarms();
         finish();

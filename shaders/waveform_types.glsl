@@ -7,6 +7,8 @@
 #extension GL_EXT_buffer_reference : require
 #extension GL_EXT_shader_explicit_arithmetic_types_int64 : require
 
+#include "contract.glsl"
+
 // One return of one sub-ray. Empty slot: signal == 0 and range == 0.
 struct SubRayRecord {
     float range;        // m
@@ -37,11 +39,11 @@ struct WaveformParams {
     float bin_width;        // m
     float threshold;        // T
     float ambient_k;        // T_eff = T + k * sqrt(A_b)
-    uint estimator;         // 0 peak, 1 leading edge, 2 centroid
-    uint return_mode;       // 0 strongest, 1 first, 2 last, 3 dual, 4 all
-    uint max_returns;       // clamped to 1..8; echo slots per beam
+    uint estimator;         // ESTIMATOR_*
+    uint return_mode;       // RETURN_*
+    uint max_returns;       // clamped to 1..MAX_RETURNS; echo slots per beam
     float min_separation;   // m
-    uint curve_model;       // 0 none, 1 a+b r, 2 a+b r^2, 3/4/5 b r^n (n=2,3,4), 6 exp((r-a)/b)
+    uint curve_model;       // CURVE_*: none, a+b r, a+b r^2, b r^n (n=2,3,4), exp((r-a)/b)
     float curve_a;
     float curve_b;
     float range_sigma;      // m, constant range jitter

@@ -187,7 +187,7 @@ fn measure_case(
     let slots = sim.record_slots();
     sim.set_sensor(&sensor.beams, &subrays, slots, sensor.detector.max_returns)?;
     let pose = sensor.mount.to_affine();
-    let settings = |frame: u32| frame_settings(sensor, pose, sun, 1, frame, subrays.len() as u32);
+    let settings = |frame: u32| frame_settings(sensor, pose, sun, 1, frame);
     // The first frame after set-up builds the TLAS.
     let first = sim.frame(&settings(0), Capture::default())?;
     let tlas_build_ms = (first.times.tlas_update == Some(crate::gpu::TlasUpdate::Built))

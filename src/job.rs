@@ -11,8 +11,8 @@ use crate::gpu::{Context, ContextOptions};
 use crate::material::{MaterialDb, MaterialMapping};
 use crate::output::{frame_file_name, write_cloud, write_picture, Format, PictureOptions};
 use crate::scene::Scene;
-use crate::sensor::{Pose, Sensor};
-use crate::sim::{to_point_cloud, FrameOutput, FrameSettings, GpuSubRay, Simulator, Sun};
+use crate::sensor::{Pose, Sensor, SubRaySample};
+use crate::sim::{to_point_cloud, FrameOutput, FrameSettings, Simulator, Sun};
 use std::path::{Path, PathBuf};
 
 /// Everything `beamtrace run` needs.
@@ -110,7 +110,6 @@ pub fn run_job(
                 opts.sun,
                 opts.seed,
                 frame as u32,
-                subrays.len() as u32,
             );
             Some((frame, sim.submit(&settings)?))
         } else {
@@ -183,32 +182,12 @@ fn write_frame(
     Ok(cloud.points.len())
 }
 
-/// The most record slots per sub-ray: the opaque hit plus up to three glass surfaces
-/// before it (`Simulator::record_slots` says how many a scene needs).
-pub const RECORD_SLOTS: u32 = 4;
-
 /// The sensor's beam kernel sampled into the sub-rays the trace launches.
-pub fn sensor_subrays(sensor: &Sensor) -> Result<Vec<GpuSubRay>, JobError> {
-    let samples = sensor
-        .kernel
-        .sample(sensor.subrays, sensor.sampling)
-        .map_err(|source| JobError::Kernel {
-            sensor: sensor.name.clone(),
-            source,
-        })?;
-    Ok(samples
-        .iter()
-        .map(|s| GpuSubRay {
-            dh: s.dh,
-            dv: s.dv,
-            weight: s.weight,
-            jitter_h: s.jitter_h,
-            jitter_v: s.jitter_v,
-            pad0: 0.0,
-            pad1: 0.0,
-            pad2: 0.0,
-        })
-        .collect())
+pub fn sensor_subrays(sensor: &Sensor) -> Result<Vec<SubRaySample>, JobError> {
+    sensor.subray_samples().map_err(|source| JobError::Kernel {
+        sensor: sensor.name.clone(),
+        source,
+    })
 }
 
 /// The per-frame inputs of the simulator for `sensor` at `sensor_to_world`.
@@ -218,7 +197,6 @@ pub fn frame_settings(
     sun: Option<Sun>,
     seed: u64,
     frame: u32,
-    subrays: u32,
 ) -> FrameSettings {
     FrameSettings {
         sensor_to_world,
@@ -227,9 +205,7 @@ pub fn frame_settings(
         sun,
         seed,
         frame,
-        waveform: sensor
-            .detector
-            .waveform_params(sensor, seed, frame, subrays * RECORD_SLOTS),
+        waveform: sensor.detector.waveform_settings(&sensor.detection),
     }
 }
 

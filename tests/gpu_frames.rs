@@ -14,7 +14,7 @@ fn settings(frame: u32) -> FrameSettings {
     s.frame = frame;
     s.seed = 3;
     // Range noise makes every frame different, so a mixed-up frame would show.
-    s.waveform.range_sigma = 0.05;
+    s.waveform.noise.range_sigma_m = 0.05;
     s
 }
 

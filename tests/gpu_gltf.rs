@@ -4,6 +4,7 @@
 mod support;
 
 use beamtrace::scene::{by_name, load_scene, write_scene};
+use beamtrace::sim::{GpuRecord, SubRayRecord};
 use glam::Affine3A;
 use support::*;
 
@@ -103,9 +104,14 @@ fn glb_and_gltf_give_the_same_cloud() {
     let ra = gpu_trace(&a, &sensor.beams, pose, sensor.max_range);
     let rb = gpu_trace(&b, &sensor.beams, pose, sensor.max_range);
     assert!(ra.iter().filter(|r| hit(r)).count() > 10_000);
+    // Bit for bit, as the GPU wrote them.
+    let bytes = |r: &[SubRayRecord]| {
+        let gpu: Vec<GpuRecord> = r.iter().map(GpuRecord::from).collect();
+        bytemuck::cast_slice::<_, u8>(&gpu).to_vec()
+    };
     assert_eq!(
-        bytemuck::cast_slice::<_, u8>(&ra),
-        bytemuck::cast_slice::<_, u8>(&rb),
+        bytes(&ra),
+        bytes(&rb),
         "the same scene as .glb and .gltf traced differently"
     );
 }

@@ -3,7 +3,9 @@
 
 mod support;
 
-use beamtrace::job::{frame_settings, sensor_subrays, RECORD_SLOTS};
+use beamtrace::contract::MAX_RECORD_SLOTS;
+use beamtrace::job::{frame_settings, sensor_subrays};
+use beamtrace::model::RecordLayout;
 use beamtrace::reference::frame_echoes;
 use beamtrace::scene::Scene;
 use beamtrace::sensor::{
@@ -66,7 +68,7 @@ fn simulate_with(
     sensor: &Sensor,
     sun: Option<Sun>,
     seed: u64,
-    tweak: impl Fn(&mut beamtrace::sim::WaveformParams),
+    tweak: impl Fn(&mut beamtrace::sensor::WaveformSettings),
 ) -> FrameOutput {
     let ctx = context();
     let (db, map) = materials(scene);
@@ -75,18 +77,11 @@ fn simulate_with(
     sim.set_sensor(
         &sensor.beams,
         &subrays,
-        RECORD_SLOTS,
+        MAX_RECORD_SLOTS,
         sensor.detector.max_returns,
     )
     .expect("sensor");
-    let mut settings = frame_settings(
-        sensor,
-        sensor.mount.to_affine(),
-        sun,
-        seed,
-        0,
-        subrays.len() as u32,
-    );
+    let mut settings = frame_settings(sensor, sensor.mount.to_affine(), sun, seed, 0);
     tweak(&mut settings.waveform);
     let out = sim
         .frame(
@@ -153,23 +148,13 @@ fn gpu_waveform_matches_cpu_reference_on_the_street_with_subrays() {
     let records = out.records.as_ref().expect("records");
     let (gpu_echoes, gpu_counts) = out.echoes.as_ref().expect("echoes");
     let subrays = sensor_subrays(&sensor).expect("sub-rays");
-    let mut params = frame_settings(
-        &sensor,
-        sensor.mount.to_affine(),
-        sun,
-        7,
-        0,
-        subrays.len() as u32,
-    )
-    .waveform;
-    params.records_per_beam = subrays.len() as u32 * RECORD_SLOTS;
-    params.beam_count = sensor.beams.len() as u32;
-    params.seed_lo = 7;
-    params.seed_hi = 0;
-    params.frame = 0;
-    params.min_range = sensor.min_range;
-    params.max_range = sensor.max_range;
-    let (cpu_echoes, cpu_counts) = frame_echoes(records, &params);
+    let settings = frame_settings(&sensor, sensor.mount.to_affine(), sun, 7, 0);
+    let layout = RecordLayout {
+        beams: sensor.beams.len() as u32,
+        subrays: subrays.len() as u32,
+        slots: MAX_RECORD_SLOTS,
+    };
+    let (cpu_echoes, cpu_counts) = frame_echoes(records, layout, &settings);
     assert_eq!(gpu_counts.len(), cpu_counts.len());
     let per = gpu_echoes.len() / gpu_counts.len();
     let cpu_per = cpu_echoes.len() / cpu_counts.len();
@@ -230,7 +215,7 @@ fn one_subray_is_exactly_the_thin_ray() {
         let out = simulate(&scene, &sensor, None, 0);
         let records = out.records.expect("records");
         for (b, t) in thin.iter().enumerate() {
-            assert_eq!(records[b * RECORD_SLOTS as usize], *t, "beam {b}");
+            assert_eq!(records[b * MAX_RECORD_SLOTS as usize], *t, "beam {b}");
         }
     }
 }

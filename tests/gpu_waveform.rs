@@ -5,27 +5,21 @@
 //! relative plus 1e-5 m (an EPW is the difference of two f32 ranges, whose spacing at
 //! 100 m is 7.6e-6 m, so a barely detected echo's EPW cannot be relative-exact).
 
+use beamtrace::contract::{WaveformBinding, MAX_RETURNS};
 use beamtrace::gpu::{
     self, check_layout, run_once, Buffer, BufferUsageFlags, ComputePipeline, Context,
     ContextOptions, MemoryLocation, ShaderSources, Spirv,
 };
+use beamtrace::model::{Echo, FrameSettings, RecordLayout, SubRayRecord};
 use beamtrace::reference::frame_echoes;
-use beamtrace::sensor::rng;
-use beamtrace::sim::gpu_types::{
-    curve_model, estimator, return_mode, Echo, SubRayRecord, WaveformParams,
-};
+use beamtrace::sensor::{rng, Noise, RangeEstimator, RangeLimit, ReturnMode, WaveformSettings};
+use beamtrace::sim::{shader_sources, waveform_params, GpuEcho, GpuRecord};
 use std::mem::size_of;
 use std::sync::Arc;
 
+/// The simulator's shader sources (with the generated contract header) and the RNG test.
 fn sources() -> ShaderSources {
-    ShaderSources::new()
-        .add("waveform.comp", include_str!("../shaders/waveform.comp"))
-        .add(
-            "waveform_types.glsl",
-            include_str!("../shaders/waveform_types.glsl"),
-        )
-        .add("rng.glsl", include_str!("../shaders/rng.glsl"))
-        .add("rng_test.comp", RNG_TEST)
+    shader_sources().add("rng_test.comp", RNG_TEST)
 }
 
 fn context() -> Arc<Context> {
@@ -244,35 +238,47 @@ fn beam_records(kind: u32, g: &mut Lcg) -> Vec<SubRayRecord> {
     recs
 }
 
-fn params(beams: u32) -> WaveformParams {
+fn params() -> FrameSettings {
     let sigma_r = 0.75 / (2.0 * (2.0f32 * 2.0f32.ln()).sqrt());
-    WaveformParams {
-        sigma_r,
-        bin_width: sigma_r / 4.0,
-        threshold: 0.1 / (120.0 * 120.0),
-        ambient_k: 1e-4,
-        estimator: estimator::PEAK,
-        return_mode: return_mode::ALL,
-        max_returns: 4,
-        min_separation: 0.5,
-        curve_model: curve_model::THRESHOLD,
-        curve_a: 0.0,
-        curve_b: 0.0,
-        range_sigma: 0.0,
-        range_sigma_snr: 0.0,
-        amplitude_noise: 0.0,
-        pd_width: 0.0,
-        false_alarm_rate: 0.0,
+    FrameSettings {
         min_range: 0.3,
         max_range: 200.0,
-        seed_lo: 0x1234_5678,
-        seed_hi: 0x9abc_def0,
+        seed: 0x9abc_def0_1234_5678,
         frame: 3,
-        records_per_beam: RPB as u32,
-        beam_count: beams,
-        pad0: 0,
-        records_address: 0,
+        waveform: WaveformSettings {
+            sigma_r,
+            bin_width: sigma_r / 4.0,
+            threshold: 0.1 / (120.0 * 120.0),
+            ambient_k: 1e-4,
+            estimator: RangeEstimator::Peak,
+            return_mode: ReturnMode::All,
+            max_returns: 4,
+            min_separation: 0.5,
+            limit: RangeLimit::Threshold,
+            noise: Noise::default(),
+        },
+        ..FrameSettings::default()
     }
+}
+
+/// `frame` with its waveform settings changed by `change`.
+fn with(frame: FrameSettings, change: impl FnOnce(&mut WaveformSettings)) -> FrameSettings {
+    let mut f = frame;
+    change(&mut f.waveform);
+    f
+}
+
+/// `beams` beams of `rpb` records each.
+fn layout(beams: u32, rpb: usize) -> RecordLayout {
+    RecordLayout {
+        beams,
+        subrays: rpb as u32,
+        slots: 1,
+    }
+}
+
+fn slots(frame: &FrameSettings) -> usize {
+    frame.waveform.max_returns.clamp(1, MAX_RETURNS) as usize
 }
 
 fn compile(name: &str) -> Spirv {
@@ -283,11 +289,13 @@ fn gpu_echoes(
     ctx: &Arc<Context>,
     pipeline: &Arc<ComputePipeline>,
     records: &[SubRayRecord],
-    p: &WaveformParams,
+    layout: RecordLayout,
+    frame: &FrameSettings,
 ) -> (Vec<Echo>, Vec<u32>) {
-    let slots = p.max_returns.clamp(1, 8) as usize;
-    let beams = p.beam_count as usize;
-    let input = Buffer::from_slice(ctx, "records", records, BufferUsageFlags::STORAGE_BUFFER)
+    let slots = slots(frame);
+    let beams = layout.beams as usize;
+    let records: Vec<GpuRecord> = records.iter().map(GpuRecord::from).collect();
+    let input = Buffer::from_slice(ctx, "records", &records, BufferUsageFlags::STORAGE_BUFFER)
         .map(Arc::new)
         .expect("records");
     let host = |name: &str, bytes: usize| {
@@ -301,15 +309,16 @@ fn gpu_echoes(
         .map(Arc::new)
         .expect("buffer")
     };
-    let out = host("echoes", beams * slots * size_of::<Echo>());
+    let out = host("echoes", beams * slots * size_of::<GpuEcho>());
     let counts = host("counts", beams * 4);
     let mut sets = pipeline.descriptor_sets().expect("sets");
-    sets.bind_buffer(0, 1, &out).expect("bind");
-    sets.bind_buffer(0, 2, &counts).expect("bind");
+    sets.bind_buffer(0, WaveformBinding::Echoes.number(), &out)
+        .expect("bind");
+    sets.bind_buffer(0, WaveformBinding::Counts.number(), &counts)
+        .expect("bind");
     let sets = Arc::new(sets);
     run_once(ctx, |rec| {
-        let mut p = *p;
-        p.records_address = rec.address_of(&input);
+        let p = waveform_params(frame, layout, rec.address_of(&input));
         rec.dispatch(
             pipeline,
             &sets,
@@ -320,8 +329,9 @@ fn gpu_echoes(
         Ok(())
     })
     .expect("dispatch");
+    let echoes: Vec<GpuEcho> = out.read(beams * slots).expect("read echoes");
     (
-        out.read(beams * slots).expect("read echoes"),
+        echoes.into_iter().map(Echo::from).collect(),
         counts.read(beams).expect("read counts"),
     )
 }
@@ -333,13 +343,14 @@ fn rel_close(a: f32, b: f32, rel: f32, abs: f32) -> bool {
 /// Compares GPU and CPU echoes; returns the number of echoes compared.
 fn compare(
     label: &str,
-    p: &WaveformParams,
+    frame: &FrameSettings,
     gpu: &(Vec<Echo>, Vec<u32>),
     cpu: &(Vec<Echo>, Vec<u32>),
 ) -> usize {
-    let slots = p.max_returns.clamp(1, 8) as usize;
+    let slots = slots(frame);
+    assert_eq!(gpu.1.len(), cpu.1.len(), "{label}: beams");
     let mut n = 0;
-    for b in 0..p.beam_count as usize {
+    for b in 0..gpu.1.len() {
         assert_eq!(
             gpu.1[b], cpu.1[b],
             "{label}: beam {b} echo count (gpu vs cpu)"
@@ -406,55 +417,58 @@ fn gpu_waveform_matches_the_cpu_reference() {
         records.extend(beam);
     }
 
-    let base = params(beams);
-    let noisy = WaveformParams {
-        range_sigma: 0.01,
-        range_sigma_snr: 0.02,
-        amplitude_noise: 0.05,
-        pd_width: 0.1,
-        false_alarm_rate: 0.2,
-        ..base
-    };
+    let base = params();
+    let noisy = with(base, |w| {
+        w.noise = Noise {
+            range_sigma_m: 0.01,
+            range_sigma_snr_m: 0.02,
+            amplitude_rel: 0.05,
+            pd_width: 0.1,
+            false_alarm_rate: 0.2,
+        }
+    });
     let configs = [
         ("all, peak", base),
         ("noise, all", noisy),
         (
             "strongest, leading edge, curve",
-            WaveformParams {
-                return_mode: return_mode::STRONGEST,
-                estimator: estimator::LEADING_EDGE,
-                curve_model: curve_model::ROOT2,
-                curve_b: 0.1 / (100.0 * 100.0),
-                ..noisy
-            },
+            with(noisy, |w| {
+                w.return_mode = ReturnMode::Strongest;
+                w.estimator = RangeEstimator::LeadingEdge;
+                w.limit = RangeLimit::Root2 {
+                    b: 0.1 / (100.0 * 100.0),
+                };
+            }),
         ),
         (
             "dual, centroid, 8 returns",
-            WaveformParams {
-                return_mode: return_mode::DUAL,
-                estimator: estimator::CENTROID,
-                max_returns: 8,
-                min_separation: 0.0,
+            FrameSettings {
                 frame: 4,
-                ..noisy
+                ..with(noisy, |w| {
+                    w.return_mode = ReturnMode::Dual;
+                    w.estimator = RangeEstimator::Centroid;
+                    w.max_returns = 8;
+                    w.min_separation = 0.0;
+                })
             },
         ),
         (
             "last, log curve, fine bins",
-            WaveformParams {
-                return_mode: return_mode::LAST,
-                bin_width: 0.05,
-                curve_model: curve_model::LOGARITHMIC,
-                curve_a: 100.0 - 20.0 * 0.1f32.ln(),
-                curve_b: 20.0,
-                ..base
-            },
+            with(base, |w| {
+                w.return_mode = ReturnMode::Last;
+                w.bin_width = 0.05;
+                w.limit = RangeLimit::Logarithmic {
+                    a: 100.0 - 20.0 * 0.1f32.ln(),
+                    b: 20.0,
+                };
+            }),
         ),
     ];
     let mut total = 0;
+    let frame_layout = layout(beams, RPB);
     for (label, p) in configs {
-        let gpu = gpu_echoes(&ctx, &pipeline, &records, &p);
-        let cpu = frame_echoes(&records, &p);
+        let gpu = gpu_echoes(&ctx, &pipeline, &records, frame_layout, &p);
+        let cpu = frame_echoes(&records, frame_layout, &p);
         let n = compare(label, &p, &gpu, &cpu);
         eprintln!("{label}: {n} echoes agree");
         assert!(
@@ -478,18 +492,14 @@ fn gpu_waveform_matches_the_cpu_reference() {
             beam.truncate(rpb);
             recs.extend(beam);
         }
-        let p = WaveformParams {
-            records_per_beam: rpb as u32,
-            beam_count: beams,
-            max_returns: 8,
-            ..noisy
-        };
+        let p = with(noisy, |w| w.max_returns = 8);
+        let l = layout(beams, rpb);
         let label = format!("{rpb} records per beam");
         let n = compare(
             &label,
             &p,
-            &gpu_echoes(&ctx, &pipeline, &recs, &p),
-            &frame_echoes(&recs, &p),
+            &gpu_echoes(&ctx, &pipeline, &recs, l, &p),
+            &frame_echoes(&recs, l, &p),
         );
         eprintln!("{label}: {n} echoes agree");
         assert!(n > beams as usize, "{label}: only {n} echoes");

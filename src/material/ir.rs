@@ -25,17 +25,6 @@ pub enum MaterialClass {
 }
 
 impl MaterialClass {
-    /// The id the GPU material table stores: 0 general, 1 retroreflective,
-    /// 2 transparent, 3 absorbent.
-    pub fn id(self) -> u32 {
-        match self {
-            MaterialClass::General => 0,
-            MaterialClass::Retroreflective => 1,
-            MaterialClass::Transparent => 2,
-            MaterialClass::Absorbent => 3,
-        }
-    }
-
     /// The name used in the YAML `class:` field.
     pub fn name(self) -> &'static str {
         match self {

@@ -3,16 +3,15 @@
 //! shadow rays, the same tables — written as the same return records.
 
 use super::{Bvh, Hit, ReferenceError};
-use crate::material::MaterialDb;
+use crate::contract::MAX_TRANSPARENT;
+use crate::material::{MaterialClass, MaterialDb};
+use crate::model::{Echo, FrameSettings, RecordLayout, SceneTables, SubRayRecord};
 use crate::scene::Scene;
-use crate::sensor::{rng, Beam};
-use crate::sim::gpu_types::{material_class, GpuSubRay, SubRayRecord};
-use crate::sim::tables::{hit_group, SceneTables};
-use crate::sim::{Echo, FrameSettings};
+use crate::sensor::{rng, Beam, SubRaySample};
 use glam::{Vec2, Vec3};
 
-/// Transparent surfaces noted per sub-ray (the GLSL MAX_TRANSPARENT).
-const MAX_TRANSPARENT: usize = 3;
+/// Transparent surfaces noted per sub-ray, as an index bound.
+const NOTES: usize = MAX_TRANSPARENT as usize;
 
 /// A scene prepared for CPU tracing with the tables of the GPU.
 pub struct CpuSimulator {
@@ -84,20 +83,17 @@ impl CpuSimulator {
     pub fn frame(
         &self,
         beams: &[Beam],
-        subrays: &[GpuSubRay],
+        subrays: &[SubRaySample],
         frame: &FrameSettings,
         slots: u32,
     ) -> (Vec<SubRayRecord>, Vec<Echo>, Vec<u32>) {
         let records = self.trace(beams, subrays, frame, slots);
-        let mut p = frame.waveform;
-        p.records_per_beam = subrays.len() as u32 * slots;
-        p.beam_count = beams.len() as u32;
-        p.seed_lo = frame.seed as u32;
-        p.seed_hi = (frame.seed >> 32) as u32;
-        p.frame = frame.frame;
-        p.min_range = frame.min_range;
-        p.max_range = frame.max_range;
-        let (echoes, counts) = super::frame_echoes(&records, &p);
+        let layout = RecordLayout {
+            beams: beams.len() as u32,
+            subrays: subrays.len() as u32,
+            slots,
+        };
+        let (echoes, counts) = super::frame_echoes(&records, layout, frame);
         (records, echoes, counts)
     }
 
@@ -127,7 +123,7 @@ impl CpuSimulator {
     pub fn trace(
         &self,
         beams: &[Beam],
-        subrays: &[GpuSubRay],
+        subrays: &[SubRaySample],
         frame: &FrameSettings,
         slots: u32,
     ) -> Vec<SubRayRecord> {
@@ -156,7 +152,7 @@ impl CpuSimulator {
         &self,
         beam: &Beam,
         beam_index: u32,
-        sub: &GpuSubRay,
+        sub: &SubRaySample,
         sub_index: u32,
         f: &FrameSettings,
         out: &mut [SubRayRecord],
@@ -171,12 +167,12 @@ impl CpuSimulator {
         let d = subray_direction(beam.direction(), dh, dv);
         let origin = f.sensor_to_world.transform_point3(beam.origin);
         let dir = f.sensor_to_world.transform_vector3(d).normalize();
-        let mut notes: Vec<Note> = Vec::with_capacity(MAX_TRANSPARENT);
+        let mut notes: Vec<Note> = Vec::with_capacity(NOTES);
         let closest = self
             .bvh
             .trace_filtered(origin, dir, f.min_range, f.max_range, |h| {
                 let g = &self.tables.geometries[self.geometry(h)];
-                if g.hit_group == hit_group::TRANSPARENT {
+                if g.class == MaterialClass::Transparent {
                     if self.alpha_keeps(h) {
                         let cos = (-dir).dot(h.geometric_normal);
                         let note = Note {
@@ -185,12 +181,12 @@ impl CpuSimulator {
                             instance: h.instance,
                             material: g.material,
                         };
-                        if notes.len() < MAX_TRANSPARENT {
+                        if notes.len() < NOTES {
                             notes.push(note);
                         } else {
                             // Full: replace the farthest if this one is nearer (as the GLSL).
                             let mut far = 0;
-                            for k in 1..MAX_TRANSPARENT {
+                            for k in 1..NOTES {
                                 if notes[k].t > notes[far].t {
                                     far = k;
                                 }
@@ -217,8 +213,8 @@ impl CpuSimulator {
         if let Some(h) = &closest {
             let g = &self.tables.geometries[self.geometry(h)];
             let class = self.tables.material_class(g.material);
-            if class != material_class::ABSORBENT {
-                let n = if class == material_class::RETROREFLECTIVE {
+            if class != MaterialClass::Absorbent {
+                let n = if class == MaterialClass::Retroreflective {
                     h.geometric_normal
                 } else {
                     h.shading_normal
@@ -236,7 +232,7 @@ impl CpuSimulator {
                             .bvh
                             .trace_filtered(p, sd, 0.0, 1e5, |s| {
                                 let sg = &self.tables.geometries[self.geometry(s)];
-                                sg.hit_group != hit_group::TRANSPARENT && self.alpha_keeps(s)
+                                sg.class != MaterialClass::Transparent && self.alpha_keeps(s)
                             })
                             .is_some();
                         if !blocked {

@@ -22,7 +22,7 @@
 //!    the pulse is the Gaussian tap g_d = exp(−(dΔr)²/(2σ_r²)) for |d| ≤ K = ⌊5σ_r/Δr⌋
 //!    (peak 1). Each bin is evaluated directly as Σ_i [s_i(1−f_i)·g(k−j_i) +
 //!    s_i f_i·g(k−j_i−1)] over the cluster's records in sorted order (no atomics, one
-//!    summation order everywhere). Bins are produced in windows of [`WINDOW_BINS`]; the
+//!    summation order everywhere). Bins are produced in windows of [`WINDOW_BINS`](crate::contract::WINDOW_BINS); the
 //!    echo scan keeps its state across windows, and bins −1 and n count as 0.
 //! 4. **Echoes.** A maximal run of bins with ξ̂ > T_eff. r0 and r1 interpolate linearly
 //!    between the bins either side of each crossing; EPW = r1 − r0. The peak is the first
@@ -34,9 +34,9 @@
 //!    material) maximises s_i·exp(−(r_peak − r_i)²/(2σ_r²)); ties go to the first in
 //!    sorted order. Echoes are numbered e = 0, 1, … in range order over the whole beam.
 //! 5. **Noise, detection, limits** (echo e, draws from stream `echo_noise(e, j)`):
-//!    amplitude a' = a·max(0, 1 + amplitude_noise·N(j=2,3)); detected if U(j=4) <
+//!    amplitude a' = a·max(0, 1 + amplitude_rel·N(j=2,3)); detected if U(j=4) <
 //!    Φ((a' − T_eff)/(pd_width·T_eff)) when pd_width > 0 and T_eff > 0, else if a' > T_eff;
-//!    SNR = a'/T_eff and the range jitter σ = √(range_sigma² + (range_sigma_snr/SNR)²)
+//!    SNR = a'/T_eff and the range jitter σ = √(range_sigma_m² + (range_sigma_snr_m/SNR)²)
 //!    moves the estimated range by σ·N(j=0,1) (EPW keeps the noiseless waveform's value);
 //!    then echoes outside [min_range, max_range] are dropped, and the curve model keeps
 //!    an echo when R_app = a'·r² ≥ R_L(r). Skipped draws are not drawn: a zero parameter
@@ -56,8 +56,11 @@
 //!    all = the first `max_returns`. `max_returns` is clamped to 1..=[`MAX_RETURNS`] and is
 //!    also the per-beam slot count of the frame output ([`echo_slots`]).
 //!
-//! The curve models (`curve_model`): 1 R_L = a + b·r; 2 R_L = a + b·r²; 3/4/5 R_L = b·r^n
-//! (n = 2, 3, 4); 6 R_L = exp((r − a)/b); 0 no curve test.
+//! The curve models are [`RangeLimit`]'s: R_L = a + b·r, a + b·r², b·r^n (n = 2, 3, 4),
+//! exp((r − a)/b), or no curve test.
+//!
+//! The limits and constants above come from [`crate::contract`], which the shader
+//! includes too.
 //!
 //! **Accuracy** (the tests check these). A plane at normal incidence comes out within
 //! 1 mm of its range. The cloud-in-cell deposit splits a return between two bins Δr
@@ -68,59 +71,44 @@
 //! than 8σ_r apart see at most g(3σ_r) ≈ 1 % of the other cluster's amplitude missing
 //! near their bin range's ends, which only matters for echoes wider than ±3σ_r.
 
-use crate::sensor::rng;
-use crate::sim::gpu_types::{
-    curve_model, estimator, return_mode, Echo, SubRayRecord, WaveformParams,
+use crate::contract::{
+    CLUSTER_GAP_SIGMAS, MAX_CANDIDATES, MAX_CLUSTER_BINS, MAX_FALSE_ALARMS, MAX_RECORDS_PER_BEAM,
+    MAX_RETURNS, MAX_TAPS, PAD_SIGMAS,
 };
+use crate::model::{Echo, FrameSettings, RecordLayout, SubRayRecord};
+use crate::sensor::{rng, RangeEstimator, RangeLimit, ReturnMode, WaveformSettings};
 use std::cmp::Ordering;
 
-/// Records of a beam the waveform reads (sub-rays × slots per sub-ray).
-pub const MAX_RECORDS_PER_BEAM: usize = 1024;
-/// Bins evaluated at once (the GPU's shared-memory histogram).
-pub const WINDOW_BINS: u32 = 1024;
-/// Largest `max_returns`.
-pub const MAX_RETURNS: u32 = 8;
-/// Echoes (incl. false alarms) a beam keeps for the return selection.
-pub const MAX_CANDIDATES: usize = 64;
-/// Largest number of false alarms drawn per beam.
-pub const MAX_FALSE_ALARMS: u32 = 8;
-
-/// Clusters split where neighbouring records are farther apart than this many σ_r.
-const CLUSTER_GAP_SIGMAS: f32 = 8.0;
-/// Bins extend this many σ_r beyond a cluster's records; the pulse is cut there too.
-const PAD_SIGMAS: f32 = 5.0;
-/// Bounds that keep the bin arithmetic in range for absurd parameters.
-const MAX_TAPS: f32 = 1_048_576.0;
-const MAX_CLUSTER_BINS: f32 = 16_777_216.0;
-
 /// Echo slots per beam in the frame output: `max_returns` clamped to 1..=MAX_RETURNS.
-pub fn echo_slots(params: &WaveformParams) -> u32 {
-    params.max_returns.clamp(1, MAX_RETURNS)
+pub fn echo_slots(settings: &WaveformSettings) -> u32 {
+    settings.max_returns.clamp(1, MAX_RETURNS)
 }
 
-/// The echoes of one beam, in range order with `return_index` / `return_count` set.
-/// `records` is the beam's `records_per_beam` slots (empty ones are skipped).
-pub fn beam_echoes(records: &[SubRayRecord], params: &WaveformParams, beam: u32) -> Vec<Echo> {
-    let records = &records[..records.len().min(MAX_RECORDS_PER_BEAM)];
+/// The echoes of beam `beam` of a frame, in range order with `return_index` /
+/// `return_count` set. `records` is the beam's records (empty ones are skipped).
+pub fn beam_echoes(records: &[SubRayRecord], frame: &FrameSettings, beam: u32) -> Vec<Echo> {
+    let records = &records[..records.len().min(MAX_RECORDS_PER_BEAM as usize)];
     let sorted = sorted_records(records);
     let ambient = sorted.iter().fold(0.0f32, |acc, r| acc + r.rec.ambient);
     let used = sorted.iter().take_while(|r| is_used(&r.rec)).count();
     let sorted = &sorted[..used];
-    let t_eff = params.threshold + params.ambient_k * ambient.sqrt();
+    let w = &frame.waveform;
+    let t_eff = w.threshold + w.ambient_k * ambient.sqrt();
     let mut beam_state = Beam {
-        params,
+        frame,
+        w,
         beam,
         ambient,
         t_eff,
         echo_counter: 0,
-        candidates: Vec::with_capacity(MAX_CANDIDATES),
+        candidates: Vec::with_capacity(MAX_CANDIDATES as usize),
     };
-    if params.sigma_r > 0.0 && params.bin_width > 0.0 {
+    if w.sigma_r > 0.0 && w.bin_width > 0.0 {
         let mut c0 = 0;
         while c0 < sorted.len() {
             let mut c1 = c0 + 1;
             while c1 < sorted.len()
-                && sorted[c1].range - sorted[c1 - 1].range <= CLUSTER_GAP_SIGMAS * params.sigma_r
+                && sorted[c1].range - sorted[c1 - 1].range <= CLUSTER_GAP_SIGMAS * w.sigma_r
             {
                 c1 += 1;
             }
@@ -129,22 +117,26 @@ pub fn beam_echoes(records: &[SubRayRecord], params: &WaveformParams, beam: u32)
         }
     }
     beam_state.false_alarms();
-    select_returns(beam_state.candidates, params)
+    select_returns(beam_state.candidates, w)
 }
 
-/// The echoes of a frame: `beam_count × echo_slots(params)` slots (unused ones zero) and
-/// the number of echoes per beam. Beam b reads `records[b·rpb .. (b+1)·rpb]`,
-/// rpb = `records_per_beam`; missing records count as empty.
-pub fn frame_echoes(records: &[SubRayRecord], params: &WaveformParams) -> (Vec<Echo>, Vec<u32>) {
-    let slots = echo_slots(params) as usize;
-    let rpb = params.records_per_beam as usize;
-    let beams = params.beam_count as usize;
+/// The echoes of a frame: `layout.beams × echo_slots` slots (unused ones zero) and the
+/// number of echoes per beam. Beam b reads `records[b·rpb .. (b+1)·rpb]`, rpb =
+/// `layout.records_per_beam()`; missing records count as empty.
+pub fn frame_echoes(
+    records: &[SubRayRecord],
+    layout: RecordLayout,
+    frame: &FrameSettings,
+) -> (Vec<Echo>, Vec<u32>) {
+    let slots = echo_slots(&frame.waveform) as usize;
+    let rpb = layout.records_per_beam() as usize;
+    let beams = layout.beams as usize;
     let mut echoes = vec![Echo::default(); beams * slots];
     let mut counts = vec![0u32; beams];
     for b in 0..beams {
         let start = (b * rpb).min(records.len());
         let end = (start + rpb).min(records.len());
-        let found = beam_echoes(&records[start..end], params, b as u32);
+        let found = beam_echoes(&records[start..end], frame, b as u32);
         counts[b] = found.len() as u32;
         echoes[b * slots..b * slots + found.len()].copy_from_slice(&found);
     }
@@ -225,17 +217,16 @@ pub(crate) fn normal_cdf(x: f32) -> f32 {
     }
 }
 
-/// R_L(r) of the curve model; `None` for model 0 (no curve test).
-fn range_limit(params: &WaveformParams, r: f32) -> Option<f32> {
-    let (a, b) = (params.curve_a, params.curve_b);
-    match params.curve_model {
-        curve_model::LINEAR => Some(a + b * r),
-        curve_model::QUADRATIC => Some(a + b * (r * r)),
-        curve_model::ROOT2 => Some(b * (r * r)),
-        curve_model::ROOT3 => Some(b * (r * r * r)),
-        curve_model::ROOT4 => Some(b * (r * r * (r * r))),
-        curve_model::LOGARITHMIC => Some(((r - a) / b).exp()),
-        _ => None,
+/// R_L(r) of the curve, with the shader's f32 operations; `None`: no curve test.
+fn range_limit(limit: RangeLimit, r: f32) -> Option<f32> {
+    match limit {
+        RangeLimit::Threshold => None,
+        RangeLimit::Linear { a, b } => Some(a + b * r),
+        RangeLimit::Quadratic { a, b } => Some(a + b * (r * r)),
+        RangeLimit::Root2 { b } => Some(b * (r * r)),
+        RangeLimit::Root3 { b } => Some(b * (r * r * r)),
+        RangeLimit::Root4 { b } => Some(b * (r * r * (r * r))),
+        RangeLimit::Logarithmic { a, b } => Some(((r - a) / b).exp()),
     }
 }
 
@@ -298,7 +289,8 @@ impl Grid {
 
 /// A beam being processed: its candidates and counters.
 struct Beam<'a> {
-    params: &'a WaveformParams,
+    frame: &'a FrameSettings,
+    w: &'a WaveformSettings,
     beam: u32,
     ambient: f32,
     t_eff: f32,
@@ -308,15 +300,12 @@ struct Beam<'a> {
 
 impl Beam<'_> {
     fn draw(&self, stream: u32) -> u32 {
-        let p = self.params;
-        let seed = (p.seed_lo as u64) | ((p.seed_hi as u64) << 32);
-        rng::hash(seed, p.frame, self.beam, stream)
+        rng::hash(self.frame.seed, self.frame.frame, self.beam, stream)
     }
 
     fn cluster(&mut self, recs: &[Sorted]) {
-        let p = self.params;
-        let sigma = p.sigma_r;
-        let dr = p.bin_width;
+        let sigma = self.w.sigma_r;
+        let dr = self.w.bin_width;
         // Whole bins of padding (≥ 5σ) put the first return on a bin centre (as the GLSL).
         let r_lo = recs[0].range - dr * ((PAD_SIGMAS * sigma / dr).ceil() + 0.5);
         let r_hi = recs[recs.len() - 1].range + PAD_SIGMAS * sigma;
@@ -387,7 +376,7 @@ impl Beam<'_> {
 
     /// Step 4's per-echo quantities, then step 5.
     fn emit(&mut self, s: &Scan, grid: &Grid, recs: &[Sorted], r1: f32) {
-        let p = self.params;
+        let w = self.w;
         let mut offset = 0.0f32;
         let mut amplitude = s.peak_v;
         if s.left > 0.0 && s.right > 0.0 {
@@ -400,15 +389,15 @@ impl Beam<'_> {
             }
         }
         let r_peak = grid.centre(s.peak_k) + offset * grid.dr;
-        let range = match p.estimator {
-            estimator::LEADING_EDGE => s.r0,
-            estimator::CENTROID => grid.centre(s.k_start) + grid.dr * (s.sum_wk / s.sum_w),
-            _ => r_peak,
+        let range = match w.estimator {
+            RangeEstimator::Peak => r_peak,
+            RangeEstimator::LeadingEdge => s.r0,
+            RangeEstimator::Centroid => grid.centre(s.k_start) + grid.dr * (s.sum_wk / s.sum_w),
         };
         let mut best = 0usize;
         let mut best_v = -1.0f32;
         for (i, rec) in recs.iter().enumerate() {
-            let z = (r_peak - rec.range) / p.sigma_r;
+            let z = (r_peak - rec.range) / w.sigma_r;
             let w = rec.signal * (-0.5 * z * z).exp();
             if w > best_v {
                 best_v = w;
@@ -421,12 +410,12 @@ impl Beam<'_> {
         let Some((range, amplitude)) = self.noise_and_detection(e, range, amplitude) else {
             return;
         };
-        let inside = range >= p.min_range && range <= p.max_range;
+        let inside = range >= self.frame.min_range && range <= self.frame.max_range;
         if !inside {
             return;
         }
         let reflectance = amplitude * range * range;
-        if let Some(limit) = range_limit(p, range) {
+        if let Some(limit) = range_limit(w.limit, range) {
             let above = reflectance >= limit;
             if !above {
                 return;
@@ -447,15 +436,15 @@ impl Beam<'_> {
     }
 
     fn noise_and_detection(&self, e: u32, range: f32, amplitude: f32) -> Option<(f32, f32)> {
-        let p = self.params;
+        let n = &self.w.noise;
         let t = self.t_eff;
         let draw = |j| self.draw(rng::stream::echo_noise(e, j));
         let mut a = amplitude;
-        if p.amplitude_noise > 0.0 {
-            a *= (1.0 + p.amplitude_noise * rng::gaussian(draw(2), draw(3))).max(0.0);
+        if n.amplitude_rel > 0.0 {
+            a *= (1.0 + n.amplitude_rel * rng::gaussian(draw(2), draw(3))).max(0.0);
         }
-        let detected = if p.pd_width > 0.0 && t > 0.0 {
-            rng::uniform(draw(4)) < normal_cdf((a - t) / (p.pd_width * t))
+        let detected = if n.pd_width > 0.0 && t > 0.0 {
+            rng::uniform(draw(4)) < normal_cdf((a - t) / (n.pd_width * t))
         } else {
             a > t
         };
@@ -463,11 +452,11 @@ impl Beam<'_> {
             return None;
         }
         let snr_term = if t > 0.0 {
-            p.range_sigma_snr * t / a
+            n.range_sigma_snr_m * t / a
         } else {
             0.0
         };
-        let sigma = (p.range_sigma * p.range_sigma + snr_term * snr_term).sqrt();
+        let sigma = (n.range_sigma_m * n.range_sigma_m + snr_term * snr_term).sqrt();
         let mut r = range;
         if sigma > 0.0 {
             r += sigma * rng::gaussian(draw(0), draw(1));
@@ -476,30 +465,31 @@ impl Beam<'_> {
     }
 
     fn false_alarms(&mut self) {
-        let p = self.params;
-        let any = p.false_alarm_rate > 0.0;
+        let rate = self.w.noise.false_alarm_rate;
+        let any = rate > 0.0;
         if !any {
             return;
         }
+        let (min_range, max_range) = (self.frame.min_range, self.frame.max_range);
         let u = rng::uniform(self.draw(rng::stream::false_alarm(0)));
-        let mut prob = (-p.false_alarm_rate).exp();
+        let mut prob = (-rate).exp();
         let mut cdf = prob;
         let mut n = 0u32;
         while u >= cdf && n < MAX_FALSE_ALARMS {
             n += 1;
-            prob *= p.false_alarm_rate / n as f32;
+            prob *= rate / n as f32;
             cdf += prob;
         }
         for j in 0..n {
             let ur = rng::uniform(self.draw(rng::stream::false_alarm(1 + 2 * j)));
             let ua = rng::uniform(self.draw(rng::stream::false_alarm(2 + 2 * j)));
-            let range = p.min_range + (p.max_range - p.min_range) * ur;
+            let range = min_range + (max_range - min_range) * ur;
             let e = -(1.0 - ua).ln();
             let amplitude = self.t_eff * (1.0 + e);
             self.push(Echo {
                 range,
                 amplitude,
-                epw: 2.0 * p.sigma_r * (2.0 * (1.0 + e).ln()).sqrt(),
+                epw: 2.0 * self.w.sigma_r * (2.0 * (1.0 + e).ln()).sqrt(),
                 reflectance: amplitude * range * range,
                 ambient: self.ambient,
                 ..Echo::default()
@@ -508,7 +498,7 @@ impl Beam<'_> {
     }
 
     fn push(&mut self, echo: Echo) {
-        if self.candidates.len() < MAX_CANDIDATES {
+        if self.candidates.len() < MAX_CANDIDATES as usize {
             self.candidates.push(echo);
             return;
         }
@@ -535,7 +525,7 @@ fn stronger(a: &Echo, b: &Echo) -> bool {
 }
 
 /// Step 6: sort, minimum separation, return mode.
-fn select_returns(mut c: Vec<Echo>, params: &WaveformParams) -> Vec<Echo> {
+fn select_returns(mut c: Vec<Echo>, w: &WaveformSettings) -> Vec<Echo> {
     // Stable insertion sort, exactly as the shader does it.
     for i in 1..c.len() {
         let x = c[i];
@@ -558,13 +548,13 @@ fn select_returns(mut c: Vec<Echo>, params: &WaveformParams) -> Vec<Echo> {
         }
         decided[best] = true;
         kept[best] =
-            (0..n).all(|j| !kept[j] || (c[best].range - c[j].range).abs() >= params.min_separation);
+            (0..n).all(|j| !kept[j] || (c[best].range - c[j].range).abs() >= w.min_separation);
     }
     let survivors: Vec<Echo> = (0..n).filter(|&i| kept[i]).map(|i| c[i]).collect();
     if survivors.is_empty() {
         return survivors;
     }
-    let slots = echo_slots(params) as usize;
+    let slots = echo_slots(w) as usize;
     let mut strongest = 0;
     for (i, e) in survivors.iter().enumerate() {
         if e.amplitude > survivors[strongest].amplitude {
@@ -572,13 +562,13 @@ fn select_returns(mut c: Vec<Echo>, params: &WaveformParams) -> Vec<Echo> {
         }
     }
     let last = survivors.len() - 1;
-    let picked: Vec<usize> = match params.return_mode {
-        return_mode::FIRST => vec![0],
-        return_mode::LAST => vec![last],
-        return_mode::DUAL if strongest != last && slots >= 2 => vec![strongest, last],
-        return_mode::DUAL => vec![strongest],
-        return_mode::ALL => (0..survivors.len().min(slots)).collect(),
-        _ => vec![strongest],
+    let picked: Vec<usize> = match w.return_mode {
+        ReturnMode::Strongest => vec![strongest],
+        ReturnMode::First => vec![0],
+        ReturnMode::Last => vec![last],
+        ReturnMode::Dual if strongest != last && slots >= 2 => vec![strongest, last],
+        ReturnMode::Dual => vec![strongest],
+        ReturnMode::All => (0..survivors.len().min(slots)).collect(),
     };
     let count = picked.len() as u32;
     picked

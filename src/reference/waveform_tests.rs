@@ -7,7 +7,7 @@
 //! most the same fraction; the threshold crossings are interpolated linearly.
 
 use super::*;
-use crate::sim::gpu_types::{curve_model, estimator, return_mode};
+use crate::sensor::Noise;
 
 /// σ_r of a 5 ns pulse: FWHM_r = c·τ/2 = 0.75 m.
 fn sigma() -> f32 {
@@ -17,31 +17,47 @@ fn sigma() -> f32 {
 /// The datasheet threshold of a 10 % target at 120 m.
 const T: f32 = 0.1 / (120.0 * 120.0);
 
-fn params() -> WaveformParams {
-    WaveformParams {
-        sigma_r: sigma(),
-        bin_width: sigma() / 4.0,
-        threshold: T,
-        ambient_k: 0.0,
-        estimator: estimator::PEAK,
-        return_mode: return_mode::ALL,
-        max_returns: 8,
-        min_separation: 0.0,
-        curve_model: curve_model::THRESHOLD,
+fn params() -> FrameSettings {
+    FrameSettings {
         min_range: 0.3,
         max_range: 250.0,
-        seed_lo: 17,
-        seed_hi: 4,
+        seed: (4 << 32) | 17,
         frame: 1,
-        records_per_beam: 64,
-        beam_count: 1,
-        ..WaveformParams::default()
+        waveform: WaveformSettings {
+            sigma_r: sigma(),
+            bin_width: sigma() / 4.0,
+            threshold: T,
+            ambient_k: 0.0,
+            estimator: RangeEstimator::Peak,
+            return_mode: ReturnMode::All,
+            max_returns: 8,
+            min_separation: 0.0,
+            limit: RangeLimit::Threshold,
+            noise: Noise::default(),
+        },
+        ..FrameSettings::default()
+    }
+}
+
+/// [`params`] changed by `change`.
+fn with(change: impl FnOnce(&mut FrameSettings)) -> FrameSettings {
+    let mut p = params();
+    change(&mut p);
+    p
+}
+
+/// `beams` beams of `records` records each (one slot per sub-ray).
+fn layout(beams: u32, records: u32) -> RecordLayout {
+    RecordLayout {
+        beams,
+        subrays: records,
+        slots: 1,
     }
 }
 
 /// The largest relative amplitude loss of the cloud-in-cell deposit.
-fn cic_loss(p: &WaveformParams) -> f32 {
-    let q = p.bin_width / p.sigma_r;
+fn cic_loss(p: &FrameSettings) -> f32 {
+    let q = p.waveform.bin_width / p.waveform.sigma_r;
     q * q / 8.0
 }
 
@@ -165,10 +181,7 @@ fn epw_grows_with_reflectance() {
 
 #[test]
 fn tilted_plane_widens_the_echo_as_the_spread_predicts() {
-    let p = WaveformParams {
-        estimator: estimator::CENTROID,
-        ..params()
-    };
+    let p = with(|p| p.waveform.estimator = RangeEstimator::Centroid);
     let r = 25.0;
     let flat = beam_echoes(&target(64, r, 0.5, 1.0, 1), &p, 0)[0];
     for delta in [0.3f32, 0.8, 2.0] {
@@ -242,24 +255,22 @@ fn ids(e: &[Echo]) -> Vec<u32> {
 #[test]
 fn return_modes_pick_the_right_echoes() {
     let recs = three_targets();
-    let with = |mode, max| WaveformParams {
-        return_mode: mode,
-        max_returns: max,
-        ..params()
+    let with = |mode, max| {
+        with(|p| {
+            p.waveform.return_mode = mode;
+            p.waveform.max_returns = max;
+        })
     };
     assert_eq!(
-        ids(&beam_echoes(&recs, &with(return_mode::STRONGEST, 8), 0)),
+        ids(&beam_echoes(&recs, &with(ReturnMode::Strongest, 8), 0)),
         [2]
     );
     assert_eq!(
-        ids(&beam_echoes(&recs, &with(return_mode::FIRST, 8), 0)),
+        ids(&beam_echoes(&recs, &with(ReturnMode::First, 8), 0)),
         [1]
     );
-    assert_eq!(
-        ids(&beam_echoes(&recs, &with(return_mode::LAST, 8), 0)),
-        [3]
-    );
-    let dual = beam_echoes(&recs, &with(return_mode::DUAL, 8), 0);
+    assert_eq!(ids(&beam_echoes(&recs, &with(ReturnMode::Last, 8), 0)), [3]);
+    let dual = beam_echoes(&recs, &with(ReturnMode::Dual, 8), 0);
     assert_eq!(ids(&dual), [2, 3]);
     assert_eq!(
         dual.iter()
@@ -268,36 +279,30 @@ fn return_modes_pick_the_right_echoes() {
         [(0, 2), (1, 2)]
     );
     // Dual with only one slot keeps the strongest.
+    assert_eq!(ids(&beam_echoes(&recs, &with(ReturnMode::Dual, 1), 0)), [2]);
     assert_eq!(
-        ids(&beam_echoes(&recs, &with(return_mode::DUAL, 1), 0)),
-        [2]
-    );
-    assert_eq!(
-        ids(&beam_echoes(&recs, &with(return_mode::ALL, 8), 0)),
+        ids(&beam_echoes(&recs, &with(ReturnMode::All, 8), 0)),
         [1, 2, 3]
     );
     assert_eq!(
-        ids(&beam_echoes(&recs, &with(return_mode::ALL, 2), 0)),
+        ids(&beam_echoes(&recs, &with(ReturnMode::All, 2), 0)),
         [1, 2]
     );
     // The strongest is also the last: dual gives one echo.
     let two = &recs[..16];
-    let dual = beam_echoes(two, &with(return_mode::DUAL, 8), 0);
+    let dual = beam_echoes(two, &with(ReturnMode::Dual, 8), 0);
     assert_eq!(ids(&dual), [2]);
     assert_eq!((dual[0].return_index, dual[0].return_count), (0, 1));
     // max_returns above the limit is clamped to MAX_RETURNS.
-    assert_eq!(echo_slots(&with(return_mode::ALL, 99)), MAX_RETURNS);
-    assert_eq!(echo_slots(&with(return_mode::ALL, 0)), 1);
+    assert_eq!(echo_slots(&with(ReturnMode::All, 99).waveform), MAX_RETURNS);
+    assert_eq!(echo_slots(&with(ReturnMode::All, 0).waveform), 1);
 }
 
 #[test]
 fn minimum_separation_keeps_the_stronger() {
     let mut recs = target(16, 60.0, 0.3, 0.5, 1);
     recs.extend(target(16, 62.0, 0.9, 0.5, 2));
-    let with = |sep| WaveformParams {
-        min_separation: sep,
-        ..params()
-    };
+    let with = |sep| with(|p| p.waveform.min_separation = sep);
     assert_eq!(ids(&beam_echoes(&recs, &with(1.0), 0)), [1, 2]);
     assert_eq!(ids(&beam_echoes(&recs, &with(3.0), 0)), [2]);
     // A chain 60 – 63 – 66 m with the middle one strongest: both neighbours go.
@@ -318,47 +323,54 @@ fn every_curve_model_limits_the_range_of_a_10_percent_target() {
     // Finer bins make the deposit's amplitude loss (≤ Δr²/8σ² = 0.2 %) small next to the
     // ±1 % range steps tested here.
     let r_ref = 100.0f32;
-    let base = WaveformParams {
-        bin_width: sigma() / 8.0,
-        threshold: 0.1 / (300.0 * 300.0),
-        ..params()
-    };
     let models = [
-        (curve_model::THRESHOLD, 0.0, 0.0),
-        (curve_model::LINEAR, 0.0, 0.1 / r_ref),
-        (curve_model::QUADRATIC, 0.02, 0.08 / (r_ref * r_ref)),
-        (curve_model::ROOT2, 0.0, 0.1 / r_ref.powi(2)),
-        (curve_model::ROOT3, 0.0, 0.1 / r_ref.powi(3)),
-        (curve_model::ROOT4, 0.0, 0.1 / r_ref.powi(4)),
-        (curve_model::LOGARITHMIC, r_ref - 20.0 * 0.1f32.ln(), 20.0),
+        RangeLimit::Threshold,
+        RangeLimit::Linear {
+            a: 0.0,
+            b: 0.1 / r_ref,
+        },
+        RangeLimit::Quadratic {
+            a: 0.02,
+            b: 0.08 / (r_ref * r_ref),
+        },
+        RangeLimit::Root2 {
+            b: 0.1 / r_ref.powi(2),
+        },
+        RangeLimit::Root3 {
+            b: 0.1 / r_ref.powi(3),
+        },
+        RangeLimit::Root4 {
+            b: 0.1 / r_ref.powi(4),
+        },
+        RangeLimit::Logarithmic {
+            a: r_ref - 20.0 * 0.1f32.ln(),
+            b: 20.0,
+        },
     ];
-    for (model, a, b) in models {
-        let p = WaveformParams {
-            curve_model: model,
-            curve_a: a,
-            curve_b: b,
+    for model in models {
+        let p = with(|p| {
+            p.waveform.bin_width = sigma() / 8.0;
+            p.waveform.limit = model;
             // The threshold model uses the datasheet threshold itself.
-            threshold: if model == curve_model::THRESHOLD {
-                0.1 / (r_ref * r_ref)
-            } else {
-                base.threshold
-            },
-            ..base
-        };
+            p.waveform.threshold = match model {
+                RangeLimit::Threshold => 0.1 / (r_ref * r_ref),
+                _ => 0.1 / (300.0 * 300.0),
+            };
+        });
         let near = beam_echoes(&target(16, 0.99 * r_ref, 0.1, 1.0, 1), &p, 0);
         let far = beam_echoes(&target(16, 1.01 * r_ref, 0.1, 1.0, 1), &p, 0);
         assert_eq!(
             near.len(),
             1,
-            "model {model}: 10 % at 0.99 r_ref not detected"
+            "model {model:?}: 10 % at 0.99 r_ref not detected"
         );
         assert!(
             far.is_empty(),
-            "model {model}: 10 % at 1.01 r_ref detected: {far:?}"
+            "model {model:?}: 10 % at 1.01 r_ref detected: {far:?}"
         );
         // A brighter target goes farther.
         let bright = beam_echoes(&target(16, 1.01 * r_ref, 0.2, 1.0, 1), &p, 0);
-        assert_eq!(bright.len(), 1, "model {model}: 20 % at 1.01 r_ref");
+        assert_eq!(bright.len(), 1, "model {model:?}: 20 % at 1.01 r_ref");
     }
 }
 
@@ -367,15 +379,12 @@ fn estimators_on_a_symmetric_pulse() {
     let r = 42.0;
     let recs = target(16, r, 0.4, 1.0, 1);
     let at = |est| {
-        let p = WaveformParams {
-            estimator: est,
-            ..params()
-        };
+        let p = with(|p| p.waveform.estimator = est);
         beam_echoes(&recs, &p, 0)[0]
     };
-    let peak = at(estimator::PEAK);
-    let leading = at(estimator::LEADING_EDGE);
-    let centroid = at(estimator::CENTROID);
+    let peak = at(RangeEstimator::Peak);
+    let leading = at(RangeEstimator::LeadingEdge);
+    let centroid = at(RangeEstimator::Centroid);
     assert!(leading.range < peak.range - 0.1);
     // The leading edge is the start of the run: half an EPW before the peak.
     assert!((leading.range - (peak.range - peak.epw / 2.0)).abs() < 5e-3);
@@ -388,19 +397,20 @@ fn estimators_on_a_symmetric_pulse() {
     assert_eq!(peak.epw, centroid.epw);
 }
 
-fn noisy() -> WaveformParams {
-    WaveformParams {
-        range_sigma: 0.02,
-        range_sigma_snr: 0.05,
-        amplitude_noise: 0.1,
-        pd_width: 0.2,
-        false_alarm_rate: 0.1,
-        ..params()
-    }
+fn noisy() -> FrameSettings {
+    with(|p| {
+        p.waveform.noise = Noise {
+            range_sigma_m: 0.02,
+            range_sigma_snr_m: 0.05,
+            amplitude_rel: 0.1,
+            pd_width: 0.2,
+            false_alarm_rate: 0.1,
+        }
+    })
 }
 
 /// A frame of `beams` beams, 64 slots each, with targets at varied ranges.
-fn frame(beams: u32) -> (Vec<SubRayRecord>, WaveformParams) {
+fn frame(beams: u32) -> (Vec<SubRayRecord>, RecordLayout, FrameSettings) {
     let mut recs = Vec::new();
     for b in 0..beams {
         let r = 5.0 + (b % 37) as f32 * 2.3;
@@ -409,21 +419,20 @@ fn frame(beams: u32) -> (Vec<SubRayRecord>, WaveformParams) {
         beam.resize(64, SubRayRecord::default());
         recs.extend(beam);
     }
-    let p = WaveformParams {
-        beam_count: beams,
-        ..noisy()
-    };
-    (recs, p)
+    (recs, layout(beams, 64), noisy())
 }
 
 #[test]
 fn same_seed_same_echoes_other_seed_other_noise() {
-    let (recs, p) = frame(300);
-    let a = frame_echoes(&recs, &p);
-    let b = frame_echoes(&recs, &p);
+    let (recs, beams, p) = frame(300);
+    let a = frame_echoes(&recs, beams, &p);
+    let b = frame_echoes(&recs, beams, &p);
     assert_eq!(a, b);
-    let other = WaveformParams { seed_lo: 18, ..p };
-    let c = frame_echoes(&recs, &other);
+    let other = FrameSettings {
+        seed: p.seed + 1,
+        ..p
+    };
+    let c = frame_echoes(&recs, beams, &other);
     let both =
         a.0.iter()
             .zip(&c.0)
@@ -437,23 +446,20 @@ fn same_seed_same_echoes_other_seed_other_noise() {
     }
     assert!(n > 300 && moved > n * 9 / 10, "{moved} of {n} moved");
     // Noise off: the seed does not matter.
-    let quiet = WaveformParams {
-        beam_count: 300,
-        ..params()
-    };
-    let quiet_other = WaveformParams {
-        seed_lo: 18,
+    let quiet = params();
+    let quiet_other = FrameSettings {
+        seed: quiet.seed + 1,
         ..quiet
     };
     assert_eq!(
-        frame_echoes(&recs, &quiet),
-        frame_echoes(&recs, &quiet_other)
+        frame_echoes(&recs, beams, &quiet),
+        frame_echoes(&recs, beams, &quiet_other)
     );
 }
 
 #[test]
 fn permuted_slots_give_bit_identical_echoes() {
-    let (mut recs, p) = frame(50);
+    let (mut recs, beams, mut p) = frame(50);
     // Ambient on the hits and one lit absorbent hit (no signal) per beam.
     for (i, r) in recs.iter_mut().enumerate() {
         if !r.is_empty() {
@@ -469,13 +475,10 @@ fn permuted_slots_give_bit_identical_echoes() {
         beam.reverse();
         beam.rotate_left(7);
     }
-    let p = WaveformParams {
-        ambient_k: 1e-4,
-        ..p
-    };
-    let a = frame_echoes(&recs, &p);
+    p.waveform.ambient_k = 1e-4;
+    let a = frame_echoes(&recs, beams, &p);
     assert!(a.1.iter().sum::<u32>() > 50);
-    assert_eq!(a, frame_echoes(&mixed, &p));
+    assert_eq!(a, frame_echoes(&mixed, beams, &p));
 }
 
 #[test]
@@ -487,21 +490,19 @@ fn noise_has_the_documented_statistics() {
     for _ in 0..beams {
         recs.extend(target(4, r, 0.5, 1.0, 1));
     }
-    let clean_p = WaveformParams {
-        beam_count: beams,
-        records_per_beam: 4,
-        ..params()
-    };
-    let clean = frame_echoes(&recs, &clean_p).0[0];
-    let p = WaveformParams {
-        range_sigma: 0.02,
-        range_sigma_snr: 0.3,
-        amplitude_noise: 0.1,
-        ..clean_p
-    };
-    let (echoes, counts) = frame_echoes(&recs, &p);
+    let four = layout(beams, 4);
+    let clean = frame_echoes(&recs, four, &params()).0[0];
+    let p = with(|p| {
+        p.waveform.noise = Noise {
+            range_sigma_m: 0.02,
+            range_sigma_snr_m: 0.3,
+            amplitude_rel: 0.1,
+            ..Noise::default()
+        }
+    });
+    let (echoes, counts) = frame_echoes(&recs, four, &p);
     assert!(counts.iter().all(|&c| c == 1));
-    let slots = echo_slots(&p) as usize;
+    let slots = echo_slots(&p.waveform) as usize;
     let got: Vec<Echo> = (0..beams as usize).map(|b| echoes[b * slots]).collect();
     let n = got.len() as f64;
     let mean = |f: &dyn Fn(&Echo) -> f64| got.iter().map(f).sum::<f64>() / n;
@@ -514,8 +515,9 @@ fn noise_has_the_documented_statistics() {
     );
     // Range: σ² = range_sigma² + (range_sigma_snr·T/a')², averaged over the beams.
     let expected_var = mean(&|e| {
-        let snr_term = p.range_sigma_snr as f64 * T as f64 / e.amplitude as f64;
-        (p.range_sigma as f64).powi(2) + snr_term.powi(2)
+        let n = &p.waveform.noise;
+        let snr_term = n.range_sigma_snr_m as f64 * T as f64 / e.amplitude as f64;
+        (n.range_sigma_m as f64).powi(2) + snr_term.powi(2)
     });
     let rm = mean(&|e| e.range as f64 - clean.range as f64);
     let rvar = mean(&|e| (e.range as f64 - clean.range as f64 - rm).powi(2));
@@ -538,16 +540,12 @@ fn detection_probability_follows_the_normal_cdf() {
     for _ in 0..beams {
         recs.extend(target(4, r, refl, 1.0, 1));
     }
-    let p = WaveformParams {
-        beam_count: beams,
-        records_per_beam: 4,
-        ..params()
-    };
+    let four = layout(beams, 4);
     // The amplitude the detector sees (with the deposit's loss), then the expectation.
-    let a = frame_echoes(&recs, &p).0[0].amplitude;
-    let pd = WaveformParams { pd_width: 0.2, ..p };
+    let a = frame_echoes(&recs, four, &params()).0[0].amplitude;
+    let pd = with(|p| p.waveform.noise.pd_width = 0.2);
     let expected = normal_cdf((a - T) / (0.2 * T)) as f64;
-    let found = frame_echoes(&recs, &pd).1.iter().sum::<u32>() as f64 / beams as f64;
+    let found = frame_echoes(&recs, four, &pd).1.iter().sum::<u32>() as f64 / beams as f64;
     let sd = (expected * (1.0 - expected) / beams as f64).sqrt();
     assert!(
         (found - expected).abs() < 4.0 * sd,
@@ -578,13 +576,11 @@ fn normal_cdf_is_accurate() {
 fn false_alarms_at_the_expected_rate_uniform_in_range() {
     let beams = 20_000u32;
     let rate = 0.3f32;
-    let p = WaveformParams {
-        false_alarm_rate: rate,
-        beam_count: beams,
-        records_per_beam: 4,
-        ambient_k: 1e-3,
-        ..params()
-    };
+    let four = layout(beams, 4);
+    let p = with(|p| {
+        p.waveform.noise.false_alarm_rate = rate;
+        p.waveform.ambient_k = 1e-3;
+    });
     let mut recs = vec![SubRayRecord::default(); beams as usize * 4];
     // Sunlit empty slots do not exist; a lit absorbent hit (no signal) raises T_eff.
     recs[0] = SubRayRecord {
@@ -593,14 +589,14 @@ fn false_alarms_at_the_expected_rate_uniform_in_range() {
         ambient: 0.04,
         ..SubRayRecord::default()
     };
-    let (echoes, counts) = frame_echoes(&recs, &p);
+    let (echoes, counts) = frame_echoes(&recs, four, &p);
     let total: u32 = counts.iter().sum();
     let expected = rate as f64 * beams as f64;
     assert!(
         (total as f64 - expected).abs() < 4.0 * expected.sqrt(),
         "{total} false alarms, expected {expected}"
     );
-    let slots = echo_slots(&p) as usize;
+    let slots = echo_slots(&p.waveform) as usize;
     let mut sum = 0.0f64;
     for b in 0..beams as usize {
         let t_eff = if b == 0 { T + 1e-3 * 0.2 } else { T };
@@ -628,11 +624,9 @@ fn false_alarms_at_the_expected_rate_uniform_in_range() {
     let none = counts.iter().filter(|&&c| c == 0).count() as f64 / beams as f64;
     assert!((none - (-rate as f64).exp()).abs() < 0.015, "{none}");
     // No false alarms without a rate.
-    let quiet = WaveformParams {
-        false_alarm_rate: 0.0,
-        ..p
-    };
-    assert_eq!(frame_echoes(&recs, &quiet).1.iter().sum::<u32>(), 0);
+    let mut quiet = p;
+    quiet.waveform.noise.false_alarm_rate = 0.0;
+    assert_eq!(frame_echoes(&recs, four, &quiet).1.iter().sum::<u32>(), 0);
 }
 
 #[test]
@@ -641,12 +635,8 @@ fn a_cluster_wider_than_a_window_is_scanned_across_windows() {
     // ~4 000 bins long at Δr = 5 cm, below the threshold everywhere (0.3 T, its
     // neighbours' tails add 1.5 %); strong returns sit on it, one across the first
     // window boundary (r_lo + 1024·Δr).
-    let p = WaveformParams {
-        bin_width: 0.05,
-        records_per_beam: 1024,
-        ..params()
-    };
-    let r_lo = 10.0 - 5.0 * p.sigma_r;
+    let p = with(|p| p.waveform.bin_width = 0.05);
+    let r_lo = 10.0 - 5.0 * p.waveform.sigma_r;
     let boundary = r_lo + 1024.0 * 0.05;
     let strong = [15.0f32, boundary, boundary + 4.5, 120.3, 163.45, 205.7];
     let mut recs: Vec<SubRayRecord> = (0..=200)
@@ -706,17 +696,13 @@ fn a_cluster_wider_than_a_window_is_scanned_across_windows() {
 fn memory_and_result_do_not_depend_on_max_range() {
     let recs = three_targets();
     let near = beam_echoes(&recs, &params(), 0);
-    let far = WaveformParams {
-        max_range: 1e30,
-        ..params()
-    };
+    let far = with(|p| p.max_range = 1e30);
     assert_eq!(beam_echoes(&recs, &far, 0), near);
     // Range limits drop echoes outside [min_range, max_range].
-    let window = WaveformParams {
-        min_range: 12.0,
-        max_range: 25.0,
-        ..params()
-    };
+    let window = with(|p| {
+        p.min_range = 12.0;
+        p.max_range = 25.0;
+    });
     assert_eq!(ids(&beam_echoes(&recs, &window, 0)), [2]);
 }
 
@@ -740,12 +726,8 @@ fn empty_and_degenerate_beams() {
     ];
     assert!(beam_echoes(&bad, &p, 0).is_empty());
     // A frame with fewer records than beam_count × records_per_beam pads with empties.
-    let short = WaveformParams {
-        beam_count: 3,
-        records_per_beam: 64,
-        ..p
-    };
-    let (echoes, counts) = frame_echoes(&target(64, 10.0, 0.5, 1.0, 1), &short);
+    let short = layout(3, 64);
+    let (echoes, counts) = frame_echoes(&target(64, 10.0, 0.5, 1.0, 1), short, &p);
     assert_eq!(counts, [1, 0, 0]);
     assert_eq!(echoes.len(), 3 * 8);
 }

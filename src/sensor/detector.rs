@@ -1,5 +1,6 @@
 //! The receiver: pulse shape, echo extraction settings, range-limit curve and noise
-//! (DESIGN §4). Builds the [`WaveformParams`] of the waveform stage.
+//! (DESIGN §4). Builds the [`WaveformSettings`] of the waveform stage: the receiver in
+//! physical units, which the GPU pass and the CPU reference both read.
 //!
 //! Range-limit curves R_L(r) are applied to an echo's apparent reflectance R_app at its
 //! range r (keep the echo if R_app ≥ R_L(r)); every model passes through the sensor's
@@ -15,15 +16,12 @@
 //!
 //! b must come out > 0 (R_L grows with range); the checks say which value to change.
 
-use super::{Detection, Sensor, SensorError};
-use crate::sim::gpu_types::{curve_model, estimator, return_mode, WaveformParams};
+use super::{Detection, SensorError};
+pub use crate::contract::MAX_RETURNS;
 use serde::Deserialize;
 
 /// Speed of light (m/s).
 pub const C: f64 = 299_792_458.0;
-
-/// The most echoes a beam may return (WaveformParams::max_returns).
-pub const MAX_RETURNS: u32 = 8;
 
 /// Which echoes of a beam are reported.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
@@ -39,18 +37,6 @@ pub enum ReturnMode {
     All,
 }
 
-impl ReturnMode {
-    pub fn code(self) -> u32 {
-        match self {
-            ReturnMode::Strongest => return_mode::STRONGEST,
-            ReturnMode::First => return_mode::FIRST,
-            ReturnMode::Last => return_mode::LAST,
-            ReturnMode::Dual => return_mode::DUAL,
-            ReturnMode::All => return_mode::ALL,
-        }
-    }
-}
-
 /// How an echo's range is read off the waveform.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -61,16 +47,6 @@ pub enum RangeEstimator {
     /// Threshold crossing of the rising edge.
     LeadingEdge,
     Centroid,
-}
-
-impl RangeEstimator {
-    pub fn code(self) -> u32 {
-        match self {
-            RangeEstimator::Peak => estimator::PEAK,
-            RangeEstimator::LeadingEdge => estimator::LEADING_EDGE,
-            RangeEstimator::Centroid => estimator::CENTROID,
-        }
-    }
 }
 
 /// Range-limit curve model (module docs); all pass through the datasheet pair.
@@ -87,6 +63,49 @@ pub enum RangeCurve {
     Root(u32),
     /// r_L = a + b·ln R through the datasheet pair and `second_pair`.
     Logarithmic { second_pair: Detection },
+}
+
+/// A range-limit curve resolved through the datasheet pair: keep an echo at range r
+/// when its apparent reflectance R_app ≥ R_L(r) (module docs).
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub enum RangeLimit {
+    /// No curve test: the physical threshold on the waveform decides alone.
+    #[default]
+    Threshold,
+    /// R_L = a + b·r.
+    Linear { a: f32, b: f32 },
+    /// R_L = a + b·r².
+    Quadratic { a: f32, b: f32 },
+    /// R_L = b·r².
+    Root2 { b: f32 },
+    /// R_L = b·r³.
+    Root3 { b: f32 },
+    /// R_L = b·r⁴.
+    Root4 { b: f32 },
+    /// R_L = exp((r − a)/b), i.e. r_L = a + b·ln R.
+    Logarithmic { a: f32, b: f32 },
+}
+
+/// The waveform stage's settings in physical units (DESIGN §4): what the GPU's waveform
+/// pass and the CPU reference both read, from [`Detector::waveform_settings`].
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct WaveformSettings {
+    /// Pulse σ in range (m).
+    pub sigma_r: f32,
+    /// Histogram bin width Δr (m).
+    pub bin_width: f32,
+    /// Detection threshold T (DESIGN §4's signal units).
+    pub threshold: f32,
+    /// Ambient noise factor k: T_eff = T + k·√A_b.
+    pub ambient_k: f32,
+    pub estimator: RangeEstimator,
+    pub return_mode: ReturnMode,
+    /// Echoes a beam returns at most, 1..=[`MAX_RETURNS`]: also its echo slots.
+    pub max_returns: u32,
+    /// Echoes closer than this (m) merge; the weaker is dropped.
+    pub min_separation: f32,
+    pub limit: RangeLimit,
+    pub noise: Noise,
 }
 
 /// Measurement noise; all zero (the default) switches noise off.
@@ -213,17 +232,17 @@ impl Detector {
         check("noise.amplitude_rel", n.amplitude_rel, 0.0, false, "")?;
         check("noise.pd_width", n.pd_width, 0.0, false, "")?;
         check("noise.false_alarm_rate", n.false_alarm_rate, 0.0, false, "")?;
-        self.curve_params(detection).map(|_| ())
+        self.range_limit(detection).map(|_| ())
     }
 
-    /// (curve_model, curve_a, curve_b) for [`WaveformParams`] (module docs).
-    pub fn curve_params(&self, d: &Detection) -> Result<(u32, f32, f32), SensorError> {
+    /// The curve resolved through the datasheet pair `d` (module docs).
+    pub fn range_limit(&self, d: &Detection) -> Result<RangeLimit, SensorError> {
         const F: &str = "detector.range_curve";
         let (rr, r) = (
             f64::from(d.reference_reflectance),
             f64::from(d.reference_range),
         );
-        let slope = |a: f32, p: i32, model: u32| {
+        let slope = |a: f32, p: i32| {
             let af = f64::from(a);
             if !a.is_finite() || af >= rr {
                 return Err(SensorError::invalid(
@@ -234,25 +253,23 @@ impl Detector {
                     ),
                 ));
             }
-            Ok((model, a, ((rr - af) / r.powi(p)) as f32))
+            Ok((a, ((rr - af) / r.powi(p)) as f32))
         };
         match self.curve {
-            RangeCurve::Threshold => Ok((curve_model::THRESHOLD, 0.0, 0.0)),
-            RangeCurve::Linear { a } => slope(a, 1, curve_model::LINEAR),
-            RangeCurve::Quadratic { a } => slope(a, 2, curve_model::QUADRATIC),
+            RangeCurve::Threshold => Ok(RangeLimit::Threshold),
+            RangeCurve::Linear { a } => slope(a, 1).map(|(a, b)| RangeLimit::Linear { a, b }),
+            RangeCurve::Quadratic { a } => slope(a, 2).map(|(a, b)| RangeLimit::Quadratic { a, b }),
             RangeCurve::Root(n) => {
-                let model = match n {
-                    2 => curve_model::ROOT2,
-                    3 => curve_model::ROOT3,
-                    4 => curve_model::ROOT4,
-                    _ => {
-                        return Err(SensorError::invalid(
-                            format!("{F}.model"),
-                            format!("root order must be 2, 3 or 4, got {n}"),
-                        ))
-                    }
-                };
-                Ok((model, 0.0, (rr / r.powi(n as i32)) as f32))
+                let b = (rr / r.powi(n as i32)) as f32;
+                match n {
+                    2 => Ok(RangeLimit::Root2 { b }),
+                    3 => Ok(RangeLimit::Root3 { b }),
+                    4 => Ok(RangeLimit::Root4 { b }),
+                    _ => Err(SensorError::invalid(
+                        format!("{F}.model"),
+                        format!("root order must be 2, 3 or 4, got {n}"),
+                    )),
+                }
             }
             RangeCurve::Logarithmic { second_pair: p } => {
                 let (r2r, r2) = (
@@ -276,7 +293,10 @@ impl Detector {
                     ));
                 }
                 let a = r - b * rr.ln();
-                Ok((curve_model::LOGARITHMIC, a as f32, b as f32))
+                Ok(RangeLimit::Logarithmic {
+                    a: a as f32,
+                    b: b as f32,
+                })
             }
         }
     }
@@ -284,61 +304,34 @@ impl Detector {
     /// R_L(r): the smallest apparent reflectance kept at range r (for the threshold
     /// model, the one the physical threshold implies for a beam-filling target).
     pub fn reflectance_limit(&self, d: &Detection, r: f32) -> Result<f32, SensorError> {
-        let (model, a, b) = self.curve_params(d)?;
-        let (a, b, r) = (f64::from(a), f64::from(b), f64::from(r));
-        let v = match model {
-            curve_model::THRESHOLD => f64::from(d.threshold()) * r * r,
-            curve_model::LINEAR => a + b * r,
-            curve_model::QUADRATIC => a + b * r * r,
-            curve_model::ROOT2 => b * r.powi(2),
-            curve_model::ROOT3 => b * r.powi(3),
-            curve_model::ROOT4 => b * r.powi(4),
-            _ => ((r - a) / b).exp(),
+        let r = f64::from(r);
+        let v = match self.range_limit(d)? {
+            RangeLimit::Threshold => f64::from(d.threshold()) * r * r,
+            RangeLimit::Linear { a, b } => f64::from(a) + f64::from(b) * r,
+            RangeLimit::Quadratic { a, b } => f64::from(a) + f64::from(b) * r * r,
+            RangeLimit::Root2 { b } => f64::from(b) * r.powi(2),
+            RangeLimit::Root3 { b } => f64::from(b) * r.powi(3),
+            RangeLimit::Root4 { b } => f64::from(b) * r.powi(4),
+            RangeLimit::Logarithmic { a, b } => ((r - f64::from(a)) / f64::from(b)).exp(),
         };
         Ok(v as f32)
     }
 
-    /// The waveform stage's parameters for `sensor` (whose datasheet pair, range window
-    /// and beam count are used) at `frame`, with `records_per_beam` = sub-rays × slots.
+    /// The waveform stage's settings for a sensor whose datasheet pair is `detection`.
     /// The detector must have passed [`validate`](Self::validate); an invalid curve
     /// falls back to the threshold model.
-    pub fn waveform_params(
-        &self,
-        sensor: &Sensor,
-        seed: u64,
-        frame: u32,
-        records_per_beam: u32,
-    ) -> WaveformParams {
-        let (curve_model, curve_a, curve_b) =
-            self.curve_params(&sensor.detection)
-                .unwrap_or((curve_model::THRESHOLD, 0.0, 0.0));
-        let n = &self.noise;
-        WaveformParams {
+    pub fn waveform_settings(&self, detection: &Detection) -> WaveformSettings {
+        WaveformSettings {
             sigma_r: self.sigma_r(),
             bin_width: self.bin_width(),
-            threshold: sensor.detection.threshold(),
+            threshold: detection.threshold(),
             ambient_k: self.ambient_k,
-            estimator: self.estimator.code(),
-            return_mode: self.return_mode.code(),
+            estimator: self.estimator,
+            return_mode: self.return_mode,
             max_returns: self.max_returns.min(MAX_RETURNS),
             min_separation: self.min_separation_m,
-            curve_model,
-            curve_a,
-            curve_b,
-            range_sigma: n.range_sigma_m,
-            range_sigma_snr: n.range_sigma_snr_m,
-            amplitude_noise: n.amplitude_rel,
-            pd_width: n.pd_width,
-            false_alarm_rate: n.false_alarm_rate,
-            min_range: sensor.min_range,
-            max_range: sensor.max_range,
-            seed_lo: seed as u32,
-            seed_hi: (seed >> 32) as u32,
-            frame,
-            records_per_beam,
-            beam_count: sensor.beams.len() as u32,
-            pad0: 0,
-            records_address: 0,
+            limit: self.range_limit(detection).unwrap_or_default(),
+            noise: self.noise,
         }
     }
 }

@@ -2,7 +2,6 @@
 
 use super::detector::C;
 use super::*;
-use crate::sim::gpu_types::{curve_model, estimator, return_mode};
 
 fn pair(r: f32, range: f32) -> Detection {
     Detection {
@@ -71,34 +70,36 @@ fn curve_parameters_follow_the_documented_formulas() {
             curve,
             ..Detector::default()
         }
-        .curve_params(&d)
+        .range_limit(&d)
         .unwrap()
     };
-    assert_eq!(
-        params(RangeCurve::Threshold),
-        (curve_model::THRESHOLD, 0.0, 0.0)
-    );
-    let (m, a, b) = params(RangeCurve::Linear { a: 0.02 });
-    assert_eq!((m, a), (curve_model::LINEAR, 0.02));
+    assert_eq!(params(RangeCurve::Threshold), RangeLimit::Threshold);
+    let RangeLimit::Linear { a, b } = params(RangeCurve::Linear { a: 0.02 }) else {
+        panic!("linear curve");
+    };
+    assert_eq!(a, 0.02);
     assert!((b - 0.08 / 120.0).abs() < 1e-9);
-    let (m, a, b) = params(RangeCurve::Quadratic { a: 0.02 });
-    assert_eq!((m, a), (curve_model::QUADRATIC, 0.02));
+    let RangeLimit::Quadratic { a, b } = params(RangeCurve::Quadratic { a: 0.02 }) else {
+        panic!("quadratic curve");
+    };
+    assert_eq!(a, 0.02);
     assert!((b - 0.08 / 14_400.0).abs() < 1e-10);
-    for (n, model) in [
-        (2, curve_model::ROOT2),
-        (3, curve_model::ROOT3),
-        (4, curve_model::ROOT4),
-    ] {
-        let (m, a, b) = params(RangeCurve::Root(n));
-        assert_eq!((m, a), (model, 0.0));
+    for n in [2, 3, 4] {
+        let b = match (n, params(RangeCurve::Root(n))) {
+            (2, RangeLimit::Root2 { b })
+            | (3, RangeLimit::Root3 { b })
+            | (4, RangeLimit::Root4 { b }) => b,
+            (_, other) => panic!("root {n}: {other:?}"),
+        };
         let want = 0.1 / 120f64.powi(n as i32);
         assert!((f64::from(b) / want - 1.0).abs() < 1e-6, "n={n}");
     }
     // Logarithmic: r_L(R) = a + b ln R through (0.1, 120) and (0.8, 200).
-    let (m, a, b) = params(RangeCurve::Logarithmic {
+    let RangeLimit::Logarithmic { a, b } = params(RangeCurve::Logarithmic {
         second_pair: pair(0.8, 200.0),
-    });
-    assert_eq!(m, curve_model::LOGARITHMIC);
+    }) else {
+        panic!("logarithmic curve");
+    };
     let (a, b) = (f64::from(a), f64::from(b));
     assert!((a + b * 0.1f64.ln() - 120.0).abs() < 1e-3);
     assert!((a + b * 0.8f64.ln() - 200.0).abs() < 1e-3);
@@ -124,7 +125,7 @@ fn threshold_curve_is_the_physical_threshold() {
 }
 
 #[test]
-fn waveform_params_carry_the_sensor_and_detector() {
+fn waveform_settings_carry_the_sensor_and_detector() {
     let mut s = default_sensor();
     s.detector = Detector {
         pulse_duration_s: 4e-9,
@@ -144,27 +145,26 @@ fn waveform_params_carry_the_sensor_and_detector() {
         ambient_k: 0.5,
     };
     s.validate().unwrap();
-    let seed = 0x1234_5678_9abc_def0u64;
-    let p = s.detector.waveform_params(&s, seed, 7, 64);
+    let p = s.detector.waveform_settings(&s.detection);
     let sigma = (C * 4e-9 / 2.0 / (2.0 * (2.0 * std::f64::consts::LN_2).sqrt())) as f32;
     assert!((p.sigma_r - sigma).abs() < 1e-7);
     assert_eq!(p.bin_width, 0.02f32.min(sigma / 4.0));
     assert_eq!(p.threshold, s.detection.threshold());
     assert_eq!(p.ambient_k, 0.5);
-    assert_eq!(p.estimator, estimator::LEADING_EDGE);
-    assert_eq!(p.return_mode, return_mode::DUAL);
+    assert_eq!(p.estimator, RangeEstimator::LeadingEdge);
+    assert_eq!(p.return_mode, ReturnMode::Dual);
     assert_eq!((p.max_returns, p.min_separation), (2, 0.7));
-    assert_eq!((p.curve_model, p.curve_a), (curve_model::QUADRATIC, 0.01));
-    assert!((p.curve_b - 0.09 / 14_400.0).abs() < 1e-10);
+    let RangeLimit::Quadratic { a, b } = p.limit else {
+        panic!("quadratic curve: {:?}", p.limit);
+    };
+    assert_eq!(a, 0.01);
+    assert!((b - 0.09 / 14_400.0).abs() < 1e-10);
+    let n = &p.noise;
     assert_eq!(
-        (p.range_sigma, p.range_sigma_snr, p.amplitude_noise),
+        (n.range_sigma_m, n.range_sigma_snr_m, n.amplitude_rel),
         (0.01, 0.2, 0.05)
     );
-    assert_eq!((p.pd_width, p.false_alarm_rate), (0.1, 0.001));
-    assert_eq!((p.min_range, p.max_range), (s.min_range, s.max_range));
-    assert_eq!((p.seed_lo, p.seed_hi), (0x9abc_def0, 0x1234_5678));
-    assert_eq!((p.frame, p.records_per_beam), (7, 64));
-    assert_eq!(p.beam_count, 128 * 1024);
+    assert_eq!((n.pd_width, n.false_alarm_rate), (0.1, 0.001));
 }
 
 #[test]

@@ -2,48 +2,26 @@
 //! waveform (one workgroup per beam) → compaction → points, in one submission with no
 //! host round trip between passes.
 
-use super::gpu_types::{
-    CompactParams, Echo, FrameParams, GpuPoint, GpuSubRay, SubRayRecord, WaveformParams,
-};
+use super::convert::push_constants;
+use super::gpu_types::{CompactParams, GpuEcho, GpuPoint, GpuRecord};
+use super::hit_groups::{hit_groups, hit_records};
 use super::scene_gpu::{GpuScene, SceneStats};
 use super::shaders::FrameShaders;
-use super::slot::{FrameSlot, Pipelines, SensorBuffers, Submitted, MAX_RECORD_SLOTS};
-use super::tables::{hit_group, SceneTables};
+use super::slot::{FrameSlot, Pipelines, SensorBuffers, Submitted};
 use super::SimError;
+use crate::contract::{MAX_RECORDS_PER_BEAM, MAX_RECORD_SLOTS, MAX_RETURNS};
 use crate::gpu::{
-    Buffer, BufferUsageFlags, ComputePipeline, Context, HitGroup, MemoryLocation, RayTracingDesc,
+    Buffer, BufferUsageFlags, ComputePipeline, Context, MemoryLocation, RayTracingDesc,
     RayTracingPipeline, TlasUpdate,
 };
-use crate::material::MaterialDb;
+use crate::material::{MaterialClass, MaterialDb};
+use crate::model::{Echo, FrameSettings, RecordLayout, SceneTables, SubRayRecord};
 use crate::scene::Scene;
-use crate::sensor::Beam;
-use glam::{Affine3A, Mat4, Vec3};
+use crate::sensor::{Beam, SubRaySample};
+use glam::Mat4;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
-
-/// The sun of the ambient-light model (DESIGN §4).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Sun {
-    /// World direction towards the sun (normalised on use).
-    pub direction: Vec3,
-    /// Relative irradiance; 0 switches the ambient pass off.
-    pub irradiance: f32,
-}
-
-/// Everything that changes per frame.
-#[derive(Debug, Clone, Copy)]
-pub struct FrameSettings {
-    pub sensor_to_world: Affine3A,
-    pub min_range: f32,
-    pub max_range: f32,
-    pub sun: Option<Sun>,
-    pub seed: u64,
-    pub frame: u32,
-    /// Detection and noise; `records_per_beam`, `beam_count`, seeds and frame are
-    /// filled in by the simulator.
-    pub waveform: WaveformParams,
-}
 
 /// What to read back besides the points (tests and debugging).
 #[derive(Debug, Clone, Copy, Default)]
@@ -103,9 +81,6 @@ const TS_COMPACT: u32 = 4;
 /// Timestamps per frame.
 pub(super) const TIMESTAMPS: u32 = 5;
 
-/// The most echoes one beam may return.
-pub const MAX_RETURNS: u32 = 8;
-
 /// Frames that may be in flight at once (`Simulator::submit` / `collect`).
 pub const FRAMES_IN_FLIGHT: usize = 2;
 
@@ -121,51 +96,20 @@ pub struct FrameTicket {
     serial: u64,
 }
 
-/// The trace pipeline: one hit group per material class, with and without alpha mask,
-/// plus transparent surfaces (any-hit only).
+/// The trace pipeline: its hit groups in the contract's SBT order, one hit record per
+/// scene geometry.
 fn trace_pipeline(
     ctx: &Arc<Context>,
     s: &FrameShaders,
     tables: &SceneTables,
 ) -> Result<RayTracingPipeline, SimError> {
-    let group = |closest: &'static str, masked: bool| -> HitGroup<'_> {
-        let closest_hit = match closest {
-            "retro" => Some(&s.retroreflective),
-            "absorbent" => Some(&s.absorbent),
-            "none" => None,
-            _ => Some(&s.general),
-        };
-        HitGroup {
-            closest_hit,
-            any_hit: masked.then_some(&s.alpha_mask),
-        }
-    };
-    // In `hit_group` order.
-    let mut hit_groups = vec![
-        group("general", false),
-        group("general", true),
-        group("retro", false),
-        group("retro", true),
-        group("absorbent", false),
-        group("absorbent", true),
-    ];
-    hit_groups.push(HitGroup {
-        closest_hit: None,
-        any_hit: Some(&s.transparent),
-    });
-    debug_assert_eq!(hit_groups.len() as u32, hit_group::COUNT);
-    let hit_records: Vec<u32> = if tables.geometries.is_empty() {
-        vec![hit_group::GENERAL]
-    } else {
-        tables.geometries.iter().map(|g| g.hit_group).collect()
-    };
     Ok(RayTracingPipeline::new(
         ctx,
         &RayTracingDesc {
             raygen: &s.raygen,
             miss: vec![&s.miss],
-            hit_groups,
-            hit_records,
+            hit_groups: hit_groups(s),
+            hit_records: hit_records(tables),
             max_recursion_depth: 1,
         },
     )?)
@@ -217,7 +161,7 @@ impl Simulator {
             .tables
             .geometries
             .iter()
-            .any(|g| g.hit_group == hit_group::TRANSPARENT);
+            .any(|g| g.class == MaterialClass::Transparent);
         if glass {
             3
         } else {
@@ -240,7 +184,7 @@ impl Simulator {
     pub fn set_sensor(
         &mut self,
         beams: &[Beam],
-        subrays: &[GpuSubRay],
+        subrays: &[SubRaySample],
         slots: u32,
         max_returns: u32,
     ) -> Result<(), SimError> {
@@ -293,12 +237,14 @@ impl Simulator {
         // buffers hold its records and echoes (its final barrier orders the copies).
         if capture.records {
             let n = (sensor.beam_count * sensor.subray_count * sensor.slots) as usize;
-            out.records = Some(read_device(&self.ctx, &sensor.records, n)?);
+            let records = read_device::<GpuRecord>(&self.ctx, &sensor.records, n)?;
+            out.records = Some(records.into_iter().map(SubRayRecord::from).collect());
         }
         if capture.echoes {
             let slots = (sensor.beam_count * sensor.max_returns) as usize;
+            let echoes = read_device::<GpuEcho>(&self.ctx, &sensor.echoes, slots)?;
             out.echoes = Some((
-                read_device(&self.ctx, &sensor.echoes, slots)?,
+                echoes.into_iter().map(Echo::from).collect(),
                 read_device(&self.ctx, &sensor.counts, sensor.beam_count as usize)?,
             ));
         }
@@ -378,7 +324,7 @@ impl Simulator {
 /// Refuses sensors the pipeline cannot hold.
 fn check_sensor(
     beams: &[Beam],
-    subrays: &[GpuSubRay],
+    subrays: &[SubRaySample],
     slots: u32,
     max_returns: u32,
 ) -> Result<(), SimError> {
@@ -399,10 +345,10 @@ fn check_sensor(
         )));
     }
     let records_per_beam = subrays.len() as u64 * slots as u64;
-    if records_per_beam > 1024 {
+    if records_per_beam > MAX_RECORDS_PER_BEAM as u64 {
         return Err(SimError::Input(format!(
             "{} sub-rays × {slots} slots = {records_per_beam} records per beam; the \
-             waveform pass holds at most 1024",
+             waveform pass holds at most {MAX_RECORDS_PER_BEAM}",
             subrays.len()
         )));
     }
@@ -425,58 +371,6 @@ fn check_settings(settings: &FrameSettings) -> Result<(), SimError> {
     Ok(())
 }
 
-/// The sun as the trace shader takes it: unit direction and irradiance (0: no sun).
-fn sun_params(sun: Option<Sun>) -> Result<([f32; 3], f32), SimError> {
-    match sun {
-        Some(sun) if sun.irradiance > 0.0 => {
-            let d = sun.direction.normalize_or_zero();
-            if d == Vec3::ZERO || !d.is_finite() || !sun.irradiance.is_finite() {
-                return Err(SimError::Input(
-                    "the sun direction must be a finite non-zero vector".into(),
-                ));
-            }
-            Ok((d.to_array(), sun.irradiance))
-        }
-        _ => Ok(([0.0, 0.0, 1.0], 0.0)),
-    }
-}
-
-/// The trace and waveform push constants of one frame, given the records' address.
-fn frame_params(
-    settings: &FrameSettings,
-    sensor: &SensorBuffers,
-    records_address: u64,
-) -> Result<(FrameParams, WaveformParams), SimError> {
-    let (sun_direction, sun_irradiance) = sun_params(settings.sun)?;
-    let seed_lo = settings.seed as u32;
-    let seed_hi = (settings.seed >> 32) as u32;
-    let params = FrameParams {
-        sensor_to_world: Mat4::from(settings.sensor_to_world).to_cols_array(),
-        sun_direction,
-        sun_irradiance,
-        beam_count: sensor.beam_count,
-        subray_count: sensor.subray_count,
-        slots: sensor.slots,
-        min_range: settings.min_range,
-        max_range: settings.max_range,
-        seed_lo,
-        seed_hi,
-        frame: settings.frame,
-        records_address,
-    };
-    let mut wave = settings.waveform;
-    wave.records_address = records_address;
-    wave.records_per_beam = sensor.subray_count * sensor.slots;
-    wave.beam_count = sensor.beam_count;
-    wave.max_returns = wave.max_returns.clamp(1, sensor.max_returns);
-    wave.seed_lo = seed_lo;
-    wave.seed_hi = seed_hi;
-    wave.frame = settings.frame;
-    wave.min_range = settings.min_range;
-    wave.max_range = settings.max_range;
-    Ok((params, wave))
-}
-
 /// Records and submits one frame from `slot`: TLAS update, trace, waveform, compaction.
 fn record_frame(
     slot: &mut FrameSlot,
@@ -489,7 +383,12 @@ fn record_frame(
     let (points, total) = (&slot.points, &slot.total);
     let update = slot.recorder.submit(|rec| {
         let records = rec.address_of(&sensor.records);
-        let (params, wave) = frame_params(settings, sensor, records)
+        let layout = RecordLayout {
+            beams: sensor.beam_count,
+            subrays: sensor.subray_count,
+            slots: sensor.slots,
+        };
+        let (params, wave) = push_constants(settings, layout, sensor.max_returns, records)
             .map_err(|e| crate::gpu::GpuError::Usage(e.to_string()))?;
         let compact = CompactParams {
             beam_count: sensor.beam_count,

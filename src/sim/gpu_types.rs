@@ -1,8 +1,11 @@
-//! Host mirrors of the structs in `shaders/common.glsl`. This is the one place where the
-//! host side of the shader interface lives; `host_layouts` feeds the reflection check
-//! that runs whenever the pipelines are made.
+//! Host mirrors of the structs in `shaders/common.glsl` and `shaders/waveform_types.glsl`:
+//! the plain model's types as the shaders lay them out (padding, device addresses, codes
+//! in place of enums). This is the one place where the host side of the shader structs
+//! lives; `trace_layouts` and `echo_layouts` feed the reflection check that runs whenever
+//! the pipelines are made. `super::convert` fills them from the plain model.
 
 use crate::gpu::HostLayout;
+use crate::model::{Echo, SubRayRecord};
 use bytemuck::{Pod, Zeroable};
 use std::mem::{offset_of, size_of};
 
@@ -37,15 +40,13 @@ pub struct GpuGeometry {
     /// 0 when the primitive has no texture coordinates.
     pub uv_address: u64,
     pub material: u32,
-    /// Index into the alpha texture table, or [`NO_TEXTURE`].
+    /// Index into the alpha texture table, or [`NO_TEXTURE`](crate::contract::NO_TEXTURE).
     pub alpha_texture: u32,
     /// glTF alphaCutoff for MASK materials; 0 for opaque ones (every hit kept).
     pub alpha_cutoff: f32,
     /// baseColorFactor alpha.
     pub alpha_factor: f32,
 }
-
-pub const NO_TEXTURE: u32 = u32::MAX;
 
 #[repr(C)]
 #[derive(Debug, Clone, Copy, Pod, Zeroable, PartialEq)]
@@ -69,20 +70,10 @@ pub struct GpuInstanceInfo {
     pub pad1: u32,
 }
 
-/// Material classes as the shaders know them.
-pub mod material_class {
-    pub const GENERAL: u32 = 0;
-    pub const RETROREFLECTIVE: u32 = 1;
-    pub const TRANSPARENT: u32 = 2;
-    pub const ABSORBENT: u32 = 3;
-}
-
-/// Samples of each material's R(θ) table beyond the first: θ = 0°…90° in 0.25° steps.
-pub const REFLECTANCE_STEPS: u32 = 360;
-
 #[repr(C)]
 #[derive(Debug, Clone, Copy, Pod, Zeroable, PartialEq)]
 pub struct GpuMaterial {
+    /// A [`material_class`](crate::contract::material_class) code.
     pub class_id: u32,
     pub transmission: f32,
     pub table_offset: u32,
@@ -139,52 +130,79 @@ pub struct CompactParams {
     pub total_address: u64,
 }
 
-/// One return of one sub-ray (the full model's trace output; `docs` of the fields in
-/// shaders/common.glsl). An empty slot has `signal == 0.0 && range == 0.0`.
+/// [`SubRayRecord`] as the trace writes it and the waveform reads it.
 #[repr(C)]
 #[derive(Debug, Clone, Copy, Pod, Zeroable, PartialEq, Default)]
-pub struct SubRayRecord {
-    /// Range (m).
+pub struct GpuRecord {
     pub range: f32,
-    /// s_i = w_i · T_trans · R(θ_i) / r_i².
     pub signal: f32,
-    /// a_i = w_i · E_sun · R(θ_sun) · visible.
     pub ambient: f32,
     pub instance_id: u32,
     pub class_id: u32,
     pub material: u32,
 }
 
-impl SubRayRecord {
-    pub fn is_empty(&self) -> bool {
-        self.signal == 0.0 && self.range == 0.0
+impl From<GpuRecord> for SubRayRecord {
+    fn from(r: GpuRecord) -> Self {
+        SubRayRecord {
+            range: r.range,
+            signal: r.signal,
+            ambient: r.ambient,
+            instance_id: r.instance_id,
+            class_id: r.class_id,
+            material: r.material,
+        }
     }
 }
 
-/// One echo extracted from a beam's waveform.
+impl From<&SubRayRecord> for GpuRecord {
+    fn from(r: &SubRayRecord) -> Self {
+        GpuRecord {
+            range: r.range,
+            signal: r.signal,
+            ambient: r.ambient,
+            instance_id: r.instance_id,
+            class_id: r.class_id,
+            material: r.material,
+        }
+    }
+}
+
+/// [`Echo`] as the waveform pass writes it.
 #[repr(C)]
 #[derive(Debug, Clone, Copy, Pod, Zeroable, PartialEq, Default)]
-pub struct Echo {
-    /// Range (m) by the chosen estimator.
+pub struct GpuEcho {
     pub range: f32,
-    /// Peak of the pulse-convolved waveform.
     pub amplitude: f32,
-    /// Echo pulse width (m): r1 − r0 of the run above the threshold.
     pub epw: f32,
-    /// Apparent reflectance R_app = amplitude · range².
     pub reflectance: f32,
-    /// The beam's ambient level A_b.
     pub ambient: f32,
     pub instance_id: u32,
     pub class_id: u32,
     pub material: u32,
-    /// 0-based among the echoes returned for the beam, in range order.
     pub return_index: u32,
     pub return_count: u32,
 }
 
-/// Parameters of the waveform stage (push constants of waveform.comp; arguments of the
-/// CPU reference). See the field docs in shaders/waveform.comp.
+impl From<GpuEcho> for Echo {
+    fn from(e: GpuEcho) -> Self {
+        Echo {
+            range: e.range,
+            amplitude: e.amplitude,
+            epw: e.epw,
+            reflectance: e.reflectance,
+            ambient: e.ambient,
+            instance_id: e.instance_id,
+            class_id: e.class_id,
+            material: e.material,
+            return_index: e.return_index,
+            return_count: e.return_count,
+        }
+    }
+}
+
+/// Parameters of the waveform stage (push constants of waveform.comp), from the plain
+/// `FrameSettings` by `super::convert`. See the field docs in shaders/waveform_types.glsl.
 #[repr(C)]
 #[derive(Debug, Clone, Copy, Pod, Zeroable, PartialEq, Default)]
 pub struct WaveformParams {
@@ -192,10 +210,13 @@ pub struct WaveformParams {
     pub bin_width: f32,
     pub threshold: f32,
     pub ambient_k: f32,
+    /// An [`estimator`](crate::contract::estimator) code.
     pub estimator: u32,
+    /// A [`return_mode`](crate::contract::return_mode) code.
     pub return_mode: u32,
     pub max_returns: u32,
     pub min_separation: f32,
+    /// A [`curve_model`](crate::contract::curve_model) code.
     pub curve_model: u32,
     pub curve_a: f32,
     pub curve_b: f32,
@@ -217,38 +238,6 @@ pub struct WaveformParams {
     pub records_address: u64,
 }
 
-/// Range estimators (WaveformParams::estimator).
-pub mod estimator {
-    pub const PEAK: u32 = 0;
-    pub const LEADING_EDGE: u32 = 1;
-    pub const CENTROID: u32 = 2;
-}
-
-/// Return modes (WaveformParams::return_mode).
-pub mod return_mode {
-    pub const STRONGEST: u32 = 0;
-    pub const FIRST: u32 = 1;
-    pub const LAST: u32 = 2;
-    pub const DUAL: u32 = 3;
-    pub const ALL: u32 = 4;
-}
-
-/// Range-limit curve models (WaveformParams::curve_model), applied to R_app at range r.
-pub mod curve_model {
-    /// Only the physical threshold T_eff on the waveform.
-    pub const THRESHOLD: u32 = 0;
-    /// R_L(r) = a + b·r (paper 001; a = 0 through the origin by default).
-    pub const LINEAR: u32 = 1;
-    /// R_L(r) = a + b·r² (paper 003).
-    pub const QUADRATIC: u32 = 2;
-    /// r_L ∝ R^(1/n): R_L(r) = b·r^n, n = 2, 3, 4 (paper 004).
-    pub const ROOT2: u32 = 3;
-    pub const ROOT3: u32 = 4;
-    pub const ROOT4: u32 = 5;
-    /// r_L = a + b·ln R (paper 004's logarithmic fit): R_L(r) = exp((r − a)/b).
-    pub const LOGARITHMIC: u32 = 6;
-}
-
 macro_rules! layout {
     ($t:ty, $name:literal, [$($field:ident),* $(,)?]) => {
         HostLayout {
@@ -262,7 +251,7 @@ macro_rules! layout {
 /// The trace writes and the waveform reads the records: one layout for both lists.
 fn subray_record_layout() -> HostLayout {
     layout!(
-        SubRayRecord,
+        GpuRecord,
         "SubRayRecord",
         [range, signal, ambient, instance_id, class_id, material]
     )
@@ -333,7 +322,7 @@ pub fn echo_layouts() -> Vec<HostLayout> {
     vec![
         subray_record_layout(),
         layout!(
-            Echo,
+            GpuEcho,
             "Echo",
             [
                 range,

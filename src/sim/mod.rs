@@ -1,22 +1,26 @@
 //! The frame pipeline: beams → sub-rays → trace → return records → waveform → echoes →
 //! points. Knows LiDAR; talks to the GPU only through `crate::gpu`'s owners, never
-//! through raw handles.
+//! through raw handles. Takes and returns the plain model (`crate::model`, `sensor`);
+//! the `#[repr(C)]` structs the shaders read live in [`gpu_types`] and are filled in by
+//! `convert`.
 
+mod convert;
 mod frame;
 pub mod gpu_types;
+mod hit_groups;
 mod points;
 mod scene_gpu;
 mod shaders;
 mod slot;
-pub mod tables;
 
-pub use frame::{
-    Capture, FrameOutput, FrameSettings, FrameTicket, PassTimes, Simulator, Sun, FRAMES_IN_FLIGHT,
-    MAX_RETURNS,
-};
-pub use gpu_types::{Echo, GpuPoint, GpuSubRay, SubRayRecord, WaveformParams};
+pub use crate::contract::MAX_RETURNS;
+pub use crate::model::{Echo, FrameSettings, SubRayRecord, Sun};
+pub use convert::{gpu_subrays, waveform_params};
+pub use frame::{Capture, FrameOutput, FrameTicket, PassTimes, Simulator, FRAMES_IN_FLIGHT};
+pub use gpu_types::{GpuEcho, GpuPoint, GpuRecord, GpuSubRay, WaveformParams};
 pub use points::{gpu_beams, to_point_cloud};
 pub use scene_gpu::SceneStats;
+pub use shaders::shader_sources;
 
 use crate::gpu::GpuError;
 

@@ -1,14 +1,16 @@
 //! A scene on the GPU: packed mesh buffers, one compacted BLAS per mesh, the geometry,
 //! instance and material tables the hit shaders read, and the TLAS over all instances.
 
-use super::gpu_types::{GpuGeometry, GpuInstanceInfo};
-use super::tables::SceneTables;
+use super::convert::{gpu_alpha_texture, gpu_material};
+use super::gpu_types::{GpuAlphaTexture, GpuGeometry, GpuInstanceInfo, GpuMaterial};
 use super::SimError;
+use crate::contract::NO_TEXTURE;
 use crate::gpu::{
     build_blases, AccelerationStructure, Buffer, BufferUsageFlags, Context, Recording, Tlas,
     TlasInstance, TlasUpdate, TriangleGeometry,
 };
 use crate::material::MaterialDb;
+use crate::model::SceneTables;
 use crate::scene::Scene;
 use glam::Mat4;
 use std::sync::Arc;
@@ -154,7 +156,7 @@ impl MeshBuffers {
                     .map(|o| self.uvs.device_address() + o * 8)
                     .unwrap_or(0),
                 material: info.material,
-                alpha_texture: info.alpha_texture,
+                alpha_texture: info.alpha_texture.unwrap_or(NO_TEXTURE),
                 alpha_cutoff: info.alpha_cutoff,
                 alpha_factor: info.alpha_factor,
             })
@@ -183,7 +185,7 @@ fn blas_inputs(
                     vertex_count: packed.ranges[g].vertex_count,
                     index_address: table[g].index_address,
                     triangle_count: packed.ranges[g].triangle_count,
-                    opaque: !tables.geometries[g].needs_any_hit,
+                    opaque: !tables.geometries[g].needs_any_hit(),
                 })
                 .collect()
         })
@@ -256,6 +258,9 @@ impl GpuScene {
             &meshes.indices,
             &meshes.uvs,
         ]);
+        let material_table: Vec<GpuMaterial> = tables.materials.iter().map(gpu_material).collect();
+        let texture_table: Vec<GpuAlphaTexture> =
+            tables.textures.iter().map(gpu_alpha_texture).collect();
         let stats = SceneStats {
             meshes: scene.meshes.len(),
             instances: scene.instances.len(),
@@ -268,18 +273,12 @@ impl GpuScene {
             tlas: Tlas::new(ctx, tlas_instances.len() as u32)?,
             geometries: Arc::new(geometries),
             instances: Arc::new(up("instance table", bytemuck::cast_slice(&instance_table))?),
-            materials: Arc::new(up(
-                "material table",
-                bytemuck::cast_slice(&tables.materials),
-            )?),
+            materials: Arc::new(up("material table", bytemuck::cast_slice(&material_table))?),
             reflectance: Arc::new(up(
                 "reflectance tables",
                 bytemuck::cast_slice(&tables.reflectance),
             )?),
-            textures: Arc::new(up(
-                "alpha textures",
-                bytemuck::cast_slice(&tables.textures),
-            )?),
+            textures: Arc::new(up("alpha textures", bytemuck::cast_slice(&texture_table))?),
             texels: Arc::new(up("alpha texels", &tables.texels)?),
             tables,
             tlas_instances,

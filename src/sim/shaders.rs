@@ -2,45 +2,62 @@
 //! the reflection check of every shared struct.
 
 use super::gpu_types::{echo_layouts, trace_layouts};
+use crate::contract::{CompactBinding, TraceBinding, WaveformBinding};
 use crate::gpu::{self, check_layout, GpuError, HostLayout, ShaderSources, Spirv};
+use std::collections::BTreeSet;
 
-fn sources() -> ShaderSources {
-    ShaderSources::new()
-        .add("common.glsl", include_str!("../../shaders/common.glsl"))
-        .add(
-            "hit_common.glsl",
-            include_str!("../../shaders/hit_common.glsl"),
-        )
-        .add("rng.glsl", include_str!("../../shaders/rng.glsl"))
-        .add(
-            "reflectance.glsl",
-            include_str!("../../shaders/reflectance.glsl"),
-        )
-        .add(
-            "waveform_types.glsl",
-            include_str!("../../shaders/waveform_types.glsl"),
-        )
-        .add("trace.rgen", include_str!("../../shaders/trace.rgen"))
-        .add("miss.rmiss", include_str!("../../shaders/miss.rmiss"))
-        .add("general.rchit", include_str!("../../shaders/general.rchit"))
-        .add(
-            "retroreflective.rchit",
-            include_str!("../../shaders/retroreflective.rchit"),
-        )
-        .add(
-            "absorbent.rchit",
-            include_str!("../../shaders/absorbent.rchit"),
-        )
-        .add(
-            "alpha_mask.rahit",
-            include_str!("../../shaders/alpha_mask.rahit"),
-        )
-        .add(
-            "transparent.rahit",
-            include_str!("../../shaders/transparent.rahit"),
-        )
-        .add("waveform.comp", include_str!("../../shaders/waveform.comp"))
-        .add("compact.comp", include_str!("../../shaders/compact.comp"))
+/// The contract's constants, codes and binding numbers as GLSL (build.rs writes it
+/// from `src/contract.rs`).
+const CONTRACT_GLSL: &str = include_str!(concat!(env!("OUT_DIR"), "/contract.glsl"));
+
+/// Every shader file by the name its `#include`s use.
+const FILES: &[(&str, &str)] = &[
+    ("common.glsl", include_str!("../../shaders/common.glsl")),
+    (
+        "hit_common.glsl",
+        include_str!("../../shaders/hit_common.glsl"),
+    ),
+    ("rng.glsl", include_str!("../../shaders/rng.glsl")),
+    (
+        "reflectance.glsl",
+        include_str!("../../shaders/reflectance.glsl"),
+    ),
+    (
+        "waveform_types.glsl",
+        include_str!("../../shaders/waveform_types.glsl"),
+    ),
+    ("trace.rgen", include_str!("../../shaders/trace.rgen")),
+    ("miss.rmiss", include_str!("../../shaders/miss.rmiss")),
+    ("general.rchit", include_str!("../../shaders/general.rchit")),
+    (
+        "retroreflective.rchit",
+        include_str!("../../shaders/retroreflective.rchit"),
+    ),
+    (
+        "absorbent.rchit",
+        include_str!("../../shaders/absorbent.rchit"),
+    ),
+    (
+        "alpha_mask.rahit",
+        include_str!("../../shaders/alpha_mask.rahit"),
+    ),
+    (
+        "transparent.rahit",
+        include_str!("../../shaders/transparent.rahit"),
+    ),
+    ("waveform.comp", include_str!("../../shaders/waveform.comp")),
+    ("compact.comp", include_str!("../../shaders/compact.comp")),
+];
+
+/// The shader sources with the generated `contract.glsl`, as the simulator compiles
+/// them (tests compile single passes from the same set).
+pub fn shader_sources() -> ShaderSources {
+    FILES
+        .iter()
+        .fold(ShaderSources::new(), |src, (name, text)| {
+            src.add(name, text)
+        })
+        .add("contract.glsl", CONTRACT_GLSL)
 }
 
 /// The compiled shaders of the frame pipeline.
@@ -70,11 +87,33 @@ fn check_all(shaders: &[&Spirv], layouts: &[HostLayout]) -> Result<(), GpuError>
     Ok(())
 }
 
+/// Checks that the shaders of one pipeline declare exactly the bindings the contract
+/// lists for it (all in set 0), so the host binds every buffer a shader reads, and
+/// nothing the shaders do not know.
+fn check_bindings(
+    pipeline: &str,
+    shaders: &[&Spirv],
+    contract: impl Iterator<Item = u32>,
+) -> Result<(), GpuError> {
+    let mut declared = BTreeSet::new();
+    for s in shaders {
+        declared.extend(s.bindings()?.into_keys());
+    }
+    let expected: BTreeSet<(u32, u32)> = contract.map(|b| (0, b)).collect();
+    if declared != expected {
+        return Err(GpuError::Layout(format!(
+            "the {pipeline} shaders declare the (set, binding)s {declared:?}; the contract \
+             (src/contract.rs) has {expected:?}"
+        )));
+    }
+    Ok(())
+}
+
 impl FrameShaders {
     /// Compiles the shaders and checks the shared struct layouts, so a drifted layout
     /// fails here and not as garbage in the output.
     pub fn compile(cpu_device: bool) -> Result<FrameShaders, GpuError> {
-        let src = sources();
+        let src = shader_sources();
         let c = |name: &str| gpu::compile(&src, name, &[]);
         let group = if cpu_device { "16" } else { "64" };
         let s = FrameShaders {
@@ -88,19 +127,136 @@ impl FrameShaders {
             waveform: gpu::compile(&src, "waveform.comp", &[("WAVEFORM_GROUP", group)])?,
             compact: c("compact.comp")?,
         };
-        check_all(
-            &[
-                &s.raygen,
-                &s.miss,
-                &s.general,
-                &s.retroreflective,
-                &s.absorbent,
-                &s.alpha_mask,
-                &s.transparent,
-            ],
-            &trace_layouts(),
-        )?;
+        check_all(&s.trace_shaders(), &trace_layouts())?;
         check_all(&[&s.waveform, &s.compact], &echo_layouts())?;
+        s.check_bindings()?;
         Ok(s)
+    }
+
+    /// The shaders of the trace pipeline.
+    fn trace_shaders(&self) -> [&Spirv; 7] {
+        [
+            &self.raygen,
+            &self.miss,
+            &self.general,
+            &self.retroreflective,
+            &self.absorbent,
+            &self.alpha_mask,
+            &self.transparent,
+        ]
+    }
+
+    fn check_bindings(&self) -> Result<(), GpuError> {
+        check_bindings(
+            "trace",
+            &self.trace_shaders(),
+            TraceBinding::ALL.iter().map(|b| b.number()),
+        )?;
+        check_bindings(
+            "waveform",
+            &[&self.waveform],
+            WaveformBinding::ALL.iter().map(|b| b.number()),
+        )?;
+        check_bindings(
+            "compaction",
+            &[&self.compact],
+            CompactBinding::ALL.iter().map(|b| b.number()),
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::contract::{self, curve_model, estimator, material_class, return_mode};
+
+    /// Every name the contract header defines.
+    fn contract_names() -> Vec<&'static str> {
+        let lists = [
+            contract::LIMITS,
+            material_class::GLSL,
+            return_mode::GLSL,
+            estimator::GLSL,
+            curve_model::GLSL,
+        ];
+        let mut names: Vec<&str> = lists.iter().flat_map(|l| l.iter().map(|c| c.0)).collect();
+        names.extend(contract::WAVEFORM_FLOATS.iter().map(|c| c.0));
+        names.extend(TraceBinding::ALL.iter().map(|b| b.glsl_name()));
+        names.extend(WaveformBinding::ALL.iter().map(|b| b.glsl_name()));
+        names.extend(CompactBinding::ALL.iter().map(|b| b.glsl_name()));
+        names
+    }
+
+    /// The code of a GLSL line, without its `//` comment.
+    fn code(line: &str) -> &str {
+        line.split("//").next().unwrap_or("").trim()
+    }
+
+    /// Whether `text` has `word` followed (after spaces) by `=` and a digit.
+    fn assigns_a_literal(text: &str, word: &str) -> bool {
+        text.match_indices(word).any(|(i, _)| {
+            let rest = text[i + word.len()..].trim_start();
+            rest.strip_prefix('=')
+                .is_some_and(|r| r.trim_start().starts_with(|c: char| c.is_ascii_digit()))
+        })
+    }
+
+    /// Whether `text` compares something with a numeric literal (`== 1u`, `!= 2`).
+    fn compares_with_a_literal(text: &str) -> bool {
+        ["==", "!="].iter().any(|op| {
+            text.match_indices(op).any(|(i, _)| {
+                text[i + 2..]
+                    .trim_start()
+                    .starts_with(|c: char| c.is_ascii_digit())
+            })
+        })
+    }
+
+    #[test]
+    fn the_header_is_the_one_the_contract_writes() {
+        assert_eq!(CONTRACT_GLSL, contract::glsl_header());
+    }
+
+    #[test]
+    fn the_shaders_hold_no_copy_of_the_contract() {
+        let names = contract_names();
+        let code_fields = [".estimator", ".return_mode", ".curve_model", "class_id"];
+        for (file, text) in FILES {
+            for (n, line) in text.lines().enumerate() {
+                let c = code(line);
+                let at = format!("shaders/{file}:{}: {c}", n + 1);
+                let defined = c
+                    .strip_prefix("#define ")
+                    .or_else(|| c.strip_prefix("const "))
+                    .map(|rest| rest.split_whitespace().take(2).collect::<Vec<_>>());
+                if let Some(words) = defined {
+                    let copies = words.iter().any(|w| names.contains(w));
+                    assert!(!copies, "{at}: defines a contract name (src/contract.rs)");
+                }
+                assert!(
+                    !assigns_a_literal(c, "binding"),
+                    "{at}: binding numbers come from contract.glsl"
+                );
+                assert!(
+                    !c.starts_with("case ") || !c[5..].starts_with(|ch: char| ch.is_ascii_digit()),
+                    "{at}: switch on a contract code with a literal"
+                );
+                let code_field = code_fields.iter().any(|f| c.contains(f));
+                assert!(
+                    !(code_field && compares_with_a_literal(c)),
+                    "{at}: compare codes with their contract.glsl names"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn the_spirv_declares_the_contracts_bindings() {
+        // Compiling needs no device; `compile` checks the layouts and the bindings.
+        for cpu_device in [true, false] {
+            if let Err(e) = FrameShaders::compile(cpu_device) {
+                panic!("{e}");
+            }
+        }
     }
 }

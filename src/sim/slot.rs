@@ -7,21 +7,19 @@
 //! rebinding goes through `gpu::exclusive`, which refuses while one does. A slot is
 //! rebound when the frame it is about to run has another sensor than its last one.
 
-use super::gpu_types::{Echo, GpuPoint, GpuSubRay, SubRayRecord};
+use super::convert::gpu_subrays;
+use super::gpu_types::{GpuEcho, GpuPoint, GpuRecord};
 use super::points::gpu_beams;
 use super::scene_gpu::GpuScene;
 use super::SimError;
+use crate::contract::{CompactBinding, TraceBinding, WaveformBinding};
 use crate::gpu::{
     exclusive, Buffer, BufferUsageFlags, CommandRecorder, ComputePipeline, Context, DescriptorSets,
     MemoryLocation, RayTracingPipeline, Timestamps, TlasUpdate,
 };
-use crate::sensor::Beam;
+use crate::sensor::{Beam, SubRaySample};
 use std::sync::Arc;
 use std::time::Instant;
-
-/// The most record slots one sub-ray may fill (its opaque hit and up to three glass
-/// surfaces in front of it), as the trace shader writes them.
-pub const MAX_RECORD_SLOTS: u32 = 4;
 
 /// Buffers of one sensor set-up. Frames of the same sensor share the records and echoes:
 /// each frame's passes start after a barrier that orders them behind the previous
@@ -43,7 +41,7 @@ impl SensorBuffers {
     pub fn new(
         ctx: &Arc<Context>,
         beams: &[Beam],
-        subrays: &[GpuSubRay],
+        subrays: &[SubRaySample],
         slots: u32,
         max_returns: u32,
     ) -> Result<SensorBuffers, SimError> {
@@ -56,14 +54,19 @@ impl SensorBuffers {
         };
         Ok(SensorBuffers {
             beams: Arc::new(Buffer::upload(ctx, "beams", &gpu_beams(beams), storage)?),
-            subrays: Arc::new(Buffer::upload(ctx, "sub-rays", subrays, storage)?),
+            subrays: Arc::new(Buffer::upload(
+                ctx,
+                "sub-rays",
+                &gpu_subrays(subrays),
+                storage,
+            )?),
             records: device_buffer(
                 "sub-ray records",
-                rays * slots as u64 * std::mem::size_of::<SubRayRecord>() as u64,
+                rays * slots as u64 * std::mem::size_of::<GpuRecord>() as u64,
             )?,
             echoes: device_buffer(
                 "echoes",
-                n_beams * max_returns as u64 * std::mem::size_of::<Echo>() as u64,
+                n_beams * max_returns as u64 * std::mem::size_of::<GpuEcho>() as u64,
             )?,
             counts: device_buffer("echo counts", n_beams * 4)?,
             beam_count: beams.len() as u32,
@@ -113,19 +116,6 @@ pub(super) struct FrameSlot {
     pub submitted: Option<Submitted>,
 }
 
-/// Bindings of the trace pipeline's set 0 (shaders/trace.rgen and the hit shaders).
-mod trace_binding {
-    pub const TLAS: u32 = 0;
-    pub const BEAMS: u32 = 1;
-    pub const SUBRAYS: u32 = 2;
-    pub const GEOMETRIES: u32 = 3;
-    pub const MATERIALS: u32 = 5;
-    pub const INSTANCES: u32 = 6;
-    pub const REFLECTANCE: u32 = 8;
-    pub const TEXTURES: u32 = 9;
-    pub const TEXELS: u32 = 10;
-}
-
 impl FrameSlot {
     /// A slot with the scene bound; the sensor is bound by [`prepare`](Self::prepare).
     pub fn new(
@@ -135,14 +125,14 @@ impl FrameSlot {
         scene: &GpuScene,
     ) -> Result<FrameSlot, SimError> {
         let mut trace = pipelines.trace.descriptor_sets()?;
-        use trace_binding as b;
-        trace.bind_tlas(0, b::TLAS, &scene.tlas)?;
-        trace.bind_buffer(0, b::GEOMETRIES, &scene.geometries)?;
-        trace.bind_buffer(0, b::MATERIALS, &scene.materials)?;
-        trace.bind_buffer(0, b::INSTANCES, &scene.instances)?;
-        trace.bind_buffer(0, b::REFLECTANCE, &scene.reflectance)?;
-        trace.bind_buffer(0, b::TEXTURES, &scene.textures)?;
-        trace.bind_buffer(0, b::TEXELS, &scene.texels)?;
+        use TraceBinding as B;
+        trace.bind_tlas(0, B::Scene.number(), &scene.tlas)?;
+        trace.bind_buffer(0, B::Geometries.number(), &scene.geometries)?;
+        trace.bind_buffer(0, B::Materials.number(), &scene.materials)?;
+        trace.bind_buffer(0, B::Instances.number(), &scene.instances)?;
+        trace.bind_buffer(0, B::Reflectance.number(), &scene.reflectance)?;
+        trace.bind_buffer(0, B::Textures.number(), &scene.textures)?;
+        trace.bind_buffer(0, B::Texels.number(), &scene.texels)?;
         let host = |name: String, bytes: u64| {
             let usage = BufferUsageFlags::STORAGE_BUFFER;
             Buffer::new(ctx, &name, bytes, usage, MemoryLocation::GpuToCpu).map(Arc::new)
@@ -173,21 +163,21 @@ impl FrameSlot {
             return Ok(());
         }
         let trace = exclusive(&mut self.sets.trace, "a frame slot's trace descriptors")?;
-        trace.bind_buffer(0, trace_binding::BEAMS, &sensor.beams)?;
-        trace.bind_buffer(0, trace_binding::SUBRAYS, &sensor.subrays)?;
+        trace.bind_buffer(0, TraceBinding::Beams.number(), &sensor.beams)?;
+        trace.bind_buffer(0, TraceBinding::SubRays.number(), &sensor.subrays)?;
         let waveform = exclusive(
             &mut self.sets.waveform,
             "a frame slot's waveform descriptors",
         )?;
-        waveform.bind_buffer(0, 1, &sensor.echoes)?;
-        waveform.bind_buffer(0, 2, &sensor.counts)?;
+        waveform.bind_buffer(0, WaveformBinding::Echoes.number(), &sensor.echoes)?;
+        waveform.bind_buffer(0, WaveformBinding::Counts.number(), &sensor.counts)?;
         let compact = exclusive(
             &mut self.sets.compact,
             "a frame slot's compaction descriptors",
         )?;
-        compact.bind_buffer(0, 0, &sensor.echoes)?;
-        compact.bind_buffer(0, 1, &sensor.counts)?;
-        compact.bind_buffer(0, 2, &sensor.beams)?;
+        compact.bind_buffer(0, CompactBinding::Echoes.number(), &sensor.echoes)?;
+        compact.bind_buffer(0, CompactBinding::Counts.number(), &sensor.counts)?;
+        compact.bind_buffer(0, CompactBinding::Beams.number(), &sensor.beams)?;
         if self.points.size() < sensor.point_bytes() {
             let name = self.points.name().to_string();
             let usage = BufferUsageFlags::STORAGE_BUFFER;

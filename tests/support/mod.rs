@@ -7,10 +7,8 @@ use beamtrace::gpu::{Context, ContextOptions};
 use beamtrace::material::{MaterialDb, MaterialMapping};
 use beamtrace::reference::CpuSimulator;
 use beamtrace::scene::Scene;
-use beamtrace::sensor::Beam;
-use beamtrace::sim::{
-    Capture, FrameSettings, GpuSubRay, Simulator, SubRayRecord, Sun, WaveformParams,
-};
+use beamtrace::sensor::{Beam, ReturnMode, SubRaySample, WaveformSettings};
+use beamtrace::sim::{Capture, FrameSettings, Simulator, SubRayRecord, Sun};
 use glam::{Affine3A, Vec3};
 use std::sync::Arc;
 
@@ -47,16 +45,7 @@ pub fn grid(az: (f32, f32), el: (f32, f32), step_deg: f32) -> Vec<Beam> {
 }
 
 /// The ideal thin ray: one sub-ray at the beam centre.
-pub const THIN: GpuSubRay = GpuSubRay {
-    dh: 0.0,
-    dv: 0.0,
-    weight: 1.0,
-    jitter_h: 0.0,
-    jitter_v: 0.0,
-    pad0: 0.0,
-    pad1: 0.0,
-    pad2: 0.0,
-};
+pub const THIN: SubRaySample = SubRaySample::THIN;
 
 /// Range window and frame of a trace test.
 #[derive(Debug, Clone, Copy)]
@@ -98,15 +87,15 @@ pub fn trace(pose: Affine3A, max_range: f32) -> Trace {
 }
 
 /// A waveform stage that detects every return (tiny threshold, noise off): 5 ns pulse.
-pub fn permissive_waveform() -> WaveformParams {
+pub fn permissive_waveform() -> WaveformSettings {
     let fwhm = 299_792_458.0f32 * 5e-9 / 2.0;
     let sigma = fwhm / (2.0 * (2.0f32 * 2.0f32.ln()).sqrt());
-    WaveformParams {
+    WaveformSettings {
         sigma_r: sigma,
         bin_width: (sigma / 4.0).min(0.05),
         threshold: 1e-12,
         max_returns: 4,
-        return_mode: beamtrace::sim::gpu_types::return_mode::ALL,
+        return_mode: ReturnMode::All,
         min_separation: 0.5,
         ..Default::default()
     }
@@ -124,7 +113,7 @@ pub fn materials(scene: &Scene) -> (MaterialDb, Vec<u32>) {
 pub fn gpu_records(
     scene: &Scene,
     beams: &[Beam],
-    subrays: &[GpuSubRay],
+    subrays: &[SubRaySample],
     t: &Trace,
 ) -> Vec<SubRayRecord> {
     let ctx = context();
@@ -158,7 +147,7 @@ pub fn gpu_trace(
 pub fn cpu_records(
     scene: &Scene,
     beams: &[Beam],
-    subrays: &[GpuSubRay],
+    subrays: &[SubRaySample],
     t: &Trace,
 ) -> Vec<SubRayRecord> {
     let (db, map) = materials(scene);

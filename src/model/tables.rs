@@ -1,38 +1,54 @@
 //! The scene and material tables the hit shaders read — built once on the host and
-//! shared verbatim by the GPU upload and the CPU reference, so both answer from the same
-//! numbers: per-geometry material and alpha mask, per-material class and R(θ) table,
-//! alpha textures as bytes.
+//! read alike by the GPU upload (`sim` turns them into its buffers) and by the CPU
+//! reference, so both answer from the same numbers: per-geometry material and alpha
+//! mask, per-material class and R(θ) table, alpha textures as bytes.
 
-use super::gpu_types::{
-    material_class, GpuAlphaTexture, GpuMaterial, NO_TEXTURE, REFLECTANCE_STEPS,
-};
+use crate::contract::REFLECTANCE_STEPS;
 use crate::material::{MaterialClass, MaterialDb};
 use crate::scene::Scene;
-
-/// Hit groups of the trace pipeline, in SBT order. A geometry's group follows from its
-/// material class and whether it has an alpha mask.
-pub mod hit_group {
-    pub const GENERAL: u32 = 0;
-    pub const GENERAL_MASKED: u32 = 1;
-    pub const RETROREFLECTIVE: u32 = 2;
-    pub const RETROREFLECTIVE_MASKED: u32 = 3;
-    pub const ABSORBENT: u32 = 4;
-    pub const ABSORBENT_MASKED: u32 = 5;
-    pub const TRANSPARENT: u32 = 6;
-    pub const COUNT: u32 = 7;
-}
 
 /// What the shaders know of one geometry (a glTF primitive), besides its buffers.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct GeometryInfo {
     /// IR material index.
     pub material: u32,
-    pub alpha_texture: u32,
+    /// The class of that material: it picks the geometry's hit shaders.
+    pub class: MaterialClass,
+    /// glTF `alphaMode: MASK`: an any-hit shader tests the mask.
+    pub masked: bool,
+    /// The mask's texture, when the geometry has one and texture coordinates for it.
+    pub alpha_texture: Option<u32>,
     pub alpha_cutoff: f32,
     pub alpha_factor: f32,
-    pub hit_group: u32,
-    /// Whether any-hit shaders must run (alpha mask or transparent).
-    pub needs_any_hit: bool,
+}
+
+impl GeometryInfo {
+    /// Whether any-hit shaders must run (alpha mask or glass).
+    pub fn needs_any_hit(&self) -> bool {
+        self.masked || self.class == MaterialClass::Transparent
+    }
+}
+
+/// One IR material as the hit shaders see it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct MaterialEntry {
+    pub class: MaterialClass,
+    /// One-way power transmission (glass).
+    pub transmission: f32,
+    /// First of its `REFLECTANCE_STEPS + 1` samples in [`SceneTables::reflectance`].
+    pub table_offset: u32,
+}
+
+/// An alpha texture: bytes in [`SceneTables::texels`], row-major, top row first.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct AlphaTexture {
+    /// Byte offset of texel (0, 0).
+    pub offset: u32,
+    pub width: u32,
+    pub height: u32,
+    /// glTF wrap modes: 33071 clamp, 33648 mirrored repeat, 10497 repeat.
+    pub wrap_s: u32,
+    pub wrap_t: u32,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -40,21 +56,12 @@ pub struct SceneTables {
     /// Indexed by global geometry index = `mesh_first_geometry[mesh] + primitive`.
     pub geometries: Vec<GeometryInfo>,
     pub mesh_first_geometry: Vec<u32>,
-    pub materials: Vec<GpuMaterial>,
+    pub materials: Vec<MaterialEntry>,
     /// `REFLECTANCE_STEPS + 1` samples per material.
     pub reflectance: Vec<f32>,
-    pub textures: Vec<GpuAlphaTexture>,
+    pub textures: Vec<AlphaTexture>,
     /// Alpha bytes of all textures, padded to whole u32 words.
     pub texels: Vec<u8>,
-}
-
-fn class_id(c: MaterialClass) -> u32 {
-    match c {
-        MaterialClass::General => material_class::GENERAL,
-        MaterialClass::Retroreflective => material_class::RETROREFLECTIVE,
-        MaterialClass::Transparent => material_class::TRANSPARENT,
-        MaterialClass::Absorbent => material_class::ABSORBENT,
-    }
 }
 
 impl SceneTables {
@@ -62,11 +69,10 @@ impl SceneTables {
     pub fn new(scene: &Scene, db: &MaterialDb, material_map: &[u32]) -> Result<Self, String> {
         let mut t = SceneTables::default();
         for m in &db.materials {
-            t.materials.push(GpuMaterial {
-                class_id: class_id(m.class),
+            t.materials.push(MaterialEntry {
+                class: m.class,
                 transmission: m.transmission(),
                 table_offset: t.reflectance.len() as u32,
-                pad: 0,
             });
             for i in 0..=REFLECTANCE_STEPS {
                 let theta = (i as f32 * 90.0 / REFLECTANCE_STEPS as f32).to_radians();
@@ -85,15 +91,12 @@ impl SceneTables {
                     tex.alpha.len()
                 ));
             }
-            t.textures.push(GpuAlphaTexture {
+            t.textures.push(AlphaTexture {
                 offset: t.texels.len() as u32,
                 width: tex.width,
                 height: tex.height,
                 wrap_s: tex.wrap_s,
                 wrap_t: tex.wrap_t,
-                pad0: 0,
-                pad1: 0,
-                pad2: 0,
             });
             t.texels.extend_from_slice(&tex.alpha);
         }
@@ -120,29 +123,22 @@ impl SceneTables {
                 let class = t
                     .materials
                     .get(ir as usize)
-                    .map(|m| m.class_id)
+                    .map(|m| m.class)
                     .ok_or_else(|| format!("IR material {ir} out of range"))?;
                 let masked = sm.alpha_mode_mask;
                 let alpha_texture = match (masked, sm.alpha_texture) {
-                    (true, Some(i)) if (i as usize) < t.textures.len() && !p.uvs.is_empty() => i,
-                    _ => NO_TEXTURE,
-                };
-                let hit_group = match (class, masked) {
-                    (material_class::TRANSPARENT, _) => hit_group::TRANSPARENT,
-                    (material_class::RETROREFLECTIVE, false) => hit_group::RETROREFLECTIVE,
-                    (material_class::RETROREFLECTIVE, true) => hit_group::RETROREFLECTIVE_MASKED,
-                    (material_class::ABSORBENT, false) => hit_group::ABSORBENT,
-                    (material_class::ABSORBENT, true) => hit_group::ABSORBENT_MASKED,
-                    (_, false) => hit_group::GENERAL,
-                    (_, true) => hit_group::GENERAL_MASKED,
+                    (true, Some(i)) if (i as usize) < t.textures.len() && !p.uvs.is_empty() => {
+                        Some(i)
+                    }
+                    _ => None,
                 };
                 t.geometries.push(GeometryInfo {
                     material: ir,
+                    class,
+                    masked,
                     alpha_texture,
                     alpha_cutoff: if masked { sm.alpha_cutoff } else { 0.0 },
                     alpha_factor: sm.base_color[3],
-                    hit_group,
-                    needs_any_hit: masked || class == material_class::TRANSPARENT,
                 });
             }
         }
@@ -163,8 +159,8 @@ impl SceneTables {
     /// Whether geometry `g`'s alpha mask keeps a hit at `uv` (the GLSL `alpha_keeps`).
     pub fn alpha_keeps(&self, g: &GeometryInfo, uv: Option<glam::Vec2>) -> bool {
         match (g.alpha_texture, uv) {
-            (NO_TEXTURE, _) | (_, None) => g.alpha_factor >= g.alpha_cutoff,
-            (i, Some(uv)) => self.sample_alpha(i, uv) * g.alpha_factor >= g.alpha_cutoff,
+            (Some(i), Some(uv)) => self.sample_alpha(i, uv) * g.alpha_factor >= g.alpha_cutoff,
+            _ => g.alpha_factor >= g.alpha_cutoff,
         }
     }
 
@@ -185,8 +181,8 @@ impl SceneTables {
         self.texels[i] as f32 / 255.0
     }
 
-    pub fn material_class(&self, m: u32) -> u32 {
-        self.materials[m as usize].class_id
+    pub fn material_class(&self, m: u32) -> MaterialClass {
+        self.materials[m as usize].class
     }
 }
 

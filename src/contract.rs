@@ -1,0 +1,310 @@
+//! The contract between the host and the shaders: every number both sides must agree on,
+//! written once.
+//!
+//! `build.rs` compiles this same file into the build script and writes [`glsl_header`]
+//! to `$OUT_DIR/contract.glsl`, which the shaders `#include`; the crate reads the
+//! constants directly. A value changed here therefore changes on both sides in the same
+//! build, and the shaders hold no copy of it.
+//!
+//! * **Limits** that size arrays or bound loops on both sides (the most returns per
+//!   beam, the records a beam's waveform reads, the glass surfaces a sub-ray notes, …)
+//!   and the constants of the waveform algorithm that the CPU reference must share with
+//!   the GPU to agree with it bit for bit.
+//! * **Codes**: how the shaders number the plain model's enums (material class, return
+//!   mode, range estimator, range-limit curve). The typed enums live in the plain model
+//!   (`material::MaterialClass`, `sensor::ReturnMode`, …) and `sim` maps them onto these
+//!   codes with exhaustive matches; only the numbers are here.
+//! * **Bindings** of each pipeline's descriptor set 0, typed per pipeline, and the
+//!   **hit-group order** of the trace pipeline's shader binding table.
+//!
+//! The file needs nothing but `std`, because the build script compiles it on its own;
+//! that also puts it below every other module, so the plain model may read its limits
+//! without reaching into `sim` or `gpu`.
+//!
+//! How it is held to: the shaders' tests (`sim::shaders`) fail when a GLSL file defines
+//! one of these names itself, numbers a binding with a literal or compares a code field
+//! with a literal; and `FrameShaders::compile` refuses shaders whose SPIR-V declares
+//! other bindings than the ones listed here, at start-up, before anything is bound.
+
+/// Declares constants and lists them by their names in the GLSL header (`prefix` + name).
+macro_rules! shared_constants {
+    ($list:ident: $ty:ty, $prefix:literal; $($(#[$doc:meta])* $name:ident = $value:expr;)+) => {
+        $($(#[$doc])* pub const $name: $ty = $value;)+
+        /// These constants by their names in the GLSL header.
+        pub const $list: &[(&str, $ty)] = &[$((concat!($prefix, stringify!($name)), $name)),+];
+    };
+}
+
+/// Declares the descriptor bindings of one pipeline (all in set 0).
+macro_rules! bindings {
+    ($(#[$doc:meta])* $name:ident, $prefix:literal;
+     $($(#[$vdoc:meta])* $var:ident = $number:literal, $glsl:literal;)+) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum $name {
+            $($(#[$vdoc])* $var,)+
+        }
+
+        impl $name {
+            /// Every binding of the pipeline.
+            pub const ALL: &'static [$name] = &[$($name::$var),+];
+
+            /// The binding number in descriptor set 0.
+            pub const fn number(self) -> u32 {
+                match self {
+                    $($name::$var => $number,)+
+                }
+            }
+
+            /// The name of the binding number in the GLSL header.
+            pub const fn glsl_name(self) -> &'static str {
+                match self {
+                    $($name::$var => concat!($prefix, $glsl),)+
+                }
+            }
+        }
+    };
+}
+
+shared_constants! {
+    LIMITS: u32, "";
+    /// The most echoes one beam may return: its echo slots in the frame output.
+    MAX_RETURNS = 8;
+    /// The most return records of one beam (sub-rays × slots) the waveform pass reads:
+    /// they are sorted in a workgroup's shared memory.
+    MAX_RECORDS_PER_BEAM = 1024;
+    /// Transparent surfaces a sub-ray notes in front of its opaque hit.
+    MAX_TRANSPARENT = 3;
+    /// Record slots per sub-ray at most: the opaque hit and the noted transparent ones.
+    MAX_RECORD_SLOTS = 1 + MAX_TRANSPARENT;
+    /// Samples of each material's R(θ) table beyond the first: θ = 0°…90° in 0.25° steps.
+    REFLECTANCE_STEPS = 360;
+    /// A geometry without an alpha texture.
+    NO_TEXTURE = u32::MAX;
+    /// Waveform bins evaluated at once (the GPU's shared-memory histogram).
+    WINDOW_BINS = 1024;
+    /// Echoes (false alarms included) a beam keeps for the return selection.
+    MAX_CANDIDATES = 64;
+    /// The most false alarms drawn per beam.
+    MAX_FALSE_ALARMS = 8;
+}
+
+shared_constants! {
+    WAVEFORM_FLOATS: f32, "";
+    /// Clusters split where neighbouring records are farther apart than this many σ_r.
+    CLUSTER_GAP_SIGMAS = 8.0;
+    /// Bins extend this many σ_r beyond a cluster's records; the pulse is cut there too.
+    PAD_SIGMAS = 5.0;
+    /// Bounds that keep the bin arithmetic in range for absurd parameters.
+    MAX_TAPS = 1_048_576.0;
+    MAX_CLUSTER_BINS = 16_777_216.0;
+}
+
+/// Material classes as the material table stores them (`material::MaterialClass`).
+pub mod material_class {
+    shared_constants! {
+        GLSL: u32, "MATERIAL_";
+        GENERAL = 0;
+        RETROREFLECTIVE = 1;
+        TRANSPARENT = 2;
+        ABSORBENT = 3;
+    }
+}
+
+/// Return modes (`sensor::ReturnMode`).
+pub mod return_mode {
+    shared_constants! {
+        GLSL: u32, "RETURN_";
+        STRONGEST = 0;
+        FIRST = 1;
+        LAST = 2;
+        DUAL = 3;
+        ALL = 4;
+    }
+}
+
+/// Range estimators (`sensor::RangeEstimator`).
+pub mod estimator {
+    shared_constants! {
+        GLSL: u32, "ESTIMATOR_";
+        PEAK = 0;
+        LEADING_EDGE = 1;
+        CENTROID = 2;
+    }
+}
+
+/// Range-limit curves (`sensor::RangeLimit`), applied to R_app at range r.
+pub mod curve_model {
+    shared_constants! {
+        GLSL: u32, "CURVE_";
+        /// Only the physical threshold T_eff on the waveform.
+        THRESHOLD = 0;
+        /// R_L(r) = a + b·r.
+        LINEAR = 1;
+        /// R_L(r) = a + b·r².
+        QUADRATIC = 2;
+        /// R_L(r) = b·rⁿ, n = 2, 3, 4.
+        ROOT2 = 3;
+        ROOT3 = 4;
+        ROOT4 = 5;
+        /// R_L(r) = exp((r − a)/b).
+        LOGARITHMIC = 6;
+    }
+}
+
+bindings! {
+    /// Bindings of the trace pipeline (ray generation and hit shaders).
+    TraceBinding, "BINDING_TRACE_";
+    /// The TLAS.
+    Scene = 0, "SCENE";
+    Beams = 1, "BEAMS";
+    SubRays = 2, "SUBRAYS";
+    Geometries = 3, "GEOMETRIES";
+    Materials = 5, "MATERIALS";
+    Instances = 6, "INSTANCES";
+    /// The materials' R(θ) tables.
+    Reflectance = 8, "REFLECTANCE";
+    Textures = 9, "TEXTURES";
+    Texels = 10, "TEXELS";
+}
+
+bindings! {
+    /// Bindings of the waveform pass (its records arrive by device address).
+    WaveformBinding, "BINDING_WAVEFORM_";
+    Echoes = 1, "ECHOES";
+    Counts = 2, "COUNTS";
+}
+
+bindings! {
+    /// Bindings of the compaction pass (its output goes out by device address).
+    CompactBinding, "BINDING_COMPACT_";
+    Echoes = 0, "ECHOES";
+    Counts = 1, "COUNTS";
+    Beams = 2, "BEAMS";
+}
+
+/// The trace pipeline's hit groups. [`HitGroupKind::ALL`] is the order of the shader
+/// binding table: each geometry's SBT record names its group by
+/// [`sbt_index`](HitGroupKind::sbt_index). The shaders never name a group (ray
+/// generation reaches them through the instances' SBT offsets), so only the host reads
+/// this order, in one place.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum HitGroupKind {
+    General,
+    GeneralMasked,
+    Retroreflective,
+    RetroreflectiveMasked,
+    Absorbent,
+    AbsorbentMasked,
+    /// Glass: an any-hit shader only (alpha masks included).
+    Transparent,
+}
+
+impl HitGroupKind {
+    /// Every group, in SBT order.
+    pub const ALL: [HitGroupKind; 7] = [
+        HitGroupKind::General,
+        HitGroupKind::GeneralMasked,
+        HitGroupKind::Retroreflective,
+        HitGroupKind::RetroreflectiveMasked,
+        HitGroupKind::Absorbent,
+        HitGroupKind::AbsorbentMasked,
+        HitGroupKind::Transparent,
+    ];
+
+    /// The group's index among the SBT's hit groups: its place in [`ALL`](Self::ALL).
+    pub const fn sbt_index(self) -> u32 {
+        match self {
+            HitGroupKind::General => 0,
+            HitGroupKind::GeneralMasked => 1,
+            HitGroupKind::Retroreflective => 2,
+            HitGroupKind::RetroreflectiveMasked => 3,
+            HitGroupKind::Absorbent => 4,
+            HitGroupKind::AbsorbentMasked => 5,
+            HitGroupKind::Transparent => 6,
+        }
+    }
+}
+
+/// The GLSL header with every constant, code and binding number above, in the form the
+/// shaders use: `const uint`/`const float` for values, `#define` for binding numbers
+/// (layout qualifiers take them in every GLSL version glslang accepts).
+pub fn glsl_header() -> String {
+    let mut s = String::from(
+        "// Generated by build.rs from src/contract.rs: the values the host and the shaders\n\
+         // share. Edit src/contract.rs, not this file.\n\
+         #ifndef BEAMTRACE_CONTRACT_GLSL\n\
+         #define BEAMTRACE_CONTRACT_GLSL\n\n",
+    );
+    let codes = [
+        LIMITS,
+        material_class::GLSL,
+        return_mode::GLSL,
+        estimator::GLSL,
+        curve_model::GLSL,
+    ];
+    for list in codes {
+        for (name, value) in list {
+            s.push_str(&format!("const uint {name} = {value}u;\n"));
+        }
+        s.push('\n');
+    }
+    for (name, value) in WAVEFORM_FLOATS {
+        // `{:?}` always writes a decimal point or an exponent: a GLSL float literal.
+        s.push_str(&format!("const float {name} = {value:?};\n"));
+    }
+    s.push('\n');
+    let bindings = TraceBinding::ALL
+        .iter()
+        .map(|b| (b.glsl_name(), b.number()))
+        .chain(
+            WaveformBinding::ALL
+                .iter()
+                .map(|b| (b.glsl_name(), b.number())),
+        )
+        .chain(
+            CompactBinding::ALL
+                .iter()
+                .map(|b| (b.glsl_name(), b.number())),
+        );
+    for (name, number) in bindings {
+        s.push_str(&format!("#define {name} {number}\n"));
+    }
+    s.push_str("\n#endif\n");
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_and_binding_numbers_are_unique() {
+        let header = glsl_header();
+        let mut names: Vec<&str> = header
+            .lines()
+            .filter_map(|l| {
+                let rest = l
+                    .strip_prefix("const uint ")
+                    .or_else(|| l.strip_prefix("const float "))
+                    .or_else(|| l.strip_prefix("#define "))?;
+                rest.split_whitespace().next()
+            })
+            .collect();
+        let n = names.len();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), n, "a GLSL name is defined twice");
+        let numbers: [Vec<u32>; 3] = [
+            TraceBinding::ALL.iter().map(|b| b.number()).collect(),
+            WaveformBinding::ALL.iter().map(|b| b.number()).collect(),
+            CompactBinding::ALL.iter().map(|b| b.number()).collect(),
+        ];
+        for mut pipeline in numbers {
+            let n = pipeline.len();
+            pipeline.sort_unstable();
+            pipeline.dedup();
+            assert_eq!(pipeline.len(), n, "two bindings share a number");
+        }
+    }
+}

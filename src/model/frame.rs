@@ -1,0 +1,50 @@
+//! What changes per frame, and how a frame's return records are laid out.
+
+use crate::sensor::WaveformSettings;
+use glam::{Affine3A, Vec3};
+
+/// The sun of the ambient-light model (DESIGN §4).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Sun {
+    /// World direction towards the sun (normalised on use).
+    pub direction: Vec3,
+    /// Relative irradiance; 0 switches the ambient pass off.
+    pub irradiance: f32,
+}
+
+/// Everything that changes per frame. The default is no valid frame (its range window
+/// is empty); it only lets callers name the fields they set.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct FrameSettings {
+    pub sensor_to_world: Affine3A,
+    /// Range window (m): returns and echoes outside it are dropped.
+    pub min_range: f32,
+    pub max_range: f32,
+    pub sun: Option<Sun>,
+    /// Key of every random draw (DESIGN §1), with `frame`.
+    pub seed: u64,
+    pub frame: u32,
+    /// Detection and noise of the waveform stage.
+    pub waveform: WaveformSettings,
+}
+
+/// How a frame's return records are laid out: beam-major, then sub-ray, then slot
+/// (`slots` per sub-ray: the opaque hit, then transparent surfaces in front of it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RecordLayout {
+    pub beams: u32,
+    pub subrays: u32,
+    pub slots: u32,
+}
+
+impl RecordLayout {
+    /// The records of one beam: its sub-rays × slots.
+    pub fn records_per_beam(&self) -> u32 {
+        self.subrays * self.slots
+    }
+
+    /// The records of the whole frame.
+    pub fn records(&self) -> usize {
+        self.beams as usize * self.records_per_beam() as usize
+    }
+}

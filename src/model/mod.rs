@@ -1,0 +1,26 @@
+//! The plain model both engines share: what the GPU pipeline (`sim`) and the CPU
+//! reference (`reference`) read and produce, in plain Rust with physical units and enums.
+//!
+//! The inputs have their own homes — the sensor (beams, sub-rays, the receiver's
+//! [`WaveformSettings`](crate::sensor::WaveformSettings)) in `sensor`, surfaces in
+//! `material`, geometry in `scene`. What lives here is what joins them for a simulation
+//! and what comes out of one:
+//!
+//! * [`FrameSettings`] (pose, range window, sun, seed, frame, receiver settings) and
+//!   [`RecordLayout`] (how a frame's records are laid out; the one place that derives
+//!   the records per beam),
+//! * [`SceneTables`]: the per-geometry and per-material tables the hit shaders and the
+//!   reference's tracer both read, built once from a scene and a material database,
+//! * [`SubRayRecord`] and [`Echo`]: a sub-ray's return and a beam's echo.
+//!
+//! Nothing here knows a GPU: `sim` owns the `#[repr(C)]` structs the shaders read
+//! (padding, device addresses, codes instead of enums) and converts from these types.
+//! The numbers the shaders also know (limits, codes) come from [`crate::contract`].
+
+mod frame;
+mod records;
+mod tables;
+
+pub use frame::{FrameSettings, RecordLayout, Sun};
+pub use records::{Echo, SubRayRecord};
+pub use tables::{AlphaTexture, GeometryInfo, MaterialEntry, SceneTables};

@@ -1,0 +1,186 @@
+//! From the plain model to the structs the shaders read: enums become the contract's
+//! codes, seeds split into words, and the figures only the simulator knows (record
+//! layout, echo slots, device addresses) are filled in here and nowhere else.
+
+use super::gpu_types::{FrameParams, GpuAlphaTexture, GpuMaterial, GpuSubRay, WaveformParams};
+use super::SimError;
+use crate::contract::{curve_model, estimator, material_class, return_mode};
+use crate::material::MaterialClass;
+use crate::model::{AlphaTexture, FrameSettings, MaterialEntry, RecordLayout};
+use crate::sensor::{RangeEstimator, RangeLimit, ReturnMode, SubRaySample};
+use glam::{Mat4, Vec3};
+
+/// The kernel's sub-rays as the ray generation shader reads them.
+pub fn gpu_subrays(subrays: &[SubRaySample]) -> Vec<GpuSubRay> {
+    subrays
+        .iter()
+        .map(|s| GpuSubRay {
+            dh: s.dh,
+            dv: s.dv,
+            weight: s.weight,
+            jitter_h: s.jitter_h,
+            jitter_v: s.jitter_v,
+            pad0: 0.0,
+            pad1: 0.0,
+            pad2: 0.0,
+        })
+        .collect()
+}
+
+pub(super) fn material_class_code(class: MaterialClass) -> u32 {
+    match class {
+        MaterialClass::General => material_class::GENERAL,
+        MaterialClass::Retroreflective => material_class::RETROREFLECTIVE,
+        MaterialClass::Transparent => material_class::TRANSPARENT,
+        MaterialClass::Absorbent => material_class::ABSORBENT,
+    }
+}
+
+pub(super) fn gpu_material(m: &MaterialEntry) -> GpuMaterial {
+    GpuMaterial {
+        class_id: material_class_code(m.class),
+        transmission: m.transmission,
+        table_offset: m.table_offset,
+        pad: 0,
+    }
+}
+
+pub(super) fn gpu_alpha_texture(t: &AlphaTexture) -> GpuAlphaTexture {
+    GpuAlphaTexture {
+        offset: t.offset,
+        width: t.width,
+        height: t.height,
+        wrap_s: t.wrap_s,
+        wrap_t: t.wrap_t,
+        pad0: 0,
+        pad1: 0,
+        pad2: 0,
+    }
+}
+
+fn return_mode_code(mode: ReturnMode) -> u32 {
+    match mode {
+        ReturnMode::Strongest => return_mode::STRONGEST,
+        ReturnMode::First => return_mode::FIRST,
+        ReturnMode::Last => return_mode::LAST,
+        ReturnMode::Dual => return_mode::DUAL,
+        ReturnMode::All => return_mode::ALL,
+    }
+}
+
+fn estimator_code(e: RangeEstimator) -> u32 {
+    match e {
+        RangeEstimator::Peak => estimator::PEAK,
+        RangeEstimator::LeadingEdge => estimator::LEADING_EDGE,
+        RangeEstimator::Centroid => estimator::CENTROID,
+    }
+}
+
+/// (curve_model, curve_a, curve_b) of a range limit.
+fn curve_code(limit: RangeLimit) -> (u32, f32, f32) {
+    match limit {
+        RangeLimit::Threshold => (curve_model::THRESHOLD, 0.0, 0.0),
+        RangeLimit::Linear { a, b } => (curve_model::LINEAR, a, b),
+        RangeLimit::Quadratic { a, b } => (curve_model::QUADRATIC, a, b),
+        RangeLimit::Root2 { b } => (curve_model::ROOT2, 0.0, b),
+        RangeLimit::Root3 { b } => (curve_model::ROOT3, 0.0, b),
+        RangeLimit::Root4 { b } => (curve_model::ROOT4, 0.0, b),
+        RangeLimit::Logarithmic { a, b } => (curve_model::LOGARITHMIC, a, b),
+    }
+}
+
+/// The waveform pass's push constants for `frame`, whose records are laid out as
+/// `layout` and start at device address `records_address`.
+pub fn waveform_params(
+    frame: &FrameSettings,
+    layout: RecordLayout,
+    records_address: u64,
+) -> WaveformParams {
+    let w = &frame.waveform;
+    let (curve_model, curve_a, curve_b) = curve_code(w.limit);
+    WaveformParams {
+        sigma_r: w.sigma_r,
+        bin_width: w.bin_width,
+        threshold: w.threshold,
+        ambient_k: w.ambient_k,
+        estimator: estimator_code(w.estimator),
+        return_mode: return_mode_code(w.return_mode),
+        max_returns: w.max_returns,
+        min_separation: w.min_separation,
+        curve_model,
+        curve_a,
+        curve_b,
+        range_sigma: w.noise.range_sigma_m,
+        range_sigma_snr: w.noise.range_sigma_snr_m,
+        amplitude_noise: w.noise.amplitude_rel,
+        pd_width: w.noise.pd_width,
+        false_alarm_rate: w.noise.false_alarm_rate,
+        min_range: frame.min_range,
+        max_range: frame.max_range,
+        seed_lo: frame.seed as u32,
+        seed_hi: (frame.seed >> 32) as u32,
+        frame: frame.frame,
+        records_per_beam: layout.records_per_beam(),
+        beam_count: layout.beams,
+        pad0: 0,
+        records_address,
+    }
+}
+
+/// The trace pass's push constants for `frame`. The sun must be a finite direction
+/// when it shines; without it (or at zero irradiance) the ambient pass is off.
+fn frame_params(
+    frame: &FrameSettings,
+    layout: RecordLayout,
+    records_address: u64,
+) -> Result<FrameParams, SimError> {
+    let (sun_direction, sun_irradiance) = match frame.sun {
+        Some(sun) if sun.irradiance > 0.0 => {
+            let d = sun.direction.normalize_or_zero();
+            if d == Vec3::ZERO || !d.is_finite() || !sun.irradiance.is_finite() {
+                return Err(SimError::Input(
+                    "the sun direction must be a finite non-zero vector".into(),
+                ));
+            }
+            (d.to_array(), sun.irradiance)
+        }
+        _ => ([0.0, 0.0, 1.0], 0.0),
+    };
+    Ok(FrameParams {
+        sensor_to_world: Mat4::from(frame.sensor_to_world).to_cols_array(),
+        sun_direction,
+        sun_irradiance,
+        beam_count: layout.beams,
+        subray_count: layout.subrays,
+        slots: layout.slots,
+        min_range: frame.min_range,
+        max_range: frame.max_range,
+        seed_lo: frame.seed as u32,
+        seed_hi: (frame.seed >> 32) as u32,
+        frame: frame.frame,
+        records_address,
+    })
+}
+
+/// The push constants of a frame's trace and waveform passes. `echo_slots` is the
+/// sensor's echo slots per beam (`Simulator::set_sensor`'s `max_returns`): the waveform
+/// pass writes `max_returns` echoes per beam and the compaction reads `echo_slots`, so
+/// the two must be the same number.
+pub(super) fn push_constants(
+    frame: &FrameSettings,
+    layout: RecordLayout,
+    echo_slots: u32,
+    records_address: u64,
+) -> Result<(FrameParams, WaveformParams), SimError> {
+    if frame.waveform.max_returns != echo_slots {
+        return Err(SimError::Input(format!(
+            "the frame's waveform settings ask for max_returns {}, but the sensor was set \
+             up with {echo_slots} echo slots per beam; pass the same number to set_sensor",
+            frame.waveform.max_returns
+        )));
+    }
+    Ok((
+        frame_params(frame, layout, records_address)?,
+        waveform_params(frame, layout, records_address),
+    ))
+}
