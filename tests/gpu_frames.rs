@@ -10,7 +10,13 @@ use glam::{Affine3A, Mat4, Vec3};
 use support::*;
 
 fn settings(frame: u32) -> FrameSettings {
+    settings_for(frame, 4)
+}
+
+/// Frame settings for a sensor set up with `max_returns` echoes per beam.
+fn settings_for(frame: u32, max_returns: u32) -> FrameSettings {
     let mut s = trace(Affine3A::IDENTITY, 100.0).settings();
+    s.waveform.max_returns = max_returns;
     s.frame = frame;
     s.seed = 3;
     // Range noise makes every frame different, so a mixed-up frame would show.
@@ -85,36 +91,36 @@ fn switching_sensors_with_frames_in_flight_matches_a_run_that_never_pipelines() 
     let ctx = context();
     let (db, map) = materials(&scene);
     let mut sim = Simulator::new(&ctx, &scene, &db, &map).expect("simulator");
-    let frame = |sim: &mut Simulator, f| {
-        sim.frame(&settings(f), Capture::default())
-            .expect("frame")
-            .points
+    // Sensor A reports up to 4 returns per beam, B up to 2.
+    let (sa, sb) = (|f| settings_for(f, 4), |f| settings_for(f, 2));
+    let frame = |sim: &mut Simulator, s: FrameSettings| {
+        sim.frame(&s, Capture::default()).expect("frame").points
     };
     sim.set_sensor(&a, &[THIN], 1, 4).expect("sensor a");
-    let a0 = frame(&mut sim, 0);
-    let a1 = frame(&mut sim, 1);
+    let a0 = frame(&mut sim, sa(0));
+    let a1 = frame(&mut sim, sa(1));
     sim.set_sensor(&b, &[THIN], 1, 2).expect("sensor b");
-    let b2 = frame(&mut sim, 2);
-    let b3 = frame(&mut sim, 3);
+    let b2 = frame(&mut sim, sb(2));
+    let b3 = frame(&mut sim, sb(3));
     assert_eq!(a0.len(), a.len(), "one point per beam on the wall");
     assert_eq!(b2.len(), b.len(), "one point per beam on the wall");
 
     // Pipelined: both frames of sensor A in flight when sensor B is set.
     sim.set_sensor(&a, &[THIN], 1, 4).expect("sensor a");
-    let t0 = sim.submit(&settings(0)).expect("submit 0");
-    let t1 = sim.submit(&settings(1)).expect("submit 1");
+    let t0 = sim.submit(&sa(0)).expect("submit 0");
+    let t1 = sim.submit(&sa(1)).expect("submit 1");
     sim.set_sensor(&b, &[THIN], 1, 2)
         .expect("sensor b while a is in flight");
     assert_eq!(sim.collect(t0).expect("collect 0").points, a0);
-    let t2 = sim.submit(&settings(2)).expect("submit 2");
+    let t2 = sim.submit(&sb(2)).expect("submit 2");
     assert_eq!(sim.collect(t1).expect("collect 1").points, a1);
-    let t3 = sim.submit(&settings(3)).expect("submit 3");
+    let t3 = sim.submit(&sb(3)).expect("submit 3");
     assert_eq!(sim.collect(t2).expect("collect 2").points, b2);
     assert_eq!(sim.collect(t3).expect("collect 3").points, b3);
     // And back to A with a frame of B still in flight.
-    let t4 = sim.submit(&settings(2)).expect("submit 4");
+    let t4 = sim.submit(&sb(2)).expect("submit 4");
     sim.set_sensor(&a, &[THIN], 1, 4).expect("sensor a again");
-    let t5 = sim.submit(&settings(1)).expect("submit 5");
+    let t5 = sim.submit(&sa(1)).expect("submit 5");
     assert_eq!(sim.collect(t5).expect("collect 5").points, a1);
     assert_eq!(sim.collect(t4).expect("collect 4").points, b2);
     drop(sim);
@@ -133,7 +139,7 @@ fn dropping_the_simulator_with_frames_in_flight_is_clean() {
     sim.set_instance_transform(0, Mat4::from_translation(Vec3::new(2.0, 0.0, 0.0)))
         .expect("move");
     sim.set_sensor(&b, &[THIN], 1, 2).expect("sensor b");
-    let _t1 = sim.submit(&settings(1)).expect("submit 1");
+    let _t1 = sim.submit(&settings_for(1, 2)).expect("submit 1");
     // Both frames still run on the GPU: the sensor buffers of A, the scene and the
     // pipelines must outlive them although their owner goes now.
     drop(sim);
