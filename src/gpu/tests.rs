@@ -185,17 +185,27 @@ fn compute_pipeline_runs_with_push_constants() {
     assert_clean(&ctx);
 }
 
-#[test]
-fn a_submission_keeps_what_it_uses_and_refuses_host_access_until_waited() {
-    let ctx = ctx();
-    let (pipeline, mut sets, buf) = doubler(&ctx);
-    let mut rec = CommandRecorder::new(&ctx).expect("recorder");
+/// Submits the doubler with factor 3 over all 100 items, without waiting.
+fn submit_tripling(
+    ctx: &Arc<Context>,
+    pipeline: &Arc<ComputePipeline>,
+    sets: &Arc<DescriptorSets>,
+) -> CommandRecorder {
+    let mut rec = CommandRecorder::new(ctx).expect("recorder");
     rec.submit(|r| {
-        r.dispatch(&pipeline, &sets, &doubler_push(100, 3.0), [2, 1, 1])?;
+        r.dispatch(pipeline, sets, &doubler_push(100, 3.0), [2, 1, 1])?;
         r.barrier_to_host();
         Ok(())
     })
     .expect("submit");
+    rec
+}
+
+#[test]
+fn a_submission_keeps_what_it_uses_and_refuses_host_access_until_waited() {
+    let ctx = ctx();
+    let (pipeline, mut sets, buf) = doubler(&ctx);
+    let mut rec = submit_tripling(&ctx, &pipeline, &sets);
     // In flight: the host may neither read the buffer nor rebind the sets.
     let err = buf
         .read::<Item>(100)
@@ -224,13 +234,7 @@ fn a_submission_keeps_what_it_uses_and_refuses_host_access_until_waited() {
 fn dropping_a_recorder_in_flight_waits_and_releases() {
     let ctx = ctx();
     let (pipeline, sets, buf) = doubler(&ctx);
-    let mut rec = CommandRecorder::new(&ctx).expect("recorder");
-    rec.submit(|r| {
-        r.dispatch(&pipeline, &sets, &doubler_push(100, 3.0), [2, 1, 1])?;
-        r.barrier_to_host();
-        Ok(())
-    })
-    .expect("submit");
+    let rec = submit_tripling(&ctx, &pipeline, &sets);
     drop((pipeline, sets));
     drop(rec);
     assert_tripled(&buf.read(100).expect("read after the drop"));
