@@ -23,4 +23,4 @@ mod tables;
 
 pub use frame::{FrameSettings, RecordLayout, Sun};
 pub use records::{Echo, SubRayRecord};
-pub use tables::{AlphaTexture, GeometryInfo, MaterialEntry, SceneTables};
+pub use tables::{AlphaTexture, GeometryInfo, MaterialEntry, SceneTables, TablesError};

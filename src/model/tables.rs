@@ -5,7 +5,7 @@
 
 use crate::contract::REFLECTANCE_STEPS;
 use crate::material::{MaterialClass, MaterialDb};
-use crate::scene::Scene;
+use crate::scene::{Primitive, Scene};
 
 /// What the shaders know of one geometry (a glTF primitive), besides its buffers.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -64,85 +64,132 @@ pub struct SceneTables {
     pub texels: Vec<u8>,
 }
 
+/// A scene whose tables cannot be built: the scene and its material map disagree.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum TablesError {
+    #[error(
+        "alpha texture {texture} of {width}×{height} texels holds {bytes} bytes: \
+         re-export the scene's mask image"
+    )]
+    AlphaTextureSize {
+        texture: usize,
+        width: u32,
+        height: u32,
+        bytes: usize,
+    },
+    #[error("mesh {mesh} primitive {primitive} uses scene material {material} of {count}")]
+    MaterialOutOfRange {
+        mesh: usize,
+        primitive: usize,
+        material: u32,
+        count: usize,
+    },
+    #[error("IR material {0} out of range")]
+    IrMaterialOutOfRange(u32),
+}
+
 impl SceneTables {
     /// `material_map[i]` is the IR material of scene material i.
-    pub fn new(scene: &Scene, db: &MaterialDb, material_map: &[u32]) -> Result<Self, String> {
+    pub fn new(scene: &Scene, db: &MaterialDb, material_map: &[u32]) -> Result<Self, TablesError> {
         let mut t = SceneTables::default();
+        t.add_materials(db);
+        t.add_textures(scene)?;
+        for (mi, mesh) in scene.meshes.iter().enumerate() {
+            t.mesh_first_geometry.push(t.geometries.len() as u32);
+            for (pi, p) in mesh.primitives.iter().enumerate() {
+                let info = t.geometry(scene, material_map, (mi, pi), p)?;
+                t.geometries.push(info);
+            }
+        }
+        Ok(t)
+    }
+
+    /// Class, transmission and the sampled R(θ) table of every IR material.
+    fn add_materials(&mut self, db: &MaterialDb) {
         for m in &db.materials {
-            t.materials.push(MaterialEntry {
+            self.materials.push(MaterialEntry {
                 class: m.class,
                 transmission: m.transmission(),
-                table_offset: t.reflectance.len() as u32,
+                table_offset: self.reflectance.len() as u32,
             });
             for i in 0..=REFLECTANCE_STEPS {
                 let theta = (i as f32 * 90.0 / REFLECTANCE_STEPS as f32).to_radians();
-                t.reflectance.push(m.reflectance_at(theta.cos()).max(0.0));
+                self.reflectance
+                    .push(m.reflectance_at(theta.cos()).max(0.0));
             }
         }
-        for tex in &scene.alpha_textures {
+    }
+
+    /// The alpha textures' bytes, padded to whole u32 words (never empty: a GPU buffer
+    /// cannot be).
+    fn add_textures(&mut self, scene: &Scene) -> Result<(), TablesError> {
+        for (i, tex) in scene.alpha_textures.iter().enumerate() {
             if tex.width == 0
                 || tex.height == 0
                 || tex.alpha.len() != (tex.width * tex.height) as usize
             {
-                return Err(format!(
-                    "alpha texture of {}×{} texels holds {} bytes",
-                    tex.width,
-                    tex.height,
-                    tex.alpha.len()
-                ));
+                return Err(TablesError::AlphaTextureSize {
+                    texture: i,
+                    width: tex.width,
+                    height: tex.height,
+                    bytes: tex.alpha.len(),
+                });
             }
-            t.textures.push(AlphaTexture {
-                offset: t.texels.len() as u32,
+            self.textures.push(AlphaTexture {
+                offset: self.texels.len() as u32,
                 width: tex.width,
                 height: tex.height,
                 wrap_s: tex.wrap_s,
                 wrap_t: tex.wrap_t,
             });
-            t.texels.extend_from_slice(&tex.alpha);
+            self.texels.extend_from_slice(&tex.alpha);
         }
-        while t.texels.len() % 4 != 0 || t.texels.is_empty() {
-            t.texels.push(0);
+        while self.texels.len() % 4 != 0 || self.texels.is_empty() {
+            self.texels.push(0);
         }
-        for (mi, mesh) in scene.meshes.iter().enumerate() {
-            t.mesh_first_geometry.push(t.geometries.len() as u32);
-            for (pi, p) in mesh.primitives.iter().enumerate() {
-                let ir = *material_map.get(p.material as usize).ok_or_else(|| {
-                    format!(
-                        "mesh {mi} primitive {pi} uses scene material {} of {}",
-                        p.material,
-                        material_map.len()
-                    )
-                })?;
-                let sm = scene.materials.get(p.material as usize).ok_or_else(|| {
-                    format!(
-                        "mesh {mi} primitive {pi} uses scene material {} of {}",
-                        p.material,
-                        scene.materials.len()
-                    )
-                })?;
-                let class = t
-                    .materials
-                    .get(ir as usize)
-                    .map(|m| m.class)
-                    .ok_or_else(|| format!("IR material {ir} out of range"))?;
-                let masked = sm.alpha_mode_mask;
-                let alpha_texture = match (masked, sm.alpha_texture) {
-                    (true, Some(i)) if (i as usize) < t.textures.len() && !p.uvs.is_empty() => {
-                        Some(i)
-                    }
-                    _ => None,
-                };
-                t.geometries.push(GeometryInfo {
-                    material: ir,
-                    class,
-                    masked,
-                    alpha_texture,
-                    alpha_cutoff: if masked { sm.alpha_cutoff } else { 0.0 },
-                    alpha_factor: sm.base_color[3],
-                });
-            }
-        }
-        Ok(t)
+        Ok(())
+    }
+
+    /// What the shaders know of primitive `(mesh, primitive)`; materials and textures
+    /// must already be in the tables.
+    fn geometry(
+        &self,
+        scene: &Scene,
+        material_map: &[u32],
+        (mesh, primitive): (usize, usize),
+        p: &Primitive,
+    ) -> Result<GeometryInfo, TablesError> {
+        let out_of_range = |count: usize| TablesError::MaterialOutOfRange {
+            mesh,
+            primitive,
+            material: p.material,
+            count,
+        };
+        let ir = *material_map
+            .get(p.material as usize)
+            .ok_or_else(|| out_of_range(material_map.len()))?;
+        let sm = scene
+            .materials
+            .get(p.material as usize)
+            .ok_or_else(|| out_of_range(scene.materials.len()))?;
+        let class = self
+            .materials
+            .get(ir as usize)
+            .map(|m| m.class)
+            .ok_or(TablesError::IrMaterialOutOfRange(ir))?;
+        let masked = sm.alpha_mode_mask;
+        let alpha_texture = match (masked, sm.alpha_texture) {
+            (true, Some(i)) if (i as usize) < self.textures.len() && !p.uvs.is_empty() => Some(i),
+            _ => None,
+        };
+        Ok(GeometryInfo {
+            material: ir,
+            class,
+            masked,
+            alpha_texture,
+            alpha_cutoff: if masked { sm.alpha_cutoff } else { 0.0 },
+            alpha_factor: sm.base_color[3],
+        })
     }
 
     /// R(θ) of material `m` exactly as the shaders interpolate it.
@@ -199,5 +246,73 @@ fn wrap_texel(i: i32, n: i32, mode: u32) -> i32 {
             }
         }
         _ => i.rem_euclid(n),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::material::MaterialMapping;
+    use std::path::Path;
+
+    fn wall() -> (Scene, MaterialDb, Vec<u32>) {
+        let kind = crate::scene::by_name("wall:distance=10,size=4").expect("spec");
+        let doc = crate::scene::generate(&kind).expect("generate");
+        let bytes = doc.to_glb(Path::new("wall")).expect("glb");
+        let scene =
+            crate::scene::load_from_bytes(&bytes, Path::new("wall"), Path::new(".")).expect("load");
+        let db = MaterialDb::builtin().expect("database");
+        let map = db
+            .resolve(&scene.materials, &MaterialMapping::default())
+            .expect("resolve");
+        (scene, db, map)
+    }
+
+    #[test]
+    fn a_scene_and_its_map_build_one_entry_per_primitive() {
+        let (scene, db, map) = wall();
+        let t = SceneTables::new(&scene, &db, &map).expect("tables");
+        let primitives: usize = scene.meshes.iter().map(|m| m.primitives.len()).sum();
+        assert!(primitives > 0);
+        assert_eq!(t.geometries.len(), primitives);
+        assert_eq!(t.materials.len(), db.materials.len());
+        assert_eq!(
+            t.reflectance.len(),
+            db.materials.len() * (REFLECTANCE_STEPS as usize + 1)
+        );
+        assert!(!t.texels.is_empty() && t.texels.len() % 4 == 0);
+    }
+
+    #[test]
+    fn a_short_material_map_names_the_mesh_and_primitive() {
+        let (scene, db, _) = wall();
+        let err = SceneTables::new(&scene, &db, &[]).unwrap_err();
+        let p = &scene.meshes[0].primitives[0];
+        assert_eq!(
+            err,
+            TablesError::MaterialOutOfRange {
+                mesh: 0,
+                primitive: 0,
+                material: p.material,
+                count: 0
+            }
+        );
+    }
+
+    #[test]
+    fn an_alpha_texture_with_the_wrong_byte_count_is_refused() {
+        let (mut scene, db, map) = wall();
+        scene.alpha_textures.push(crate::scene::AlphaTexture {
+            width: 2,
+            height: 2,
+            alpha: vec![255; 3],
+            wrap_s: crate::scene::WRAP_REPEAT,
+            wrap_t: crate::scene::WRAP_REPEAT,
+        });
+        let err = SceneTables::new(&scene, &db, &map).unwrap_err();
+        assert!(
+            err.to_string().contains("2×2 texels holds 3 bytes"),
+            "{err}"
+        );
     }
 }

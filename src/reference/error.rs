@@ -5,7 +5,7 @@
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum ReferenceError {
     #[error("scene tables: {0}")]
-    Tables(String),
+    Tables(#[from] crate::model::TablesError),
     #[error(
         "instance {instance} (\"{name}\") refers to mesh {mesh}, but the scene has only \
          {meshes} meshes: re-import the scene or fix the node's mesh index"

@@ -50,7 +50,7 @@ impl CpuSimulator {
         db: &MaterialDb,
         material_map: &[u32],
     ) -> Result<Self, ReferenceError> {
-        let tables = SceneTables::new(scene, db, material_map).map_err(ReferenceError::Tables)?;
+        let tables = SceneTables::new(scene, db, material_map)?;
         Ok(CpuSimulator {
             bvh: Bvh::new(scene)?,
             tables,

@@ -65,8 +65,10 @@
 //! **Accuracy** (the tests check these). A plane at normal incidence comes out within
 //! 1 mm of its range. The cloud-in-cell deposit splits a return between two bins Δr
 //! apart, which lowers the peak amplitude (and R_app) by up to Δr²/(8σ_r²): 0.78 % at
-//! Δr = σ_r/4, and exactly that for a target at a single range, which always lies halfway
-//! between two bin centres since r_lo = r − 5σ_r and 5σ_r/Δr = 20. EPW is within ~1 % of
+//! the coarsest bin, Δr = σ_r/4, and 0.31 % for a 5 ns pulse with the default 5 cm range
+//! resolution (σ_r = 0.318 m, Δr = σ_r/6.4). A target at a single range sits at
+//! r_lo + 5σ_r, so the loss is the full bound exactly when 5σ_r/Δr is an integer (the
+//! target then lies halfway between two bin centres). EPW is within ~1 % of
 //! 2σ_r√(2 ln(a/T)) for a/T ≳ 2. Clusters ignore each other's pulse tails: records more
 //! than 8σ_r apart see at most g(3σ_r) ≈ 1 % of the other cluster's amplitude missing
 //! near their bin range's ends, which only matters for echoes wider than ±3σ_r.

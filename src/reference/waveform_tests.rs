@@ -2,9 +2,9 @@
 //!
 //! Tolerances come from the discretisation: the cloud-in-cell deposit turns a single
 //! return into two pulses Δr apart, which lowers the peak by at most Δr²/(8σ_r²) (0.78 %
-//! at the default Δr = σ_r/4, and exactly that for a lone target, which always sits
-//! halfway between two bin centres because r_lo = r − 5σ_r) and widens the pulse by at
-//! most the same fraction; the threshold crossings are interpolated linearly.
+//! at the coarsest bin, Δr = σ_r/4; a lone target sits at r_lo + 5σ_r and reaches the
+//! bound when 5σ_r/Δr is an integer) and widens the pulse by at most the same fraction;
+//! the threshold crossings are interpolated linearly.
 
 use super::*;
 use crate::sensor::Noise;

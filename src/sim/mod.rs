@@ -30,6 +30,8 @@ pub enum SimError {
     Gpu(#[from] GpuError),
     #[error("scene: {0}")]
     Scene(String),
+    #[error("scene: {0}")]
+    Tables(#[from] crate::model::TablesError),
     #[error("{0}")]
     Input(String),
 }

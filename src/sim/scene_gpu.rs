@@ -242,7 +242,7 @@ impl GpuScene {
         material_map: &[u32],
     ) -> Result<GpuScene, SimError> {
         let start = Instant::now();
-        let tables = SceneTables::new(scene, db, material_map).map_err(SimError::Scene)?;
+        let tables = SceneTables::new(scene, db, material_map)?;
         let packed = PackedMeshes::new(scene)?;
         let meshes = MeshBuffers::upload(ctx, &packed)?;
         let geometry_table = meshes.geometry_table(&packed, &tables);
