@@ -70,6 +70,18 @@ fn simulate_with(
     seed: u64,
     tweak: impl Fn(&mut beamtrace::sensor::WaveformSettings),
 ) -> FrameOutput {
+    let mut settings = frame_settings(sensor, sensor.mount.to_affine(), sun, seed, 0);
+    tweak(&mut settings.waveform);
+    simulate_frames(scene, sensor, &[settings]).remove(0)
+}
+
+/// One frame per entry of `settings` on one simulator of `sensor`'s beams and sub-rays,
+/// records and echoes captured; validation checked.
+fn simulate_frames(
+    scene: &Scene,
+    sensor: &Sensor,
+    settings: &[beamtrace::sim::FrameSettings],
+) -> Vec<FrameOutput> {
     let ctx = context();
     let (db, map) = materials(scene);
     let mut sim = Simulator::new(&ctx, scene, &db, &map).expect("simulator");
@@ -81,17 +93,14 @@ fn simulate_with(
         sensor.detector.max_returns,
     )
     .expect("sensor");
-    let mut settings = frame_settings(sensor, sensor.mount.to_affine(), sun, seed, 0);
-    tweak(&mut settings.waveform);
-    let out = sim
-        .frame(
-            &settings,
-            Capture {
-                records: true,
-                echoes: true,
-            },
-        )
-        .expect("frame");
+    let capture = Capture {
+        records: true,
+        echoes: true,
+    };
+    let out = settings
+        .iter()
+        .map(|s| sim.frame(s, capture).expect("frame"))
+        .collect();
     drop(sim);
     assert_no_validation_messages(&ctx);
     out
@@ -385,14 +394,68 @@ fn step_edge_splits_the_beam_into_two_echoes() {
     }
 }
 
+/// Square walls of `size` facing the origin, one per (azimuth°, elevation°, range, IR
+/// material): the `wall` scene of each material turned and moved out, so that a beam
+/// in the wall's direction meets it at normal incidence at that range.
+fn walls(targets: &[(f32, f32, f32, &str)], size: f32) -> Scene {
+    let mut scene = Scene::default();
+    for &(az_deg, el_deg, range, material) in targets {
+        let one = procedural(&format!("wall:distance=1,size={size},material={material}"));
+        let (meshes, materials) = (scene.meshes.len() as u32, scene.materials.len() as u32);
+        let ids = scene.instances.len() as u32;
+        scene.materials.extend(one.materials);
+        for mut mesh in one.meshes {
+            mesh.primitives
+                .iter_mut()
+                .for_each(|p| p.material += materials);
+            scene.meshes.push(mesh);
+        }
+        // R_y(−el) lifts +x to elevation el, R_z(az) turns it to azimuth az.
+        let place = glam::Mat4::from_rotation_z(az_deg.to_radians())
+            * glam::Mat4::from_rotation_y(-el_deg.to_radians())
+            * glam::Mat4::from_translation(Vec3::new(range - 1.0, 0.0, 0.0));
+        for mut inst in one.instances {
+            inst.mesh += meshes;
+            inst.instance_id += ids;
+            inst.transform = place * inst.transform;
+            scene.instances.push(inst);
+        }
+    }
+    scene
+}
+
+/// The farthest range at which a Lambertian target of reflectance `refl` is detected at
+/// normal incidence, solved by hand from each model's documented R_L(r) through the
+/// datasheet pair (R_ref, r_ref) (module docs of `sensor::detector`; DESIGN §4): 1/r²
+/// and root n give r_L ∝ R^(1/n) (paper 004), linear and quadratic subtract their
+/// offset first, logarithmic is r_L = a + b·ln R through both pairs.
+fn max_range(curve: RangeCurve, r_ref: f64, rr: f64, refl: f64) -> f64 {
+    match curve {
+        RangeCurve::Threshold => r_ref * (refl / rr).sqrt(),
+        RangeCurve::Linear { a } => r_ref * (refl - f64::from(a)) / (rr - f64::from(a)),
+        RangeCurve::Quadratic { a } => r_ref * ((refl - f64::from(a)) / (rr - f64::from(a))).sqrt(),
+        RangeCurve::Root(n) => r_ref * (refl / rr).powf(1.0 / f64::from(n)),
+        RangeCurve::Logarithmic { second_pair: p } => {
+            let (r2r, r2) = (
+                f64::from(p.reference_reflectance),
+                f64::from(p.reference_range),
+            );
+            r_ref + (r2 - r_ref) * (refl / rr).ln() / (r2r / rr).ln()
+        }
+    }
+}
+
 #[test]
 fn range_limit_follows_each_curve_model() {
-    // A 10 % Lambertian target is detected at 0.99·r_ref and not at 1.01·r_ref.
-    let r_ref = 120.0f32;
+    // For each curve model, walls of 10 %, 50 % and 90 % at 0.9× and 1.1× the range the
+    // model's closed form gives for them: the nearer is detected, the farther is not.
+    // Each model has a row of six walls (one thin beam each, 5° apart); one frame per
+    // model, its curve in the frame's settings, checks its own row.
+    let (r_ref, rr) = (120.0, 0.1);
     let models = [
         RangeCurve::Threshold,
         RangeCurve::Linear { a: 0.0 },
-        RangeCurve::Quadratic { a: 0.0 },
+        RangeCurve::Quadratic { a: 0.03 },
         RangeCurve::Root(2),
         RangeCurve::Root(3),
         RangeCurve::Root(4),
@@ -403,23 +466,65 @@ fn range_limit_follows_each_curve_model() {
             },
         },
     ];
-    for curve in models {
-        let mut sensor = sensor_with(vec![beam(0.0, 0.0)], gaussian(0.1), 1);
-        sensor.detector.curve = curve;
-        sensor.max_range = 300.0;
-        // With a curve model the curve must decide, not the waveform threshold (which
-        // passes through the same datasheet pair): lower the latter a hundredfold.
-        let curve_decides = !matches!(curve, RangeCurve::Threshold);
-        for (factor, detected) in [(0.99f32, true), (1.01, false)] {
-            let d = factor * r_ref;
-            let scene = procedural(&format!("wall:distance={d},size=20,material=lambertian_10"));
-            let out = simulate_with(&scene, &sensor, None, 0, |p| {
-                if curve_decides {
-                    p.threshold *= 0.01;
-                }
-            });
-            let e = echoes_of(&out, &sensor, 0);
-            assert_eq!(!e.is_empty(), detected, "{curve:?} at {d} m: {e:?}");
+    let targets: Vec<_> = models
+        .iter()
+        .enumerate()
+        .flat_map(|(m, &curve)| {
+            let el = 5.0 * m as f32 - 15.0;
+            [
+                (0.1, "lambertian_10"),
+                (0.5, "lambertian_50"),
+                (0.9, "lambertian_90"),
+            ]
+            .into_iter()
+            .flat_map(move |(refl, material)| {
+                [0.9, 1.1].map(|f| (f * max_range(curve, r_ref, rr, refl), material))
+            })
+            .enumerate()
+            .map(move |(k, (range, material))| (5.0 * k as f32 - 12.5, el, range as f32, material))
+        })
+        .collect();
+    let scene = walls(&targets, 4.0);
+    let beams = targets.iter().map(|t| beam(t.0, t.1)).collect();
+    let mut sensor = sensor_with(beams, gaussian(0.1), 1);
+    sensor.max_range = 2000.0;
+    let settings: Vec<_> = models
+        .iter()
+        .map(|&curve| {
+            sensor.detector.curve = curve;
+            let mut s = frame_settings(&sensor, sensor.mount.to_affine(), None, 0, 0);
+            // With a curve model the curve must decide, not the waveform threshold
+            // (which passes through the same datasheet pair): lower the latter a
+            // hundredfold.
+            if !matches!(curve, RangeCurve::Threshold) {
+                s.waveform.threshold *= 0.01;
+            }
+            s
+        })
+        .collect();
+    let frames = simulate_frames(&scene, &sensor, &settings);
+    for (m, (curve, out)) in models.iter().zip(&frames).enumerate() {
+        for k in 0..6 {
+            let (b, (_, _, range, material)) = (6 * m + k, targets[6 * m + k]);
+            // Every beam meets its wall, so a missing echo is the curve's doing.
+            let hit = out.records.as_ref().expect("records")[b * MAX_RECORD_SLOTS as usize];
+            assert!(
+                (hit.range - range).abs() < 0.01,
+                "beam {b}: {hit:?} vs {range} m"
+            );
+            let e = echoes_of(out, &sensor, b);
+            let detected = k % 2 == 0;
+            assert_eq!(
+                !e.is_empty(),
+                detected,
+                "{curve:?}: {material} at {range} m: {e:?}"
+            );
+            if detected {
+                assert!(
+                    (e[0].range - range).abs() < 0.01,
+                    "{curve:?}: {e:?} vs {range} m"
+                );
+            }
         }
     }
 }
