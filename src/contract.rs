@@ -292,6 +292,10 @@ mod tests {
             })
             .collect();
         let n = names.len();
+        assert!(
+            names.contains(&"MAX_RETURNS"),
+            "the header defines nothing: {header}"
+        );
         names.sort_unstable();
         names.dedup();
         assert_eq!(names.len(), n, "a GLSL name is defined twice");

@@ -377,6 +377,10 @@ fn world_frame_applies_vehicle_pose_and_mount() {
     let sensor_frame = read_cloud(&a.join("frame_000000.pcd")).unwrap();
     let world = read_cloud(&b.join("frame_000000.pcd")).unwrap();
     assert_eq!(sensor_frame.points.len(), world.points.len());
+    assert!(
+        sensor_frame.points.len() > 1000,
+        "the street fills the view"
+    );
     let h = load_sensor("vlp-16").unwrap().mount.translation.z;
     for (p, q) in sensor_frame.points.iter().zip(&world.points) {
         // Rz(90°): (x, y) → (−y, x).

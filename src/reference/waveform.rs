@@ -16,8 +16,8 @@
 //!    permuted gives bit-identical echoes. The ambient level A_b = Σ a_i over the
 //!    non-empty slots in that order; the effective threshold is T_eff = T + k·√A_b.
 //! 2. **Clusters.** Sorted records split where the gap between neighbours exceeds 8σ_r.
-//! 3. **Waveform.** A cluster's bins run from r_lo = first − 5σ_r in steps of Δr, n =
-//!    ⌈(last + 5σ_r − r_lo)/Δr⌉ bins, centre c_k = r_lo + (k + ½)Δr. A record at x =
+//! 3. **Waveform.** A cluster's bins run from r_lo = first − (⌈5σ_r/Δr⌉ + ½)Δr in steps
+//!    of Δr, n = ⌈(last + 5σ_r − r_lo)/Δr⌉ bins, centre c_k = r_lo + (k + ½)Δr. A record at x =
 //!    (r − r_lo)/Δr − ½ deposits s·(1−f) into bin j = ⌊x⌋ and s·f into bin j + 1 (f = x − j);
 //!    the pulse is the Gaussian tap g_d = exp(−(dΔr)²/(2σ_r²)) for |d| ≤ K = ⌊5σ_r/Δr⌋
 //!    (peak 1). Each bin is evaluated directly as Σ_i [s_i(1−f_i)·g(k−j_i) +
@@ -66,9 +66,8 @@
 //! 1 mm of its range. The cloud-in-cell deposit splits a return between two bins Δr
 //! apart, which lowers the peak amplitude (and R_app) by up to Δr²/(8σ_r²): 0.78 % at
 //! the coarsest bin, Δr = σ_r/4, and 0.31 % for a 5 ns pulse with the default 5 cm range
-//! resolution (σ_r = 0.318 m, Δr = σ_r/6.4). A target at a single range sits at
-//! r_lo + 5σ_r, so the loss is the full bound exactly when 5σ_r/Δr is an integer (the
-//! target then lies halfway between two bin centres). EPW is within ~1 % of
+//! resolution (σ_r = 0.318 m, Δr = σ_r/6.4). A lone target sits on a bin centre (r_lo is
+//! a whole number of bins plus ½ before it) and keeps its full amplitude. EPW is within ~1 % of
 //! 2σ_r√(2 ln(a/T)) for a/T ≳ 2. Clusters ignore each other's pulse tails: records more
 //! than 8σ_r apart see at most g(3σ_r) ≈ 1 % of the other cluster's amplitude missing
 //! near their bin range's ends, which only matters for echoes wider than ±3σ_r.

@@ -815,16 +815,25 @@ fn sphere_geometry_matches_its_parameters() {
 #[test]
 fn step_edge_and_box_room_geometry() {
     let scene = load_kind("step_edge:distance=5,size=6");
+    let (mut near, mut far) = (0, 0);
     for (p, n) in world_geometry(&scene) {
         assert!((n - Vec3::NEG_X).length() < 1e-6);
         assert!(p.z.abs() <= 3.0 + 1e-5 && p.y.abs() <= 3.0 + 1e-5);
         if p.y > 1e-6 {
             assert!((p.x - 5.0).abs() < 1e-5, "{p}");
+            near += 1;
         } else if p.y < -1e-6 {
             assert!((p.x - 5.0 - STEP_EDGE_DEPTH).abs() < 1e-5, "{p}");
+            far += 1;
         }
     }
+    assert!(
+        near > 0 && far > 0,
+        "walls: {near} near, {far} far vertices"
+    );
     let scene = load_kind("box_room:length=6,width=4,height=3");
+    // Vertices on each of the six faces (−x, +x, −y, +y, −z, +z).
+    let mut faces = [0usize; 6];
     for (p, n) in world_geometry(&scene) {
         let h = Vec3::new(3.0, 2.0, 1.5);
         assert!(p.abs().cmple(h + 1e-5).all(), "{p}");
@@ -832,7 +841,11 @@ fn step_edge_and_box_room_geometry() {
         let on = (p.abs() - h).abs().cmplt(Vec3::splat(1e-5));
         assert!(on.any());
         assert!(n.dot(-p) > 0.0, "normal {n} at {p} faces out");
+        for axis in (0..3).filter(|&a| on.test(a)) {
+            faces[2 * axis + usize::from(p[axis] > 0.0)] += 1;
+        }
     }
+    assert!(faces.iter().all(|&n| n > 0), "vertices per face: {faces:?}");
     assert_winding_matches_normals(&scene);
 }
 

@@ -41,29 +41,131 @@ fn pulse_sigma_and_bin_width() {
     assert!((coarse.bin_width() - d.sigma_r() / 4.0).abs() < 1e-7);
 }
 
+/// R_L(r) of `curve` through the datasheet pair (R_ref, r_ref), written from the module
+/// docs' table in a form of its own: each model normalised to its datasheet pair (the
+/// logarithmic one as a geometric interpolation between its two pairs), so that no
+/// parameter the code derives enters the expectation.
+fn closed_form_limit(curve: RangeCurve, d: Detection, r: f64) -> f64 {
+    let (rr, x) = (
+        f64::from(d.reference_reflectance),
+        r / f64::from(d.reference_range),
+    );
+    match curve {
+        // The physical threshold T·r² with T = R_ref/r_ref².
+        RangeCurve::Threshold => rr * x * x,
+        RangeCurve::Linear { a } => f64::from(a) + (rr - f64::from(a)) * x,
+        RangeCurve::Quadratic { a } => f64::from(a) + (rr - f64::from(a)) * x * x,
+        RangeCurve::Root(n) => rr * x.powi(n as i32),
+        RangeCurve::Logarithmic { second_pair: p } => {
+            let (r2r, r2) = (
+                f64::from(p.reference_reflectance),
+                f64::from(p.reference_range),
+            );
+            let t = (r - f64::from(d.reference_range)) / (r2 - f64::from(d.reference_range));
+            rr * (r2r / rr).powf(t)
+        }
+    }
+}
+
+/// The farthest range at which a target of reflectance `refl` is kept: each model's
+/// r_L(R), solved by hand (1/r² and root n: r_L ∝ R^(1/n), paper 004; linear and
+/// quadratic: the offset a subtracted first; logarithmic: r_L = a + b·ln R).
+fn closed_form_max_range(curve: RangeCurve, d: Detection, refl: f64) -> f64 {
+    let (rr, r_ref) = (
+        f64::from(d.reference_reflectance),
+        f64::from(d.reference_range),
+    );
+    match curve {
+        RangeCurve::Threshold => r_ref * (refl / rr).sqrt(),
+        RangeCurve::Linear { a } => r_ref * (refl - f64::from(a)) / (rr - f64::from(a)),
+        RangeCurve::Quadratic { a } => r_ref * ((refl - f64::from(a)) / (rr - f64::from(a))).sqrt(),
+        RangeCurve::Root(n) => r_ref * (refl / rr).powf(1.0 / f64::from(n)),
+        RangeCurve::Logarithmic { second_pair: p } => {
+            let (r2r, r2) = (
+                f64::from(p.reference_reflectance),
+                f64::from(p.reference_range),
+            );
+            r_ref + (r2 - r_ref) * (refl / rr).ln() / (r2r / rr).ln()
+        }
+    }
+}
+
 #[test]
 fn every_curve_passes_through_the_datasheet_pair() {
+    // Two datasheet pairs, so that a constant that happens to fit one (120 m, 10 %)
+    // cannot pass.
+    for d in [pair(0.10, 120.0), pair(0.20, 75.0)] {
+        for curve in curves() {
+            let det = Detector {
+                curve,
+                ..Detector::default()
+            };
+            let at = |r: f32| det.reflectance_limit(&d, r).unwrap();
+            let (rr, r_ref) = (d.reference_reflectance, d.reference_range);
+            let got = at(r_ref);
+            assert!(
+                (got / rr - 1.0).abs() < 1e-5,
+                "{curve:?} {d:?}: R_L = {got}"
+            );
+            // The datasheet target is kept just inside its range, dropped just beyond.
+            assert!(at(0.99 * r_ref) < rr, "{curve:?} {d:?}");
+            assert!(at(1.01 * r_ref) > rr, "{curve:?} {d:?}");
+        }
+    }
+}
+
+#[test]
+fn every_curve_has_its_documented_shape_away_from_the_datasheet_pair() {
+    // R_L(r) against the closed form at ranges from a tenth to twice the datasheet
+    // range: a curve that meets the datasheet pair but bends the wrong way fails here.
+    for d in [pair(0.10, 120.0), pair(0.20, 75.0)] {
+        for curve in curves() {
+            let det = Detector {
+                curve,
+                ..Detector::default()
+            };
+            for x in [0.1, 0.35, 0.6, 0.85, 1.3, 1.6, 2.0] {
+                let r = x * f64::from(d.reference_range);
+                let got = f64::from(det.reflectance_limit(&d, r as f32).unwrap());
+                let want = closed_form_limit(curve, d, r);
+                assert!(
+                    (got - want).abs() <= 1e-5 * want.abs() + 1e-7,
+                    "{curve:?} {d:?} at {r:.1} m: R_L = {got}, closed form {want}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn range_limit_scales_with_reflectance_as_each_model_says() {
+    // The same curves read the other way: the range at which targets of 3 %…90 % drop
+    // out. 1/r² and root 2 give r_L ∝ √R, root n gives R^(1/n), and so on; a target is
+    // kept 1 % inside that range and dropped 1 % beyond it.
     let d = pair(0.10, 120.0);
     for curve in curves() {
         let det = Detector {
             curve,
             ..Detector::default()
         };
-        let at = |r: f32| det.reflectance_limit(&d, r).unwrap();
-        let r_ref = at(120.0);
-        assert!(
-            (r_ref - 0.10).abs() < 1e-5,
-            "{curve:?}: R_L(r_ref) = {r_ref}"
-        );
-        // A 10 % Lambertian target is kept just inside the datasheet range, dropped
-        // just beyond it.
-        assert!(at(0.99 * 120.0) < 0.10, "{curve:?}");
-        assert!(at(1.01 * 120.0) > 0.10, "{curve:?}");
+        let at = |r: f64| f64::from(det.reflectance_limit(&d, r as f32).unwrap());
+        for refl in [0.05f64, 0.3, 0.6, 0.9] {
+            let r_max = closed_form_max_range(curve, d, refl);
+            assert!(r_max > 0.0, "{curve:?}: R = {refl} has no range");
+            let got = at(r_max);
+            assert!(
+                (got / refl - 1.0).abs() < 1e-5,
+                "{curve:?}: R_L({r_max:.1} m) = {got}, want R = {refl}"
+            );
+            assert!(at(0.99 * r_max) < refl, "{curve:?}: R = {refl} inside");
+            assert!(at(1.01 * r_max) > refl, "{curve:?}: R = {refl} beyond");
+        }
     }
 }
 
 #[test]
 fn curve_parameters_follow_the_documented_formulas() {
+    // The module docs' parameter column, worked out by hand for 10 % at 120 m.
     let d = pair(0.10, 120.0);
     let params = |curve| {
         Detector {
@@ -84,25 +186,25 @@ fn curve_parameters_follow_the_documented_formulas() {
     };
     assert_eq!(a, 0.02);
     assert!((b - 0.08 / 14_400.0).abs() < 1e-10);
-    for n in [2, 3, 4] {
+    // b = R_ref / r_refⁿ: 0.1/120², 0.1/120³, 0.1/120⁴.
+    for (n, want) in [(2, 6.944_444e-6), (3, 5.787_037e-8), (4, 4.822_531e-10)] {
         let b = match (n, params(RangeCurve::Root(n))) {
             (2, RangeLimit::Root2 { b })
             | (3, RangeLimit::Root3 { b })
             | (4, RangeLimit::Root4 { b }) => b,
             (_, other) => panic!("root {n}: {other:?}"),
         };
-        let want = 0.1 / 120f64.powi(n as i32);
-        assert!((f64::from(b) / want - 1.0).abs() < 1e-6, "n={n}");
+        assert!((f64::from(b) / want - 1.0).abs() < 1e-6, "n={n}: b = {b}");
     }
-    // Logarithmic: r_L(R) = a + b ln R through (0.1, 120) and (0.8, 200).
+    // Logarithmic through (0.1, 120) and (0.8, 200): b = 80/ln 8 = 38.4719,
+    // a = 120 − b·ln 0.1 = 208.5847.
     let RangeLimit::Logarithmic { a, b } = params(RangeCurve::Logarithmic {
         second_pair: pair(0.8, 200.0),
     }) else {
         panic!("logarithmic curve");
     };
-    let (a, b) = (f64::from(a), f64::from(b));
-    assert!((a + b * 0.1f64.ln() - 120.0).abs() < 1e-3);
-    assert!((a + b * 0.8f64.ln() - 200.0).abs() < 1e-3);
+    assert!((f64::from(b) - 38.471_9).abs() < 1e-3, "b = {b}");
+    assert!((f64::from(a) - 208.584_7).abs() < 1e-3, "a = {a}");
     let det = Detector {
         curve: RangeCurve::Logarithmic {
             second_pair: pair(0.8, 200.0),
