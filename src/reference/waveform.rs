@@ -17,12 +17,13 @@
 //!    non-empty slots in that order; the effective threshold is T_eff = T + k·√A_b.
 //! 2. **Clusters.** Sorted records split where the gap between neighbours exceeds 8σ_r.
 //! 3. **Waveform.** A cluster's bins run from r_lo = first − (⌈5σ_r/Δr⌉ + ½)Δr in steps
-//!    of Δr, n = ⌈(last + 5σ_r − r_lo)/Δr⌉ bins, centre c_k = r_lo + (k + ½)Δr. A record at x =
-//!    (r − r_lo)/Δr − ½ deposits s·(1−f) into bin j = ⌊x⌋ and s·f into bin j + 1 (f = x − j);
-//!    the pulse is the Gaussian tap g_d = exp(−(dΔr)²/(2σ_r²)) for |d| ≤ K = ⌊5σ_r/Δr⌋
-//!    (peak 1). Each bin is evaluated directly as Σ_i [s_i(1−f_i)·g(k−j_i) +
-//!    s_i f_i·g(k−j_i−1)] over the cluster's records in sorted order (no atomics, one
-//!    summation order everywhere). Bins are produced in windows of [`WINDOW_BINS`](crate::contract::WINDOW_BINS); the
+//!    of Δr (so the first return sits on a bin centre), n = ⌈(last + 5σ_r − r_lo)/Δr⌉
+//!    bins, centre c_k = r_lo + (k + ½)Δr. A record at x = (r − r_lo)/Δr − ½ deposits
+//!    s·(1−f) into bin j = ⌊x⌋ and s·f into bin j + 1 (f = x − j); the pulse is the
+//!    Gaussian tap g_d = exp(−(dΔr)²/(2σ_r²)) for |d| ≤ K = ⌊5σ_r/Δr⌋ (peak 1). Each bin
+//!    is evaluated directly as Σ_i [s_i(1−f_i)·g(k−j_i) + s_i f_i·g(k−j_i−1)] over the
+//!    cluster's records in sorted order (no atomics, one summation order everywhere).
+//!    Bins are produced in windows of [`WINDOW_BINS`](crate::contract::WINDOW_BINS); the
 //!    echo scan keeps its state across windows, and bins −1 and n count as 0.
 //! 4. **Echoes.** A maximal run of bins with ξ̂ > T_eff. r0 and r1 interpolate linearly
 //!    between the bins either side of each crossing; EPW = r1 − r0. The peak is the first
@@ -66,9 +67,8 @@
 //! 1 mm of its range. The cloud-in-cell deposit splits a return between two bins Δr
 //! apart, which lowers the peak amplitude (and R_app) by up to Δr²/(8σ_r²): 0.78 % at
 //! the coarsest bin, Δr = σ_r/4, and 0.31 % for a 5 ns pulse with the default 5 cm range
-//! resolution (σ_r = 0.318 m, Δr = σ_r/6.4). A lone target sits on a bin centre (r_lo is
-//! a whole number of bins plus ½ before it) and keeps its full amplitude. EPW is within ~1 % of
-//! 2σ_r√(2 ln(a/T)) for a/T ≳ 2. Clusters ignore each other's pulse tails: records more
+//! resolution (σ_r = 0.318 m, Δr = σ_r/6.4). A lone target sits on a bin centre and
+//! keeps its full amplitude. EPW is within ~1 % of 2σ_r√(2 ln(a/T)) for a/T ≳ 2. Clusters ignore each other's pulse tails: records more
 //! than 8σ_r apart see at most g(3σ_r) ≈ 1 % of the other cluster's amplitude missing
 //! near their bin range's ends, which only matters for echoes wider than ±3σ_r.
 
