@@ -68,9 +68,10 @@
 //! apart, which lowers the peak amplitude (and R_app) by up to Δr²/(8σ_r²): 0.78 % at
 //! the coarsest bin, Δr = σ_r/4, and 0.31 % for a 5 ns pulse with the default 5 cm range
 //! resolution (σ_r = 0.318 m, Δr = σ_r/6.4). A lone target sits on a bin centre and
-//! keeps its full amplitude. EPW is within ~1 % of 2σ_r√(2 ln(a/T)) for a/T ≳ 2. Clusters ignore each other's pulse tails: records more
-//! than 8σ_r apart see at most g(3σ_r) ≈ 1 % of the other cluster's amplitude missing
-//! near their bin range's ends, which only matters for echoes wider than ±3σ_r.
+//! keeps its full amplitude. EPW is within ~1 % of 2σ_r√(2 ln(a/T)) for a/T ≳ 2.
+//! Clusters ignore each other's pulse tails: records more than 8σ_r apart see at most
+//! g(3σ_r) ≈ 1 % of the other cluster's amplitude missing near their bin range's ends,
+//! which only matters for echoes wider than ±3σ_r.
 
 use crate::contract::{
     CLUSTER_GAP_SIGMAS, MAX_CANDIDATES, MAX_CLUSTER_BINS, MAX_FALSE_ALARMS, MAX_RECORDS_PER_BEAM,
