@@ -83,16 +83,6 @@ impl Materials {
     }
 }
 
-fn object(
-    b: &mut GltfBuilder,
-    name: &str,
-    parts: MeshParts,
-    transform: NodeTransform,
-) -> Result<Index<Node>, SceneError> {
-    let mesh = b.mesh(name, &parts.into_primitives());
-    b.node(name, Some(mesh), transform, None, Vec::new())
-}
-
 fn group(
     b: &mut GltfBuilder,
     name: &str,
@@ -130,17 +120,13 @@ fn road(b: &mut GltfBuilder, m: &Materials) -> Result<Index<Node>, SceneError> {
         240,
         14,
     );
-    let road = object(b, "road", road, NodeTransform::default())?;
+    let road = road.into_object(b, "road", NodeTransform::default(), None)?;
     group(b, "road_surface", "road", vec![road])
 }
 
 fn markings(b: &mut GltfBuilder, m: &Materials) -> Result<Index<Node>, SceneError> {
-    let markings = object(
-        b,
-        "lane_markings",
-        lane_markings(m),
-        NodeTransform::default(),
-    )?;
+    let markings =
+        lane_markings(m).into_object(b, "lane_markings", NodeTransform::default(), None)?;
     group(b, "markings", "lane_marking", vec![markings])
 }
 
@@ -151,10 +137,19 @@ fn roadside(b: &mut GltfBuilder, m: &Materials) -> Result<[Index<Node>; 3], Scen
     let mut terrain = Vec::new();
     for (side, s) in [("left", 1.0f32), ("right", -1.0)] {
         let (kerb, walk, ground) = kerb_sidewalk(m, s);
-        let here = NodeTransform::default;
-        kerbs.push(object(b, &format!("kerb_{side}"), kerb, here())?);
-        sidewalks.push(object(b, &format!("sidewalk_{side}"), walk, here())?);
-        terrain.push(object(b, &format!("ground_{side}"), ground, here())?);
+        kerbs.push(kerb.into_object(b, &format!("kerb_{side}"), NodeTransform::default(), None)?);
+        sidewalks.push(walk.into_object(
+            b,
+            &format!("sidewalk_{side}"),
+            NodeTransform::default(),
+            None,
+        )?);
+        terrain.push(ground.into_object(
+            b,
+            &format!("ground_{side}"),
+            NodeTransform::default(),
+            None,
+        )?);
     }
     Ok([
         group(b, "kerbs", "kerb", kerbs)?,
@@ -174,11 +169,11 @@ fn buildings(b: &mut GltfBuilder, m: &Materials, rng: &mut Rng) -> Result<Index<
             let floors = 2 + rng.below(4);
             let depth = rng.range(10.0, 14.0);
             let parts = building(m, s, x, x + len, floors, depth);
-            buildings.push(object(
+            buildings.push(parts.into_object(
                 b,
                 &format!("building_{side}_{k}"),
-                parts,
                 NodeTransform::default(),
+                None,
             )?);
             let gap = rng.range(-1.5, 4.0).max(0.0);
             x += len + gap;
@@ -202,14 +197,14 @@ fn vehicles(b: &mut GltfBuilder, m: &Materials, rng: &mut Rng) -> Result<Index<N
     for (i, (x, y, yaw)) in cars.into_iter().enumerate() {
         let paint = m.paints[rng.below(m.paints.len() as u32) as usize];
         let place = NodeTransform::world_placement(Vec3::new(x, y, 0.0), yaw);
-        vehicles.push(object(b, &format!("car_{i}"), car(m, paint), place)?);
+        vehicles.push(car(m, paint).into_object(b, &format!("car_{i}"), place, None)?);
     }
     group(b, "vehicles", "vehicle", vehicles)
 }
 
 fn pedestrians(b: &mut GltfBuilder, m: &Materials) -> Result<Index<Node>, SceneError> {
     let place = NodeTransform::world_placement(Vec3::new(12.0, 5.0, KERB_HEIGHT), -PI / 2.0);
-    let walker = object(b, "pedestrian_0", pedestrian(m), place)?;
+    let walker = pedestrian(m).into_object(b, "pedestrian_0", place, None)?;
     group(b, "pedestrians", "pedestrian", vec![walker])
 }
 
@@ -240,7 +235,7 @@ fn poles(b: &mut GltfBuilder, m: &Materials) -> Result<Index<Node>, SceneError> 
 
 fn signs(b: &mut GltfBuilder, m: &Materials) -> Result<Index<Node>, SceneError> {
     let place = NodeTransform::world_placement(Vec3::new(20.0, -4.6, KERB_HEIGHT), 0.0);
-    let sign = object(b, "traffic_sign_0", traffic_sign(m), place)?;
+    let sign = traffic_sign(m).into_object(b, "traffic_sign_0", place, None)?;
     group(b, "signs", "traffic_sign", vec![sign])
 }
 
@@ -254,7 +249,7 @@ fn trees(b: &mut GltfBuilder, m: &Materials, rng: &mut Rng) -> Result<Index<Node
                 break;
             }
             let place = NodeTransform::world_placement(Vec3::new(x, y, KERB_HEIGHT), 0.0);
-            trees.push(object(b, &format!("tree_{side}_{k}"), tree(m, rng), place)?);
+            trees.push(tree(m, rng).into_object(b, &format!("tree_{side}_{k}"), place, None)?);
         }
     }
     group(b, "trees", "vegetation", trees)
