@@ -218,11 +218,7 @@ impl ProceduralScene {
             } => {
                 positive("distance", *distance)?;
                 positive("size", *size)?;
-                // At 90° the plane would contain the x axis and the sensor.
-                let inside = angle.is_finite() && angle.abs() < 89f32.to_radians();
-                check(inside, name, "angle", || {
-                    format!("{}° is not within (−89°, 89°)", angle.to_degrees())
-                })
+                check_tilt(name, *angle)
             }
             ProceduralScene::BoxRoom {
                 length,
@@ -244,12 +240,7 @@ impl ProceduralScene {
                 finite("y", centre.y)?;
                 finite("z", centre.z)?;
                 positive("radius", *radius)?;
-                check(*subdivisions <= 8, name, "subdivisions", || {
-                    format!(
-                        "{subdivisions} would give {} triangles; use 0..=8",
-                        20u64 << (2 * subdivisions)
-                    )
-                })
+                check_subdivisions(name, *subdivisions)
             }
         }
     }
@@ -258,8 +249,8 @@ impl ProceduralScene {
     fn params_mut(&mut self) -> Vec<(&'static str, Param<'_>)> {
         use Param::{Count, Degrees, Material, Number, Seed};
         match self {
-            ProceduralScene::Street { seed } => vec![("seed", Seed(seed))],
-            ProceduralScene::Plane {
+            Self::Street { seed } => vec![("seed", Seed(seed))],
+            Self::Plane {
                 height,
                 size,
                 ir_material,
@@ -268,12 +259,12 @@ impl ProceduralScene {
                 ("size", Number(size)),
                 ("material", Material(ir_material)),
             ],
-            ProceduralScene::Wall {
+            Self::Wall {
                 distance,
                 size,
                 ir_material,
             }
-            | ProceduralScene::StepEdge {
+            | Self::StepEdge {
                 distance,
                 size,
                 ir_material,
@@ -282,7 +273,7 @@ impl ProceduralScene {
                 ("size", Number(size)),
                 ("material", Material(ir_material)),
             ],
-            ProceduralScene::BoxRoom {
+            Self::BoxRoom {
                 length,
                 width,
                 height,
@@ -293,7 +284,7 @@ impl ProceduralScene {
                 ("height", Number(height)),
                 ("material", Material(ir_material)),
             ],
-            ProceduralScene::Sphere {
+            Self::Sphere {
                 centre,
                 radius,
                 subdivisions,
@@ -306,7 +297,7 @@ impl ProceduralScene {
                 ("subdivisions", Count(subdivisions)),
                 ("material", Material(ir_material)),
             ],
-            ProceduralScene::FoliageStack {
+            Self::FoliageStack {
                 distance,
                 layers,
                 size,
@@ -317,13 +308,13 @@ impl ProceduralScene {
                 ("size", Number(size)),
                 ("spacing", Number(spacing)),
             ],
-            ProceduralScene::GlassWall { distance, size } => {
+            Self::GlassWall { distance, size } => {
                 vec![("distance", Number(distance)), ("size", Number(size))]
             }
-            ProceduralScene::RetroSign { distance, side } => {
+            Self::RetroSign { distance, side } => {
                 vec![("distance", Number(distance)), ("side", Number(side))]
             }
-            ProceduralScene::TiltedPlane {
+            Self::TiltedPlane {
                 distance,
                 angle,
                 size,
@@ -347,6 +338,25 @@ enum Param<'a> {
     Seed(&'a mut u64),
     /// An IR material name.
     Material(&'a mut String),
+}
+
+/// The tilt must stay below 89°: at 90° the plane would contain the x axis and the
+/// sensor.
+fn check_tilt(scene: &str, angle: f32) -> Result<(), SceneError> {
+    let inside = angle.is_finite() && angle.abs() < 89f32.to_radians();
+    check(inside, scene, "angle", || {
+        format!("{}° is not within (−89°, 89°)", angle.to_degrees())
+    })
+}
+
+/// Each subdivision quadruples the triangles; 8 (1.3 M triangles) is the most.
+fn check_subdivisions(scene: &str, subdivisions: u32) -> Result<(), SceneError> {
+    check(subdivisions <= 8, scene, "subdivisions", || {
+        format!(
+            "{subdivisions} would give {} triangles; use 0..=8",
+            20u64 << (2 * subdivisions)
+        )
+    })
 }
 
 /// `Ok` when `ok`, else the error of parameter `param` of scene `scene`.
