@@ -43,6 +43,13 @@ impl ConfigError {
     }
 }
 
+/// Overrides a default with a value the file gives; a field left out keeps the default.
+pub(crate) fn set_given<T>(dst: &mut T, value: Option<T>) {
+    if let Some(v) = value {
+        *dst = v;
+    }
+}
+
 /// Reads and parses a YAML file into `T`.
 pub fn load_yaml<T: DeserializeOwned>(path: &Path) -> Result<T, ConfigError> {
     let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {

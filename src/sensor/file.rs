@@ -31,7 +31,7 @@ use super::presets::preset_with;
 use super::{
     default_mount, Detection, Detector, Pose, PresetOptions, Sampling, Sensor, SensorError,
 };
-use crate::config::{load_yaml, ConfigError};
+use crate::config::{load_yaml, set_given, ConfigError};
 use glam::Vec3;
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
@@ -343,9 +343,7 @@ fn pattern_sensor(
 
 /// The file's values over the preset's or the generic ones.
 fn apply_overrides(sensor: &mut Sensor, file: SensorFile, path: &Path) -> Result<(), SensorError> {
-    if let Some(name) = file.name {
-        sensor.name = name;
-    }
+    set_given(&mut sensor.name, file.name);
     if let Some(m) = &file.mount {
         finite3(path, "mount.translation", m.translation)?;
         finite3(path, "mount.rotation_deg", m.rotation_deg)?;
@@ -353,16 +351,10 @@ fn apply_overrides(sensor: &mut Sensor, file: SensorFile, path: &Path) -> Result
         sensor.mount = Pose::from_translation_rpy(Vec3::from(m.translation), roll, pitch, yaw);
     }
     if let Some(r) = &file.range {
-        if let Some(min) = r.min {
-            sensor.min_range = min;
-        }
-        if let Some(max) = r.max {
-            sensor.max_range = max;
-        }
+        set_given(&mut sensor.min_range, r.min);
+        set_given(&mut sensor.max_range, r.max);
     }
-    if let Some(w) = file.wavelength_nm {
-        sensor.wavelength_nm = w;
-    }
+    set_given(&mut sensor.wavelength_nm, file.wavelength_nm);
     if let Some(d) = &file.detection {
         sensor.detection = Detection {
             reference_reflectance: d.reference_reflectance,

@@ -41,7 +41,7 @@
 use super::detector::{Detector, Noise, RangeCurve, RangeEstimator, ReturnMode, MAX_RETURNS};
 use super::kernel::{BeamKernel, Sampling, Spot, Table1d, KERNEL};
 use super::{Detection, Sensor, SensorError};
-use crate::config::ConfigError;
+use crate::config::{set_given, ConfigError};
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
 
@@ -176,12 +176,8 @@ pub(super) fn apply_beam(sensor: &mut Sensor, b: BeamSpec, path: &Path) -> Resul
     if let Some(k) = b.kernel {
         sensor.kernel = kernel(k, path)?;
     }
-    if let Some(n) = b.subrays {
-        sensor.subrays = n;
-    }
-    if let Some(s) = b.sampling {
-        sensor.sampling = s;
-    }
+    set_given(&mut sensor.subrays, b.subrays);
+    set_given(&mut sensor.sampling, b.sampling);
     Ok(())
 }
 
@@ -500,9 +496,7 @@ pub(super) fn apply_detector(d: &mut Detector, s: DetectorSpec, detection: Detec
     if let Some(t) = s.pulse_duration_ns {
         d.pulse_duration_s = t * 1e-9;
     }
-    if let Some(r) = s.range_resolution_m {
-        d.range_resolution_m = r;
-    }
+    set_given(&mut d.range_resolution_m, s.range_resolution_m);
     if let Some(m) = s.return_mode {
         d.return_mode = m;
         d.max_returns = match m {
@@ -511,18 +505,10 @@ pub(super) fn apply_detector(d: &mut Detector, s: DetectorSpec, detection: Detec
             ReturnMode::All => MAX_RETURNS,
         };
     }
-    if let Some(n) = s.max_returns {
-        d.max_returns = n;
-    }
-    if let Some(m) = s.min_separation_m {
-        d.min_separation_m = m;
-    }
-    if let Some(e) = s.range_estimator {
-        d.estimator = e;
-    }
-    if let Some(k) = s.ambient_k {
-        d.ambient_k = k;
-    }
+    set_given(&mut d.max_returns, s.max_returns);
+    set_given(&mut d.min_separation_m, s.min_separation_m);
+    set_given(&mut d.estimator, s.range_estimator);
+    set_given(&mut d.ambient_k, s.ambient_k);
     if let Some(c) = s.range_curve {
         let a = c.a.unwrap_or(0.0);
         d.curve = match c.model {
@@ -576,14 +562,9 @@ pub(super) fn check_curve(s: &DetectorSpec, path: &Path) -> Result<(), SensorErr
 
 /// Applies the `noise` section.
 pub(super) fn apply_noise(n: &mut Noise, s: NoiseSpec) {
-    let set = |dst: &mut f32, v: Option<f32>| {
-        if let Some(v) = v {
-            *dst = v;
-        }
-    };
-    set(&mut n.range_sigma_m, s.range_sigma_m);
-    set(&mut n.range_sigma_snr_m, s.range_sigma_snr_m);
-    set(&mut n.amplitude_rel, s.amplitude_rel);
-    set(&mut n.pd_width, s.pd_width);
-    set(&mut n.false_alarm_rate, s.false_alarm_rate);
+    set_given(&mut n.range_sigma_m, s.range_sigma_m);
+    set_given(&mut n.range_sigma_snr_m, s.range_sigma_snr_m);
+    set_given(&mut n.amplitude_rel, s.amplitude_rel);
+    set_given(&mut n.pd_width, s.pd_width);
+    set_given(&mut n.false_alarm_rate, s.false_alarm_rate);
 }
