@@ -5,6 +5,7 @@
 //! carries the file, line and field path from `config::parse_yaml`.
 
 use super::ir::{IrMaterial, MaterialClass, SpecularLobe, WavelengthValues, ANGLE_TABLE_BINS};
+use crate::config::first_foreign;
 use serde::de::{self, Visitor};
 use serde::{Deserialize, Deserializer};
 use std::collections::BTreeMap;
@@ -181,17 +182,15 @@ impl RawValues {
     /// `angle_table[0]`.
     fn check_fields(&self, class: MaterialClass) -> Result<(), String> {
         let allowed = allowed_fields(class);
-        for (name, given) in self.given() {
-            if given && !allowed.contains(&name) {
-                let hint = match allowed.is_empty() {
-                    true => "it takes no parameters".to_string(),
-                    false => format!("its parameters are: {}", allowed.join(", ")),
-                };
-                return Err(format!(
-                    "`{name}` is not a parameter of class {} ({hint}); remove it or change `class`",
-                    class.name()
-                ));
-            }
+        if let Some(name) = first_foreign(&self.given(), allowed) {
+            let hint = match allowed.is_empty() {
+                true => "it takes no parameters".to_string(),
+                false => format!("its parameters are: {}", allowed.join(", ")),
+            };
+            return Err(format!(
+                "`{name}` is not a parameter of class {} ({hint}); remove it or change `class`",
+                class.name()
+            ));
         }
         if let (Some(r), Some(t)) = (self.reflectance, self.table()) {
             if (r.0 - t[0]).abs() > TABLE_MATCH_TOLERANCE {

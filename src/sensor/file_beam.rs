@@ -41,7 +41,7 @@
 use super::detector::{Detector, Noise, RangeCurve, RangeEstimator, ReturnMode, MAX_RETURNS};
 use super::kernel::{BeamKernel, Sampling, Spot, Table1d, KERNEL};
 use super::{Detection, Sensor, SensorError};
-use crate::config::{set_given, ConfigError};
+use crate::config::{first_foreign, set_given, ConfigError};
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
 
@@ -225,17 +225,15 @@ type Need<'a> = &'a dyn Fn(&str) -> SensorError;
 
 fn kernel(k: KernelSpec, path: &Path) -> Result<BeamKernel, SensorError> {
     let (name, takes) = kernel_fields(k.kind);
-    for (field, set) in k.given() {
-        if set && !takes.contains(&field) {
-            return Err(invalid(
-                path,
-                format!("{KERNEL}.{field}"),
-                format!(
-                    "does not apply to kernel type `{name}`, which takes: {}",
-                    takes.join(", ")
-                ),
-            ));
-        }
+    if let Some(field) = first_foreign(&k.given(), takes) {
+        return Err(invalid(
+            path,
+            format!("{KERNEL}.{field}"),
+            format!(
+                "does not apply to kernel type `{name}`, which takes: {}",
+                takes.join(", ")
+            ),
+        ));
     }
     let need = |field: &str| {
         invalid(
