@@ -6,15 +6,12 @@ use super::foliage::{foliage_material, LEAF_TILE};
 use super::geometry::{sin_cos, MeshParts};
 use super::gltf_write::{GltfBuilder, GltfDocument, NodeTransform};
 use super::procedural::{
-    scene_builder, target_material, ProceduralScene, DEFAULT_TARGET_IR, GLASS_WALL_GAP,
+    scene_builder, target_material, ProceduralScene, DEFAULT_TARGET_IR, GLASS_WALL_GAP, GREY,
     RETRO_SIGN_WALL_GAP, RETRO_SIGN_WALL_HALF_SIZE,
 };
 use super::SceneError;
 use glam::{Vec2, Vec3};
 use gltf::json::{Index, Material, Node};
-
-/// The grey of walls and targets.
-const GREY: [f32; 4] = [0.8, 0.8, 0.8, 1.0];
 
 /// The square x = `x`, y, z ∈ [−half, half], facing −x (towards the origin).
 fn facing_square(material: Index<Material>, x: f32, half: f32) -> MeshParts {

@@ -504,12 +504,16 @@ pub fn generate(kind: &ProceduralScene) -> Result<GltfDocument, SceneError> {
     }
 }
 
+/// The base colour of the analytic targets and walls (for viewers; LiDAR reads the IR
+/// material).
+pub(super) const GREY: [f32; 4] = [0.8, 0.8, 0.8, 1.0];
+
 /// The grey material of the analytic targets, answering as IR material `ir`.
 pub(super) fn target_material(
     b: &mut GltfBuilder,
     ir: &str,
 ) -> Result<Index<Material>, SceneError> {
-    b.material("target", Some(ir), [0.8, 0.8, 0.8, 1.0], None)
+    b.material("target", Some(ir), GREY, None)
 }
 
 /// The scenes made of one mesh of one material: plane, wall, step edge, box, sphere.
