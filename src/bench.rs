@@ -5,6 +5,7 @@
 use crate::gpu::{Context, ContextOptions};
 use crate::job::{frame_settings, sensor_subrays, JobError};
 use crate::material::{MaterialDb, MaterialMapping};
+use crate::model::FrameSettings;
 use crate::reference::CpuSimulator;
 use crate::scene::Scene;
 use crate::sensor::{preset, Sampling, Sensor};
@@ -195,10 +196,65 @@ fn measure_case(
     for i in 0..opts.warmup {
         sim.frame(&settings(1 + i as u32), Capture::default())?;
     }
+    let gpu = time_gpu_frames(sim, &settings, opts.frames)?;
+    let rays = sensor.beams.len() as u64 * subrays.len() as u64;
+    let [trace, waveform, compaction, readback, frame, _] = gpu.passes.map(Stat::of);
+    let cpu_frame = cpu.map(|cpu| {
+        Stat::of(
+            (0..opts.cpu_frames)
+                .map(|i| {
+                    let f = settings(100 + i as u32);
+                    let t = Instant::now();
+                    let echoes = cpu.frame(&sensor.beams, &subrays, &f, slots);
+                    let ms = t.elapsed().as_secs_f64() * 1e3;
+                    // Kept alive until after the clock stops, so freeing it is not timed.
+                    std::hint::black_box(echoes);
+                    ms
+                })
+                .collect(),
+        )
+    });
+    Ok(BenchCase {
+        columns: sensor.columns,
+        subrays: subrays.len() as u32,
+        beams: sensor.beams.len() as u64,
+        rays,
+        tlas_build_ms,
+        tlas_refit: Stat::of(gpu.refit),
+        trace,
+        waveform,
+        compaction,
+        readback,
+        gpu_mrays_per_s: rays as f64 / (frame.median_ms.max(1e-9) * 1e3),
+        frame,
+        cpu_mrays_per_s: cpu_frame.map(|st| rays as f64 / (st.median_ms * 1e3)),
+        gpu_speedup_over_cpu: cpu_frame.map(|st| st.median_ms / frame.median_ms.max(1e-9)),
+        cpu_frame,
+        cost_vs_thin_ray: None,
+        points: gpu.points,
+    })
+}
+
+/// The times of the timed GPU frames.
+struct GpuFrameTimes {
+    /// Per frame: trace, waveform, compaction, readback, whole frame (ms), and a spare.
+    passes: [Vec<f64>; 6],
+    /// TLAS refit times of the frames that moved an instance.
+    refit: Vec<f64>,
+    /// Points of the last frame.
+    points: usize,
+}
+
+/// Times `frames` frames (numbered from 100, after the warm-up's).
+fn time_gpu_frames(
+    sim: &mut Simulator,
+    settings: &dyn Fn(u32) -> FrameSettings,
+    frames: usize,
+) -> Result<GpuFrameTimes, JobError> {
     let mut s: [Vec<f64>; 6] = Default::default();
     let mut refit = Vec::new();
     let mut points = 0;
-    for i in 0..opts.frames {
+    for i in 0..frames {
         // Every other frame refits the TLAS, as a moving scene would.
         let moved = i % 2 == 1 && sim.scene_stats().instances > 0;
         if moved {
@@ -221,40 +277,9 @@ fn measure_case(
         }
         points = out.points.len();
     }
-    let rays = sensor.beams.len() as u64 * subrays.len() as u64;
-    let [trace, waveform, compaction, readback, frame, _] = s.map(Stat::of);
-    let cpu_frame = cpu.map(|cpu| {
-        Stat::of(
-            (0..opts.cpu_frames)
-                .map(|i| {
-                    let f = settings(100 + i as u32);
-                    let t = Instant::now();
-                    let echoes = cpu.frame(&sensor.beams, &subrays, &f, slots);
-                    let ms = t.elapsed().as_secs_f64() * 1e3;
-                    // Kept alive until after the clock stops, so freeing it is not timed.
-                    std::hint::black_box(echoes);
-                    ms
-                })
-                .collect(),
-        )
-    });
-    Ok(BenchCase {
-        columns: sensor.columns,
-        subrays: subrays.len() as u32,
-        beams: sensor.beams.len() as u64,
-        rays,
-        tlas_build_ms,
-        tlas_refit: Stat::of(refit),
-        trace,
-        waveform,
-        compaction,
-        readback,
-        gpu_mrays_per_s: rays as f64 / (frame.median_ms.max(1e-9) * 1e3),
-        frame,
-        cpu_mrays_per_s: cpu_frame.map(|st| rays as f64 / (st.median_ms * 1e3)),
-        gpu_speedup_over_cpu: cpu_frame.map(|st| st.median_ms / frame.median_ms.max(1e-9)),
-        cpu_frame,
-        cost_vs_thin_ray: None,
+    Ok(GpuFrameTimes {
+        passes: s,
+        refit,
         points,
     })
 }

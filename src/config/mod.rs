@@ -43,6 +43,22 @@ impl ConfigError {
     }
 }
 
+/// The first of the `given` (name, present) fields that is not `allowed`: a field of
+/// another variant (kernel type, material class) than the one chosen.
+pub(crate) fn first_foreign<'a>(given: &[(&'a str, bool)], allowed: &[&str]) -> Option<&'a str> {
+    given
+        .iter()
+        .find(|(name, set)| *set && !allowed.contains(name))
+        .map(|(name, _)| *name)
+}
+
+/// Overrides a default with a value the file gives; a field left out keeps the default.
+pub(crate) fn set_given<T>(dst: &mut T, value: Option<T>) {
+    if let Some(v) = value {
+        *dst = v;
+    }
+}
+
 /// Reads and parses a YAML file into `T`.
 pub fn load_yaml<T: DeserializeOwned>(path: &Path) -> Result<T, ConfigError> {
     let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {

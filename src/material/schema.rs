@@ -5,6 +5,7 @@
 //! carries the file, line and field path from `config::parse_yaml`.
 
 use super::ir::{IrMaterial, MaterialClass, SpecularLobe, WavelengthValues, ANGLE_TABLE_BINS};
+use crate::config::first_foreign;
 use serde::de::{self, Visitor};
 use serde::{Deserialize, Deserializer};
 use std::collections::BTreeMap;
@@ -181,17 +182,15 @@ impl RawValues {
     /// `angle_table[0]`.
     fn check_fields(&self, class: MaterialClass) -> Result<(), String> {
         let allowed = allowed_fields(class);
-        for (name, given) in self.given() {
-            if given && !allowed.contains(&name) {
-                let hint = match allowed.is_empty() {
-                    true => "it takes no parameters".to_string(),
-                    false => format!("its parameters are: {}", allowed.join(", ")),
-                };
-                return Err(format!(
-                    "`{name}` is not a parameter of class {} ({hint}); remove it or change `class`",
-                    class.name()
-                ));
-            }
+        if let Some(name) = first_foreign(&self.given(), allowed) {
+            let hint = match allowed.is_empty() {
+                true => "it takes no parameters".to_string(),
+                false => format!("its parameters are: {}", allowed.join(", ")),
+            };
+            return Err(format!(
+                "`{name}` is not a parameter of class {} ({hint}); remove it or change `class`",
+                class.name()
+            ));
         }
         if let (Some(r), Some(t)) = (self.reflectance, self.table()) {
             if (r.0 - t[0]).abs() > TABLE_MATCH_TOLERANCE {
@@ -311,90 +310,112 @@ impl TryFrom<RawEntry> for MaterialEntry {
         let mut m = IrMaterial::lambertian("", 0.0, &raw.source, 0.0);
         m.class = class;
         match class {
-            MaterialClass::General => {
-                m.angle_table = v.table();
-                m.reflectance = match (v.reflectance, m.angle_table) {
-                    (_, Some(t)) => t[0],
-                    (Some(r), None) => r.0,
-                    (None, None) => {
-                        return Err("class general requires `reflectance` (R at 0° in \
-                                    Lambertian units, e.g. 0.3) or `angle_table`"
-                            .into())
-                    }
-                };
-                m.specular = v.specular.map(SpecularLobe::from);
-            }
-            MaterialClass::Retroreflective => {
-                m.reflectance = v.reflectance.map_or(0.0, |r| r.0);
-                m.peak = require(
-                    v.peak,
-                    "peak",
-                    class,
-                    "R_retro at 0°, e.g. 800 for sign sheeting",
-                )?
-                .0;
-                m.falloff_deg = require(
-                    v.falloff_deg,
-                    "falloff_deg",
-                    class,
-                    "entrance angle in degrees where the retro return halves, e.g. 35",
-                )?
-                .0;
-            }
-            MaterialClass::Transparent => {
-                m.reflectance = v.reflectance.map_or(0.0, |r| r.0);
-                m.reflectance_normal = require(
-                    v.reflectance_normal,
-                    "reflectance_normal",
-                    class,
-                    "Fresnel reflectance at normal incidence, 0.04 for glass",
-                )?
-                .0;
-                m.transmission = require(
-                    v.transmission,
-                    "transmission",
-                    class,
-                    "one-way power transmission, e.g. 0.9",
-                )?
-                .0;
-                check_energy(m.reflectance_normal, m.transmission)?;
-                m.specular_gain = v.specular_gain.map_or(DEFAULT_SPECULAR_GAIN, |g| g.0);
-                m.lobe_exponent = v.lobe_exponent.map_or(DEFAULT_LOBE_EXPONENT, |n| n.0);
-            }
+            MaterialClass::General => v.set_general(&mut m)?,
+            MaterialClass::Retroreflective => v.set_retroreflective(&mut m)?,
+            MaterialClass::Transparent => v.set_transparent(&mut m)?,
             MaterialClass::Absorbent => {}
         }
         for (nm, w) in raw.at_wavelength {
-            let wv = w.values();
-            wv.check_fields(class)
-                .map_err(|e| format!("at_wavelength.{nm}: {e}"))?;
-            let values = WavelengthValues {
-                reflectance: wv.reflectance.map(|r| r.0),
-                angle_table: wv.table(),
-                specular: wv.specular.map(SpecularLobe::from),
-                peak: wv.peak.map(|p| p.0),
-                falloff_deg: wv.falloff_deg.map(|f| f.0),
-                reflectance_normal: wv.reflectance_normal.map(|f| f.0),
-                transmission: wv.transmission.map(|t| t.0),
-                source: w.source,
-            };
-            if values.reflectance.is_some()
-                && values.angle_table.is_none()
-                && m.angle_table.is_some_and(|t| t[0] <= 0.0)
-            {
-                return Err(format!(
-                    "at_wavelength.{nm}: `reflectance` alone rescales the base `angle_table`, \
-                     which is 0 at 0°; give `angle_table` at this wavelength instead"
-                ));
-            }
-            if class == MaterialClass::Transparent {
-                let f0 = values.reflectance_normal.unwrap_or(m.reflectance_normal);
-                let t = values.transmission.unwrap_or(m.transmission);
-                check_energy(f0, t).map_err(|e| format!("at_wavelength.{nm}: {e}"))?;
-            }
+            let values =
+                wavelength_values(&m, w).map_err(|e| format!("at_wavelength.{nm}: {e}"))?;
             m.at_wavelength.insert(nm, values);
         }
         Ok(MaterialEntry(m))
     }
+}
+
+impl RawValues {
+    /// R(0°) from `reflectance` or the table's first bin, the table and the glint.
+    fn set_general(&self, m: &mut IrMaterial) -> Result<(), String> {
+        m.angle_table = self.table();
+        m.reflectance = match (self.reflectance, m.angle_table) {
+            (_, Some(t)) => t[0],
+            (Some(r), None) => r.0,
+            (None, None) => {
+                return Err("class general requires `reflectance` (R at 0° in \
+                            Lambertian units, e.g. 0.3) or `angle_table`"
+                    .into())
+            }
+        };
+        m.specular = self.specular.map(SpecularLobe::from);
+        Ok(())
+    }
+
+    fn set_retroreflective(&self, m: &mut IrMaterial) -> Result<(), String> {
+        let class = MaterialClass::Retroreflective;
+        m.reflectance = self.reflectance.map_or(0.0, |r| r.0);
+        m.peak = require(
+            self.peak,
+            "peak",
+            class,
+            "R_retro at 0°, e.g. 800 for sign sheeting",
+        )?
+        .0;
+        m.falloff_deg = require(
+            self.falloff_deg,
+            "falloff_deg",
+            class,
+            "entrance angle in degrees where the retro return halves, e.g. 35",
+        )?
+        .0;
+        Ok(())
+    }
+
+    fn set_transparent(&self, m: &mut IrMaterial) -> Result<(), String> {
+        let class = MaterialClass::Transparent;
+        m.reflectance = self.reflectance.map_or(0.0, |r| r.0);
+        m.reflectance_normal = require(
+            self.reflectance_normal,
+            "reflectance_normal",
+            class,
+            "Fresnel reflectance at normal incidence, 0.04 for glass",
+        )?
+        .0;
+        m.transmission = require(
+            self.transmission,
+            "transmission",
+            class,
+            "one-way power transmission, e.g. 0.9",
+        )?
+        .0;
+        check_energy(m.reflectance_normal, m.transmission)?;
+        m.specular_gain = self.specular_gain.map_or(DEFAULT_SPECULAR_GAIN, |g| g.0);
+        m.lobe_exponent = self.lobe_exponent.map_or(DEFAULT_LOBE_EXPONENT, |n| n.0);
+        Ok(())
+    }
+}
+
+/// The values of one `at_wavelength` entry of material `m`, checked against the base
+/// values they combine with.
+fn wavelength_values(m: &IrMaterial, w: RawWavelength) -> Result<WavelengthValues, String> {
+    let wv = w.values();
+    wv.check_fields(m.class)?;
+    let values = WavelengthValues {
+        reflectance: wv.reflectance.map(|r| r.0),
+        angle_table: wv.table(),
+        specular: wv.specular.map(SpecularLobe::from),
+        peak: wv.peak.map(|p| p.0),
+        falloff_deg: wv.falloff_deg.map(|f| f.0),
+        reflectance_normal: wv.reflectance_normal.map(|f| f.0),
+        transmission: wv.transmission.map(|t| t.0),
+        source: w.source,
+    };
+    if values.reflectance.is_some()
+        && values.angle_table.is_none()
+        && m.angle_table.is_some_and(|t| t[0] <= 0.0)
+    {
+        return Err(
+            "`reflectance` alone rescales the base `angle_table`, which is 0 at 0°; give \
+             `angle_table` at this wavelength instead"
+                .into(),
+        );
+    }
+    if m.class == MaterialClass::Transparent {
+        let f0 = values.reflectance_normal.unwrap_or(m.reflectance_normal);
+        let t = values.transmission.unwrap_or(m.transmission);
+        check_energy(f0, t)?;
+    }
+    Ok(values)
 }
 
 /// A pane cannot reflect and transmit more than it receives.

@@ -9,6 +9,7 @@
 
 use super::ir::{IrMaterial, WavelengthValues};
 use super::MaterialDb;
+use crate::config::set_given;
 
 /// How far (nm) an `at_wavelength` entry may lie from the sensor's wavelength and
 /// still be used.
@@ -88,18 +89,10 @@ fn apply(m: &IrMaterial, key: u32, w: &WavelengthValues) -> IrMaterial {
     if let Some(s) = w.specular {
         out.specular = Some(s);
     }
-    if let Some(p) = w.peak {
-        out.peak = p;
-    }
-    if let Some(f) = w.falloff_deg {
-        out.falloff_deg = f;
-    }
-    if let Some(f0) = w.reflectance_normal {
-        out.reflectance_normal = f0;
-    }
-    if let Some(t) = w.transmission {
-        out.transmission = t;
-    }
+    set_given(&mut out.peak, w.peak);
+    set_given(&mut out.falloff_deg, w.falloff_deg);
+    set_given(&mut out.reflectance_normal, w.reflectance_normal);
+    set_given(&mut out.transmission, w.transmission);
     out.values_nm = key as f32;
     out.source = format!("{key} nm: {}; {} nm: {}", w.source, m.values_nm, m.source);
     out

@@ -157,16 +157,32 @@ impl CpuSimulator {
         f: &FrameSettings,
         out: &mut [SubRayRecord],
     ) {
-        let (mut dh, mut dv) = (sub.dh, sub.dv);
-        if sub.jitter_h > 0.0 || sub.jitter_v > 0.0 {
-            let s = rng::stream::jitter(sub_index);
-            dh += (rng::uniform(rng::hash(f.seed, f.frame, beam_index, s)) - 0.5) * sub.jitter_h;
-            dv +=
-                (rng::uniform(rng::hash(f.seed, f.frame, beam_index, s + 1)) - 0.5) * sub.jitter_v;
-        }
+        let (dh, dv) = jittered_offset(sub, beam_index, sub_index, f);
         let d = subray_direction(beam.direction(), dh, dv);
         let origin = f.sensor_to_world.transform_point3(beam.origin);
         let dir = f.sensor_to_world.transform_vector3(d).normalize();
+        let (closest, notes) = self.trace_primary(origin, dir, f);
+        for r in out.iter_mut() {
+            *r = SubRayRecord::default();
+        }
+        let t_opaque = closest.as_ref().map(|h| h.t).unwrap_or(f.max_range);
+        if let Some(h) = &closest {
+            if let Some(record) = self.opaque_record(h, origin, dir, sub, f, &notes) {
+                out[0] = record;
+            }
+        }
+        self.write_transparent_records(&notes, t_opaque, sub.weight, out);
+    }
+
+    /// The primary ray as the GPU traces it: the closest opaque surface, and the
+    /// transparent surfaces passed on the way (any-hit rules of `transparent.rahit` and
+    /// `alpha_mask.rahit`).
+    fn trace_primary(
+        &self,
+        origin: Vec3,
+        dir: Vec3,
+        f: &FrameSettings,
+    ) -> (Option<Hit>, Vec<Note>) {
         let mut notes: Vec<Note> = Vec::with_capacity(NOTES);
         let closest = self
             .bvh
@@ -181,75 +197,118 @@ impl CpuSimulator {
                             instance: h.instance,
                             material: g.material,
                         };
-                        if notes.len() < NOTES {
-                            notes.push(note);
-                        } else {
-                            // Full: replace the farthest if this one is nearer (as the GLSL).
-                            let mut far = 0;
-                            for k in 1..NOTES {
-                                if notes[k].t > notes[far].t {
-                                    far = k;
-                                }
-                            }
-                            if notes[far].t > h.t {
-                                notes[far] = note;
-                            }
-                        }
+                        keep_nearest_note(&mut notes, note);
                     }
                     return false;
                 }
                 self.alpha_keeps(h)
             });
-        let transmission_before = |t: f32| {
-            notes.iter().filter(|n| n.t < t).fold(1.0f32, |acc, n| {
-                let one_way = self.tables.materials[n.material as usize].transmission;
-                acc * one_way * one_way
-            })
+        (closest, notes)
+    }
+
+    /// Two-way transmission of the noted transparent surfaces nearer than `t`.
+    fn transmission_before(&self, notes: &[Note], t: f32) -> f32 {
+        notes.iter().filter(|n| n.t < t).fold(1.0f32, |acc, n| {
+            let one_way = self.tables.materials[n.material as usize].transmission;
+            acc * one_way * one_way
+        })
+    }
+
+    /// The return of a surface at range `t` (opaque or transparent alike), dimmed by
+    /// the transparent surfaces in front of it.
+    fn surface_record(
+        &self,
+        notes: &[Note],
+        t: f32,
+        reflectance: f32,
+        weight: f32,
+        instance: u32,
+        material: u32,
+    ) -> SubRayRecord {
+        SubRayRecord {
+            range: t,
+            signal: weight * self.transmission_before(notes, t) * reflectance / (t * t),
+            ambient: 0.0,
+            instance_id: self.instance_ids[instance as usize],
+            class_id: self.classes[instance as usize],
+            material,
+        }
+    }
+
+    /// Slot 0: the closest opaque surface with its sunlight; none for an absorber,
+    /// whose hit shader returns nothing.
+    fn opaque_record(
+        &self,
+        h: &Hit,
+        origin: Vec3,
+        dir: Vec3,
+        sub: &SubRaySample,
+        f: &FrameSettings,
+        notes: &[Note],
+    ) -> Option<SubRayRecord> {
+        let g = &self.tables.geometries[self.geometry(h)];
+        let class = self.tables.material_class(g.material);
+        if class == MaterialClass::Absorbent {
+            return None;
+        }
+        // Retroreflectors answer by the facet's orientation, not the interpolated one.
+        let n = if class == MaterialClass::Retroreflective {
+            h.geometric_normal
+        } else {
+            h.shading_normal
         };
-        for r in out.iter_mut() {
-            *r = SubRayRecord::default();
+        let reflectance = self.tables.reflectance(g.material, (-dir).dot(n));
+        let range = h.t;
+        // The shadow ray starts just off the surface so that it does not hit it again.
+        let p = origin + dir * range + n * (1e-3 + 1e-5 * range);
+        let ambient = self.sun_ambient(g.material, p, n, sub.weight, f);
+        Some(SubRayRecord {
+            ambient,
+            ..self.surface_record(
+                notes,
+                range,
+                reflectance,
+                sub.weight,
+                h.instance,
+                g.material,
+            )
+        })
+    }
+
+    /// Sunlight a surface with normal `n` returns: its reflectance towards the sun if a
+    /// shadow ray from `p` reaches the sun, else 0.
+    fn sun_ambient(&self, material: u32, p: Vec3, n: Vec3, weight: f32, f: &FrameSettings) -> f32 {
+        let Some(sun) = f.sun.filter(|s| s.irradiance > 0.0) else {
+            return 0.0;
+        };
+        let sd = sun.direction.normalize();
+        let cos_sun = n.dot(sd);
+        if cos_sun > 0.0 && self.reaches_sun(p, sd) {
+            weight * sun.irradiance * self.tables.reflectance(material, cos_sun)
+        } else {
+            0.0
         }
-        let t_opaque = closest.as_ref().map(|h| h.t).unwrap_or(f.max_range);
-        if let Some(h) = &closest {
-            let g = &self.tables.geometries[self.geometry(h)];
-            let class = self.tables.material_class(g.material);
-            if class != MaterialClass::Absorbent {
-                let n = if class == MaterialClass::Retroreflective {
-                    h.geometric_normal
-                } else {
-                    h.shading_normal
-                };
-                let reflectance = self.tables.reflectance(g.material, (-dir).dot(n));
-                let range = h.t;
-                let mut ambient = 0.0;
-                if let Some(sun) = f.sun.filter(|s| s.irradiance > 0.0) {
-                    let sd = sun.direction.normalize();
-                    let cos_sun = n.dot(sd);
-                    if cos_sun > 0.0 {
-                        let r_sun = self.tables.reflectance(g.material, cos_sun);
-                        let p = origin + dir * range + n * (1e-3 + 1e-5 * range);
-                        let blocked = self
-                            .bvh
-                            .trace_filtered(p, sd, 0.0, 1e5, |s| {
-                                let sg = &self.tables.geometries[self.geometry(s)];
-                                sg.class != MaterialClass::Transparent && self.alpha_keeps(s)
-                            })
-                            .is_some();
-                        if !blocked {
-                            ambient = sub.weight * sun.irradiance * r_sun;
-                        }
-                    }
-                }
-                out[0] = SubRayRecord {
-                    range,
-                    signal: sub.weight * transmission_before(range) * reflectance / (range * range),
-                    ambient,
-                    instance_id: self.instance_ids[h.instance as usize],
-                    class_id: self.classes[h.instance as usize],
-                    material: g.material,
-                };
-            }
-        }
+    }
+
+    /// Whether a shadow ray from `p` towards the sun `sd` escapes the scene; glass lets
+    /// sunlight through, alpha-mask holes too.
+    fn reaches_sun(&self, p: Vec3, sd: Vec3) -> bool {
+        self.bvh
+            .trace_filtered(p, sd, 0.0, 1e5, |s| {
+                let sg = &self.tables.geometries[self.geometry(s)];
+                sg.class != MaterialClass::Transparent && self.alpha_keeps(s)
+            })
+            .is_none()
+    }
+
+    /// Slots 1..: the transparent notes in front of the opaque hit, nearest first.
+    fn write_transparent_records(
+        &self,
+        notes: &[Note],
+        t_opaque: f32,
+        weight: f32,
+        out: &mut [SubRayRecord],
+    ) {
         let mut written = 1;
         let mut last = 0.0f32;
         while written < out.len() {
@@ -259,16 +318,50 @@ impl CpuSimulator {
                 .min_by(|a, b| a.t.total_cmp(&b.t));
             let Some(note) = next.copied() else { break };
             last = note.t;
-            out[written] = SubRayRecord {
-                range: note.t,
-                signal: sub.weight * transmission_before(note.t) * note.reflectance
-                    / (note.t * note.t),
-                ambient: 0.0,
-                instance_id: self.instance_ids[note.instance as usize],
-                class_id: self.classes[note.instance as usize],
-                material: note.material,
-            };
+            out[written] = self.surface_record(
+                notes,
+                note.t,
+                note.reflectance,
+                weight,
+                note.instance,
+                note.material,
+            );
             written += 1;
         }
+    }
+}
+
+/// The sub-ray's offset from the beam centre, moved within its stratification cell by
+/// this frame's draw when the sampling jitters (as `trace.rgen` does).
+fn jittered_offset(
+    sub: &SubRaySample,
+    beam_index: u32,
+    sub_index: u32,
+    f: &FrameSettings,
+) -> (f32, f32) {
+    let (mut dh, mut dv) = (sub.dh, sub.dv);
+    if sub.jitter_h > 0.0 || sub.jitter_v > 0.0 {
+        let s = rng::stream::jitter(sub_index);
+        dh += (rng::uniform(rng::hash(f.seed, f.frame, beam_index, s)) - 0.5) * sub.jitter_h;
+        dv += (rng::uniform(rng::hash(f.seed, f.frame, beam_index, s + 1)) - 0.5) * sub.jitter_v;
+    }
+    (dh, dv)
+}
+
+/// Notes a transparent surface; when the notes are full, it replaces the farthest if it
+/// is nearer (as `transparent.rahit` does).
+fn keep_nearest_note(notes: &mut Vec<Note>, note: Note) {
+    if notes.len() < NOTES {
+        notes.push(note);
+        return;
+    }
+    let mut far = 0;
+    for k in 1..NOTES {
+        if notes[k].t > notes[far].t {
+            far = k;
+        }
+    }
+    if notes[far].t > note.t {
+        notes[far] = note;
     }
 }

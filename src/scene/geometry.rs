@@ -2,7 +2,8 @@
 //! icospheres, collected per material into glTF primitives. Everything here is in the
 //! z-up world frame (or an object's local frame with world axes).
 
-use super::gltf_write::PrimitiveData;
+use super::gltf_write::{GltfBuilder, NodeTransform, PrimitiveData};
+use super::SceneError;
 use glam::{Affine3A, Vec2, Vec3};
 use gltf::json;
 use std::collections::HashMap;
@@ -107,6 +108,19 @@ impl Part {
         } else {
             self.grid(origin, v, u, nv, nu);
         }
+    }
+
+    /// The square x = `x`, y, z ∈ [−half, half], facing −x (towards the origin), as a
+    /// `cells` × `cells` grid.
+    pub fn square_facing_origin(&mut self, x: f32, half: f32, cells: u32) {
+        // u = +z, v = +y: u × v = −x.
+        self.grid(
+            Vec3::new(x, -half, -half),
+            Vec3::Z * 2.0 * half,
+            Vec3::Y * 2.0 * half,
+            cells,
+            cells,
+        );
     }
 
     /// A flat disc (triangle fan) facing `normal`.
@@ -441,6 +455,18 @@ impl MeshParts {
             }
         };
         &mut self.parts[at].1
+    }
+
+    /// One placed object: a node holding a new mesh of these parts, both named `name`.
+    pub fn into_object(
+        self,
+        b: &mut GltfBuilder,
+        name: &str,
+        transform: NodeTransform,
+        class: Option<&str>,
+    ) -> Result<json::Index<json::Node>, SceneError> {
+        let mesh = b.mesh(name, &self.into_primitives());
+        b.node(name, Some(mesh), transform, class, Vec::new())
     }
 
     pub fn into_primitives(self) -> Vec<PrimitiveData> {

@@ -10,6 +10,7 @@
 use super::{base64, SceneError};
 use glam::{Vec2, Vec3};
 use gltf::json;
+use gltf::json::accessor::{ComponentType, Type};
 use gltf::json::validation::{Checked, USize64};
 use std::borrow::Cow;
 use std::collections::BTreeMap;
@@ -211,22 +212,7 @@ impl GltfBuilder {
             (None, None)
         };
         let view = self.push_bytes(&bytes, Some(json::buffer::Target::ArrayBuffer));
-        self.root.push(json::Accessor {
-            buffer_view: Some(view),
-            byte_offset: None,
-            count: USize64::from(data.len()),
-            component_type: Checked::Valid(json::accessor::GenericComponentType(
-                json::accessor::ComponentType::F32,
-            )),
-            extensions: None,
-            extras: None,
-            type_: Checked::Valid(json::accessor::Type::Vec3),
-            min,
-            max,
-            name: None,
-            normalized: false,
-            sparse: None,
-        })
+        self.push_accessor(view, data.len(), ComponentType::F32, Type::Vec3, (min, max))
     }
 
     fn vec2_accessor(&mut self, data: &[Vec2]) -> json::Index<json::Accessor> {
@@ -236,18 +222,36 @@ impl GltfBuilder {
             bytes.extend_from_slice(&v.y.to_le_bytes());
         }
         let view = self.push_bytes(&bytes, Some(json::buffer::Target::ArrayBuffer));
+        self.push_accessor(
+            view,
+            data.len(),
+            ComponentType::F32,
+            Type::Vec2,
+            (None, None),
+        )
+    }
+
+    /// An accessor of `count` elements over the whole of `view`; `bounds` are its
+    /// (min, max), which glTF requires for positions only.
+    fn push_accessor(
+        &mut self,
+        view: json::Index<json::buffer::View>,
+        count: usize,
+        component: ComponentType,
+        type_: Type,
+        bounds: (Option<serde_json::Value>, Option<serde_json::Value>),
+    ) -> json::Index<json::Accessor> {
+        let (min, max) = bounds;
         self.root.push(json::Accessor {
             buffer_view: Some(view),
             byte_offset: None,
-            count: USize64::from(data.len()),
-            component_type: Checked::Valid(json::accessor::GenericComponentType(
-                json::accessor::ComponentType::F32,
-            )),
+            count: USize64::from(count),
+            component_type: Checked::Valid(json::accessor::GenericComponentType(component)),
             extensions: None,
             extras: None,
-            type_: Checked::Valid(json::accessor::Type::Vec2),
-            min: None,
-            max: None,
+            type_: Checked::Valid(type_),
+            min,
+            max,
             name: None,
             normalized: false,
             sparse: None,
@@ -312,7 +316,6 @@ impl GltfBuilder {
     }
 
     fn index_accessor(&mut self, indices: &[u32]) -> json::Index<json::Accessor> {
-        use json::accessor::ComponentType;
         let max = indices.iter().copied().max().unwrap_or(0);
         let format = match self.index_format {
             IndexFormat::Auto if max <= u32::from(u16::MAX) => IndexFormat::U16,
@@ -339,20 +342,7 @@ impl GltfBuilder {
             }
         };
         let view = self.push_bytes(&bytes, Some(json::buffer::Target::ElementArrayBuffer));
-        self.root.push(json::Accessor {
-            buffer_view: Some(view),
-            byte_offset: None,
-            count: USize64::from(indices.len()),
-            component_type: Checked::Valid(json::accessor::GenericComponentType(component)),
-            extensions: None,
-            extras: None,
-            type_: Checked::Valid(json::accessor::Type::Scalar),
-            min: None,
-            max: None,
-            name: None,
-            normalized: false,
-            sparse: None,
-        })
+        self.push_accessor(view, indices.len(), component, Type::Scalar, (None, None))
     }
 
     pub fn mesh(&mut self, name: &str, primitives: &[PrimitiveData]) -> json::Index<json::Mesh> {

@@ -189,31 +189,71 @@ fn extras_string(
     }
 }
 
+/// gltf-json's validation indexes POSITION accessors without a bounds check; this
+/// catches those first so that a corrupt file cannot panic.
+fn check_attribute_accessors(root: &json::Root, origin: &Path) -> Result<(), SceneError> {
+    for (m, mesh) in root.meshes.iter().enumerate() {
+        for (p, prim) in mesh.primitives.iter().enumerate() {
+            for (sem, acc) in &prim.attributes {
+                if acc.value() >= root.accessors.len() {
+                    return Err(SceneError::Invalid {
+                        path: origin.to_path_buf(),
+                        message: format!(
+                            "meshes[{m}].primitives[{p}].attributes.{}: accessor {} does not exist ({} accessors)",
+                            match sem { Checked::Valid(s) => s.to_string(), Checked::Invalid => "?".into() },
+                            acc.value(),
+                            root.accessors.len()
+                        ),
+                    });
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The bytes of every buffer: from its URI, or the .glb BIN chunk for the one without.
+fn load_buffers(
+    root: &json::Root,
+    mut blob: Option<Vec<u8>>,
+    origin: &Path,
+    base: &Path,
+) -> Result<Vec<Vec<u8>>, SceneError> {
+    let mut buffers = Vec::with_capacity(root.buffers.len());
+    for (i, b) in root.buffers.iter().enumerate() {
+        let data = match &b.uri {
+            Some(uri) => load_uri(uri, base, origin, i)?,
+            None => blob.take().ok_or_else(|| SceneError::Buffer {
+                path: origin.to_path_buf(),
+                buffer: i,
+                message: "has no URI and there is no .glb BIN chunk for it; \
+                          a .gltf must name its .bin file or embed it"
+                    .into(),
+            })?,
+        };
+        if (data.len() as u64) < b.byte_length.0 {
+            return Err(SceneError::Buffer {
+                path: origin.to_path_buf(),
+                buffer: i,
+                message: format!(
+                    "holds {} bytes but byteLength says {}; the file is truncated",
+                    data.len(),
+                    b.byte_length.0
+                ),
+            });
+        }
+        buffers.push(data);
+    }
+    Ok(buffers)
+}
+
 impl Loader {
     fn parse(bytes: &[u8], origin: &Path, base: &Path) -> Result<Self, SceneError> {
         let gltf =
             gltf::Gltf::from_slice_without_validation(bytes).map_err(|e| parse_error(origin, e))?;
         let blob = gltf.blob;
         let root = gltf.document.into_json();
-        // gltf-json's validation indexes POSITION accessors without a bounds check;
-        // catch those first so a corrupt file cannot panic.
-        for (m, mesh) in root.meshes.iter().enumerate() {
-            for (p, prim) in mesh.primitives.iter().enumerate() {
-                for (sem, acc) in &prim.attributes {
-                    if acc.value() >= root.accessors.len() {
-                        return Err(SceneError::Invalid {
-                            path: origin.to_path_buf(),
-                            message: format!(
-                                "meshes[{m}].primitives[{p}].attributes.{}: accessor {} does not exist ({} accessors)",
-                                match sem { Checked::Valid(s) => s.to_string(), Checked::Invalid => "?".into() },
-                                acc.value(),
-                                root.accessors.len()
-                            ),
-                        });
-                    }
-                }
-            }
-        }
+        check_attribute_accessors(&root, origin)?;
         let document = gltf::Document::from_json(root).map_err(|e| match e {
             gltf::Error::Validation(list) => SceneError::Invalid {
                 path: origin.to_path_buf(),
@@ -226,33 +266,7 @@ impl Loader {
             other => parse_error(origin, other),
         })?;
         let root = document.into_json();
-
-        let mut blob = blob;
-        let mut buffers = Vec::with_capacity(root.buffers.len());
-        for (i, b) in root.buffers.iter().enumerate() {
-            let data = match &b.uri {
-                Some(uri) => load_uri(uri, base, origin, i)?,
-                None => blob.take().ok_or_else(|| SceneError::Buffer {
-                    path: origin.to_path_buf(),
-                    buffer: i,
-                    message: "has no URI and there is no .glb BIN chunk for it; \
-                              a .gltf must name its .bin file or embed it"
-                        .into(),
-                })?,
-            };
-            if (data.len() as u64) < b.byte_length.0 {
-                return Err(SceneError::Buffer {
-                    path: origin.to_path_buf(),
-                    buffer: i,
-                    message: format!(
-                        "holds {} bytes but byteLength says {}; the file is truncated",
-                        data.len(),
-                        b.byte_length.0
-                    ),
-                });
-            }
-            buffers.push(data);
-        }
+        let buffers = load_buffers(&root, blob, origin, base)?;
         Ok(Loader {
             path: origin.to_path_buf(),
             base: base.to_path_buf(),
@@ -320,14 +334,7 @@ impl Loader {
                 self.root.textures.len()
             ))
         })?;
-        let wrap = |mode: &Checked<json::texture::WrappingMode>| match mode {
-            Checked::Valid(m) => m.as_gl_enum(),
-            Checked::Invalid => WRAP_REPEAT,
-        };
-        let (wrap_s, wrap_t) = match tex.sampler.and_then(|s| self.root.samplers.get(s.value())) {
-            Some(s) => (wrap(&s.wrap_s), wrap(&s.wrap_t)),
-            None => (WRAP_REPEAT, WRAP_REPEAT),
-        };
+        let (wrap_s, wrap_t) = self.wrap_modes(tex);
         let image_index = tex.source.value();
         if let Some(known) = decoded.get(&(image_index, wrap_s, wrap_t)) {
             return Ok(*known);
@@ -347,22 +354,52 @@ impl Loader {
             image: image_label.clone(),
             message,
         };
-        let bytes = match (&image.uri, image.buffer_view) {
-            (Some(uri), _) => read_uri(uri, &self.base, "the image file").map_err(image_err)?,
-            (None, Some(view)) => accessor::view_bytes(&self.root, &self.buffers, view)
-                .map_err(image_err)?
-                .0
-                .to_vec(),
-            (None, None) => {
-                return Err(image_err(
-                    "has neither a uri nor a bufferView; the file is corrupt, export again".into(),
-                ))
-            }
+        let bytes = self.image_bytes(image).map_err(image_err)?;
+        let result = self
+            .decode_alpha(&bytes, &image_label, (wrap_s, wrap_t), textures)
+            .map_err(image_err)?;
+        decoded.insert((image_index, wrap_s, wrap_t), result);
+        Ok(result)
+    }
+
+    /// The texture's wrap modes (S, T) as GL enums; glTF's default is REPEAT.
+    fn wrap_modes(&self, tex: &json::Texture) -> (u32, u32) {
+        let wrap = |mode: &Checked<json::texture::WrappingMode>| match mode {
+            Checked::Valid(m) => m.as_gl_enum(),
+            Checked::Invalid => WRAP_REPEAT,
         };
-        let result = match texture::sniff(&bytes) {
+        match tex.sampler.and_then(|s| self.root.samplers.get(s.value())) {
+            Some(s) => (wrap(&s.wrap_s), wrap(&s.wrap_t)),
+            None => (WRAP_REPEAT, WRAP_REPEAT),
+        }
+    }
+
+    /// The encoded image: from its URI (data or file) or its buffer view.
+    fn image_bytes(&self, image: &json::Image) -> Result<Vec<u8>, String> {
+        match (&image.uri, image.buffer_view) {
+            (Some(uri), _) => read_uri(uri, &self.base, "the image file"),
+            (None, Some(view)) => Ok(accessor::view_bytes(&self.root, &self.buffers, view)?
+                .0
+                .to_vec()),
+            (None, None) => {
+                Err("has neither a uri nor a bufferView; the file is corrupt, export again".into())
+            }
+        }
+    }
+
+    /// Decodes the alpha of a PNG into `textures` and returns its index; a JPEG has no
+    /// alpha, so its material keeps no texture (None); any other format is an error.
+    fn decode_alpha(
+        &self,
+        bytes: &[u8],
+        image_label: &str,
+        (wrap_s, wrap_t): (u32, u32),
+        textures: &mut Vec<AlphaTexture>,
+    ) -> Result<Option<u32>, String> {
+        match texture::sniff(bytes) {
             ImageFormat::Png => {
-                let (width, height, alpha) = texture::decode_png_alpha(&bytes)
-                    .map_err(|e| image_err(format!("{e}; re-save the texture as a valid PNG")))?;
+                let (width, height, alpha) = texture::decode_png_alpha(bytes)
+                    .map_err(|e| format!("{e}; re-save the texture as a valid PNG"))?;
                 textures.push(AlphaTexture {
                     width,
                     height,
@@ -370,7 +407,7 @@ impl Loader {
                     wrap_s,
                     wrap_t,
                 });
-                Some(textures.len() as u32 - 1)
+                Ok(Some(textures.len() as u32 - 1))
             }
             ImageFormat::Jpeg => {
                 log::warn!(
@@ -378,18 +415,16 @@ impl Loader {
                      baseColorFactor alpha only (save the texture as PNG with alpha)",
                     self.path.display()
                 );
-                None
+                Ok(None)
             }
             ImageFormat::Other => {
                 let head: Vec<String> = bytes.iter().take(8).map(|b| format!("{b:02x}")).collect();
-                return Err(image_err(format!(
+                Err(format!(
                     "is neither PNG nor JPEG (first bytes {}); convert the texture to PNG",
                     head.join(" ")
-                )));
+                ))
             }
-        };
-        decoded.insert((image_index, wrap_s, wrap_t), result);
-        Ok(result)
+        }
     }
 
     fn build(self) -> Result<Scene, SceneError> {
@@ -594,6 +629,36 @@ impl Walk<'_> {
     }
 }
 
+/// Names a primitive in errors: the file, its mesh and its index in the mesh.
+struct PrimitiveAt<'a> {
+    loader: &'a Loader,
+    mesh: &'a str,
+    primitive: usize,
+}
+
+impl PrimitiveAt<'_> {
+    fn err(&self, message: String) -> SceneError {
+        SceneError::Primitive {
+            path: self.loader.path.clone(),
+            mesh: self.mesh.to_string(),
+            primitive: self.primitive,
+            message,
+        }
+    }
+
+    /// An accessor's values; a bad accessor is an error naming the attribute `what`.
+    fn read(
+        &self,
+        acc: json::Index<json::Accessor>,
+        ty: Type,
+        allowed: &[ComponentType],
+        what: &str,
+    ) -> Result<Vec<f64>, SceneError> {
+        accessor::read(&self.loader.root, &self.loader.buffers, acc, ty, allowed)
+            .map_err(|e| self.err(format!("{what}: {e}")))
+    }
+}
+
 fn read_primitive(
     loader: &Loader,
     prim: &json::mesh::Primitive,
@@ -601,122 +666,29 @@ fn read_primitive(
     p: usize,
     material: u32,
 ) -> Result<Primitive, SceneError> {
-    let path = &loader.path;
-    let err = |message: String| SceneError::Primitive {
-        path: path.clone(),
-        mesh: mesh.to_string(),
+    let at = PrimitiveAt {
+        loader,
+        mesh,
         primitive: p,
-        message,
     };
-    let mode = match prim.mode {
-        Checked::Valid(m) => m,
-        Checked::Invalid => return Err(err("invalid primitive mode".into())),
-    };
-    use json::mesh::Mode;
-    if !matches!(
-        mode,
-        Mode::Triangles | Mode::TriangleStrip | Mode::TriangleFan
-    ) {
-        return Err(err(format!(
-            "mode {mode:?} is not supported; LiDAR needs surfaces, export TRIANGLES \
-             (strips and fans are also accepted)"
-        )));
-    }
+    let mode = triangle_mode(&at, prim)?;
     let attr = |s: json::mesh::Semantic| prim.attributes.get(&Checked::Valid(s)).copied();
     let pos_acc = attr(json::mesh::Semantic::Positions)
-        .ok_or_else(|| err("has no POSITION attribute".into()))?;
-    let raw = accessor::read(
-        &loader.root,
-        &loader.buffers,
-        pos_acc,
-        Type::Vec3,
-        &[ComponentType::F32],
-    )
-    .map_err(|e| err(format!("POSITION: {e}")))?;
-    let positions: Vec<Vec3> = raw
-        .chunks_exact(3)
-        .map(|c| Vec3::new(c[0] as f32, c[1] as f32, c[2] as f32))
-        .collect();
-    if let Some((vertex, v)) = positions.iter().enumerate().find(|(_, v)| !v.is_finite()) {
-        return Err(SceneError::NonFinitePosition {
-            path: path.clone(),
-            mesh: mesh.to_string(),
-            primitive: p,
-            vertex,
-            value: v.to_array(),
-        });
-    }
+        .ok_or_else(|| at.err("has no POSITION attribute".into()))?;
+    let positions = read_positions(&at, pos_acc)?;
     let n = positions.len();
-
-    let order: Vec<u32> = match prim.indices {
-        Some(acc) => {
-            let raw = accessor::read(
-                &loader.root,
-                &loader.buffers,
-                acc,
-                Type::Scalar,
-                &[ComponentType::U8, ComponentType::U16, ComponentType::U32],
-            )
-            .map_err(|e| err(format!("indices: {e}")))?;
-            let list: Vec<u32> = raw.into_iter().map(|v| v as u32).collect();
-            if let Some((entry, &value)) = list.iter().enumerate().find(|(_, &i)| i as usize >= n) {
-                return Err(SceneError::IndexOutOfRange {
-                    path: path.clone(),
-                    mesh: mesh.to_string(),
-                    primitive: p,
-                    entry,
-                    value,
-                    vertex_count: n,
-                });
-            }
-            list
-        }
+    let order = match prim.indices {
+        Some(acc) => read_indices(&at, acc, n)?,
         None => (0..n as u32).collect(),
     };
-    let indices = match mode {
-        Mode::Triangles => {
-            if order.len() % 3 != 0 {
-                return Err(err(format!(
-                    "TRIANGLES with {} indices, not a multiple of 3; the mesh is corrupt",
-                    order.len()
-                )));
-            }
-            order
-        }
-        Mode::TriangleStrip => strip_to_list(&order),
-        _ => fan_to_list(&order),
-    };
-
+    let indices = triangle_list(&at, mode, order)?;
     let generated = face_normals(&positions, &indices);
     let normals = match attr(json::mesh::Semantic::Normals) {
-        Some(acc) => {
-            let raw = accessor::read(
-                &loader.root,
-                &loader.buffers,
-                acc,
-                Type::Vec3,
-                &[ComponentType::F32],
-            )
-            .map_err(|e| err(format!("NORMAL: {e}")))?;
-            if raw.len() != n * 3 {
-                return Err(err(format!(
-                    "NORMAL has {} entries but POSITION has {n}",
-                    raw.len() / 3
-                )));
-            }
-            raw.chunks_exact(3)
-                .zip(&generated)
-                .map(|(c, g)| {
-                    let v = Vec3::new(c[0] as f32, c[1] as f32, c[2] as f32);
-                    // Zero or NaN normals happen in exports; fall back to the faces'.
-                    v.try_normalize().unwrap_or(*g)
-                })
-                .collect()
-        }
+        Some(acc) => read_normals(&at, acc, generated)?,
         None => generated,
     };
     let uvs = match attr(json::mesh::Semantic::TexCoords(0)) {
-        Some(acc) => read_uvs(loader, acc, n).map_err(|e| err(format!("TEXCOORD_0: {e}")))?,
+        Some(acc) => read_uvs(loader, acc, n).map_err(|e| at.err(format!("TEXCOORD_0: {e}")))?,
         None => Vec::new(),
     };
     Ok(Primitive {
@@ -726,6 +698,123 @@ fn read_primitive(
         material,
         uvs,
     })
+}
+
+/// The primitive's mode, if it makes surfaces: LiDAR sees no points or lines.
+fn triangle_mode(
+    at: &PrimitiveAt,
+    prim: &json::mesh::Primitive,
+) -> Result<json::mesh::Mode, SceneError> {
+    use json::mesh::Mode;
+    let mode = match prim.mode {
+        Checked::Valid(m) => m,
+        Checked::Invalid => return Err(at.err("invalid primitive mode".into())),
+    };
+    if !matches!(
+        mode,
+        Mode::Triangles | Mode::TriangleStrip | Mode::TriangleFan
+    ) {
+        return Err(at.err(format!(
+            "mode {mode:?} is not supported; LiDAR needs surfaces, export TRIANGLES \
+             (strips and fans are also accepted)"
+        )));
+    }
+    Ok(mode)
+}
+
+/// POSITION, every vertex finite.
+fn read_positions(
+    at: &PrimitiveAt,
+    acc: json::Index<json::Accessor>,
+) -> Result<Vec<Vec3>, SceneError> {
+    let raw = at.read(acc, Type::Vec3, &[ComponentType::F32], "POSITION")?;
+    let positions: Vec<Vec3> = raw
+        .chunks_exact(3)
+        .map(|c| Vec3::new(c[0] as f32, c[1] as f32, c[2] as f32))
+        .collect();
+    if let Some((vertex, v)) = positions.iter().enumerate().find(|(_, v)| !v.is_finite()) {
+        return Err(SceneError::NonFinitePosition {
+            path: at.loader.path.clone(),
+            mesh: at.mesh.to_string(),
+            primitive: at.primitive,
+            vertex,
+            value: v.to_array(),
+        });
+    }
+    Ok(positions)
+}
+
+/// The index list, every entry naming one of the `n` vertices.
+fn read_indices(
+    at: &PrimitiveAt,
+    acc: json::Index<json::Accessor>,
+    n: usize,
+) -> Result<Vec<u32>, SceneError> {
+    let raw = at.read(
+        acc,
+        Type::Scalar,
+        &[ComponentType::U8, ComponentType::U16, ComponentType::U32],
+        "indices",
+    )?;
+    let list: Vec<u32> = raw.into_iter().map(|v| v as u32).collect();
+    if let Some((entry, &value)) = list.iter().enumerate().find(|(_, &i)| i as usize >= n) {
+        return Err(SceneError::IndexOutOfRange {
+            path: at.loader.path.clone(),
+            mesh: at.mesh.to_string(),
+            primitive: at.primitive,
+            entry,
+            value,
+            vertex_count: n,
+        });
+    }
+    Ok(list)
+}
+
+/// The vertex order of `mode` as a triangle list.
+fn triangle_list(
+    at: &PrimitiveAt,
+    mode: json::mesh::Mode,
+    order: Vec<u32>,
+) -> Result<Vec<u32>, SceneError> {
+    use json::mesh::Mode;
+    Ok(match mode {
+        Mode::Triangles => {
+            if order.len() % 3 != 0 {
+                return Err(at.err(format!(
+                    "TRIANGLES with {} indices, not a multiple of 3; the mesh is corrupt",
+                    order.len()
+                )));
+            }
+            order
+        }
+        Mode::TriangleStrip => strip_to_list(&order),
+        _ => fan_to_list(&order),
+    })
+}
+
+/// NORMAL, one per vertex; a zero or NaN normal is replaced by the `generated` one.
+fn read_normals(
+    at: &PrimitiveAt,
+    acc: json::Index<json::Accessor>,
+    generated: Vec<Vec3>,
+) -> Result<Vec<Vec3>, SceneError> {
+    let n = generated.len();
+    let raw = at.read(acc, Type::Vec3, &[ComponentType::F32], "NORMAL")?;
+    if raw.len() != n * 3 {
+        return Err(at.err(format!(
+            "NORMAL has {} entries but POSITION has {n}",
+            raw.len() / 3
+        )));
+    }
+    Ok(raw
+        .chunks_exact(3)
+        .zip(&generated)
+        .map(|(c, g)| {
+            let v = Vec3::new(c[0] as f32, c[1] as f32, c[2] as f32);
+            // Zero or NaN normals happen in exports; fall back to the faces'.
+            v.try_normalize().unwrap_or(*g)
+        })
+        .collect())
 }
 
 /// TEXCOORD_0 as f32 pairs: float, or normalised unsigned byte/short (glTF §3.7.2.1).

@@ -6,6 +6,7 @@ use super::geometry::{MeshParts, Part};
 use super::gltf_write::{GltfBuilder, GltfDocument, NodeTransform};
 use super::{material_scenes, street, SceneError};
 use glam::Vec3;
+use gltf::json::{Index, Material};
 use std::path::Path;
 
 /// A procedural scene and its parameters (metres).
@@ -171,26 +172,14 @@ impl ProceduralScene {
     fn validate(&self) -> Result<(), SceneError> {
         let name = self.name();
         let positive = |param: &str, v: f32| {
-            if v.is_finite() && v > 0.0 {
-                Ok(())
-            } else {
-                Err(SceneError::Parameter {
-                    scene: name.into(),
-                    param: param.into(),
-                    message: format!("must be a positive number, got {v}"),
-                })
-            }
+            check(v.is_finite() && v > 0.0, name, param, || {
+                format!("must be a positive number, got {v}")
+            })
         };
         let finite = |param: &str, v: f32| {
-            if v.is_finite() {
-                Ok(())
-            } else {
-                Err(SceneError::Parameter {
-                    scene: name.into(),
-                    param: param.into(),
-                    message: format!("must be finite, got {v}"),
-                })
-            }
+            check(v.is_finite(), name, param, || {
+                format!("must be finite, got {v}")
+            })
         };
         match self {
             ProceduralScene::Street { .. } => Ok(()),
@@ -213,14 +202,9 @@ impl ProceduralScene {
                 positive("distance", *distance)?;
                 positive("size", *size)?;
                 positive("spacing", *spacing)?;
-                if !(1..=16).contains(layers) {
-                    return Err(SceneError::Parameter {
-                        scene: name.into(),
-                        param: "layers".into(),
-                        message: format!("{layers} layers; use 1..=16"),
-                    });
-                }
-                Ok(())
+                check((1..=16).contains(layers), name, "layers", || {
+                    format!("{layers} layers; use 1..=16")
+                })
             }
             ProceduralScene::RetroSign { distance, side } => {
                 positive("distance", *distance)?;
@@ -234,15 +218,7 @@ impl ProceduralScene {
             } => {
                 positive("distance", *distance)?;
                 positive("size", *size)?;
-                // At 90° the plane would contain the x axis and the sensor.
-                if !(angle.is_finite() && angle.abs() < 89f32.to_radians()) {
-                    return Err(SceneError::Parameter {
-                        scene: name.into(),
-                        param: "angle".into(),
-                        message: format!("{}° is not within (−89°, 89°)", angle.to_degrees()),
-                    });
-                }
-                Ok(())
+                check_tilt(name, *angle)
             }
             ProceduralScene::BoxRoom {
                 length,
@@ -264,19 +240,140 @@ impl ProceduralScene {
                 finite("y", centre.y)?;
                 finite("z", centre.z)?;
                 positive("radius", *radius)?;
-                if *subdivisions > 8 {
-                    return Err(SceneError::Parameter {
-                        scene: name.into(),
-                        param: "subdivisions".into(),
-                        message: format!(
-                            "{subdivisions} would give {} triangles; use 0..=8",
-                            20u64 << (2 * subdivisions)
-                        ),
-                    });
-                }
-                Ok(())
+                check_subdivisions(name, *subdivisions)
             }
         }
+    }
+
+    /// The scene's parameters by the names the spec uses, for `by_name` to set.
+    fn params_mut(&mut self) -> Vec<(&'static str, Param<'_>)> {
+        use Param::{Count, Degrees, Material, Number, Seed};
+        match self {
+            Self::Street { seed } => vec![("seed", Seed(seed))],
+            Self::Plane {
+                height,
+                size,
+                ir_material,
+            } => vec![
+                ("height", Number(height)),
+                ("size", Number(size)),
+                ("material", Material(ir_material)),
+            ],
+            Self::Wall {
+                distance,
+                size,
+                ir_material,
+            }
+            | Self::StepEdge {
+                distance,
+                size,
+                ir_material,
+            } => vec![
+                ("distance", Number(distance)),
+                ("size", Number(size)),
+                ("material", Material(ir_material)),
+            ],
+            Self::BoxRoom {
+                length,
+                width,
+                height,
+                ir_material,
+            } => vec![
+                ("length", Number(length)),
+                ("width", Number(width)),
+                ("height", Number(height)),
+                ("material", Material(ir_material)),
+            ],
+            Self::Sphere {
+                centre,
+                radius,
+                subdivisions,
+                ir_material,
+            } => vec![
+                ("x", Number(&mut centre.x)),
+                ("y", Number(&mut centre.y)),
+                ("z", Number(&mut centre.z)),
+                ("radius", Number(radius)),
+                ("subdivisions", Count(subdivisions)),
+                ("material", Material(ir_material)),
+            ],
+            Self::FoliageStack {
+                distance,
+                layers,
+                size,
+                spacing,
+            } => vec![
+                ("distance", Number(distance)),
+                ("layers", Count(layers)),
+                ("size", Number(size)),
+                ("spacing", Number(spacing)),
+            ],
+            Self::GlassWall { distance, size } => {
+                vec![("distance", Number(distance)), ("size", Number(size))]
+            }
+            Self::RetroSign { distance, side } => {
+                vec![("distance", Number(distance)), ("side", Number(side))]
+            }
+            Self::TiltedPlane {
+                distance,
+                angle,
+                size,
+                ir_material,
+            } => vec![
+                ("distance", Number(distance)),
+                ("angle", Degrees(angle)),
+                ("size", Number(size)),
+                ("material", Material(ir_material)),
+            ],
+        }
+    }
+}
+
+/// A parameter of a procedural scene, as `params_mut` lends it out to be set.
+enum Param<'a> {
+    Number(&'a mut f32),
+    /// Written in degrees, kept in radians.
+    Degrees(&'a mut f32),
+    Count(&'a mut u32),
+    Seed(&'a mut u64),
+    /// An IR material name.
+    Material(&'a mut String),
+}
+
+/// The tilt must stay below 89°: at 90° the plane would contain the x axis and the
+/// sensor.
+fn check_tilt(scene: &str, angle: f32) -> Result<(), SceneError> {
+    let inside = angle.is_finite() && angle.abs() < 89f32.to_radians();
+    check(inside, scene, "angle", || {
+        format!("{}° is not within (−89°, 89°)", angle.to_degrees())
+    })
+}
+
+/// Each subdivision quadruples the triangles; 8 (1.3 M triangles) is the most.
+fn check_subdivisions(scene: &str, subdivisions: u32) -> Result<(), SceneError> {
+    check(subdivisions <= 8, scene, "subdivisions", || {
+        format!(
+            "{subdivisions} would give {} triangles; use 0..=8",
+            20u64 << (2 * subdivisions)
+        )
+    })
+}
+
+/// `Ok` when `ok`, else the error of parameter `param` of scene `scene`.
+fn check(
+    ok: bool,
+    scene: &str,
+    param: &str,
+    message: impl FnOnce() -> String,
+) -> Result<(), SceneError> {
+    if ok {
+        Ok(())
+    } else {
+        Err(SceneError::Parameter {
+            scene: scene.into(),
+            param: param.into(),
+            message: message(),
+        })
     }
 }
 
@@ -366,115 +463,30 @@ fn set_param(scene: &mut ProceduralScene, key: &str, value: &str) -> Result<(), 
             .parse::<f32>()
             .map_err(|e| bad(format!("{value:?} is not a number ({e})")))
     };
-    let count = || {
-        value
-            .parse::<u32>()
-            .map_err(|e| bad(format!("{value:?} is not a count ({e})")))
-    };
-    let help = SCENE_CATALOGUE
-        .iter()
-        .find(|(n, _)| *n == name)
-        .map_or("", |(_, h)| h);
-    let unknown = || {
-        bad(format!(
+    let Some((_, param)) = scene.params_mut().into_iter().find(|(k, _)| *k == key) else {
+        let help = SCENE_CATALOGUE
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map_or("", |(_, h)| h);
+        return Err(bad(format!(
             "unknown parameter; `{name}` takes {}",
             help.split(':').next().unwrap_or("")
-        ))
+        )));
     };
-    match scene {
-        ProceduralScene::Street { seed } => match key {
-            "seed" => {
-                *seed = value
-                    .parse()
-                    .map_err(|e| bad(format!("{value:?} is not a seed ({e})")))?
-            }
-            _ => return Err(unknown()),
-        },
-        ProceduralScene::Plane {
-            height,
-            size,
-            ir_material,
-        } => match key {
-            "height" => *height = num()?,
-            "size" => *size = num()?,
-            "material" => *ir_material = value.into(),
-            _ => return Err(unknown()),
-        },
-        ProceduralScene::Wall {
-            distance,
-            size,
-            ir_material,
+    match param {
+        Param::Number(v) => *v = num()?,
+        Param::Degrees(v) => *v = num()?.to_radians(),
+        Param::Count(v) => {
+            *v = value
+                .parse::<u32>()
+                .map_err(|e| bad(format!("{value:?} is not a count ({e})")))?
         }
-        | ProceduralScene::StepEdge {
-            distance,
-            size,
-            ir_material,
-        } => match key {
-            "distance" => *distance = num()?,
-            "size" => *size = num()?,
-            "material" => *ir_material = value.into(),
-            _ => return Err(unknown()),
-        },
-        ProceduralScene::BoxRoom {
-            length,
-            width,
-            height,
-            ir_material,
-        } => match key {
-            "length" => *length = num()?,
-            "width" => *width = num()?,
-            "height" => *height = num()?,
-            "material" => *ir_material = value.into(),
-            _ => return Err(unknown()),
-        },
-        ProceduralScene::Sphere {
-            centre,
-            radius,
-            subdivisions,
-            ir_material,
-        } => match key {
-            "x" => centre.x = num()?,
-            "y" => centre.y = num()?,
-            "z" => centre.z = num()?,
-            "radius" => *radius = num()?,
-            "subdivisions" => *subdivisions = count()?,
-            "material" => *ir_material = value.into(),
-            _ => return Err(unknown()),
-        },
-        ProceduralScene::FoliageStack {
-            distance,
-            layers,
-            size,
-            spacing,
-        } => match key {
-            "distance" => *distance = num()?,
-            "layers" => *layers = count()?,
-            "size" => *size = num()?,
-            "spacing" => *spacing = num()?,
-            _ => return Err(unknown()),
-        },
-        ProceduralScene::GlassWall { distance, size } => match key {
-            "distance" => *distance = num()?,
-            "size" => *size = num()?,
-            _ => return Err(unknown()),
-        },
-        ProceduralScene::RetroSign { distance, side } => match key {
-            "distance" => *distance = num()?,
-            "side" => *side = num()?,
-            _ => return Err(unknown()),
-        },
-        ProceduralScene::TiltedPlane {
-            distance,
-            angle,
-            size,
-            ir_material,
-        } => match key {
-            "distance" => *distance = num()?,
-            "angle" => *angle = num()?.to_radians(),
-            "size" => *size = num()?,
-            "material" => *ir_material = value.into(),
-            _ => return Err(unknown()),
-        },
+        Param::Seed(v) => {
+            *v = value
+                .parse()
+                .map_err(|e| bad(format!("{value:?} is not a seed ({e})")))?
+        }
+        Param::Material(v) => *v = value.into(),
     }
     Ok(())
 }
@@ -482,22 +494,39 @@ fn set_param(scene: &mut ProceduralScene, key: &str, value: &str) -> Result<(), 
 /// Builds the glTF document of a procedural scene.
 pub fn generate(kind: &ProceduralScene) -> Result<GltfDocument, SceneError> {
     kind.validate()?;
-    let mut b = GltfBuilder::new(&format!("beamtrace procedural scene `{}`", kind.name()));
-    let target =
-        |b: &mut GltfBuilder, ir: &str| b.material("target", Some(ir), [0.8, 0.8, 0.8, 1.0], None);
-    let mut parts = MeshParts::default();
     match kind {
-        ProceduralScene::Street { seed } => return street::build(*seed),
+        ProceduralScene::Street { seed } => street::build(*seed),
         ProceduralScene::FoliageStack { .. }
         | ProceduralScene::GlassWall { .. }
         | ProceduralScene::RetroSign { .. }
-        | ProceduralScene::TiltedPlane { .. } => return material_scenes::build(kind),
+        | ProceduralScene::TiltedPlane { .. } => material_scenes::build(kind),
+        _ => single_target(kind),
+    }
+}
+
+/// The base colour of the analytic targets and walls (for viewers; LiDAR reads the IR
+/// material).
+pub(super) const GREY: [f32; 4] = [0.8, 0.8, 0.8, 1.0];
+
+/// The grey material of the analytic targets, answering as IR material `ir`.
+pub(super) fn target_material(
+    b: &mut GltfBuilder,
+    ir: &str,
+) -> Result<Index<Material>, SceneError> {
+    b.material("target", Some(ir), GREY, None)
+}
+
+/// The scenes made of one mesh of one material: plane, wall, step edge, box, sphere.
+fn single_target(kind: &ProceduralScene) -> Result<GltfDocument, SceneError> {
+    let mut b = scene_builder(kind);
+    let mut parts = MeshParts::default();
+    match kind {
         ProceduralScene::Plane {
             height,
             size,
             ir_material,
         } => {
-            let m = target(&mut b, ir_material)?;
+            let m = target_material(&mut b, ir_material)?;
             let h = size / 2.0;
             parts.part(m).grid(
                 Vec3::new(-h, -h, *height),
@@ -512,39 +541,18 @@ pub fn generate(kind: &ProceduralScene) -> Result<GltfDocument, SceneError> {
             size,
             ir_material,
         } => {
-            let m = target(&mut b, ir_material)?;
-            let h = size / 2.0;
-            // u = +z, v = +y: u × v = −x, facing the origin.
-            parts.part(m).grid(
-                Vec3::new(*distance, -h, -h),
-                Vec3::Z * *size,
-                Vec3::Y * *size,
-                20,
-                20,
-            );
+            let m = target_material(&mut b, ir_material)?;
+            parts
+                .part(m)
+                .square_facing_origin(*distance, size / 2.0, 20);
         }
         ProceduralScene::StepEdge {
             distance,
             size,
             ir_material,
         } => {
-            let m = target(&mut b, ir_material)?;
-            let h = size / 2.0;
-            let p = parts.part(m);
-            p.grid(
-                Vec3::new(*distance, 0.0, -h),
-                Vec3::Z * *size,
-                Vec3::Y * h,
-                10,
-                20,
-            );
-            p.grid(
-                Vec3::new(*distance + STEP_EDGE_DEPTH, -h, -h),
-                Vec3::Z * *size,
-                Vec3::Y * h,
-                10,
-                20,
-            );
+            let m = target_material(&mut b, ir_material)?;
+            step_edge(parts.part(m), *distance, *size);
         }
         ProceduralScene::BoxRoom {
             length,
@@ -552,7 +560,7 @@ pub fn generate(kind: &ProceduralScene) -> Result<GltfDocument, SceneError> {
             height,
             ir_material,
         } => {
-            let m = target(&mut b, ir_material)?;
+            let m = target_material(&mut b, ir_material)?;
             box_room(parts.part(m), Vec3::new(*length, *width, *height) / 2.0);
         }
         ProceduralScene::Sphere {
@@ -561,21 +569,44 @@ pub fn generate(kind: &ProceduralScene) -> Result<GltfDocument, SceneError> {
             subdivisions,
             ir_material,
         } => {
-            let m = target(&mut b, ir_material)?;
+            let m = target_material(&mut b, ir_material)?;
             parts
                 .part(m)
                 .icosphere(*centre, *radius, *subdivisions, None);
         }
+        _ => {
+            return Err(SceneError::UnknownScene {
+                name: kind.name().into(),
+                known: "plane, wall, step_edge, box_room, sphere".into(),
+            })
+        }
     }
-    let mesh = b.mesh(kind.name(), &parts.into_primitives());
-    let node = b.node(
-        kind.name(),
-        Some(mesh),
-        NodeTransform::default(),
-        None,
-        Vec::new(),
-    )?;
+    let node = parts.into_object(&mut b, kind.name(), NodeTransform::default(), None)?;
     Ok(b.finish(vec![node]))
+}
+
+/// A glTF builder whose generator string names the scene.
+pub(super) fn scene_builder(kind: &ProceduralScene) -> GltfBuilder {
+    GltfBuilder::new(&format!("beamtrace procedural scene `{}`", kind.name()))
+}
+
+/// Two walls facing −x, the one at y < 0 `STEP_EDGE_DEPTH` behind the other.
+fn step_edge(p: &mut Part, distance: f32, size: f32) {
+    let h = size / 2.0;
+    p.grid(
+        Vec3::new(distance, 0.0, -h),
+        Vec3::Z * size,
+        Vec3::Y * h,
+        10,
+        20,
+    );
+    p.grid(
+        Vec3::new(distance + STEP_EDGE_DEPTH, -h, -h),
+        Vec3::Z * size,
+        Vec3::Y * h,
+        10,
+        20,
+    );
 }
 
 /// Six inward-facing walls, each a 10 × 10 grid.

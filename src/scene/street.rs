@@ -83,16 +83,6 @@ impl Materials {
     }
 }
 
-fn object(
-    b: &mut GltfBuilder,
-    name: &str,
-    parts: MeshParts,
-    transform: NodeTransform,
-) -> Result<Index<Node>, SceneError> {
-    let mesh = b.mesh(name, &parts.into_primitives());
-    b.node(name, Some(mesh), transform, None, Vec::new())
-}
-
 fn group(
     b: &mut GltfBuilder,
     name: &str,
@@ -107,8 +97,21 @@ pub(crate) fn build(seed: u64) -> Result<GltfDocument, SceneError> {
     let mut rng = Rng::new(seed);
     let mut b = GltfBuilder::new("beamtrace procedural scene `street`");
     let m = Materials::new(&mut b)?;
-    let mut top = Vec::new();
+    // The order of the groups is the order of nodes, meshes and random draws in the
+    // file, which the committed scenes pin.
+    let mut top = vec![road(&mut b, &m)?, markings(&mut b, &m)?];
+    top.extend(roadside(&mut b, &m)?);
+    top.push(buildings(&mut b, &m, &mut rng)?);
+    top.push(vehicles(&mut b, &m, &mut rng)?);
+    top.push(pedestrians(&mut b, &m)?);
+    top.push(poles(&mut b, &m)?);
+    top.push(signs(&mut b, &m)?);
+    top.push(trees(&mut b, &m, &mut rng)?);
+    let street = b.node("street", None, NodeTransform::default(), None, top)?;
+    Ok(b.finish(vec![street]))
+}
 
+fn road(b: &mut GltfBuilder, m: &Materials) -> Result<Index<Node>, SceneError> {
     let mut road = MeshParts::default();
     road.part(m.asphalt).grid(
         Vec3::new(-HALF_LENGTH, -LANE, 0.0),
@@ -117,45 +120,46 @@ pub(crate) fn build(seed: u64) -> Result<GltfDocument, SceneError> {
         240,
         14,
     );
-    let road = object(&mut b, "road", road, NodeTransform::default())?;
-    top.push(group(&mut b, "road_surface", "road", vec![road])?);
+    let road = road.into_object(b, "road", NodeTransform::default(), None)?;
+    group(b, "road_surface", "road", vec![road])
+}
 
-    let markings = object(
-        &mut b,
-        "lane_markings",
-        lane_markings(&m),
-        NodeTransform::default(),
-    )?;
-    top.push(group(&mut b, "markings", "lane_marking", vec![markings])?);
+fn markings(b: &mut GltfBuilder, m: &Materials) -> Result<Index<Node>, SceneError> {
+    let markings =
+        lane_markings(m).into_object(b, "lane_markings", NodeTransform::default(), None)?;
+    group(b, "markings", "lane_marking", vec![markings])
+}
 
+/// The kerbs, sidewalks and terrain groups, each with a left and a right object.
+fn roadside(b: &mut GltfBuilder, m: &Materials) -> Result<[Index<Node>; 3], SceneError> {
     let mut kerbs = Vec::new();
     let mut sidewalks = Vec::new();
     let mut terrain = Vec::new();
     for (side, s) in [("left", 1.0f32), ("right", -1.0)] {
-        let (kerb, walk, ground) = kerb_sidewalk(&m, s);
-        kerbs.push(object(
-            &mut b,
-            &format!("kerb_{side}"),
-            kerb,
-            NodeTransform::default(),
-        )?);
-        sidewalks.push(object(
-            &mut b,
+        let (kerb, walk, ground) = kerb_sidewalk(m, s);
+        kerbs.push(kerb.into_object(b, &format!("kerb_{side}"), NodeTransform::default(), None)?);
+        sidewalks.push(walk.into_object(
+            b,
             &format!("sidewalk_{side}"),
-            walk,
             NodeTransform::default(),
+            None,
         )?);
-        terrain.push(object(
-            &mut b,
+        terrain.push(ground.into_object(
+            b,
             &format!("ground_{side}"),
-            ground,
             NodeTransform::default(),
+            None,
         )?);
     }
-    top.push(group(&mut b, "kerbs", "kerb", kerbs)?);
-    top.push(group(&mut b, "sidewalks", "sidewalk", sidewalks)?);
-    top.push(group(&mut b, "terrain", "terrain", terrain)?);
+    Ok([
+        group(b, "kerbs", "kerb", kerbs)?,
+        group(b, "sidewalks", "sidewalk", sidewalks)?,
+        group(b, "terrain", "terrain", terrain)?,
+    ])
+}
 
+/// A row of buildings of random length, height and depth along each side.
+fn buildings(b: &mut GltfBuilder, m: &Materials, rng: &mut Rng) -> Result<Index<Node>, SceneError> {
     let mut buildings = Vec::new();
     for (side, s) in [("left", 1.0f32), ("right", -1.0)] {
         let mut x = -HALF_LENGTH;
@@ -164,20 +168,22 @@ pub(crate) fn build(seed: u64) -> Result<GltfDocument, SceneError> {
             let len = rng.range(12.0, 24.0).min(HALF_LENGTH - x);
             let floors = 2 + rng.below(4);
             let depth = rng.range(10.0, 14.0);
-            let parts = building(&m, s, x, x + len, floors, depth);
-            buildings.push(object(
-                &mut b,
+            let parts = building(m, s, x, x + len, floors, depth);
+            buildings.push(parts.into_object(
+                b,
                 &format!("building_{side}_{k}"),
-                parts,
                 NodeTransform::default(),
+                None,
             )?);
             let gap = rng.range(-1.5, 4.0).max(0.0);
             x += len + gap;
             k += 1;
         }
     }
-    top.push(group(&mut b, "buildings", "building", buildings)?);
+    group(b, "buildings", "building", buildings)
+}
 
+fn vehicles(b: &mut GltfBuilder, m: &Materials, rng: &mut Rng) -> Result<Index<Node>, SceneError> {
     // (x, y, yaw): ahead and behind in both lanes; the right lane (y < 0) drives +x.
     let cars = [
         (10.0, -1.75, 0.0),
@@ -191,15 +197,19 @@ pub(crate) fn build(seed: u64) -> Result<GltfDocument, SceneError> {
     for (i, (x, y, yaw)) in cars.into_iter().enumerate() {
         let paint = m.paints[rng.below(m.paints.len() as u32) as usize];
         let place = NodeTransform::world_placement(Vec3::new(x, y, 0.0), yaw);
-        vehicles.push(object(&mut b, &format!("car_{i}"), car(&m, paint), place)?);
+        vehicles.push(car(m, paint).into_object(b, &format!("car_{i}"), place, None)?);
     }
-    top.push(group(&mut b, "vehicles", "vehicle", vehicles)?);
+    group(b, "vehicles", "vehicle", vehicles)
+}
 
+fn pedestrians(b: &mut GltfBuilder, m: &Materials) -> Result<Index<Node>, SceneError> {
     let place = NodeTransform::world_placement(Vec3::new(12.0, 5.0, KERB_HEIGHT), -PI / 2.0);
-    let walker = object(&mut b, "pedestrian_0", pedestrian(&m), place)?;
-    top.push(group(&mut b, "pedestrians", "pedestrian", vec![walker])?);
+    let walker = pedestrian(m).into_object(b, "pedestrian_0", place, None)?;
+    group(b, "pedestrians", "pedestrian", vec![walker])
+}
 
-    // One mesh per side, instanced by several nodes.
+/// Street lights: one mesh per side, instanced by several nodes.
+fn poles(b: &mut GltfBuilder, m: &Materials) -> Result<Index<Node>, SceneError> {
     let mut poles = Vec::new();
     for (side, s, xs) in [
         ("left", 1.0f32, &[-45.0f32, -15.0, 15.0, 45.0][..]),
@@ -207,7 +217,7 @@ pub(crate) fn build(seed: u64) -> Result<GltfDocument, SceneError> {
     ] {
         let mesh = b.mesh(
             &format!("street_light_{side}"),
-            &street_light(&m, s).into_primitives(),
+            &street_light(m, s).into_primitives(),
         );
         for (k, x) in xs.iter().enumerate() {
             let place = NodeTransform::world_placement(Vec3::new(*x, s * 4.1, KERB_HEIGHT), 0.0);
@@ -220,12 +230,17 @@ pub(crate) fn build(seed: u64) -> Result<GltfDocument, SceneError> {
             )?);
         }
     }
-    top.push(group(&mut b, "poles", "pole", poles)?);
+    group(b, "poles", "pole", poles)
+}
 
+fn signs(b: &mut GltfBuilder, m: &Materials) -> Result<Index<Node>, SceneError> {
     let place = NodeTransform::world_placement(Vec3::new(20.0, -4.6, KERB_HEIGHT), 0.0);
-    let sign = object(&mut b, "traffic_sign_0", traffic_sign(&m), place)?;
-    top.push(group(&mut b, "signs", "traffic_sign", vec![sign])?);
+    let sign = traffic_sign(m).into_object(b, "traffic_sign_0", place, None)?;
+    group(b, "signs", "traffic_sign", vec![sign])
+}
 
+/// Trees every 15 m along both sidewalks.
+fn trees(b: &mut GltfBuilder, m: &Materials, rng: &mut Rng) -> Result<Index<Node>, SceneError> {
     let mut trees = Vec::new();
     for (side, y, x0) in [("left", 6.3f32, -52.0f32), ("right", -6.3, -45.0)] {
         for k in 0..8 {
@@ -234,18 +249,10 @@ pub(crate) fn build(seed: u64) -> Result<GltfDocument, SceneError> {
                 break;
             }
             let place = NodeTransform::world_placement(Vec3::new(x, y, KERB_HEIGHT), 0.0);
-            trees.push(object(
-                &mut b,
-                &format!("tree_{side}_{k}"),
-                tree(&m, &mut rng),
-                place,
-            )?);
+            trees.push(tree(m, rng).into_object(b, &format!("tree_{side}_{k}"), place, None)?);
         }
     }
-    top.push(group(&mut b, "trees", "vegetation", trees)?);
-
-    let street = b.node("street", None, NodeTransform::default(), None, top)?;
-    Ok(b.finish(vec![street]))
+    group(b, "trees", "vegetation", trees)
 }
 
 fn lane_markings(m: &Materials) -> MeshParts {
@@ -316,75 +323,118 @@ fn kerb_sidewalk(m: &Materials, s: f32) -> (MeshParts, MeshParts, MeshParts) {
     (kerb, walk, ground)
 }
 
+/// Points and rectangles of the façades on side `s` (+1 left, −1 right): x along the
+/// street, z up, `d` metres behind the façade plane |y| = FACADE_Y.
+struct Facade {
+    s: f32,
+}
+
+impl Facade {
+    fn at(&self, x: f32, z: f32, d: f32) -> Vec3 {
+        Vec3::new(x, self.s * (FACADE_Y + d), z)
+    }
+
+    /// Towards the street.
+    fn out(&self) -> Vec3 {
+        Vec3::Y * -self.s
+    }
+
+    /// The rectangle x ∈ [xa, xb], z ∈ [za, zb] at depth `d`, facing the street.
+    fn rect(&self, p: &mut Part, xa: f32, za: f32, xb: f32, zb: f32, d: f32) {
+        p.quad_facing(
+            self.at(xa, za, d),
+            self.at(xb, za, d),
+            self.at(xb, zb, d),
+            self.at(xa, zb, d),
+            self.out(),
+        );
+    }
+}
+
 /// A building on side `s` from x0 to x1: a façade at |y| = FACADE_Y with recessed
 /// windows (glass panes, an inner wall behind them), side walls, back wall and roof.
 fn building(m: &Materials, s: f32, x0: f32, x1: f32, floors: u32, depth: f32) -> MeshParts {
+    let facade = Facade { s };
     let base = KERB_HEIGHT;
     let top = base + floors as f32 * FLOOR + 0.4;
-    let out = Vec3::Y * -s;
-    let at = |x: f32, z: f32, d: f32| Vec3::new(x, s * (FACADE_Y + d), z);
-    let mut parts = MeshParts::default();
     let mut wall = Part::default();
     let mut glass = Part::default();
-    let rect = |p: &mut Part, xa: f32, za: f32, xb: f32, zb: f32, d: f32| {
-        p.quad_facing(
-            at(xa, za, d),
-            at(xb, za, d),
-            at(xb, zb, d),
-            at(xa, zb, d),
-            out,
-        );
-    };
+    for f in 0..floors {
+        let zf = base + f as f32 * FLOOR;
+        facade_floor(&facade, &mut wall, &mut glass, x0, x1, zf);
+    }
+    facade.rect(&mut wall, x0, base + floors as f32 * FLOOR, x1, top, 0.0);
+    building_shell(&facade, &mut wall, x0, x1, base, top, depth);
+    let mut parts = MeshParts::default();
+    let id = Affine3A::IDENTITY;
+    parts.part(m.concrete).append_transformed(&wall, id);
+    parts.part(m.glass).append_transformed(&glass, id);
+    parts
+}
+
+/// One storey of the façade from x0 to x1 on floor height `zf`: the wall around a row
+/// of windows, each a glass pane in a reveal with an inner wall behind it, so that
+/// beams through the glass find a room.
+fn facade_floor(facade: &Facade, wall: &mut Part, glass: &mut Part, x0: f32, x1: f32, zf: f32) {
+    let at = |x: f32, z: f32, d: f32| facade.at(x, z, d);
     let len = x1 - x0;
     let cols = (((len - 1.0) / WINDOW_PITCH).floor() as u32).max(1);
     let margin = (len - cols as f32 * WINDOW_PITCH) / 2.0;
     let (reveal, pane, inner) = (0.2, 0.12, 3.0);
-    for f in 0..floors {
-        let zf = base + f as f32 * FLOOR;
-        let (z0, z1) = (zf + 0.9, zf + 2.5);
-        rect(&mut wall, x0, zf, x1, z0, 0.0);
-        rect(&mut wall, x0, z1, x1, zf + FLOOR, 0.0);
-        let mut x = x0;
-        for c in 0..cols {
-            let centre = x0 + margin + WINDOW_PITCH * (c as f32 + 0.5);
-            let (wl, wr) = (centre - 0.7, centre + 0.7);
-            rect(&mut wall, x, z0, wl, z1, 0.0);
-            x = wr;
-            wall.quad_facing(
-                at(wl, z0, 0.0),
-                at(wl, z0, reveal),
-                at(wl, z1, reveal),
-                at(wl, z1, 0.0),
-                Vec3::X,
-            );
-            wall.quad_facing(
-                at(wr, z0, 0.0),
-                at(wr, z0, reveal),
-                at(wr, z1, reveal),
-                at(wr, z1, 0.0),
-                Vec3::NEG_X,
-            );
-            wall.quad_facing(
-                at(wl, z0, 0.0),
-                at(wr, z0, 0.0),
-                at(wr, z0, reveal),
-                at(wl, z0, reveal),
-                Vec3::Z,
-            );
-            wall.quad_facing(
-                at(wl, z1, 0.0),
-                at(wr, z1, 0.0),
-                at(wr, z1, reveal),
-                at(wl, z1, reveal),
-                Vec3::NEG_Z,
-            );
-            rect(&mut glass, wl, z0, wr, z1, pane);
-            rect(&mut wall, wl - 0.5, zf, wr + 0.5, zf + FLOOR, inner);
-        }
-        rect(&mut wall, x, z0, x1, z1, 0.0);
+    let (z0, z1) = (zf + 0.9, zf + 2.5);
+    facade.rect(wall, x0, zf, x1, z0, 0.0);
+    facade.rect(wall, x0, z1, x1, zf + FLOOR, 0.0);
+    let mut x = x0;
+    for c in 0..cols {
+        let centre = x0 + margin + WINDOW_PITCH * (c as f32 + 0.5);
+        let (wl, wr) = (centre - 0.7, centre + 0.7);
+        facade.rect(wall, x, z0, wl, z1, 0.0);
+        x = wr;
+        wall.quad_facing(
+            at(wl, z0, 0.0),
+            at(wl, z0, reveal),
+            at(wl, z1, reveal),
+            at(wl, z1, 0.0),
+            Vec3::X,
+        );
+        wall.quad_facing(
+            at(wr, z0, 0.0),
+            at(wr, z0, reveal),
+            at(wr, z1, reveal),
+            at(wr, z1, 0.0),
+            Vec3::NEG_X,
+        );
+        wall.quad_facing(
+            at(wl, z0, 0.0),
+            at(wr, z0, 0.0),
+            at(wr, z0, reveal),
+            at(wl, z0, reveal),
+            Vec3::Z,
+        );
+        wall.quad_facing(
+            at(wl, z1, 0.0),
+            at(wr, z1, 0.0),
+            at(wr, z1, reveal),
+            at(wl, z1, reveal),
+            Vec3::NEG_Z,
+        );
+        facade.rect(glass, wl, z0, wr, z1, pane);
+        facade.rect(wall, wl - 0.5, zf, wr + 0.5, zf + FLOOR, inner);
     }
-    rect(&mut wall, x0, base + floors as f32 * FLOOR, x1, top, 0.0);
-    // Side walls, back wall, roof.
+    facade.rect(wall, x, z0, x1, z1, 0.0);
+}
+
+/// Side walls, back wall and roof of a building `depth` deep behind its façade.
+fn building_shell(
+    facade: &Facade,
+    wall: &mut Part,
+    x0: f32,
+    x1: f32,
+    base: f32,
+    top: f32,
+    depth: f32,
+) {
+    let at = |x: f32, z: f32, d: f32| facade.at(x, z, d);
     wall.quad_facing(
         at(x0, base, 0.0),
         at(x0, base, depth),
@@ -404,7 +454,7 @@ fn building(m: &Materials, s: f32, x0: f32, x1: f32, floors: u32, depth: f32) ->
         at(x1, base, depth),
         at(x1, top, depth),
         at(x0, top, depth),
-        -out,
+        -facade.out(),
     );
     wall.quad_facing(
         at(x0, top, 0.0),
@@ -413,15 +463,18 @@ fn building(m: &Materials, s: f32, x0: f32, x1: f32, floors: u32, depth: f32) ->
         at(x0, top, depth),
         Vec3::Z,
     );
-    let id = Affine3A::IDENTITY;
-    parts.part(m.concrete).append_transformed(&wall, id);
-    parts.part(m.glass).append_transformed(&glass, id);
-    parts
 }
 
 /// A car in its own frame: x forward, y left, z up, wheels on z = 0, 4.6 m × 1.86 m.
 fn car(m: &Materials, paint: Index<Material>) -> MeshParts {
     let mut parts = MeshParts::default();
+    car_body(&mut parts, paint, m.glass);
+    car_fittings(&mut parts, m);
+    parts
+}
+
+/// The painted body and cabin, its windows and headlamps.
+fn car_body(parts: &mut MeshParts, paint: Index<Material>, glass: Index<Material>) {
     let body = parts.part(paint);
     body.cuboid(
         Vec3::new(-2.2, -0.9, 0.25),
@@ -444,7 +497,7 @@ fn car(m: &Materials, paint: Index<Material>) -> MeshParts {
     ];
     body.quad_facing(hi[0], hi[1], hi[2], hi[3], Vec3::Z);
     let centre = Vec3::new(-0.35, 0.0, (zb + zt) / 2.0);
-    let glass = parts.part(m.glass);
+    let glass = parts.part(glass);
     for i in 0..4 {
         let j = (i + 1) % 4;
         let mid = (lo[i] + lo[j] + hi[i] + hi[j]) / 4.0;
@@ -462,6 +515,10 @@ fn car(m: &Materials, paint: Index<Material>) -> MeshParts {
             Vec3::X,
         );
     }
+}
+
+/// Wheels, bumpers, licence plates, rear reflectors and mirrors.
+fn car_fittings(parts: &mut MeshParts, m: &Materials) {
     let rubber = parts.part(m.rubber);
     for x in [-1.4, 1.4] {
         rubber.cylinder(Vec3::new(x, 0.71, 0.33), Vec3::Y * 0.22, 0.33, 20, true);
@@ -507,7 +564,6 @@ fn car(m: &Materials, paint: Index<Material>) -> MeshParts {
             [false; 6],
         );
     }
-    parts
 }
 
 /// A standing person, feet on z = 0, facing +x, 1.75 m tall.

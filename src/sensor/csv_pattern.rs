@@ -45,6 +45,12 @@ pub(crate) fn parse_csv(
     path: &Path,
     frame_rate: f64,
 ) -> Result<CsvPattern, SensorError> {
+    let rows = read_rows(text, path)?;
+    Ok(pattern_of(&rows, frame_rate))
+}
+
+/// The data lines, checked; errors name the file and line.
+fn read_rows(text: &str, path: &Path) -> Result<Vec<Row>, SensorError> {
     let err = |line: usize, message: String| SensorError::Csv {
         path: path.to_path_buf(),
         line,
@@ -68,66 +74,8 @@ pub(crate) fn parse_csv(
                 continue;
             }
         }
-        if !(2..=4).contains(&fields.len()) {
-            return Err(err(
-                line_no,
-                format!(
-                    "expected 2 to 4 comma-separated values `az,el[,t[,ring]]`, got {}",
-                    fields.len()
-                ),
-            ));
-        }
-        match width {
-            Some(w) if w != fields.len() => {
-                return Err(err(
-                    line_no,
-                    format!(
-                        "{} values, but earlier lines have {w}; every line needs the same columns",
-                        fields.len()
-                    ),
-                ))
-            }
-            _ => width = Some(fields.len()),
-        }
-        let num = |idx: usize, what: &str| -> Result<f32, SensorError> {
-            match fields[idx].parse::<f32>() {
-                Ok(v) if v.is_finite() => Ok(v),
-                _ => Err(err(
-                    line_no,
-                    format!("{what} `{}` is not a finite number", fields[idx]),
-                )),
-            }
-        };
-        let az = num(0, "azimuth (deg)")?;
-        let el = num(1, "elevation (deg)")?;
-        if !(-90.0..=90.0).contains(&el) {
-            return Err(err(
-                line_no,
-                format!("elevation {el}° is outside −90°..90°"),
-            ));
-        }
-        let t = if fields.len() >= 3 {
-            Some(num(2, "firing time (s)")?)
-        } else {
-            None
-        };
-        let ring = if fields.len() == 4 {
-            Some(fields[3].parse::<u32>().map_err(|_| {
-                err(
-                    line_no,
-                    format!("ring `{}` is not a non-negative integer", fields[3]),
-                )
-            })?)
-        } else {
-            None
-        };
-        rows.push(Row {
-            az,
-            el,
-            t,
-            ring,
-            line: line_no,
-        });
+        check_width(&fields, &mut width).map_err(|m| err(line_no, m))?;
+        rows.push(parse_row(&fields, line_no).map_err(|m| err(line_no, m))?);
     }
     if rows.is_empty() {
         return Err(err(
@@ -135,6 +83,67 @@ pub(crate) fn parse_csv(
             "no beams: the file has no data lines (`az,el[,t[,ring]]` in degrees)".into(),
         ));
     }
+    Ok(rows)
+}
+
+/// 2 to 4 columns, as many as the header or the first data line has.
+fn check_width(fields: &[&str], width: &mut Option<usize>) -> Result<(), String> {
+    if !(2..=4).contains(&fields.len()) {
+        return Err(format!(
+            "expected 2 to 4 comma-separated values `az,el[,t[,ring]]`, got {}",
+            fields.len()
+        ));
+    }
+    match *width {
+        Some(w) if w != fields.len() => Err(format!(
+            "{} values, but earlier lines have {w}; every line needs the same columns",
+            fields.len()
+        )),
+        _ => {
+            *width = Some(fields.len());
+            Ok(())
+        }
+    }
+}
+
+/// One data line of 2 to 4 fields: `az,el[,t[,ring]]`.
+fn parse_row(fields: &[&str], line: usize) -> Result<Row, String> {
+    let num = |idx: usize, what: &str| -> Result<f32, String> {
+        match fields[idx].parse::<f32>() {
+            Ok(v) if v.is_finite() => Ok(v),
+            _ => Err(format!("{what} `{}` is not a finite number", fields[idx])),
+        }
+    };
+    let az = num(0, "azimuth (deg)")?;
+    let el = num(1, "elevation (deg)")?;
+    if !(-90.0..=90.0).contains(&el) {
+        return Err(format!("elevation {el}° is outside −90°..90°"));
+    }
+    let t = if fields.len() >= 3 {
+        Some(num(2, "firing time (s)")?)
+    } else {
+        None
+    };
+    let ring = if fields.len() == 4 {
+        Some(
+            fields[3]
+                .parse::<u32>()
+                .map_err(|_| format!("ring `{}` is not a non-negative integer", fields[3]))?,
+        )
+    } else {
+        None
+    };
+    Ok(Row {
+        az,
+        el,
+        t,
+        ring,
+        line,
+    })
+}
+
+/// The beams of the rows; without times in the file, they fire evenly over the frame.
+fn pattern_of(rows: &[Row], frame_rate: f64) -> CsvPattern {
     let has_times = rows[0].t.is_some();
     let n = rows.len() as f64;
     let period = 1.0 / frame_rate;
@@ -162,7 +171,7 @@ pub(crate) fn parse_csv(
         lines.push(line);
     }
     let channels = beams.iter().map(|b| b.ring + 1).max().unwrap_or(1);
-    Ok(CsvPattern {
+    CsvPattern {
         pattern: Pattern {
             beams,
             channels,
@@ -170,7 +179,7 @@ pub(crate) fn parse_csv(
         },
         lines,
         has_times,
-    })
+    }
 }
 
 /// Azimuth into (−180°, 180°] so that 270 and −90 are the same beam.

@@ -22,7 +22,8 @@
 
 use super::csv_pattern::{check_times, load_csv};
 use super::file_beam::{
-    apply_beam, apply_detector, apply_noise, check_curve, BeamSpec, DetectorSpec, NoiseSpec,
+    apply_beam, apply_detector, apply_noise, check_curve, resolve, BeamSpec, DetectorSpec,
+    NoiseSpec,
 };
 use super::kernel::BeamKernel;
 use super::patterns::{self, ExplicitSpec, GridSpec, Pattern};
@@ -30,7 +31,7 @@ use super::presets::preset_with;
 use super::{
     default_mount, Detection, Detector, Pose, PresetOptions, Sampling, Sensor, SensorError,
 };
-use crate::config::{load_yaml, ConfigError};
+use crate::config::{load_yaml, set_given, ConfigError};
 use glam::Vec3;
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
@@ -241,7 +242,35 @@ fn finite3(path: &Path, field: &str, v: [f32; 3]) -> Result<(), SensorError> {
 }
 
 fn build(file: SensorFile, path: &Path) -> Result<Sensor, SensorError> {
+    check_one_pattern(&file.pattern, path)?;
+    if let Some(f) = file.frame_rate {
+        if !(f.is_finite() && f > 0.0) {
+            return Err(ConfigError::invalid(
+                path,
+                "frame_rate",
+                format!("must be a finite number of Hz > 0, got {f}"),
+            )
+            .into());
+        }
+    }
     let p = &file.pattern;
+    let options = PresetOptions {
+        columns: p.columns,
+        horizontal_resolution_deg: p.horizontal_resolution_deg,
+        lines: p.lines,
+        points: p.points,
+        frame_rate: file.frame_rate,
+    };
+    let mut sensor = match &p.preset {
+        Some(name) => preset_sensor(name, &options, path)?,
+        None => pattern_sensor(p, &options, path)?,
+    };
+    apply_overrides(&mut sensor, file, path)?;
+    sensor.validate().map_err(|e| in_file(path, e))?;
+    Ok(sensor)
+}
+
+fn check_one_pattern(p: &PatternSpec, path: &Path) -> Result<(), SensorError> {
     let chosen = [
         p.preset.is_some(),
         p.grid.is_some(),
@@ -259,73 +288,62 @@ fn build(file: SensorFile, path: &Path) -> Result<Sensor, SensorError> {
         )
         .into());
     }
-    if let Some(f) = file.frame_rate {
-        if !(f.is_finite() && f > 0.0) {
-            return Err(ConfigError::invalid(
-                path,
-                "frame_rate",
-                format!("must be a finite number of Hz > 0, got {f}"),
-            )
-            .into());
-        }
+    Ok(())
+}
+
+/// The preset's sensor; its errors name the YAML fields.
+fn preset_sensor(name: &str, options: &PresetOptions, path: &Path) -> Result<Sensor, SensorError> {
+    preset_with(name, options).map_err(|e| match e {
+        SensorError::UnknownPreset { name, known } => ConfigError::invalid(
+            path,
+            "pattern.preset",
+            format!("unknown preset `{name}`; known presets: {known}"),
+        )
+        .into(),
+        other => in_pattern(path, "pattern", other),
+    })
+}
+
+/// A sensor with [`GENERIC`] settings around a `grid`, `explicit` or `csv` pattern.
+fn pattern_sensor(
+    p: &PatternSpec,
+    options: &PresetOptions,
+    path: &Path,
+) -> Result<Sensor, SensorError> {
+    if *options
+        != (PresetOptions {
+            frame_rate: options.frame_rate,
+            ..PresetOptions::default()
+        })
+    {
+        return Err(ConfigError::invalid(
+            path,
+            "pattern",
+            "`columns`, `horizontal_resolution_deg`, `lines` and `points` only apply to a \
+             `preset`; set the grid's resolution inside `grid`",
+        )
+        .into());
     }
-    let frame_rate = file.frame_rate.unwrap_or(GENERIC.frame_rate);
-    let options = PresetOptions {
-        columns: p.columns,
-        horizontal_resolution_deg: p.horizontal_resolution_deg,
-        lines: p.lines,
-        points: p.points,
-        frame_rate: file.frame_rate,
-    };
-    let mut sensor = if let Some(name) = &p.preset {
-        preset_with(name, &options).map_err(|e| match e {
-            SensorError::UnknownPreset { name, known } => ConfigError::invalid(
-                path,
-                "pattern.preset",
-                format!("unknown preset `{name}`; known presets: {known}"),
-            )
-            .into(),
-            other => in_pattern(path, "pattern", other),
-        })?
+    let frame_rate = options.frame_rate.unwrap_or(GENERIC.frame_rate);
+    let f = f64::from(frame_rate);
+    let pattern = if let Some(g) = &p.grid {
+        patterns::grid(g, f).map_err(|e| in_pattern(path, "pattern.grid", e))?
+    } else if let Some(x) = &p.explicit {
+        patterns::explicit(x, f).map_err(|e| in_pattern(path, "pattern.explicit", e))?
+    } else if let Some(csv_path) = &p.csv {
+        let resolved = resolve(path, csv_path);
+        let csv = load_csv(&resolved, f)?;
+        check_times(&csv, &resolved, frame_rate)?;
+        csv.pattern
     } else {
-        if options
-            != (PresetOptions {
-                frame_rate: file.frame_rate,
-                ..PresetOptions::default()
-            })
-        {
-            return Err(ConfigError::invalid(
-                path,
-                "pattern",
-                "`columns`, `horizontal_resolution_deg`, `lines` and `points` only apply to a \
-                 `preset`; set the grid's resolution inside `grid`",
-            )
-            .into());
-        }
-        let f = f64::from(frame_rate);
-        let pattern = if let Some(g) = &p.grid {
-            patterns::grid(g, f).map_err(|e| in_pattern(path, "pattern.grid", e))?
-        } else if let Some(x) = &p.explicit {
-            patterns::explicit(x, f).map_err(|e| in_pattern(path, "pattern.explicit", e))?
-        } else if let Some(csv_path) = &p.csv {
-            let resolved = if csv_path.is_relative() {
-                path.parent()
-                    .unwrap_or_else(|| Path::new(""))
-                    .join(csv_path)
-            } else {
-                csv_path.clone()
-            };
-            let csv = load_csv(&resolved, f)?;
-            check_times(&csv, &resolved, frame_rate)?;
-            csv.pattern
-        } else {
-            return Err(ConfigError::invalid(path, "pattern", "no pattern given").into());
-        };
-        generic_sensor(stem(path), pattern, frame_rate)
+        return Err(ConfigError::invalid(path, "pattern", "no pattern given").into());
     };
-    if let Some(name) = file.name {
-        sensor.name = name;
-    }
+    Ok(generic_sensor(stem(path), pattern, frame_rate))
+}
+
+/// The file's values over the preset's or the generic ones.
+fn apply_overrides(sensor: &mut Sensor, file: SensorFile, path: &Path) -> Result<(), SensorError> {
+    set_given(&mut sensor.name, file.name);
     if let Some(m) = &file.mount {
         finite3(path, "mount.translation", m.translation)?;
         finite3(path, "mount.rotation_deg", m.rotation_deg)?;
@@ -333,16 +351,10 @@ fn build(file: SensorFile, path: &Path) -> Result<Sensor, SensorError> {
         sensor.mount = Pose::from_translation_rpy(Vec3::from(m.translation), roll, pitch, yaw);
     }
     if let Some(r) = &file.range {
-        if let Some(min) = r.min {
-            sensor.min_range = min;
-        }
-        if let Some(max) = r.max {
-            sensor.max_range = max;
-        }
+        set_given(&mut sensor.min_range, r.min);
+        set_given(&mut sensor.max_range, r.max);
     }
-    if let Some(w) = file.wavelength_nm {
-        sensor.wavelength_nm = w;
-    }
+    set_given(&mut sensor.wavelength_nm, file.wavelength_nm);
     if let Some(d) = &file.detection {
         sensor.detection = Detection {
             reference_reflectance: d.reference_reflectance,
@@ -350,7 +362,7 @@ fn build(file: SensorFile, path: &Path) -> Result<Sensor, SensorError> {
         };
     }
     if let Some(b) = file.beam {
-        apply_beam(&mut sensor, b, path)?;
+        apply_beam(sensor, b, path)?;
     }
     if let Some(d) = file.detector {
         check_curve(&d, path)?;
@@ -359,6 +371,5 @@ fn build(file: SensorFile, path: &Path) -> Result<Sensor, SensorError> {
     if let Some(n) = file.noise {
         apply_noise(&mut sensor.detector.noise, n);
     }
-    sensor.validate().map_err(|e| in_file(path, e))?;
-    Ok(sensor)
+    Ok(())
 }

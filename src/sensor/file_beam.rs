@@ -39,9 +39,9 @@
 //! last), 2 (dual) or 8 (all). A relative CSV path is relative to the YAML file.
 
 use super::detector::{Detector, Noise, RangeCurve, RangeEstimator, ReturnMode, MAX_RETURNS};
-use super::kernel::{BeamKernel, Sampling, Spot, Table1d};
+use super::kernel::{BeamKernel, Sampling, Spot, Table1d, KERNEL};
 use super::{Detection, Sensor, SensorError};
-use crate::config::ConfigError;
+use crate::config::{first_foreign, set_given, ConfigError};
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
 
@@ -162,7 +162,8 @@ fn deg2(v: [f32; 2]) -> (f32, f32) {
     (v[0].to_radians(), v[1].to_radians())
 }
 
-fn resolve(yaml: &Path, p: &Path) -> PathBuf {
+/// A path written in a YAML file: a relative one is relative to the file's folder.
+pub(super) fn resolve(yaml: &Path, p: &Path) -> PathBuf {
     if p.is_relative() {
         yaml.parent().unwrap_or_else(|| Path::new("")).join(p)
     } else {
@@ -175,32 +176,34 @@ pub(super) fn apply_beam(sensor: &mut Sensor, b: BeamSpec, path: &Path) -> Resul
     if let Some(k) = b.kernel {
         sensor.kernel = kernel(k, path)?;
     }
-    if let Some(n) = b.subrays {
-        sensor.subrays = n;
-    }
-    if let Some(s) = b.sampling {
-        sensor.sampling = s;
-    }
+    set_given(&mut sensor.subrays, b.subrays);
+    set_given(&mut sensor.sampling, b.sampling);
     Ok(())
 }
 
-fn kernel(k: KernelSpec, path: &Path) -> Result<BeamKernel, SensorError> {
-    const F: &str = "beam.kernel";
-    let given: [(&str, bool); 12] = [
-        ("divergence_deg", k.divergence_deg.is_some()),
-        ("core_divergence_deg", k.core_divergence_deg.is_some()),
-        ("halo_divergence_deg", k.halo_divergence_deg.is_some()),
-        ("halo_fraction", k.halo_fraction.is_some()),
-        ("h", k.h.is_some()),
-        ("v", k.v.is_some()),
-        ("extent_deg", k.extent_deg.is_some()),
-        ("size", k.size.is_some()),
-        ("values", k.values.is_some()),
-        ("csv", k.csv.is_some()),
-        ("radius_deg", k.radius_deg.is_some()),
-        ("spots", k.spots.is_some()),
-    ];
-    let (name, takes): (&str, &[&str]) = match k.kind {
+impl KernelSpec {
+    /// (YAML name, given) for every field of any kernel type.
+    fn given(&self) -> [(&'static str, bool); 12] {
+        [
+            ("divergence_deg", self.divergence_deg.is_some()),
+            ("core_divergence_deg", self.core_divergence_deg.is_some()),
+            ("halo_divergence_deg", self.halo_divergence_deg.is_some()),
+            ("halo_fraction", self.halo_fraction.is_some()),
+            ("h", self.h.is_some()),
+            ("v", self.v.is_some()),
+            ("extent_deg", self.extent_deg.is_some()),
+            ("size", self.size.is_some()),
+            ("values", self.values.is_some()),
+            ("csv", self.csv.is_some()),
+            ("radius_deg", self.radius_deg.is_some()),
+            ("spots", self.spots.is_some()),
+        ]
+    }
+}
+
+/// The kernel type's YAML name and the fields it takes.
+fn kernel_fields(kind: KernelType) -> (&'static str, &'static [&'static str]) {
+    match kind {
         KernelType::Gaussian => ("gaussian", &["divergence_deg"]),
         KernelType::CoreHalo => (
             "core_halo",
@@ -214,23 +217,28 @@ fn kernel(k: KernelSpec, path: &Path) -> Result<BeamKernel, SensorError> {
         KernelType::Table2d => ("table2d", &["extent_deg", "size", "values", "csv"]),
         KernelType::Disc => ("disc", &["radius_deg"]),
         KernelType::MultiSpot => ("multi_spot", &["spots"]),
-    };
-    for (field, set) in given {
-        if set && !takes.contains(&field) {
-            return Err(invalid(
-                path,
-                format!("{F}.{field}"),
-                format!(
-                    "does not apply to kernel type `{name}`, which takes: {}",
-                    takes.join(", ")
-                ),
-            ));
-        }
+    }
+}
+
+/// The error for a field that the kernel type needs and the file leaves out.
+type Need<'a> = &'a dyn Fn(&str) -> SensorError;
+
+fn kernel(k: KernelSpec, path: &Path) -> Result<BeamKernel, SensorError> {
+    let (name, takes) = kernel_fields(k.kind);
+    if let Some(field) = first_foreign(&k.given(), takes) {
+        return Err(invalid(
+            path,
+            format!("{KERNEL}.{field}"),
+            format!(
+                "does not apply to kernel type `{name}`, which takes: {}",
+                takes.join(", ")
+            ),
+        ));
     }
     let need = |field: &str| {
         invalid(
             path,
-            format!("{F}.{field}"),
+            format!("{KERNEL}.{field}"),
             format!("kernel type `{name}` needs `{field}`"),
         )
     };
@@ -239,95 +247,103 @@ fn kernel(k: KernelSpec, path: &Path) -> Result<BeamKernel, SensorError> {
             let (div_h, div_v) = deg2(k.divergence_deg.ok_or_else(|| need("divergence_deg"))?);
             BeamKernel::Gaussian { div_h, div_v }
         }
-        KernelType::CoreHalo => {
-            let (core_h, core_v) = deg2(
-                k.core_divergence_deg
-                    .ok_or_else(|| need("core_divergence_deg"))?,
-            );
-            let (halo_h, halo_v) = deg2(
-                k.halo_divergence_deg
-                    .ok_or_else(|| need("halo_divergence_deg"))?,
-            );
-            BeamKernel::CoreHalo {
-                core_h,
-                core_v,
-                halo_h,
-                halo_v,
-                halo_fraction: k.halo_fraction.ok_or_else(|| need("halo_fraction"))?,
-            }
-        }
+        KernelType::CoreHalo => core_halo(&k, &need)?,
         KernelType::Separable => BeamKernel::Separable {
-            h: slice(k.h.ok_or_else(|| need("h"))?, &format!("{F}.h"), path)?,
-            v: slice(k.v.ok_or_else(|| need("v"))?, &format!("{F}.v"), path)?,
+            h: slice(k.h.ok_or_else(|| need("h"))?, &format!("{KERNEL}.h"), path)?,
+            v: slice(k.v.ok_or_else(|| need("v"))?, &format!("{KERNEL}.v"), path)?,
         },
-        KernelType::Table2d => {
-            let (extent_h, extent_v) = deg2(k.extent_deg.ok_or_else(|| need("extent_deg"))?);
-            let (nx, ny, values) = match (k.csv, k.values) {
-                (Some(_), Some(_)) => {
-                    return Err(invalid(
-                        path,
-                        format!("{F}.values"),
-                        "give `values` or `csv`, not both",
-                    ))
-                }
-                (Some(csv), None) => {
-                    let (nx, ny, values) = image_csv(&resolve(path, &csv))?;
-                    if let Some([sx, sy]) = k.size {
-                        if (sx, sy) != (nx, ny) {
-                            return Err(invalid(
-                                path,
-                                format!("{F}.size"),
-                                format!(
-                                    "is {sx} × {sy}, but {} holds {nx} × {ny} values",
-                                    csv.display()
-                                ),
-                            ));
-                        }
-                    }
-                    (nx, ny, values)
-                }
-                (None, Some(values)) => {
-                    let [nx, ny] = k.size.ok_or_else(|| need("size"))?;
-                    (nx, ny, values)
-                }
-                (None, None) => {
-                    return Err(invalid(
-                        path,
-                        format!("{F}.values"),
-                        "kernel type `table2d` needs `values` (with `size`) or `csv`",
-                    ))
-                }
-            };
-            BeamKernel::Table2d {
-                extent_h,
-                extent_v,
-                nx,
-                ny,
-                values,
-            }
-        }
+        KernelType::Table2d => table2d(k, path, &need)?,
         KernelType::Disc => BeamKernel::Disc {
             radius: k.radius_deg.ok_or_else(|| need("radius_deg"))?.to_radians(),
         },
-        KernelType::MultiSpot => BeamKernel::MultiSpot {
-            spots: k
-                .spots
-                .ok_or_else(|| need("spots"))?
-                .into_iter()
-                .map(|s| {
-                    let (dh, dv) = deg2(s.offset_deg);
-                    let (div_h, div_v) = deg2(s.divergence_deg);
-                    Spot {
-                        dh,
-                        dv,
-                        weight: s.weight,
-                        div_h,
-                        div_v,
-                    }
-                })
-                .collect(),
-        },
+        KernelType::MultiSpot => multi_spot(k.spots.ok_or_else(|| need("spots"))?),
     })
+}
+
+fn core_halo(k: &KernelSpec, need: Need) -> Result<BeamKernel, SensorError> {
+    let (core_h, core_v) = deg2(
+        k.core_divergence_deg
+            .ok_or_else(|| need("core_divergence_deg"))?,
+    );
+    let (halo_h, halo_v) = deg2(
+        k.halo_divergence_deg
+            .ok_or_else(|| need("halo_divergence_deg"))?,
+    );
+    Ok(BeamKernel::CoreHalo {
+        core_h,
+        core_v,
+        halo_h,
+        halo_v,
+        halo_fraction: k.halo_fraction.ok_or_else(|| need("halo_fraction"))?,
+    })
+}
+
+/// A spot image: inline `values` with their `size`, or a `csv` (whose size, if also
+/// given, must match).
+fn table2d(k: KernelSpec, path: &Path, need: Need) -> Result<BeamKernel, SensorError> {
+    let (extent_h, extent_v) = deg2(k.extent_deg.ok_or_else(|| need("extent_deg"))?);
+    let (nx, ny, values) = match (k.csv, k.values) {
+        (Some(_), Some(_)) => {
+            return Err(invalid(
+                path,
+                format!("{KERNEL}.values"),
+                "give `values` or `csv`, not both",
+            ))
+        }
+        (Some(csv), None) => {
+            let (nx, ny, values) = image_csv(&resolve(path, &csv))?;
+            if let Some([sx, sy]) = k.size {
+                if (sx, sy) != (nx, ny) {
+                    return Err(invalid(
+                        path,
+                        format!("{KERNEL}.size"),
+                        format!(
+                            "is {sx} × {sy}, but {} holds {nx} × {ny} values",
+                            csv.display()
+                        ),
+                    ));
+                }
+            }
+            (nx, ny, values)
+        }
+        (None, Some(values)) => {
+            let [nx, ny] = k.size.ok_or_else(|| need("size"))?;
+            (nx, ny, values)
+        }
+        (None, None) => {
+            return Err(invalid(
+                path,
+                format!("{KERNEL}.values"),
+                "kernel type `table2d` needs `values` (with `size`) or `csv`",
+            ))
+        }
+    };
+    Ok(BeamKernel::Table2d {
+        extent_h,
+        extent_v,
+        nx,
+        ny,
+        values,
+    })
+}
+
+fn multi_spot(spots: Vec<SpotSpec>) -> BeamKernel {
+    BeamKernel::MultiSpot {
+        spots: spots
+            .into_iter()
+            .map(|s| {
+                let (dh, dv) = deg2(s.offset_deg);
+                let (div_h, div_v) = deg2(s.divergence_deg);
+                Spot {
+                    dh,
+                    dv,
+                    weight: s.weight,
+                    div_h,
+                    div_v,
+                }
+            })
+            .collect(),
+    }
 }
 
 fn slice(s: SliceSpec, field: &str, path: &Path) -> Result<Table1d, SensorError> {
@@ -478,9 +494,7 @@ pub(super) fn apply_detector(d: &mut Detector, s: DetectorSpec, detection: Detec
     if let Some(t) = s.pulse_duration_ns {
         d.pulse_duration_s = t * 1e-9;
     }
-    if let Some(r) = s.range_resolution_m {
-        d.range_resolution_m = r;
-    }
+    set_given(&mut d.range_resolution_m, s.range_resolution_m);
     if let Some(m) = s.return_mode {
         d.return_mode = m;
         d.max_returns = match m {
@@ -489,18 +503,10 @@ pub(super) fn apply_detector(d: &mut Detector, s: DetectorSpec, detection: Detec
             ReturnMode::All => MAX_RETURNS,
         };
     }
-    if let Some(n) = s.max_returns {
-        d.max_returns = n;
-    }
-    if let Some(m) = s.min_separation_m {
-        d.min_separation_m = m;
-    }
-    if let Some(e) = s.range_estimator {
-        d.estimator = e;
-    }
-    if let Some(k) = s.ambient_k {
-        d.ambient_k = k;
-    }
+    set_given(&mut d.max_returns, s.max_returns);
+    set_given(&mut d.min_separation_m, s.min_separation_m);
+    set_given(&mut d.estimator, s.range_estimator);
+    set_given(&mut d.ambient_k, s.ambient_k);
     if let Some(c) = s.range_curve {
         let a = c.a.unwrap_or(0.0);
         d.curve = match c.model {
@@ -554,14 +560,9 @@ pub(super) fn check_curve(s: &DetectorSpec, path: &Path) -> Result<(), SensorErr
 
 /// Applies the `noise` section.
 pub(super) fn apply_noise(n: &mut Noise, s: NoiseSpec) {
-    let set = |dst: &mut f32, v: Option<f32>| {
-        if let Some(v) = v {
-            *dst = v;
-        }
-    };
-    set(&mut n.range_sigma_m, s.range_sigma_m);
-    set(&mut n.range_sigma_snr_m, s.range_sigma_snr_m);
-    set(&mut n.amplitude_rel, s.amplitude_rel);
-    set(&mut n.pd_width, s.pd_width);
-    set(&mut n.false_alarm_rate, s.false_alarm_rate);
+    set_given(&mut n.range_sigma_m, s.range_sigma_m);
+    set_given(&mut n.range_sigma_snr_m, s.range_sigma_snr_m);
+    set_given(&mut n.amplitude_rel, s.amplitude_rel);
+    set_given(&mut n.pd_width, s.pd_width);
+    set_given(&mut n.false_alarm_rate, s.false_alarm_rate);
 }

@@ -121,7 +121,8 @@ pub(crate) fn gauss(x: f64, sigma: f64) -> f64 {
     (-0.5 * (x / sigma).powi(2)).exp() / ((2.0 * PI).sqrt() * sigma)
 }
 
-fn sigma(div: f32) -> f64 {
+/// σ of a Gaussian beam from its divergence (full angle at 1/e²).
+pub(super) fn sigma(div: f32) -> f64 {
     f64::from(div) / FULL_ANGLE_1E2_PER_SIGMA
 }
 
@@ -221,6 +222,78 @@ fn check_values(field: &str, values: &[f32]) -> Result<(), SensorError> {
     Ok(())
 }
 
+/// The kernel's section in YAML, for errors.
+pub(super) const KERNEL: &str = "beam.kernel";
+
+/// An `[h, v]` pair of angles (rad, shown in degrees), both > 0.
+fn positive_pair(field: &str, h: f32, v: f32) -> Result<(), SensorError> {
+    positive(&format!("{field}[0]"), h, true)?;
+    positive(&format!("{field}[1]"), v, true)
+}
+
+/// A spot image: at least 1 × 1, `nx × ny` values, finite, ≥ 0 and not all zero.
+fn validate_image(nx: u32, ny: u32, values: &[f32]) -> Result<(), SensorError> {
+    if nx == 0 || ny == 0 {
+        return Err(SensorError::invalid(
+            format!("{KERNEL}.size"),
+            format!("the table must be at least 1 × 1, got {nx} × {ny}"),
+        ));
+    }
+    let want = u64::from(nx) * u64::from(ny);
+    if values.len() as u64 != want {
+        return Err(SensorError::invalid(
+            format!("{KERNEL}.values"),
+            format!(
+                "has {} values, but size {nx} × {ny} needs {want} (row-major, row 0 at the top)",
+                values.len()
+            ),
+        ));
+    }
+    check_values(&format!("{KERNEL}.values"), values)?;
+    if !values.iter().any(|x| *x > 0.0) {
+        return Err(SensorError::invalid(
+            format!("{KERNEL}.values"),
+            "the table is zero everywhere; at least one value must be > 0",
+        ));
+    }
+    Ok(())
+}
+
+/// At least one spot; finite offsets, positive divergences, weights ≥ 0 and not all 0.
+fn validate_spots(spots: &[Spot]) -> Result<(), SensorError> {
+    if spots.is_empty() {
+        return Err(SensorError::invalid(
+            format!("{KERNEL}.spots"),
+            "give at least one spot",
+        ));
+    }
+    let mut total = 0.0f64;
+    for (i, s) in spots.iter().enumerate() {
+        let f = format!("{KERNEL}.spots[{i}]");
+        if !(s.dh.is_finite() && s.dv.is_finite()) {
+            return Err(SensorError::invalid(
+                format!("{f}.offset_deg"),
+                "must be finite",
+            ));
+        }
+        positive_pair(&format!("{f}.divergence_deg"), s.div_h, s.div_v)?;
+        if !(s.weight.is_finite() && s.weight >= 0.0) {
+            return Err(SensorError::invalid(
+                format!("{f}.weight"),
+                format!("must be finite and ≥ 0, got {}", s.weight),
+            ));
+        }
+        total += f64::from(s.weight);
+    }
+    if total <= 0.0 {
+        return Err(SensorError::invalid(
+            format!("{KERNEL}.spots"),
+            "the spot weights sum to zero; at least one must be > 0",
+        ));
+    }
+    Ok(())
+}
+
 fn positive(field: &str, v: f32, unit_deg: bool) -> Result<(), SensorError> {
     if v.is_finite() && v > 0.0 {
         Ok(())
@@ -265,11 +338,9 @@ impl BeamKernel {
 
     /// Checks every parameter; errors name the YAML field (`beam.kernel.…`).
     pub fn validate(&self) -> Result<(), SensorError> {
-        const F: &str = "beam.kernel";
         match self {
             BeamKernel::Gaussian { div_h, div_v } => {
-                positive(&format!("{F}.divergence_deg[0]"), *div_h, true)?;
-                positive(&format!("{F}.divergence_deg[1]"), *div_v, true)
+                positive_pair(&format!("{KERNEL}.divergence_deg"), *div_h, *div_v)
             }
             BeamKernel::CoreHalo {
                 core_h,
@@ -278,13 +349,11 @@ impl BeamKernel {
                 halo_v,
                 halo_fraction,
             } => {
-                positive(&format!("{F}.core_divergence_deg[0]"), *core_h, true)?;
-                positive(&format!("{F}.core_divergence_deg[1]"), *core_v, true)?;
-                positive(&format!("{F}.halo_divergence_deg[0]"), *halo_h, true)?;
-                positive(&format!("{F}.halo_divergence_deg[1]"), *halo_v, true)?;
+                positive_pair(&format!("{KERNEL}.core_divergence_deg"), *core_h, *core_v)?;
+                positive_pair(&format!("{KERNEL}.halo_divergence_deg"), *halo_h, *halo_v)?;
                 if !(halo_fraction.is_finite() && (0.0..=1.0).contains(halo_fraction)) {
                     return Err(SensorError::invalid(
-                        format!("{F}.halo_fraction"),
+                        format!("{KERNEL}.halo_fraction"),
                         format!(
                             "the halo's share of the power must be in [0, 1], got {halo_fraction}"
                         ),
@@ -293,8 +362,8 @@ impl BeamKernel {
                 Ok(())
             }
             BeamKernel::Separable { h, v } => {
-                h.validate(&format!("{F}.h"))?;
-                v.validate(&format!("{F}.v"))
+                h.validate(&format!("{KERNEL}.h"))?;
+                v.validate(&format!("{KERNEL}.v"))
             }
             BeamKernel::Table2d {
                 extent_h,
@@ -303,68 +372,11 @@ impl BeamKernel {
                 ny,
                 values,
             } => {
-                positive(&format!("{F}.extent_deg[0]"), *extent_h, true)?;
-                positive(&format!("{F}.extent_deg[1]"), *extent_v, true)?;
-                if *nx == 0 || *ny == 0 {
-                    return Err(SensorError::invalid(
-                        format!("{F}.size"),
-                        format!("the table must be at least 1 × 1, got {nx} × {ny}"),
-                    ));
-                }
-                let want = u64::from(*nx) * u64::from(*ny);
-                if values.len() as u64 != want {
-                    return Err(SensorError::invalid(
-                        format!("{F}.values"),
-                        format!(
-                            "has {} values, but size {nx} × {ny} needs {want} (row-major, row 0 at the top)",
-                            values.len()
-                        ),
-                    ));
-                }
-                check_values(&format!("{F}.values"), values)?;
-                if !values.iter().any(|x| *x > 0.0) {
-                    return Err(SensorError::invalid(
-                        format!("{F}.values"),
-                        "the table is zero everywhere; at least one value must be > 0",
-                    ));
-                }
-                Ok(())
+                positive_pair(&format!("{KERNEL}.extent_deg"), *extent_h, *extent_v)?;
+                validate_image(*nx, *ny, values)
             }
-            BeamKernel::Disc { radius } => positive(&format!("{F}.radius_deg"), *radius, true),
-            BeamKernel::MultiSpot { spots } => {
-                if spots.is_empty() {
-                    return Err(SensorError::invalid(
-                        format!("{F}.spots"),
-                        "give at least one spot",
-                    ));
-                }
-                let mut total = 0.0f64;
-                for (i, s) in spots.iter().enumerate() {
-                    let f = format!("{F}.spots[{i}]");
-                    if !(s.dh.is_finite() && s.dv.is_finite()) {
-                        return Err(SensorError::invalid(
-                            format!("{f}.offset_deg"),
-                            "must be finite",
-                        ));
-                    }
-                    positive(&format!("{f}.divergence_deg[0]"), s.div_h, true)?;
-                    positive(&format!("{f}.divergence_deg[1]"), s.div_v, true)?;
-                    if !(s.weight.is_finite() && s.weight >= 0.0) {
-                        return Err(SensorError::invalid(
-                            format!("{f}.weight"),
-                            format!("must be finite and ≥ 0, got {}", s.weight),
-                        ));
-                    }
-                    total += f64::from(s.weight);
-                }
-                if total <= 0.0 {
-                    return Err(SensorError::invalid(
-                        format!("{F}.spots"),
-                        "the spot weights sum to zero; at least one must be > 0",
-                    ));
-                }
-                Ok(())
-            }
+            BeamKernel::Disc { radius } => positive(&format!("{KERNEL}.radius_deg"), *radius, true),
+            BeamKernel::MultiSpot { spots } => validate_spots(spots),
         }
     }
 

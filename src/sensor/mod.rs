@@ -217,16 +217,6 @@ impl Sensor {
     /// Checks every value a caller could have set by hand. Field names follow the YAML
     /// schema so that file errors and these read alike.
     pub fn validate(&self) -> Result<(), SensorError> {
-        let finite_pos = |field: &str, v: f32| {
-            if v.is_finite() && v > 0.0 {
-                Ok(())
-            } else {
-                Err(SensorError::invalid(
-                    field,
-                    format!("must be a finite number > 0, got {v}"),
-                ))
-            }
-        };
         if self.beams.is_empty() {
             return Err(SensorError::invalid(
                 "pattern",
@@ -239,6 +229,31 @@ impl Sensor {
                 "the mounting pose has a NaN or infinite component",
             ));
         }
+        self.validate_range()?;
+        finite_positive("frame_rate", self.frame_rate)?;
+        finite_positive("wavelength_nm", self.wavelength_nm)?;
+        finite_positive(
+            "detection.reference_reflectance",
+            self.detection.reference_reflectance,
+        )?;
+        finite_positive("detection.reference_range", self.detection.reference_range)?;
+        if self.channels == 0 || self.columns == 0 {
+            return Err(SensorError::invalid(
+                "pattern",
+                format!(
+                    "channels ({}) and columns ({}) must be ≥ 1",
+                    self.channels, self.columns
+                ),
+            ));
+        }
+        self.kernel.validate()?;
+        check_subrays(self.subrays)?;
+        self.detector.validate(&self.detection)?;
+        self.validate_beams()
+    }
+
+    /// 0 ≤ min < max, both finite.
+    fn validate_range(&self) -> Result<(), SensorError> {
         if !(self.min_range.is_finite() && self.min_range >= 0.0) {
             return Err(SensorError::invalid(
                 "range.min",
@@ -260,25 +275,12 @@ impl Sensor {
                 ),
             ));
         }
-        finite_pos("frame_rate", self.frame_rate)?;
-        finite_pos("wavelength_nm", self.wavelength_nm)?;
-        finite_pos(
-            "detection.reference_reflectance",
-            self.detection.reference_reflectance,
-        )?;
-        finite_pos("detection.reference_range", self.detection.reference_range)?;
-        if self.channels == 0 || self.columns == 0 {
-            return Err(SensorError::invalid(
-                "pattern",
-                format!(
-                    "channels ({}) and columns ({}) must be ≥ 1",
-                    self.channels, self.columns
-                ),
-            ));
-        }
-        self.kernel.validate()?;
-        check_subrays(self.subrays)?;
-        self.detector.validate(&self.detection)?;
+        Ok(())
+    }
+
+    /// Every beam: finite, within ±90° elevation, fired within the frame, on a ring
+    /// below `channels`.
+    fn validate_beams(&self) -> Result<(), SensorError> {
         let period = self.period();
         let half_pi = std::f32::consts::FRAC_PI_2 + 1e-6;
         for (i, b) in self.beams.iter().enumerate() {
@@ -311,6 +313,17 @@ impl Sensor {
             }
         }
         Ok(())
+    }
+}
+
+fn finite_positive(field: &str, v: f32) -> Result<(), SensorError> {
+    if v.is_finite() && v > 0.0 {
+        Ok(())
+    } else {
+        Err(SensorError::invalid(
+            field,
+            format!("must be a finite number > 0, got {v}"),
+        ))
     }
 }
 

@@ -128,20 +128,7 @@ pub(crate) struct GridSpec {
 pub(crate) fn grid(spec: &GridSpec, frame_rate: f64) -> Result<Pattern, SensorError> {
     let [h0, h1] = spec.h_fov_deg.map(f64::from);
     let [v0, v1] = spec.v_fov_deg.map(f64::from);
-    for (field, v) in [("h_fov_deg", [h0, h1]), ("v_fov_deg", [v0, v1])] {
-        if !(v[0].is_finite() && v[1].is_finite()) || v[0] > v[1] {
-            return Err(SensorError::invalid(
-                field,
-                format!("must be finite [min, max] with min ≤ max, got {v:?}"),
-            ));
-        }
-    }
-    if !(-90.0..=90.0).contains(&v0) || !(-90.0..=90.0).contains(&v1) {
-        return Err(SensorError::invalid(
-            "v_fov_deg",
-            "elevations must lie within −90°..90°",
-        ));
-    }
+    check_fov([h0, h1], [v0, v1])?;
     let h_res = f64::from(spec.h_res_deg);
     if !(h_res.is_finite() && h_res > 0.0) {
         return Err(SensorError::invalid(
@@ -163,34 +150,7 @@ pub(crate) fn grid(spec: &GridSpec, frame_rate: f64) -> Result<Pattern, SensorEr
     } else {
         steps_inclusive(h_span, h_res)
     };
-    let lasers = match (spec.v_res_deg, spec.channels) {
-        (Some(v_res), None) => {
-            let v_res = f64::from(v_res);
-            if !(v_res.is_finite() && v_res > 0.0) {
-                return Err(SensorError::invalid(
-                    "v_res_deg",
-                    format!("the resolution must be > 0, got {v_res}"),
-                ));
-            }
-            let rows = steps_inclusive(v1 - v0, v_res);
-            (0..rows)
-                .map(|j| Laser {
-                    elevation_deg: v1 - v_res * f64::from(j),
-                    ring: j,
-                })
-                .collect()
-        }
-        (None, Some(0)) => {
-            return Err(SensorError::invalid("channels", "must be ≥ 1"));
-        }
-        (None, Some(n)) => uniform_lasers(v1, v0, n),
-        _ => {
-            return Err(SensorError::invalid(
-                "v_res_deg",
-                "give exactly one of `v_res_deg` and `channels`",
-            ))
-        }
-    };
+    let lasers = grid_lasers(spec, v0, v1)?;
     let limit = 2_000_000_000u64;
     if u64::from(columns) * lasers.len() as u64 > limit {
         return Err(SensorError::invalid(
@@ -212,6 +172,54 @@ pub(crate) fn grid(spec: &GridSpec, frame_rate: f64) -> Result<Pattern, SensorEr
         |k| f64::from(k) / w / frame_rate,
         0.0,
     ))
+}
+
+/// Both fields of view finite and ordered; elevations within ±90°.
+fn check_fov(h: [f64; 2], v: [f64; 2]) -> Result<(), SensorError> {
+    for (field, v) in [("h_fov_deg", h), ("v_fov_deg", v)] {
+        if !(v[0].is_finite() && v[1].is_finite()) || v[0] > v[1] {
+            return Err(SensorError::invalid(
+                field,
+                format!("must be finite [min, max] with min ≤ max, got {v:?}"),
+            ));
+        }
+    }
+    if !(-90.0..=90.0).contains(&v[0]) || !(-90.0..=90.0).contains(&v[1]) {
+        return Err(SensorError::invalid(
+            "v_fov_deg",
+            "elevations must lie within −90°..90°",
+        ));
+    }
+    Ok(())
+}
+
+/// The grid's rows from the top `v1` down to `v0`: `v_res_deg` apart, or `channels`
+/// of them spread evenly.
+fn grid_lasers(spec: &GridSpec, v0: f64, v1: f64) -> Result<Vec<Laser>, SensorError> {
+    match (spec.v_res_deg, spec.channels) {
+        (Some(v_res), None) => {
+            let v_res = f64::from(v_res);
+            if !(v_res.is_finite() && v_res > 0.0) {
+                return Err(SensorError::invalid(
+                    "v_res_deg",
+                    format!("the resolution must be > 0, got {v_res}"),
+                ));
+            }
+            let rows = steps_inclusive(v1 - v0, v_res);
+            Ok((0..rows)
+                .map(|j| Laser {
+                    elevation_deg: v1 - v_res * f64::from(j),
+                    ring: j,
+                })
+                .collect())
+        }
+        (None, Some(0)) => Err(SensorError::invalid("channels", "must be ≥ 1")),
+        (None, Some(n)) => Ok(uniform_lasers(v1, v0, n)),
+        _ => Err(SensorError::invalid(
+            "v_res_deg",
+            "give exactly one of `v_res_deg` and `channels`",
+        )),
+    }
 }
 
 /// Explicit angles (degrees): either every combination of `azimuth_deg` × `elevation_deg`

@@ -207,23 +207,22 @@ pub(crate) fn vlp16(o: &PresetOptions) -> Result<Sensor, SensorError> {
             ring: i,
         })
         .collect();
-    velodyne(
-        "vlp-16",
-        &lasers,
-        55.296e-6,
-        o,
-        // The sheet's "up to 100 m" names no target; we read it as a bright (80 %)
-        // target, which with 1/r² puts a 10 % target at ≈ 35 m.
-        Defaults {
-            min_range: 0.9,
-            max_range: 100.0,
-            frame_rate: 10.0,
-            wavelength_nm: 903.0,
-            detection: (0.80, 100.0),
-            beam: velodyne_beam(),
-            detector: Detector::default(),
-        },
-    )
+    velodyne("vlp-16", &lasers, 55.296e-6, o, velodyne_100m_defaults())
+}
+
+/// VLP-16 and HDL-32E: 0.9–100 m at 10 Hz, 903 nm. The sheets' "up to 100 m" names no
+/// target; we read it as a bright (80 %) target, which with 1/r² puts a 10 % target at
+/// ≈ 35 m.
+fn velodyne_100m_defaults() -> Defaults {
+    Defaults {
+        min_range: 0.9,
+        max_range: 100.0,
+        frame_rate: 10.0,
+        wavelength_nm: 903.0,
+        detection: (0.80, 100.0),
+        beam: velodyne_beam(),
+        detector: Detector::default(),
+    }
 }
 
 /// Velodyne HDL-32E. Source: HDL-32E User Manual (63-9113) and datasheet: 32 lasers
@@ -240,22 +239,7 @@ pub(crate) fn hdl32e(o: &PresetOptions) -> Result<Sensor, SensorError> {
             }
         })
         .collect();
-    velodyne(
-        "hdl-32e",
-        &lasers,
-        46.08e-6,
-        o,
-        // As for the VLP-16: the sheet's 100 m is read as the range for an 80 % target.
-        Defaults {
-            min_range: 0.9,
-            max_range: 100.0,
-            frame_rate: 10.0,
-            wavelength_nm: 903.0,
-            detection: (0.80, 100.0),
-            beam: velodyne_beam(),
-            detector: Detector::default(),
-        },
-    )
+    velodyne("hdl-32e", &lasers, 46.08e-6, o, velodyne_100m_defaults())
 }
 
 /// Velodyne HDL-64E S2/S3. Source: HDL-64E S2/S3 user manuals: upper block of 32

@@ -70,186 +70,185 @@ macro_rules! ouster_entry {
 
 const FULL: (f32, f32) = (-180.0, 180.0);
 
-fn registry() -> Vec<Entry> {
-    vec![
-        Entry {
-            info: info(
-                "vlp-16",
-                "Velodyne VLP-16 (Puck): 16 lasers, ±15°, 360°",
-                16,
-                1808,
-                FULL,
-                (-15.0, 15.0),
-            ),
-            aliases: &["velodyne-vlp-16", "puck"],
-            build: b::vlp16,
-        },
-        Entry {
-            info: info(
-                "hdl-32e",
-                "Velodyne HDL-32E: 32 lasers, +10.67°..−30.67°, 360°",
-                32,
-                2170,
-                FULL,
-                (-30.667, 10.667),
-            ),
-            aliases: &["velodyne-hdl-32e", "hdl-32"],
-            build: b::hdl32e,
-        },
-        Entry {
-            info: info(
-                "hdl-64e",
-                "Velodyne HDL-64E S2/S3: 64 lasers, +2°..−24.33° (nominal), 360°",
-                64,
-                2083,
-                FULL,
-                (-24.333, 2.0),
-            ),
-            aliases: &["velodyne-hdl-64e", "hdl-64", "hdl-64e-s2", "hdl-64e-s3"],
-            build: b::hdl64e,
-        },
-        ouster_entry!(
-            "os0-32",
-            "Ouster OS0-32 (rev 7): 32 beams uniform over 90°, 360°",
-            Ouster::Os0,
-            32,
-            45.0,
-            &[]
-        ),
-        ouster_entry!(
-            "os0-64",
-            "Ouster OS0-64 (rev 7): 64 beams uniform over 90°, 360°",
-            Ouster::Os0,
-            64,
-            45.0,
-            &[]
-        ),
-        ouster_entry!(
-            "os0-128",
-            "Ouster OS0-128 (rev 7): 128 beams uniform over 90°, 360°",
-            Ouster::Os0,
-            128,
-            45.0,
-            &["ouster-os0-128"]
-        ),
-        ouster_entry!(
-            "os1-16",
-            "Ouster OS1-16: 16 beams uniform over 45°, 360°",
-            Ouster::Os1,
+/// Every preset, in the order of listings.
+const REGISTRY: &[Entry] = &[
+    Entry {
+        info: info(
+            "vlp-16",
+            "Velodyne VLP-16 (Puck): 16 lasers, ±15°, 360°",
             16,
-            22.5,
-            &["ouster-os1-16"]
+            1808,
+            FULL,
+            (-15.0, 15.0),
         ),
-        ouster_entry!(
-            "os1-32",
-            "Ouster OS1-32 (rev 7): 32 beams uniform over 45°, 360°",
-            Ouster::Os1,
+        aliases: &["velodyne-vlp-16", "puck"],
+        build: b::vlp16,
+    },
+    Entry {
+        info: info(
+            "hdl-32e",
+            "Velodyne HDL-32E: 32 lasers, +10.67°..−30.67°, 360°",
             32,
-            22.5,
-            &[]
+            2170,
+            FULL,
+            (-30.667, 10.667),
         ),
-        ouster_entry!(
-            "os1-64",
-            "Ouster OS1-64 (rev 7): 64 beams uniform over 45°, 360°",
-            Ouster::Os1,
+        aliases: &["velodyne-hdl-32e", "hdl-32"],
+        build: b::hdl32e,
+    },
+    Entry {
+        info: info(
+            "hdl-64e",
+            "Velodyne HDL-64E S2/S3: 64 lasers, +2°..−24.33° (nominal), 360°",
             64,
-            22.5,
-            &["ouster-os1-64"]
+            2083,
+            FULL,
+            (-24.333, 2.0),
         ),
-        ouster_entry!(
-            "os1-128",
-            "Ouster OS1-128 (rev 7): 128 beams uniform over 45°, 360°",
-            Ouster::Os1,
-            128,
-            22.5,
-            &["ouster-os1-128", "ouster"]
+        aliases: &["velodyne-hdl-64e", "hdl-64", "hdl-64e-s2", "hdl-64e-s3"],
+        build: b::hdl64e,
+    },
+    ouster_entry!(
+        "os0-32",
+        "Ouster OS0-32 (rev 7): 32 beams uniform over 90°, 360°",
+        Ouster::Os0,
+        32,
+        45.0,
+        &[]
+    ),
+    ouster_entry!(
+        "os0-64",
+        "Ouster OS0-64 (rev 7): 64 beams uniform over 90°, 360°",
+        Ouster::Os0,
+        64,
+        45.0,
+        &[]
+    ),
+    ouster_entry!(
+        "os0-128",
+        "Ouster OS0-128 (rev 7): 128 beams uniform over 90°, 360°",
+        Ouster::Os0,
+        128,
+        45.0,
+        &["ouster-os0-128"]
+    ),
+    ouster_entry!(
+        "os1-16",
+        "Ouster OS1-16: 16 beams uniform over 45°, 360°",
+        Ouster::Os1,
+        16,
+        22.5,
+        &["ouster-os1-16"]
+    ),
+    ouster_entry!(
+        "os1-32",
+        "Ouster OS1-32 (rev 7): 32 beams uniform over 45°, 360°",
+        Ouster::Os1,
+        32,
+        22.5,
+        &[]
+    ),
+    ouster_entry!(
+        "os1-64",
+        "Ouster OS1-64 (rev 7): 64 beams uniform over 45°, 360°",
+        Ouster::Os1,
+        64,
+        22.5,
+        &["ouster-os1-64"]
+    ),
+    ouster_entry!(
+        "os1-128",
+        "Ouster OS1-128 (rev 7): 128 beams uniform over 45°, 360°",
+        Ouster::Os1,
+        128,
+        22.5,
+        &["ouster-os1-128", "ouster"]
+    ),
+    ouster_entry!(
+        "os2-32",
+        "Ouster OS2-32 (rev 7): 32 beams uniform over 22.5°, 360°",
+        Ouster::Os2,
+        32,
+        11.25,
+        &[]
+    ),
+    ouster_entry!(
+        "os2-64",
+        "Ouster OS2-64 (rev 7): 64 beams uniform over 22.5°, 360°",
+        Ouster::Os2,
+        64,
+        11.25,
+        &[]
+    ),
+    ouster_entry!(
+        "os2-128",
+        "Ouster OS2-128 (rev 7): 128 beams uniform over 22.5°, 360°",
+        Ouster::Os2,
+        128,
+        11.25,
+        &["ouster-os2-128"]
+    ),
+    Entry {
+        info: info(
+            "ibeo-lux-4l",
+            "Ibeo LUX 4L: 4 layers 0.8° apart, +50°..−60° at 0.25°, 12.5 Hz",
+            4,
+            441,
+            (-60.0, 50.0),
+            (-1.2, 1.2),
         ),
-        ouster_entry!(
-            "os2-32",
-            "Ouster OS2-32 (rev 7): 32 beams uniform over 22.5°, 360°",
-            Ouster::Os2,
-            32,
-            11.25,
-            &[]
+        aliases: &["lux-4l", "ibeo-4l", "ibeo-lux"],
+        build: b::ibeo_lux_4l,
+    },
+    Entry {
+        info: info(
+            "urg-04lx",
+            "Hokuyo URG-04LX: single plane, 240° in 682 steps of 0.352°, 10 Hz",
+            1,
+            682,
+            (-119.531_25, 119.882_81),
+            (0.0, 0.0),
         ),
-        ouster_entry!(
-            "os2-64",
-            "Ouster OS2-64 (rev 7): 64 beams uniform over 22.5°, 360°",
-            Ouster::Os2,
-            64,
-            11.25,
-            &[]
+        aliases: &["hokuyo-urg-04lx", "hokuyo"],
+        build: b::urg04lx,
+    },
+    Entry {
+        info: info(
+            "cube-1",
+            "Blickfeld Cube 1 (MEMS): 70° × 30°, lines and resolution configurable",
+            50,
+            176,
+            (-35.0, 35.0),
+            (-15.0, 15.0),
         ),
-        ouster_entry!(
-            "os2-128",
-            "Ouster OS2-128 (rev 7): 128 beams uniform over 22.5°, 360°",
-            Ouster::Os2,
-            128,
-            11.25,
-            &["ouster-os2-128"]
+        aliases: &["blickfeld-cube-1", "cube1", "blickfeld"],
+        build: b::cube1,
+    },
+    Entry {
+        info: info(
+            "scala-2",
+            "Valeo Scala gen. 2: 16 layers over 10°, 133° at 0.125°, 25 Hz",
+            16,
+            1065,
+            (-66.5, 66.5),
+            (-4.6875, 4.6875),
         ),
-        Entry {
-            info: info(
-                "ibeo-lux-4l",
-                "Ibeo LUX 4L: 4 layers 0.8° apart, +50°..−60° at 0.25°, 12.5 Hz",
-                4,
-                441,
-                (-60.0, 50.0),
-                (-1.2, 1.2),
-            ),
-            aliases: &["lux-4l", "ibeo-4l", "ibeo-lux"],
-            build: b::ibeo_lux_4l,
-        },
-        Entry {
-            info: info(
-                "urg-04lx",
-                "Hokuyo URG-04LX: single plane, 240° in 682 steps of 0.352°, 10 Hz",
-                1,
-                682,
-                (-119.531_25, 119.882_81),
-                (0.0, 0.0),
-            ),
-            aliases: &["hokuyo-urg-04lx", "hokuyo"],
-            build: b::urg04lx,
-        },
-        Entry {
-            info: info(
-                "cube-1",
-                "Blickfeld Cube 1 (MEMS): 70° × 30°, lines and resolution configurable",
-                50,
-                176,
-                (-35.0, 35.0),
-                (-15.0, 15.0),
-            ),
-            aliases: &["blickfeld-cube-1", "cube1", "blickfeld"],
-            build: b::cube1,
-        },
-        Entry {
-            info: info(
-                "scala-2",
-                "Valeo Scala gen. 2: 16 layers over 10°, 133° at 0.125°, 25 Hz",
-                16,
-                1065,
-                (-66.5, 66.5),
-                (-4.6875, 4.6875),
-            ),
-            aliases: &["valeo-scala-2", "scala-gen2", "scala2"],
-            build: b::scala2,
-        },
-        Entry {
-            info: info(
-                "livox-mid-40",
-                "Livox Mid-40-style non-repetitive rosette, 38.4° circular FOV",
-                1,
-                1,
-                (-19.2, 19.2),
-                (-19.2, 19.2),
-            ),
-            aliases: &["mid-40", "livox", "rosette"],
-            build: b::livox_rosette,
-        },
-    ]
-}
+        aliases: &["valeo-scala-2", "scala-gen2", "scala2"],
+        build: b::scala2,
+    },
+    Entry {
+        info: info(
+            "livox-mid-40",
+            "Livox Mid-40-style non-repetitive rosette, 38.4° circular FOV",
+            1,
+            1,
+            (-19.2, 19.2),
+            (-19.2, 19.2),
+        ),
+        aliases: &["mid-40", "livox", "rosette"],
+        build: b::livox_rosette,
+    },
+];
 
 /// Case-, dash- and underscore-insensitive key: "OS1_128" = "os1-128" = "os1128".
 fn key(name: &str) -> String {
@@ -261,7 +260,7 @@ fn key(name: &str) -> String {
 
 /// Every preset, in a stable order.
 pub fn presets() -> Vec<PresetInfo> {
-    registry().into_iter().map(|e| e.info).collect()
+    REGISTRY.iter().map(|e| e.info).collect()
 }
 
 pub(crate) fn known_names() -> String {
@@ -286,8 +285,8 @@ pub fn preset(name: &str, columns: Option<u32>) -> Result<Sensor, SensorError> {
 /// A preset with the given settings; settings the preset has no use for are errors.
 pub fn preset_with(name: &str, options: &PresetOptions) -> Result<Sensor, SensorError> {
     let k = key(name);
-    let entry = registry()
-        .into_iter()
+    let entry = REGISTRY
+        .iter()
         .find(|e| key(e.info.name) == k || e.aliases.iter().any(|a| key(a) == k));
     match entry {
         Some(e) => {

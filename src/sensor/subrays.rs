@@ -27,7 +27,7 @@
 //!
 //! n = 1 is always the thin ray (0, 0, 1, 0, 0).
 
-use super::kernel::{BeamKernel, Sampling, SubRaySample, Support};
+use super::kernel::{sigma, BeamKernel, Sampling, SubRaySample, Support};
 use super::SensorError;
 
 /// The most sub-rays a beam may have.
@@ -84,11 +84,10 @@ pub fn grid_rows(n: u32) -> Vec<u32> {
 
 /// Scale s of the asinh warp for one axis.
 fn warp_scale(k: &BeamKernel, axis: usize, lo: f64, hi: f64) -> f64 {
-    let sig = |div: f32| f64::from(div) / super::kernel::FULL_ANGLE_1E2_PER_SIGMA;
     let pick = |h: f32, v: f32| if axis == 0 { h } else { v };
     let span = hi - lo;
     let s = match k {
-        BeamKernel::Gaussian { div_h, div_v } => 1.65 * sig(pick(*div_h, *div_v)),
+        BeamKernel::Gaussian { div_h, div_v } => 1.65 * sigma(pick(*div_h, *div_v)),
         BeamKernel::CoreHalo {
             core_h,
             core_v,
@@ -96,8 +95,8 @@ fn warp_scale(k: &BeamKernel, axis: usize, lo: f64, hi: f64) -> f64 {
             halo_v,
             halo_fraction,
         } => {
-            let core = sig(pick(*core_h, *core_v));
-            let halo = sig(pick(*halo_h, *halo_v));
+            let core = sigma(pick(*core_h, *core_v));
+            let halo = sigma(pick(*halo_h, *halo_v));
             1.65 * if *halo_fraction < 0.5 { core } else { halo }
         }
         BeamKernel::Disc { radius } => f64::from(*radius),
@@ -108,7 +107,7 @@ fn warp_scale(k: &BeamKernel, axis: usize, lo: f64, hi: f64) -> f64 {
                 .fold(0.0, f64::max);
             let narrow = spots
                 .iter()
-                .map(|s| sig(pick(s.div_h, s.div_v)))
+                .map(|s| sigma(pick(s.div_h, s.div_v)))
                 .fold(f64::INFINITY, f64::min);
             reach.max(1.65 * narrow)
         }

@@ -321,83 +321,103 @@ pub fn trace_layouts() -> Vec<HostLayout> {
 pub fn echo_layouts() -> Vec<HostLayout> {
     vec![
         subray_record_layout(),
-        layout!(
-            GpuEcho,
-            "Echo",
-            [
-                range,
-                amplitude,
-                epw,
-                reflectance,
-                ambient,
-                instance_id,
-                class_id,
-                material,
-                return_index,
-                return_count
-            ]
-        ),
-        layout!(
-            WaveformParams,
-            "WaveformParams",
-            [
-                sigma_r,
-                bin_width,
-                threshold,
-                ambient_k,
-                estimator,
-                return_mode,
-                max_returns,
-                min_separation,
-                curve_model,
-                curve_a,
-                curve_b,
-                range_sigma,
-                range_sigma_snr,
-                amplitude_noise,
-                pd_width,
-                false_alarm_rate,
-                min_range,
-                max_range,
-                seed_lo,
-                seed_hi,
-                frame,
-                records_per_beam,
-                beam_count,
-                pad0,
-                records_address
-            ]
-        ),
-        layout!(
-            GpuPoint,
-            "Point",
-            [
-                x,
-                y,
-                z,
-                intensity,
-                range,
-                epw,
-                ambient,
-                beam,
-                instance_id,
-                class_id,
-                material,
-                return_index,
-                return_count
-            ]
-        ),
-        layout!(
-            CompactParams,
-            "CompactParams",
-            [
-                beam_count,
-                max_returns,
-                pad0,
-                pad1,
-                points_address,
-                total_address
-            ]
-        ),
+        echo_layout(),
+        waveform_params_layout(),
+        point_layout(),
+        compact_params_layout(),
     ]
+}
+
+/// One detected echo, written by the waveform pass and read by compaction.
+fn echo_layout() -> HostLayout {
+    layout!(
+        GpuEcho,
+        "Echo",
+        [
+            range,
+            amplitude,
+            epw,
+            reflectance,
+            ambient,
+            instance_id,
+            class_id,
+            material,
+            return_index,
+            return_count
+        ]
+    )
+}
+
+/// The waveform pass's push constants.
+fn waveform_params_layout() -> HostLayout {
+    layout!(
+        WaveformParams,
+        "WaveformParams",
+        [
+            sigma_r,
+            bin_width,
+            threshold,
+            ambient_k,
+            estimator,
+            return_mode,
+            max_returns,
+            min_separation,
+            curve_model,
+            curve_a,
+            curve_b,
+            range_sigma,
+            range_sigma_snr,
+            amplitude_noise,
+            pd_width,
+            false_alarm_rate,
+            min_range,
+            max_range,
+            seed_lo,
+            seed_hi,
+            frame,
+            records_per_beam,
+            beam_count,
+            pad0,
+            records_address
+        ]
+    )
+}
+
+/// One output point, written by compaction.
+fn point_layout() -> HostLayout {
+    layout!(
+        GpuPoint,
+        "Point",
+        [
+            x,
+            y,
+            z,
+            intensity,
+            range,
+            epw,
+            ambient,
+            beam,
+            instance_id,
+            class_id,
+            material,
+            return_index,
+            return_count
+        ]
+    )
+}
+
+/// The compaction pass's push constants.
+fn compact_params_layout() -> HostLayout {
+    layout!(
+        CompactParams,
+        "CompactParams",
+        [
+            beam_count,
+            max_returns,
+            pad0,
+            pad1,
+            points_address,
+            total_address
+        ]
+    )
 }
