@@ -551,8 +551,8 @@ pub(super) fn check_curve(s: &DetectorSpec, path: &Path) -> Result<(), SensorErr
         (None, true) => Err(invalid(
             path,
             format!("{F}.second_pair"),
-            "the `logarithmic` model needs a second datasheet pair \
-             `second_pair: {{ reflectance, range }}` (e.g. 0.8 at 200 m)",
+            "the `logarithmic` model needs a second datasheet pair, e.g. \
+             `second_pair: { reflectance: 0.8, range: 200 }`",
         )),
         _ => Ok(()),
     }

@@ -275,6 +275,19 @@ fn bad_detector_values_in_yaml_name_their_field() {
 }
 
 #[test]
+fn the_missing_second_pair_hint_is_yaml_that_loads() {
+    let e = parse_err(
+        "pattern: { preset: os1-64 }\ndetector: { range_curve: { model: logarithmic } }\n",
+    );
+    let hint = e.rsplit('`').nth(1).expect("a quoted hint");
+    assert!(hint.starts_with("second_pair:"), "{e}");
+    let fixed = format!(
+        "pattern: {{ preset: os1-64 }}\ndetector: {{ range_curve: {{ model: logarithmic, {hint} }} }}\n"
+    );
+    parse(&fixed).unwrap_or_else(|e| panic!("the hint `{hint}` does not load: {e}"));
+}
+
+#[test]
 fn kernel_tables_from_csv() {
     let dir = tempfile::tempdir().unwrap();
     let yaml = dir.path().join("s.yaml");
