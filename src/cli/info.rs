@@ -2,7 +2,7 @@
 
 use anyhow::{bail, Result};
 use beamtrace::gpu::list_devices;
-use beamtrace::sensor::presets;
+use beamtrace::sensor::{preset_detail, presets, BeamKernel, Detector, Sensor};
 
 pub(super) fn print_sensors() {
     println!(
@@ -23,6 +23,104 @@ pub(super) fn print_sensors() {
             p.description
         );
     }
+}
+
+/// `beamtrace sensors --detail NAME`.
+pub(super) fn print_sensor_detail(name: &str) -> Result<()> {
+    let d = preset_detail(name)?;
+    let s = &d.sensor;
+    println!("{} — {}", d.info.name, d.info.description);
+    if !d.aliases.is_empty() {
+        println!("  aliases: {}", d.aliases.join(", "));
+    }
+    println!(
+        "  pattern: {} channels × {} columns = {} beams per frame at {} Hz",
+        s.channels,
+        s.columns,
+        s.beams.len(),
+        s.frame_rate
+    );
+    println!(
+        "  range: {} m .. {} m; detection pair {} % at {} m; {} nm",
+        s.min_range,
+        s.max_range,
+        s.detection.reference_reflectance * 100.0,
+        s.detection.reference_range,
+        s.wavelength_nm
+    );
+    println!("  beam: {}", kernel_text(&s.kernel));
+    println!("  {}", subray_text(s));
+    print_detector(&s.detector);
+    println!(
+        "  frame: x forward, y left, z up (REP-103); azimuth from +x towards +y, elevation up"
+    );
+    println!("  fields: range in m, angles in deg, time in s from the frame start,");
+    println!(
+        "          intensity = apparent reflectance (1.0 = white Lambertian at normal incidence)"
+    );
+    println!("  vendor conventions: {}", d.conventions);
+    Ok(())
+}
+
+fn kernel_text(k: &BeamKernel) -> String {
+    let deg = |r: f32| r.to_degrees();
+    match k {
+        BeamKernel::Gaussian { div_h, div_v } => format!(
+            "Gaussian, divergence {:.3}° × {:.3}° (full angles at 1/e², horizontal × vertical)",
+            deg(*div_h),
+            deg(*div_v)
+        ),
+        BeamKernel::CoreHalo {
+            core_h,
+            core_v,
+            halo_h,
+            halo_v,
+            halo_fraction,
+        } => format!(
+            "core {:.3}° × {:.3}° plus a halo {:.2}° × {:.2}° holding {halo_fraction} of the \
+             power (full angles at 1/e²)",
+            deg(*core_h),
+            deg(*core_v),
+            deg(*halo_h),
+            deg(*halo_v)
+        ),
+        BeamKernel::Disc { radius } => format!("uniform cone of {:.3}° radius", deg(*radius)),
+        other => format!("{other:?}"),
+    }
+}
+
+fn subray_text(s: &Sensor) -> String {
+    if s.subrays == 1 {
+        "sub-rays: 1 (the thin ray)".to_string()
+    } else {
+        format!(
+            "sub-rays: {} per beam, {:?} sampling (`run --thin` traces one)",
+            s.subrays, s.sampling
+        )
+    }
+}
+
+fn print_detector(d: &Detector) {
+    println!(
+        "  receiver: {} ns pulses, {} m range bins, {:?} returns (at most {}), {:?} range, \
+         curve {:?}",
+        d.pulse_duration_s * 1e9,
+        d.range_resolution_m,
+        d.return_mode,
+        d.max_returns,
+        d.estimator,
+        d.curve
+    );
+    let n = &d.noise;
+    println!(
+        "  noise (1σ; `run --ideal` switches it off): range {} m + {} m/SNR, amplitude {} %, \
+         detection roll-off {} × threshold, {} false echoes per beam",
+        n.range_sigma_m,
+        n.range_sigma_snr_m,
+        n.amplitude_rel * 100.0,
+        n.pd_width,
+        n.false_alarm_rate
+    );
 }
 
 pub(super) fn info() -> Result<()> {

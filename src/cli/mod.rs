@@ -40,14 +40,24 @@ enum Command {
     /// explains each); intensity is the apparent reflectance (1.0 = a white Lambertian
     /// target at normal incidence).
     Run(run::RunArgs),
-    /// List the sensor presets with their beam counts and fields of view.
-    Sensors,
+    /// List the sensor presets with their beam counts and fields of view; `--detail
+    /// NAME` shows one preset's beam, receiver, noise, units and vendor conventions.
+    Sensors(SensorsArgs),
     /// Show the Vulkan devices, their ray-tracing support and limits.
     Info,
     /// Write a procedural scene as glTF (.glb or .gltf by the extension).
     Scene(SceneArgs),
     /// Measure GPU pass times and rays/s on a scene (thin rays).
     Bench(bench::BenchArgs),
+}
+
+#[derive(clap::Args)]
+struct SensorsArgs {
+    /// One preset (name or alias): its defaults — beam kernel and sub-rays, receiver,
+    /// noise — with units, and how its rings, azimuth and returns compare with the
+    /// vendor's own data.
+    #[arg(long, value_name = "NAME")]
+    detail: Option<String>,
 }
 
 #[derive(clap::Args)]
@@ -66,10 +76,13 @@ pub fn main() -> Result<()> {
     let cli = Cli::parse();
     match cli.command {
         Command::Run(args) => run::run(args),
-        Command::Sensors => {
-            info::print_sensors();
-            Ok(())
-        }
+        Command::Sensors(args) => match args.detail {
+            Some(name) => info::print_sensor_detail(&name),
+            None => {
+                info::print_sensors();
+                Ok(())
+            }
+        },
         Command::Info => info::info(),
         Command::Scene(args) => {
             let kind = beamtrace::scene::by_name(&args.kind)?;

@@ -28,9 +28,18 @@ pub(super) struct RunArgs {
     /// Point cloud format: pcd (binary), pcd-ascii or ply.
     #[arg(long, default_value = "pcd")]
     format: Format,
-    /// Seed of the counter-based random draws (noise); same seed ⇒ same bytes.
+    /// Seed of the counter-based random draws (noise); same seed ⇒ same bytes,
+    /// another seed ⇒ other noise.
     #[arg(long, default_value_t = 0)]
     seed: u64,
+    /// No measurement noise: the sensor's range jitter, amplitude noise, detection
+    /// roll-off and false alarms off (every seed gives the same points).
+    #[arg(long)]
+    ideal: bool,
+    /// One ray per beam along its centre instead of the beam's sub-rays: faster, but
+    /// no beam footprint (no mixed pixels, echo widening or blooming).
+    #[arg(long)]
+    thin: bool,
     /// Vulkan device index (see `beamtrace info`); default: the best ray-tracing device.
     #[arg(long)]
     device: Option<usize>,
@@ -117,7 +126,13 @@ pub(super) fn run(args: RunArgs) -> Result<()> {
 /// The job the options describe: scene, sensor and materials loaded, the pose checked.
 fn job_options(args: &RunArgs) -> Result<JobOptions> {
     let scene = super::load_scene(args.scene.as_deref())?;
-    let sensor = load_sensor(&args.sensor)?;
+    let mut sensor = load_sensor(&args.sensor)?;
+    if args.ideal {
+        sensor = sensor.ideal();
+    }
+    if args.thin {
+        sensor = sensor.thin();
+    }
     let materials = match &args.materials {
         Some(p) => MaterialDb::load(p)?,
         None => MaterialDb::builtin()?,

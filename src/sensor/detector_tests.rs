@@ -365,10 +365,30 @@ fn presets_have_valid_beams_and_detectors() {
         s.validate().unwrap();
         let subs = s.subray_samples().unwrap();
         assert_eq!(subs.len(), s.subrays as usize, "{}", info.name);
-        assert_eq!(s.detector.noise, Noise::default(), "{}", info.name);
+        // Real sensors: noise on, the beam's divergence traced with sub-rays.
+        let n = s.detector.noise;
+        assert!(n.range_sigma_m > 0.0 && n.pd_width > 0.0, "{}", info.name);
+        assert!(s.subrays >= 4, "{}: {} sub-rays", info.name, s.subrays);
+        let ideal = s.clone().ideal();
+        assert_eq!(ideal.detector.noise, Noise::default());
+        let thin = s.thin();
+        assert_eq!(thin.subray_samples().unwrap(), vec![SubRaySample::THIN]);
     }
     let d = default_sensor();
     assert!(matches!(d.kernel, BeamKernel::CoreHalo { .. }));
     assert_eq!((d.subrays, d.sampling), (16, Sampling::Grid));
-    assert_eq!(preset("vlp-16", None).unwrap().subrays, 1);
+}
+
+/// The presets' range noise against their sheets: VLP-16 ±3 cm, HDL-32E ±2 cm typical
+/// (read as 1σ); OS1 repeatability ±1.5 cm at SNR 250 and ±10 cm at SNR 12 (1σ).
+#[test]
+fn preset_range_noise_matches_the_datasheets() {
+    let sigma = |name: &str, snr: f32| {
+        let n = preset(name, None).unwrap().detector.noise;
+        (n.range_sigma_m.powi(2) + (n.range_sigma_snr_m / snr).powi(2)).sqrt()
+    };
+    assert!((sigma("vlp-16", 1e6) - 0.03).abs() < 1e-4);
+    assert!((sigma("hdl-32e", 1e6) - 0.02).abs() < 1e-4);
+    assert!((sigma("os1-128", 250.0) - 0.015).abs() < 0.0005);
+    assert!((sigma("os1-128", 12.0) - 0.10).abs() < 0.002);
 }

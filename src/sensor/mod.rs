@@ -51,7 +51,9 @@ pub use detector::{
 };
 pub use file::{load_sensor, load_sensor_file, parse_sensor, GenericDefaults, GENERIC};
 pub use kernel::{BeamKernel, Sampling, Spot, SubRaySample, Support, Table1d};
-pub use presets::{preset, preset_with, presets, PresetInfo, PresetOptions};
+pub use presets::{
+    preset, preset_detail, preset_with, presets, PresetDetail, PresetInfo, PresetOptions,
+};
 pub use subrays::{check_subrays, grid_rows, MAX_SUBRAYS};
 
 /// One laser beam of a pattern.
@@ -211,6 +213,22 @@ impl Sensor {
     /// The same sensor placed at `mount`.
     pub fn with_mount(mut self, mount: Pose) -> Self {
         self.mount = mount;
+        self
+    }
+
+    /// The same sensor without measurement noise: no range jitter, amplitude noise,
+    /// detection roll-off or false alarms, so every frame and seed gives the same points
+    /// (for tests and for reference data, not for data meant to look measured).
+    pub fn ideal(mut self) -> Self {
+        self.detector.noise = Noise::default();
+        self
+    }
+
+    /// The same sensor traced with one ray per beam, along its centre: faster, but
+    /// without the beam's footprint (no mixed pixels, no echo widening on slanted
+    /// surfaces, no blooming).
+    pub fn thin(mut self) -> Self {
+        self.subrays = 1;
         self
     }
 

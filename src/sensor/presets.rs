@@ -38,7 +38,34 @@ struct Entry {
     info: PresetInfo,
     aliases: &'static [&'static str],
     build: Builder,
+    /// How the vendor numbers rings and returns, and what our fields mean for this
+    /// preset where that differs from the vendor's driver (`beamtrace sensors --detail`).
+    conventions: &'static str,
 }
+
+/// A preset as `beamtrace sensors --detail` shows it: the listing, the vendor's
+/// conventions, and the sensor with its default settings (kernel, detector, noise).
+#[derive(Debug, Clone)]
+pub struct PresetDetail {
+    pub info: PresetInfo,
+    pub aliases: &'static [&'static str],
+    pub conventions: &'static str,
+    pub sensor: Sensor,
+}
+
+const VELODYNE: &str = "ring = the laser id of the vendor's firing order (the HDL-64E: \
+top to bottom instead); azimuth counter-clockwise from x (the vendor's packets count \
+clockwise from y, in hundredths of a degree); dual return = strongest and last; \
+intensity is the apparent reflectance, not the vendor's 0–255 calibrated reflectivity \
+(0–100 diffuse, 101–255 retroreflectors).";
+
+const OUSTER: &str = "ring 0 = the top beam, as in Ouster's data; azimuth counter-clockwise \
+from x; dual return = strongest and second strongest (rev 7 firmware); intensity is the \
+apparent reflectance, not Ouster's 8-bit calibrated reflectivity; range in m (Ouster \
+packets: mm).";
+
+const SCANNER: &str = "ring = layer, 0 = the bottom layer; azimuth counter-clockwise from \
+x, the sweep runs clockwise from left to right; multi-echo as the sheet gives it.";
 
 const fn info(
     name: &'static str,
@@ -64,6 +91,7 @@ macro_rules! ouster_entry {
             info: info($name, $desc, $ch, 1024, (-180.0, 180.0), (-$half, $half)),
             aliases: $aliases,
             build: |o| b::ouster($fam, $ch, o),
+            conventions: OUSTER,
         }
     };
 }
@@ -83,6 +111,7 @@ const REGISTRY: &[Entry] = &[
         ),
         aliases: &["velodyne-vlp-16", "puck"],
         build: b::vlp16,
+        conventions: VELODYNE,
     },
     Entry {
         info: info(
@@ -95,6 +124,7 @@ const REGISTRY: &[Entry] = &[
         ),
         aliases: &["velodyne-hdl-32e", "hdl-32"],
         build: b::hdl32e,
+        conventions: VELODYNE,
     },
     Entry {
         info: info(
@@ -107,6 +137,7 @@ const REGISTRY: &[Entry] = &[
         ),
         aliases: &["velodyne-hdl-64e", "hdl-64", "hdl-64e-s2", "hdl-64e-s3"],
         build: b::hdl64e,
+        conventions: VELODYNE,
     },
     ouster_entry!(
         "os0-32",
@@ -199,6 +230,7 @@ const REGISTRY: &[Entry] = &[
         ),
         aliases: &["lux-4l", "ibeo-4l", "ibeo-lux"],
         build: b::ibeo_lux_4l,
+        conventions: SCANNER,
     },
     Entry {
         info: info(
@@ -211,6 +243,9 @@ const REGISTRY: &[Entry] = &[
         ),
         aliases: &["hokuyo-urg-04lx", "hokuyo"],
         build: b::urg04lx,
+        conventions: "one plane at elevation 0, ring 0; azimuth counter-clockwise from x, \
+            swept counter-clockwise as the URG's steps 44..=725 (step 384 = straight \
+            ahead); single return; range in m (SCIP: mm).",
     },
     Entry {
         info: info(
@@ -223,6 +258,8 @@ const REGISTRY: &[Entry] = &[
         ),
         aliases: &["blickfeld-cube-1", "cube1", "blickfeld"],
         build: b::cube1,
+        conventions: "ring = scan line, 0 = the top line; lines alternate direction as \
+            the resonant mirror swings; azimuth counter-clockwise from x; single return.",
     },
     Entry {
         info: info(
@@ -235,6 +272,7 @@ const REGISTRY: &[Entry] = &[
         ),
         aliases: &["valeo-scala-2", "scala-gen2", "scala2"],
         build: b::scala2,
+        conventions: SCANNER,
     },
     Entry {
         info: info(
@@ -247,6 +285,8 @@ const REGISTRY: &[Entry] = &[
         ),
         aliases: &["mid-40", "livox", "rosette"],
         build: b::livox_rosette,
+        conventions: "one ring (0): a non-repetitive rosette, points in firing order; \
+            x forward as Livox's own frame; single return.",
     },
 ];
 
@@ -284,19 +324,29 @@ pub fn preset(name: &str, columns: Option<u32>) -> Result<Sensor, SensorError> {
 
 /// A preset with the given settings; settings the preset has no use for are errors.
 pub fn preset_with(name: &str, options: &PresetOptions) -> Result<Sensor, SensorError> {
+    let sensor = (entry(name)?.build)(options)?;
+    sensor.validate()?;
+    Ok(sensor)
+}
+
+/// A preset's listing, conventions and default sensor, by name or alias.
+pub fn preset_detail(name: &str) -> Result<PresetDetail, SensorError> {
+    let e = entry(name)?;
+    Ok(PresetDetail {
+        info: e.info,
+        aliases: e.aliases,
+        conventions: e.conventions,
+        sensor: preset_with(e.info.name, &PresetOptions::default())?,
+    })
+}
+
+fn entry(name: &str) -> Result<&'static Entry, SensorError> {
     let k = key(name);
-    let entry = REGISTRY
+    REGISTRY
         .iter()
-        .find(|e| key(e.info.name) == k || e.aliases.iter().any(|a| key(a) == k));
-    match entry {
-        Some(e) => {
-            let sensor = (e.build)(options)?;
-            sensor.validate()?;
-            Ok(sensor)
-        }
-        None => Err(SensorError::UnknownPreset {
+        .find(|e| key(e.info.name) == k || e.aliases.iter().any(|a| key(a) == k))
+        .ok_or_else(|| SensorError::UnknownPreset {
             name: name.to_string(),
             known: known_names(),
-        }),
-    }
+        })
 }
