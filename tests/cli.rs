@@ -476,6 +476,40 @@ fn run_writes_sane_frames_reproducibly() {
     }
 }
 
+/// One VLP-16 frame as PLY bytes, with `extra` options.
+fn vlp16_frame(out: &Path, extra: &[&str]) -> Vec<u8> {
+    let mut args = vec![
+        "run",
+        "--out",
+        s(out),
+        "--format",
+        "ply",
+        "--sensor",
+        "vlp-16",
+        "--no-picture",
+    ];
+    args.extend_from_slice(extra);
+    let o = beamtrace(&args);
+    assert!(o.success, "run failed:\n{}{}", o.stdout, o.stderr);
+    fs::read(out.join("frame_000000.ply")).unwrap()
+}
+
+#[test]
+fn the_seed_changes_the_noise_and_ideal_removes_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let run = |dir: &str, extra: &[&str]| vlp16_frame(&tmp.path().join(dir), extra);
+    // The preset's datasheet noise is on by default: another seed, other points.
+    let (seed0, seed1) = (run("s0", &["--seed", "0"]), run("s1", &["--seed", "1"]));
+    assert_ne!(seed0, seed1, "two seeds gave the same frame");
+    assert_eq!(seed0, run("s0b", &["--seed", "0"]), "one seed, two frames");
+    let (ideal0, ideal1) = (
+        run("i0", &["--ideal", "--seed", "0"]),
+        run("i1", &["--ideal", "--seed", "1"]),
+    );
+    assert_eq!(ideal0, ideal1, "--ideal still depends on the seed");
+    assert_ne!(ideal0, seed0, "--ideal changed nothing");
+}
+
 #[test]
 fn sensors_lists_presets() {
     let o = beamtrace(&["sensors"]);
@@ -605,9 +639,12 @@ fn run_help_describes_every_option() {
             "--world",
             "--no-picture",
             "--validate",
+            "--ideal",
+            "--thin",
             "--help",
         ],
     );
+    assert_help_lists_exactly("sensors", &["--detail", "--help"]);
 }
 
 #[test]
