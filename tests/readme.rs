@@ -89,6 +89,7 @@ fn readme_field_table_is_what_the_files_carry() {
         .map(|(name, letter, size)| {
             let ty = match (letter.as_str(), size) {
                 ("F", 4) => "float32",
+                ("U", 1) => "uint8",
                 ("U", 2) => "uint16",
                 ("U", 4) => "uint32",
                 other => panic!("README type {other:?} has no PLY name here"),

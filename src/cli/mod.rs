@@ -36,8 +36,8 @@ enum Command {
     ///
     /// Points are written in the sensor frame (x forward, y left, z up; `--world` for the
     /// world frame) with the fields x y z intensity range ring azimuth elevation beam
-    /// instance class epw return_index return_count material ambient time (README.md
-    /// explains each); intensity is the apparent reflectance (1.0 = a white Lambertian
+    /// instance class epw return_index return_count material ambient time reflectivity
+    /// (README.md explains each); intensity is the apparent reflectance (1.0 = a white Lambertian
     /// target at normal incidence).
     Run(run::RunArgs),
     /// List the sensor presets with their beam counts and fields of view; `--detail

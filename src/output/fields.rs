@@ -8,6 +8,7 @@ use super::Point;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Scalar {
     F32,
+    U8,
     U16,
     U32,
 }
@@ -17,6 +18,7 @@ impl Scalar {
         match self {
             Scalar::F32 | Scalar::U32 => 4,
             Scalar::U16 => 2,
+            Scalar::U8 => 1,
         }
     }
 
@@ -24,7 +26,7 @@ impl Scalar {
     pub(crate) fn pcd_type(self) -> char {
         match self {
             Scalar::F32 => 'F',
-            Scalar::U16 | Scalar::U32 => 'U',
+            Scalar::U8 | Scalar::U16 | Scalar::U32 => 'U',
         }
     }
 
@@ -33,6 +35,7 @@ impl Scalar {
     pub(crate) fn ply_type(self) -> &'static str {
         match self {
             Scalar::F32 => "float32",
+            Scalar::U8 => "uint8",
             Scalar::U16 => "uint16",
             Scalar::U32 => "uint32",
         }
@@ -42,6 +45,7 @@ impl Scalar {
     pub(crate) fn ply_alias(self) -> &'static str {
         match self {
             Scalar::F32 => "float",
+            Scalar::U8 => "uchar",
             Scalar::U16 => "ushort",
             Scalar::U32 => "uint",
         }
@@ -51,6 +55,7 @@ impl Scalar {
     pub(crate) fn describe(self) -> &'static str {
         match self {
             Scalar::F32 => "float",
+            Scalar::U8 => "8-bit unsigned",
             Scalar::U16 => "16-bit unsigned",
             Scalar::U32 => "32-bit unsigned",
         }
@@ -106,6 +111,7 @@ fields! {
     material: U16,
     ambient: F32,
     time: F32,
+    reflectivity: U8,
 }
 
 /// Bytes of one point in a packed binary record.
@@ -131,6 +137,7 @@ pub(crate) fn by_name(name: &str) -> Option<&'static Field> {
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) enum Value {
     F32(f32),
+    U8(u8),
     U16(u16),
     U32(u32),
 }
@@ -140,6 +147,7 @@ impl Value {
     pub(crate) fn write_le(self, out: &mut Vec<u8>) {
         match self {
             Value::F32(v) => out.extend_from_slice(&v.to_le_bytes()),
+            Value::U8(v) => out.push(v),
             Value::U16(v) => out.extend_from_slice(&v.to_le_bytes()),
             Value::U32(v) => out.extend_from_slice(&v.to_le_bytes()),
         }
@@ -158,6 +166,7 @@ impl Value {
                 Value::U32(u32::from_le_bytes(b4))
             }
             Scalar::U16 => Value::U16(u16::from_le_bytes([bytes[0], bytes[1]])),
+            Scalar::U8 => Value::U8(bytes[0]),
         }
     }
 
@@ -166,6 +175,7 @@ impl Value {
         match scalar {
             // Rust accepts nan/inf in any case, as PCL and numpy write them.
             Scalar::F32 => token.parse().ok().map(Value::F32),
+            Scalar::U8 => token.parse().ok().map(Value::U8),
             Scalar::U16 => token.parse().ok().map(Value::U16),
             Scalar::U32 => token.parse().ok().map(Value::U32),
         }
@@ -180,6 +190,7 @@ impl Value {
         let _ = match self {
             Value::F32(v) if v.is_nan() => write!(out, "nan"),
             Value::F32(v) => write!(out, "{v}"),
+            Value::U8(v) => write!(out, "{v}"),
             Value::U16(v) => write!(out, "{v}"),
             Value::U32(v) => write!(out, "{v}"),
         };
@@ -210,6 +221,7 @@ mod tests {
             material: 15,
             ambient: 16.5,
             time: 17.5,
+            reflectivity: 18,
         }
     }
 
@@ -218,14 +230,14 @@ mod tests {
         // The README's field table, in file order, with PCD's TYPE and SIZE.
         let documented = "x F4, y F4, z F4, intensity F4, range F4, ring U2, azimuth F4, \
             elevation F4, beam U4, instance U4, class U2, epw F4, return_index U2, \
-            return_count U2, material U2, ambient F4, time F4";
+            return_count U2, material U2, ambient F4, time F4, reflectivity U1";
         let ours: Vec<String> = FIELDS
             .iter()
             .map(|f| format!("{} {}{}", f.name, f.scalar.pcd_type(), f.scalar.size()))
             .collect();
         assert_eq!(ours.join(", "), documented);
-        // 10 four-byte floats, 2 four-byte and 5 two-byte unsigned integers.
-        assert_eq!(RECORD_SIZE, 58);
+        // 10 four-byte floats, 2 four-byte, 5 two-byte and 1 one-byte unsigned integers.
+        assert_eq!(RECORD_SIZE, 59);
     }
 
     #[test]
@@ -249,6 +261,7 @@ mod tests {
             Value::U16(15),
             Value::F32(16.5),
             Value::F32(17.5),
+            Value::U8(18),
         ];
         assert_eq!(FIELDS.len(), expected.len());
         let mut q = Point::default();

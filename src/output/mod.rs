@@ -35,6 +35,10 @@ pub struct Point {
     pub z: f32,
     /// Apparent reflectance R_app (1.0 = a 100 % Lambertian target at normal incidence).
     pub intensity: f32,
+    /// The 8-bit calibrated reflectivity Velodyne and Ouster sensors report (see
+    /// `sensor::calibrated_reflectivity`): 0–100 = diffuse 0–100 %, 101–255 =
+    /// retroreflectors.
+    pub reflectivity: u8,
     /// One-way range (m).
     pub range: f32,
     pub ring: u16,

@@ -303,6 +303,7 @@ mod tests {
                     .iter()
                     .map(|f| match (f.get)(p) {
                         Value::F32(v) => v.to_bits(),
+                        Value::U8(v) => v as u32,
                         Value::U16(v) => v as u32,
                         Value::U32(v) => v,
                     })
@@ -339,7 +340,7 @@ mod tests {
         }
         let text = std::fs::read_to_string(dir.path().join("nan.pcd")).unwrap();
         assert!(
-            text.ends_with("nan 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0\n"),
+            text.ends_with("nan 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0\n"),
             "{text}"
         );
     }
@@ -349,10 +350,10 @@ mod tests {
         let expected = "# .PCD v0.7 - Point Cloud Data file format\n\
             VERSION 0.7\n\
             FIELDS x y z intensity range ring azimuth elevation beam instance class \
-            epw return_index return_count material ambient time\n\
-            SIZE 4 4 4 4 4 2 4 4 4 4 2 4 2 2 2 4 4\n\
-            TYPE F F F F F U F F U U U F U U U F F\n\
-            COUNT 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1\n\
+            epw return_index return_count material ambient time reflectivity\n\
+            SIZE 4 4 4 4 4 2 4 4 4 4 2 4 2 2 2 4 4 1\n\
+            TYPE F F F F F U F F U U U F U U U F F U\n\
+            COUNT 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1\n\
             WIDTH 3\n\
             HEIGHT 1\n\
             VIEWPOINT 0 0 0 1 0 0 0\n\
@@ -397,6 +398,7 @@ mod tests {
                 material: 7,
                 ambient: 0.125,
                 time: 0.001,
+                reflectivity: 9,
             }],
         };
         let mut buf = Vec::new();
@@ -404,7 +406,7 @@ mod tests {
         let text = String::from_utf8(buf).unwrap();
         assert!(
             text.ends_with(
-                "DATA ascii\n1.5 -0.25 0.0000001 0.1 2 3 0.5 -0.5 4 5 6 0.5 1 2 7 0.125 0.001\n"
+                "DATA ascii\n1.5 -0.25 0.0000001 0.1 2 3 0.5 -0.5 4 5 6 0.5 1 2 7 0.125 0.001 9\n"
             ),
             "{text}"
         );

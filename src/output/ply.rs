@@ -254,7 +254,7 @@ mod tests {
             property uint32 instance\nproperty uint16 class\nproperty float32 epw\n\
             property uint16 return_index\nproperty uint16 return_count\n\
             property uint16 material\nproperty float32 ambient\nproperty float32 time\n\
-            end_header\n";
+            property uint8 reflectivity\nend_header\n";
         assert!(
             h.starts_with("ply\nformat binary_little_endian 1.0\n"),
             "{h}"
@@ -265,7 +265,7 @@ mod tests {
         let n = tricky_cloud().points.len();
         assert_eq!(
             buf.len(),
-            ply_header(n, PlyEncoding::BinaryLittleEndian).len() + n * 58
+            ply_header(n, PlyEncoding::BinaryLittleEndian).len() + n * 59
         );
     }
 

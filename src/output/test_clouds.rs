@@ -39,6 +39,7 @@ pub(crate) fn tricky_cloud() -> PointCloud {
             material: [u16::MAX, 5, 0][i % 3],
             ambient: f * 1e-3,
             time: 1e-5 * i as f32,
+            reflectivity: [0, 101, u8::MAX][i % 3],
         });
     }
     PointCloud { points }

@@ -28,6 +28,7 @@ pub mod kernel;
 mod patterns;
 mod preset_builders;
 mod presets;
+mod reflectivity;
 pub mod rng;
 mod subrays;
 
@@ -54,6 +55,7 @@ pub use kernel::{BeamKernel, Sampling, Spot, SubRaySample, Support, Table1d};
 pub use presets::{
     preset, preset_detail, preset_with, presets, PresetDetail, PresetInfo, PresetOptions,
 };
+pub use reflectivity::{calibrated_reflectivity, RETRO_FULL_SCALE};
 pub use subrays::{check_subrays, grid_rows, MAX_SUBRAYS};
 
 /// One laser beam of a pattern.

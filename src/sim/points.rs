@@ -3,7 +3,7 @@
 
 use super::gpu_types::{GpuBeam, GpuPoint};
 use crate::output::{Point, PointCloud};
-use crate::sensor::Beam;
+use crate::sensor::{calibrated_reflectivity, Beam};
 
 /// The beams as the shaders read them.
 pub fn gpu_beams(beams: &[Beam]) -> Vec<GpuBeam> {
@@ -49,6 +49,7 @@ pub fn to_point_cloud(beams: &[Beam], points: &[GpuPoint]) -> PointCloud {
                     material: p.material as u16,
                     ambient: p.ambient,
                     time: beam.time,
+                    reflectivity: calibrated_reflectivity(p.intensity),
                 }
             })
             .collect(),

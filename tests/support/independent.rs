@@ -7,7 +7,7 @@ use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-pub const FIELDS: [&str; 17] = [
+pub const FIELDS: [&str; 18] = [
     "x",
     "y",
     "z",
@@ -25,11 +25,12 @@ pub const FIELDS: [&str; 17] = [
     "material",
     "ambient",
     "time",
+    "reflectivity",
 ];
-pub const TYPES: [&str; 17] = [
-    "F", "F", "F", "F", "F", "U", "F", "F", "U", "U", "U", "F", "U", "U", "U", "F", "F",
+pub const TYPES: [&str; 18] = [
+    "F", "F", "F", "F", "F", "U", "F", "F", "U", "U", "U", "F", "U", "U", "U", "F", "F", "U",
 ];
-pub const SIZES: [u64; 17] = [4, 4, 4, 4, 4, 2, 4, 4, 4, 4, 2, 4, 2, 2, 2, 4, 4];
+pub const SIZES: [u64; 18] = [4, 4, 4, 4, 4, 2, 4, 4, 4, 4, 2, 4, 2, 2, 2, 4, 4, 1];
 
 /// The Python that has `module`: `$BEAMTRACE_PYTHON`, else the venv of scripts/setup.sh.
 pub fn python(module: &str) -> PathBuf {
@@ -88,6 +89,7 @@ pub fn known_cloud() -> PointCloud {
             material: [2, u16::MAX, 0][i % 3],
             ambient: f * 0.5,
             time: 1e-6 * i as f32,
+            reflectivity: [255, 0, 100][i % 3],
         })
         .collect();
     PointCloud { points }
@@ -113,6 +115,7 @@ fn expected(p: &Point, field: &str) -> u64 {
         "material" => p.material as u64,
         "ambient" => p.ambient.to_bits() as u64,
         "time" => p.time.to_bits() as u64,
+        "reflectivity" => p.reflectivity as u64,
         other => panic!("unexpected field {other}"),
     }
 }
