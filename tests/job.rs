@@ -56,3 +56,39 @@ fn a_job_that_fails_reports_no_frame() {
     assert!(matches!(err, JobError::NoFrames), "{err}");
     assert_eq!(calls, 0);
 }
+
+#[test]
+fn a_white_and_a_grey_wall_read_their_percent_as_reflectivity() {
+    // Beams near normal incidence on Lambertian walls of 90 % and 10 % at 10 m: the
+    // apparent reflectance is ρ·cos θ, and the 8-bit reflectivity its percent (the
+    // vendors' 0–100 diffuse scale). No noise, so only the beam's footprint (its
+    // sub-rays see the same wall) and the waveform's 0.3 % bin loss stand between.
+    for (material, percent) in [("lambertian_90", 90.0f32), ("lambertian_10", 10.0)] {
+        let tmp = tempfile::tempdir().unwrap();
+        let mut o = options(tmp.path(), 1);
+        o.scene = procedural_scene(&format!("wall:distance=10,size=40,material={material}"))
+            .expect("wall");
+        o.sensor = o.sensor.ideal();
+        let report = run_job(&o, &mut |_| {}).expect("job");
+        let cloud = read_cloud(&report.files[0]).expect("cloud");
+        let near_normal: Vec<_> = cloud
+            .points
+            .iter()
+            .filter(|p| p.azimuth.abs() < 0.05 && p.elevation.abs() < 0.05)
+            .collect();
+        assert!(
+            !near_normal.is_empty(),
+            "{material}: no beam near the normal"
+        );
+        for p in near_normal {
+            let cos = p.azimuth.cos() * p.elevation.cos();
+            let want = percent * cos;
+            assert!(
+                (f32::from(p.reflectivity) - want).abs() <= 1.0,
+                "{material}: reflectivity {} vs {want} (R_app {})",
+                p.reflectivity,
+                p.intensity
+            );
+        }
+    }
+}
