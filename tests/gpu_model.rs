@@ -6,7 +6,7 @@ mod support;
 use beamtrace::contract::MAX_RECORD_SLOTS;
 use beamtrace::job::{frame_settings, sensor_subrays};
 use beamtrace::model::RecordLayout;
-use beamtrace::reference::frame_echoes;
+use beamtrace::reference::{frame_echoes, CpuSimulator};
 use beamtrace::scene::Scene;
 use beamtrace::sensor::{
     default_sensor, BeamKernel, Noise, RangeCurve, RangeEstimator, ReturnMode, Sampling, Sensor,
@@ -486,8 +486,18 @@ fn step_edge_splits_the_beam_into_two_echoes() {
 /// material): the `wall` scene of each material turned and moved out, so that a beam
 /// in the wall's direction meets it at normal incidence at that range.
 fn walls(targets: &[(f32, f32, f32, &str)], size: f32) -> Scene {
+    let sized: Vec<_> = targets
+        .iter()
+        .map(|&(az, el, range, material)| (az, el, range, material, size))
+        .collect();
+    walls_sized(&sized)
+}
+
+/// [`walls`] with a side length per wall: (azimuth°, elevation°, range, IR material,
+/// size).
+fn walls_sized(targets: &[(f32, f32, f32, &str, f32)]) -> Scene {
     let mut scene = Scene::default();
-    for &(az_deg, el_deg, range, material) in targets {
+    for &(az_deg, el_deg, range, material, size) in targets {
         let one = procedural(&format!("wall:distance=1,size={size},material={material}"));
         let (meshes, materials) = (scene.meshes.len() as u32, scene.materials.len() as u32);
         let ids = scene.instances.len() as u32;
@@ -785,6 +795,85 @@ fn glass_pane_gives_a_weak_first_echo_and_the_wall_a_strong_second() {
             "glass {} vs wall {}",
             e[0].amplitude,
             e[1].amplitude
+        );
+    }
+}
+
+/// The CPU reference's whole frame (trace and waveform stage) for `sensor` under
+/// `settings`, with the records of every slot.
+fn cpu_frame(
+    scene: &Scene,
+    sensor: &Sensor,
+    settings: &beamtrace::sim::FrameSettings,
+) -> (Vec<beamtrace::sim::SubRayRecord>, Vec<Vec<Echo>>) {
+    let (db, map) = materials(scene);
+    let cpu = CpuSimulator::new(scene, &db, &map).expect("cpu reference");
+    let subrays = sensor_subrays(sensor).expect("sub-rays");
+    let (records, echoes, counts) = cpu.frame(&sensor.beams, &subrays, settings, MAX_RECORD_SLOTS);
+    let per = echoes.len() / counts.len();
+    let by_beam = (0..counts.len())
+        .map(|b| echoes[b * per..b * per + counts[b] as usize].to_vec())
+        .collect();
+    (records, by_beam)
+}
+
+#[test]
+fn sunlit_retroreflector_ambient_is_its_diffuse_part_alone() {
+    // A retroreflective sign (sign_reflecting: diffuse base albedo 0.40, retro peak 800)
+    // and a white Lambertian wall (lambertian_90), side by side at 10 m, 10° left and
+    // right, each facing the sensor; the sun at s = (−0.6, 0, 0.8) with irradiance E.
+    // Sunlight meets both at cos θ_sun = n·s = 0.6·cos 10°. A retroreflector sends the
+    // sun's light back to the sun, so the passive channel sees only the diffuse part:
+    // a_i = w_i·E·ρ_diffuse·cos θ_sun per sub-ray, A_b = E·ρ_diffuse·cos θ_sun per beam
+    // (Σ w_i = 1) — not the retro peak's ~10³× of the wall's.
+    let scene = walls(
+        &[
+            (10.0, 0.0, 10.0, "sign_reflecting"),
+            (-10.0, 0.0, 10.0, "lambertian_90"),
+        ],
+        2.0,
+    );
+    let sensor = sensor_with(vec![beam(10.0, 0.0), beam(-10.0, 0.0)], gaussian(0.2), 16);
+    let irradiance = 2.5f32;
+    let sun = Some(Sun {
+        direction: Vec3::new(-0.6, 0.0, 0.8),
+        irradiance,
+    });
+    let cos_sun = 0.6 * 10f32.to_radians().cos();
+    let albedo = [0.40f32, 0.90];
+    let subrays = sensor_subrays(&sensor).expect("sub-rays");
+    let settings = frame_settings(&sensor, Affine3A::IDENTITY, sun, 0, 0);
+    let gpu = simulate(&scene, &sensor, sun, 0);
+    let gpu_records = gpu.records.as_ref().expect("records");
+    let gpu_echoes: Vec<Vec<Echo>> = (0..2).map(|b| echoes_of(&gpu, &sensor, b)).collect();
+    let (cpu_records, cpu_echoes) = cpu_frame(&scene, &sensor, &settings);
+    let slots = MAX_RECORD_SLOTS as usize;
+    for (who, records, echoes) in [
+        ("GPU", gpu_records, &gpu_echoes),
+        ("CPU", &cpu_records, &cpu_echoes),
+    ] {
+        for (b, rho) in albedo.iter().enumerate() {
+            for (i, sub) in subrays.iter().enumerate() {
+                let r = &records[(b * subrays.len() + i) * slots];
+                let want = sub.weight * irradiance * rho * cos_sun;
+                assert!(
+                    (r.ambient - want).abs() <= 1e-3 * want,
+                    "{who} beam {b} sub-ray {i}: ambient {} want {want}",
+                    r.ambient
+                );
+            }
+            let want = irradiance * rho * cos_sun;
+            assert_eq!(echoes[b].len(), 1, "{who} beam {b}: {:?}", echoes[b]);
+            let got = echoes[b][0].ambient;
+            assert!(
+                (got - want).abs() <= 1e-3 * want,
+                "{who} beam {b}: A_b {got} want {want}"
+            );
+        }
+        let ratio = echoes[0][0].ambient / echoes[1][0].ambient;
+        assert!(
+            (ratio - 0.40 / 0.90).abs() < 1e-3,
+            "{who}: sign/wall ambient {ratio}, want the albedo ratio 0.444"
         );
     }
 }

@@ -275,8 +275,9 @@ impl CpuSimulator {
         })
     }
 
-    /// Sunlight a surface with normal `n` returns: its reflectance towards the sun if a
-    /// shadow ray from `p` reaches the sun, else 0.
+    /// Sunlight a surface with normal `n` sends to the sensor: the diffuse part of its
+    /// reflectance at the sun's incidence if a shadow ray from `p` reaches the sun, else
+    /// 0 (a retroreflector's peak and a glint return sunlight towards the sun).
     fn sun_ambient(&self, material: u32, p: Vec3, n: Vec3, weight: f32, f: &FrameSettings) -> f32 {
         let Some(sun) = f.sun.filter(|s| s.irradiance > 0.0) else {
             return 0.0;
@@ -284,7 +285,7 @@ impl CpuSimulator {
         let sd = sun.direction.normalize();
         let cos_sun = n.dot(sd);
         if cos_sun > 0.0 && self.reaches_sun(p, sd) {
-            weight * sun.irradiance * self.tables.reflectance(material, cos_sun)
+            weight * sun.irradiance * self.tables.diffuse_reflectance(material, cos_sun)
         } else {
             0.0
         }

@@ -77,7 +77,7 @@ pub struct GpuMaterial {
     pub class_id: u32,
     pub transmission: f32,
     pub table_offset: u32,
-    pub pad: u32,
+    pub diffuse_offset: u32,
 }
 
 #[repr(C)]
@@ -293,7 +293,7 @@ pub fn trace_layouts() -> Vec<HostLayout> {
         layout!(
             GpuMaterial,
             "Material",
-            [class_id, transmission, table_offset, pad]
+            [class_id, transmission, table_offset, diffuse_offset]
         ),
         subray_record_layout(),
         layout!(
