@@ -879,6 +879,45 @@ fn sunlit_retroreflector_ambient_is_its_diffuse_part_alone() {
 }
 
 #[test]
+fn glass_dims_a_ray_through_a_shared_edge_or_vertex_once() {
+    // The glass_wall pane at 8 m is a 4 × 4 grid of 5 m cells (vertices at y, z = 0, ±5,
+    // ±10). Thin rays through its centre vertex, through the shared edges y = 0 and
+    // z = 0, and (control) inside a cell hit the 10 % wall 2 m behind it through one
+    // pane: R_app = 0.90²·0.10·cos θ (one-way transmission 0.90, configs/materials.yaml),
+    // however many of the pane's triangles the crossing point belongs to.
+    let scene = procedural("glass_wall:distance=8");
+    let across = (2.5f32 / 8.0).atan().to_degrees();
+    let beams = vec![
+        beam(0.0, 0.0),
+        beam(0.0, across),
+        beam(across, 0.0),
+        beam(7.0, 23.0),
+    ];
+    let mut sensor = sensor_with(beams, gaussian(0.2), 1);
+    sensor.detector.pulse_duration_s = 2e-9;
+    let settings = frame_settings(&sensor, Affine3A::IDENTITY, None, 0, 0);
+    let gpu = simulate(&scene, &sensor, None, 0);
+    let gpu_echoes: Vec<Vec<Echo>> = (0..4).map(|b| echoes_of(&gpu, &sensor, b)).collect();
+    let (_, cpu_echoes) = cpu_frame(&scene, &sensor, &settings);
+    for (who, echoes) in [("GPU", gpu_echoes), ("CPU", cpu_echoes)] {
+        for (b, e) in echoes.iter().enumerate() {
+            let cos = sensor.beams[b].direction().x;
+            assert_eq!(e.len(), 2, "{who} beam {b}: {e:?}");
+            assert!(
+                (e[1].range - 10.0 / cos).abs() < 0.01,
+                "{who} beam {b}: {e:?}"
+            );
+            let want = 0.90 * 0.90 * 0.10 * cos;
+            assert!(
+                (e[1].reflectance - want).abs() < 0.01 * want,
+                "{who} beam {b}: wall R_app {} want {want}",
+                e[1].reflectance
+            );
+        }
+    }
+}
+
+#[test]
 fn foliage_stack_gives_multiple_echoes() {
     // Layers 2 m apart so their echoes separate (the pulse is 0.75 m FWHM); 3° beams
     // cover ~40 cm of leaves each.

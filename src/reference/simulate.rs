@@ -3,7 +3,7 @@
 //! shadow rays, the same tables — written as the same return records.
 
 use super::{Bvh, Hit, ReferenceError};
-use crate::contract::MAX_TRANSPARENT;
+use crate::contract::{MAX_TRANSPARENT, SAME_CROSSING};
 use crate::material::{MaterialClass, MaterialDb};
 use crate::model::{Echo, FrameSettings, RecordLayout, SceneTables, SubRayRecord};
 use crate::scene::Scene;
@@ -350,8 +350,16 @@ fn jittered_offset(
 }
 
 /// Notes a transparent surface; when the notes are full, it replaces the farthest if it
-/// is nearer (as `transparent.rahit` does).
+/// is nearer (as `transparent.rahit` does). A second hit of a noted instance at the same
+/// range is the same crossing (a ray through an edge shared by two of its triangles) and
+/// is not noted again, so the pane dims the beam once.
 fn keep_nearest_note(notes: &mut Vec<Note>, note: Note) {
+    let same_crossing = |n: &Note| {
+        n.instance == note.instance && (n.t - note.t).abs() <= SAME_CROSSING * note.t.max(1.0)
+    };
+    if notes.iter().any(same_crossing) {
+        return;
+    }
     if notes.len() < NOTES {
         notes.push(note);
         return;
