@@ -87,8 +87,8 @@ struct FrameParams {
     uint beam_count;
     uint subray_count;
     uint slots;                 // record slots per sub-ray (1 + transparent layers)
-    float min_range;
-    float max_range;
+    float min_range;            // unused by the trace: rays start at the origin (blind zone)
+    float max_range;            // the primary ray's tmax
     uint seed_lo;
     uint seed_hi;
     uint frame;

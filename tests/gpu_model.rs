@@ -878,6 +878,102 @@ fn sunlit_retroreflector_ambient_is_its_diffuse_part_alone() {
     }
 }
 
+/// The blind-zone scene: a 0.2 m square of IR `near` at 0.3 m straight ahead (it spans
+/// ±18.4° from the sensor) before a 50 % wall 40 m wide at 10 m.
+fn blind_zone_scene(near: &str) -> Scene {
+    walls_sized(&[
+        (0.0, 0.0, 0.3, near, 0.2),
+        (0.0, 0.0, 10.0, "lambertian_50", 40.0),
+    ])
+}
+
+/// A sensor with a minimum range of 0.5 m: one beam straight ahead through the near
+/// square, one at 30° azimuth past it to the wall; 16 sub-rays of a 0.2° Gaussian.
+fn blind_zone_sensor() -> Sensor {
+    let mut s = sensor_with(vec![beam(0.0, 0.0), beam(30.0, 0.0)], gaussian(0.2), 16);
+    s.min_range = 0.5;
+    s
+}
+
+/// Each frame's echoes of both beams, GPU then CPU reference, for the frames of
+/// `settings` (they differ in their return mode).
+fn blind_zone_echoes(
+    scene: &Scene,
+    sensor: &Sensor,
+    settings: &[beamtrace::sim::FrameSettings],
+) -> Vec<(&'static str, Vec<Vec<Echo>>)> {
+    let mut out = Vec::new();
+    for frame in simulate_frames(scene, sensor, MAX_RECORD_SLOTS, settings) {
+        out.push((
+            "GPU",
+            (0..2).map(|b| echoes_of(&frame, sensor, b)).collect(),
+        ));
+    }
+    for s in settings {
+        out.push(("CPU", cpu_frame(scene, sensor, s).1));
+    }
+    out
+}
+
+/// The 30° beam misses the near square: one echo from the 50 % wall at 10/cos 30° m,
+/// R_app = 0.5·cos 30°.
+fn assert_side_beam_sees_the_wall(who: &str, echoes: &[Echo]) {
+    let c30 = 30f32.to_radians().cos();
+    assert_eq!(echoes.len(), 1, "{who} side beam: {echoes:?}");
+    assert!(
+        (echoes[0].range - 10.0 / c30).abs() < 0.01,
+        "{who}: {echoes:?}"
+    );
+    assert!(
+        (echoes[0].reflectance - 0.5 * c30).abs() < 0.01,
+        "{who}: {echoes:?}"
+    );
+}
+
+#[test]
+fn an_opaque_surface_in_the_blind_zone_blocks_the_beam() {
+    // A real sensor's beam is stopped by a surface closer than its minimum range: the
+    // echo inside [0, 0.5 m) is not reported and the wall behind stays hidden, so the
+    // beam straight ahead returns nothing (not the wall at 10 m).
+    let scene = blind_zone_scene("lambertian_50");
+    let sensor = blind_zone_sensor();
+    let settings = frame_settings(&sensor, Affine3A::IDENTITY, None, 0, 0);
+    for (who, echoes) in blind_zone_echoes(&scene, &sensor, &[settings]) {
+        assert!(
+            echoes[0].is_empty(),
+            "{who}: blocked beam gave {:?}",
+            echoes[0]
+        );
+        assert_side_beam_sees_the_wall(who, &echoes[1]);
+    }
+}
+
+#[test]
+fn glass_in_the_blind_zone_dims_the_wall_and_its_echo_is_dropped() {
+    // Glass (one-way transmission 0.90, configs/materials.yaml) at 0.3 m, inside the
+    // 0.5 m minimum range, before a 50 % wall at 10 m at normal incidence: the glass's
+    // own echo is not reported, and the wall comes back dimmed by the two-way
+    // transmission, R_app = 0.90²·0.5 = 0.405. The dropped echo takes no return slot:
+    // with `all` the wall is the only echo, with `first` it is the first.
+    let scene = blind_zone_scene("glass");
+    let sensor = blind_zone_sensor();
+    let all = frame_settings(&sensor, Affine3A::IDENTITY, None, 0, 0);
+    let mut first = all;
+    first.waveform.return_mode = ReturnMode::First;
+    for (who, echoes) in blind_zone_echoes(&scene, &sensor, &[all, first]) {
+        let ahead = &echoes[0];
+        assert_eq!(ahead.len(), 1, "{who} beam through the glass: {ahead:?}");
+        assert!((ahead[0].range - 10.0).abs() < 0.01, "{who}: {ahead:?}");
+        let want = 0.90 * 0.90 * 0.5;
+        assert!(
+            (ahead[0].reflectance - want).abs() < 0.01 * want,
+            "{who}: R_app {} want {want}",
+            ahead[0].reflectance
+        );
+        assert_side_beam_sees_the_wall(who, &echoes[1]);
+    }
+}
+
 #[test]
 fn glass_dims_a_ray_through_a_shared_edge_or_vertex_once() {
     // The glass_wall pane at 8 m is a 4 × 4 grid of 5 m cells (vertices at y, z = 0, ±5,

@@ -176,7 +176,8 @@ impl CpuSimulator {
 
     /// The primary ray as the GPU traces it: the closest opaque surface, and the
     /// transparent surfaces passed on the way (any-hit rules of `transparent.rahit` and
-    /// `alpha_mask.rahit`).
+    /// `alpha_mask.rahit`). It starts at the origin, not at `min_range`: a surface in the
+    /// blind zone blocks (glass: dims) the beam; the waveform stage drops its echo.
     fn trace_primary(
         &self,
         origin: Vec3,
@@ -184,25 +185,23 @@ impl CpuSimulator {
         f: &FrameSettings,
     ) -> (Option<Hit>, Vec<Note>) {
         let mut notes: Vec<Note> = Vec::with_capacity(NOTES);
-        let closest = self
-            .bvh
-            .trace_filtered(origin, dir, f.min_range, f.max_range, |h| {
-                let g = &self.tables.geometries[self.geometry(h)];
-                if g.class == MaterialClass::Transparent {
-                    if self.alpha_keeps(h) {
-                        let cos = (-dir).dot(h.geometric_normal);
-                        let note = Note {
-                            t: h.t,
-                            reflectance: self.tables.reflectance(g.material, cos),
-                            instance: h.instance,
-                            material: g.material,
-                        };
-                        keep_nearest_note(&mut notes, note);
-                    }
-                    return false;
+        let closest = self.bvh.trace_filtered(origin, dir, 0.0, f.max_range, |h| {
+            let g = &self.tables.geometries[self.geometry(h)];
+            if g.class == MaterialClass::Transparent {
+                if self.alpha_keeps(h) {
+                    let cos = (-dir).dot(h.geometric_normal);
+                    let note = Note {
+                        t: h.t,
+                        reflectance: self.tables.reflectance(g.material, cos),
+                        instance: h.instance,
+                        material: g.material,
+                    };
+                    keep_nearest_note(&mut notes, note);
                 }
-                self.alpha_keeps(h)
-            });
+                return false;
+            }
+            self.alpha_keeps(h)
+        });
         (closest, notes)
     }
 

@@ -89,7 +89,10 @@ pub struct FrameParams {
     pub beam_count: u32,
     pub subray_count: u32,
     pub slots: u32,
+    /// Not read by the trace, whose rays start at the origin (the blind zone blocks);
+    /// the waveform pass drops the echoes nearer than this.
     pub min_range: f32,
+    /// The primary ray's tmax.
     pub max_range: f32,
     pub seed_lo: u32,
     pub seed_hi: u32,
