@@ -65,13 +65,14 @@ struct InstanceInfo {
     uint pad1;
 };
 
-// One IR material: class and its R(theta) table (REFLECTANCE_STEPS + 1 samples over
-// 0..90 degrees in the shared table buffer).
+// One IR material: class and its two tables in the shared table buffer, each
+// REFLECTANCE_STEPS + 1 samples over 0..90 degrees: R(theta) of the sensor's own pulse,
+// and the diffuse part alone, which is all that sunlight sends to the sensor.
 struct Material {
     uint class_id;              // MATERIAL_* (contract.glsl)
     float transmission;         // one-way power transmission (transparent class)
-    uint table_offset;          // first sample in the reflectance table
-    uint pad;
+    uint table_offset;          // first sample of R(theta)
+    uint diffuse_offset;        // first sample of the diffuse part
 };
 
 // SubRayRecord, the trace's output, lives in waveform_types.glsl (shared with the
@@ -86,8 +87,8 @@ struct FrameParams {
     uint beam_count;
     uint subray_count;
     uint slots;                 // record slots per sub-ray (1 + transparent layers)
-    float min_range;
-    float max_range;
+    float min_range;            // unused by the trace: rays start at the origin (blind zone)
+    float max_range;            // the primary ray's tmax
     uint seed_lo;
     uint seed_hi;
     uint frame;

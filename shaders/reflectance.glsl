@@ -1,6 +1,7 @@
 // The IR materials and their R(theta) tables, read by the hit shaders (reflectance at
-// the hit) and by ray generation (reflectance towards the sun). Mirrored on the host by
-// SceneTables::reflectance (src/model/tables.rs), which the CPU reference uses.
+// the hit) and by ray generation (the diffuse part, for sunlight). Mirrored on the host
+// by SceneTables::reflectance and ::diffuse_reflectance (src/model/tables.rs), which
+// the CPU reference uses.
 #ifndef BEAMTRACE_REFLECTANCE_GLSL
 #define BEAMTRACE_REFLECTANCE_GLSL
 
@@ -11,14 +12,25 @@ layout(set = 0, binding = BINDING_TRACE_REFLECTANCE, scalar) readonly buffer Ref
     float reflectance_table[];
 };
 
-// R(theta) of material m: linear in theta between the 0.25 degree samples.
-float material_reflectance(uint m, float cos_theta) {
+// The table starting at `offset`: linear in theta between the 0.25 degree samples.
+float table_sample(uint offset, float cos_theta) {
     float theta_deg = degrees(acos(clamp(cos_theta, 0.0, 1.0)));
     float x = theta_deg * (float(REFLECTANCE_STEPS) / 90.0);
     uint i = min(uint(x), REFLECTANCE_STEPS - 1u);
     float f = clamp(x - float(i), 0.0, 1.0);
-    uint o = materials[m].table_offset + i;
+    uint o = offset + i;
     return mix(reflectance_table[o], reflectance_table[o + 1u], f);
+}
+
+// R(theta) of material m: the return of the sensor's own pulse.
+float material_reflectance(uint m, float cos_theta) {
+    return table_sample(materials[m].table_offset, cos_theta);
+}
+
+// The diffuse part of R(theta) of material m: what light from elsewhere (the sun)
+// sends towards the sensor; glints and retroreflection go back towards their source.
+float material_diffuse_reflectance(uint m, float cos_theta) {
+    return table_sample(materials[m].diffuse_offset, cos_theta);
 }
 
 #endif

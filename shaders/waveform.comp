@@ -239,6 +239,8 @@ void emit(uint c0, uint c1, float r1) {
     uint e = echo_counter;
     echo_counter++;
     if (!noise_and_detection(e, range, amplitude)) return;
+    // The blind zone's echoes (a surface nearer than min_range that blocked or dimmed the
+    // beam) are not reported, and take no candidate place, so no return slot either.
     if (!(range >= p.min_range && range <= p.max_range)) return;
     float reflectance = amplitude * range * range;
     if (!passes_curve(range, reflectance)) return;

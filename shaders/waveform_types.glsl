@@ -51,8 +51,8 @@ struct WaveformParams {
     float amplitude_noise;  // relative sigma of multiplicative amplitude noise
     float pd_width;         // P(detect) = Phi((a - T_eff) / (pd_width T_eff)); 0 = hard cut
     float false_alarm_rate; // expected false echoes per beam and frame
-    float min_range;
-    float max_range;
+    float min_range;        // echoes nearer (the blind zone) are dropped, as farther
+    float max_range;        // than max_range, before the return selection
     uint seed_lo;
     uint seed_hi;
     uint frame;

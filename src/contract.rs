@@ -100,6 +100,14 @@ shared_constants! {
     MAX_CLUSTER_BINS = 16_777_216.0;
 }
 
+shared_constants! {
+    TRACE_FLOATS: f32, "";
+    /// Two hits of one glass instance whose ranges differ by at most this × max(r, 1 m)
+    /// are one crossing of the pane, noted once: a ray through an edge shared by two of
+    /// its triangles hits both at the same range (panes are millimetres apart at least).
+    SAME_CROSSING = 1e-5;
+}
+
 /// Material classes as the material table stores them (`material::MaterialClass`).
 pub mod material_class {
     shared_constants! {
@@ -249,7 +257,7 @@ pub fn glsl_header() -> String {
         }
         s.push('\n');
     }
-    for (name, value) in WAVEFORM_FLOATS {
+    for (name, value) in WAVEFORM_FLOATS.iter().chain(TRACE_FLOATS) {
         // `{:?}` always writes a decimal point or an exponent: a GLSL float literal.
         s.push_str(&format!("const float {name} = {value:?};\n"));
     }

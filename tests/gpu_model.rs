@@ -6,7 +6,7 @@ mod support;
 use beamtrace::contract::MAX_RECORD_SLOTS;
 use beamtrace::job::{frame_settings, sensor_subrays};
 use beamtrace::model::RecordLayout;
-use beamtrace::reference::frame_echoes;
+use beamtrace::reference::{frame_echoes, CpuSimulator};
 use beamtrace::scene::Scene;
 use beamtrace::sensor::{
     default_sensor, BeamKernel, Noise, RangeCurve, RangeEstimator, ReturnMode, Sampling, Sensor,
@@ -486,8 +486,18 @@ fn step_edge_splits_the_beam_into_two_echoes() {
 /// material): the `wall` scene of each material turned and moved out, so that a beam
 /// in the wall's direction meets it at normal incidence at that range.
 fn walls(targets: &[(f32, f32, f32, &str)], size: f32) -> Scene {
+    let sized: Vec<_> = targets
+        .iter()
+        .map(|&(az, el, range, material)| (az, el, range, material, size))
+        .collect();
+    walls_sized(&sized)
+}
+
+/// [`walls`] with a side length per wall: (azimuth°, elevation°, range, IR material,
+/// size).
+fn walls_sized(targets: &[(f32, f32, f32, &str, f32)]) -> Scene {
     let mut scene = Scene::default();
-    for &(az_deg, el_deg, range, material) in targets {
+    for &(az_deg, el_deg, range, material, size) in targets {
         let one = procedural(&format!("wall:distance=1,size={size},material={material}"));
         let (meshes, materials) = (scene.meshes.len() as u32, scene.materials.len() as u32);
         let ids = scene.instances.len() as u32;
@@ -786,6 +796,220 @@ fn glass_pane_gives_a_weak_first_echo_and_the_wall_a_strong_second() {
             e[0].amplitude,
             e[1].amplitude
         );
+    }
+}
+
+/// The CPU reference's whole frame (trace and waveform stage) for `sensor` under
+/// `settings`, with the records of every slot.
+fn cpu_frame(
+    scene: &Scene,
+    sensor: &Sensor,
+    settings: &beamtrace::sim::FrameSettings,
+) -> (Vec<beamtrace::sim::SubRayRecord>, Vec<Vec<Echo>>) {
+    let (db, map) = materials(scene);
+    let cpu = CpuSimulator::new(scene, &db, &map).expect("cpu reference");
+    let subrays = sensor_subrays(sensor).expect("sub-rays");
+    let (records, echoes, counts) = cpu.frame(&sensor.beams, &subrays, settings, MAX_RECORD_SLOTS);
+    let per = echoes.len() / counts.len();
+    let by_beam = (0..counts.len())
+        .map(|b| echoes[b * per..b * per + counts[b] as usize].to_vec())
+        .collect();
+    (records, by_beam)
+}
+
+#[test]
+fn sunlit_retroreflector_ambient_is_its_diffuse_part_alone() {
+    // A retroreflective sign (sign_reflecting: diffuse base albedo 0.40, retro peak 800)
+    // and a white Lambertian wall (lambertian_90), side by side at 10 m, 10° left and
+    // right, each facing the sensor; the sun at s = (−0.6, 0, 0.8) with irradiance E.
+    // Sunlight meets both at cos θ_sun = n·s = 0.6·cos 10°. A retroreflector sends the
+    // sun's light back to the sun, so the passive channel sees only the diffuse part:
+    // a_i = w_i·E·ρ_diffuse·cos θ_sun per sub-ray, A_b = E·ρ_diffuse·cos θ_sun per beam
+    // (Σ w_i = 1) — not the retro peak's ~10³× of the wall's.
+    let scene = walls(
+        &[
+            (10.0, 0.0, 10.0, "sign_reflecting"),
+            (-10.0, 0.0, 10.0, "lambertian_90"),
+        ],
+        2.0,
+    );
+    let sensor = sensor_with(vec![beam(10.0, 0.0), beam(-10.0, 0.0)], gaussian(0.2), 16);
+    let irradiance = 2.5f32;
+    let sun = Some(Sun {
+        direction: Vec3::new(-0.6, 0.0, 0.8),
+        irradiance,
+    });
+    let cos_sun = 0.6 * 10f32.to_radians().cos();
+    let albedo = [0.40f32, 0.90];
+    let subrays = sensor_subrays(&sensor).expect("sub-rays");
+    let settings = frame_settings(&sensor, Affine3A::IDENTITY, sun, 0, 0);
+    let gpu = simulate(&scene, &sensor, sun, 0);
+    let gpu_records = gpu.records.as_ref().expect("records");
+    let gpu_echoes: Vec<Vec<Echo>> = (0..2).map(|b| echoes_of(&gpu, &sensor, b)).collect();
+    let (cpu_records, cpu_echoes) = cpu_frame(&scene, &sensor, &settings);
+    let slots = MAX_RECORD_SLOTS as usize;
+    for (who, records, echoes) in [
+        ("GPU", gpu_records, &gpu_echoes),
+        ("CPU", &cpu_records, &cpu_echoes),
+    ] {
+        for (b, rho) in albedo.iter().enumerate() {
+            for (i, sub) in subrays.iter().enumerate() {
+                let r = &records[(b * subrays.len() + i) * slots];
+                let want = sub.weight * irradiance * rho * cos_sun;
+                assert!(
+                    (r.ambient - want).abs() <= 1e-3 * want,
+                    "{who} beam {b} sub-ray {i}: ambient {} want {want}",
+                    r.ambient
+                );
+            }
+            let want = irradiance * rho * cos_sun;
+            assert_eq!(echoes[b].len(), 1, "{who} beam {b}: {:?}", echoes[b]);
+            let got = echoes[b][0].ambient;
+            assert!(
+                (got - want).abs() <= 1e-3 * want,
+                "{who} beam {b}: A_b {got} want {want}"
+            );
+        }
+        let ratio = echoes[0][0].ambient / echoes[1][0].ambient;
+        assert!(
+            (ratio - 0.40 / 0.90).abs() < 1e-3,
+            "{who}: sign/wall ambient {ratio}, want the albedo ratio 0.444"
+        );
+    }
+}
+
+/// The blind-zone scene: a 0.2 m square of IR `near` at 0.3 m straight ahead (it spans
+/// ±18.4° from the sensor) before a 50 % wall 40 m wide at 10 m.
+fn blind_zone_scene(near: &str) -> Scene {
+    walls_sized(&[
+        (0.0, 0.0, 0.3, near, 0.2),
+        (0.0, 0.0, 10.0, "lambertian_50", 40.0),
+    ])
+}
+
+/// A sensor with a minimum range of 0.5 m: one beam straight ahead through the near
+/// square, one at 30° azimuth past it to the wall; 16 sub-rays of a 0.2° Gaussian.
+fn blind_zone_sensor() -> Sensor {
+    let mut s = sensor_with(vec![beam(0.0, 0.0), beam(30.0, 0.0)], gaussian(0.2), 16);
+    s.min_range = 0.5;
+    s
+}
+
+/// Each frame's echoes of both beams, GPU then CPU reference, for the frames of
+/// `settings` (they differ in their return mode).
+fn blind_zone_echoes(
+    scene: &Scene,
+    sensor: &Sensor,
+    settings: &[beamtrace::sim::FrameSettings],
+) -> Vec<(&'static str, Vec<Vec<Echo>>)> {
+    let mut out = Vec::new();
+    for frame in simulate_frames(scene, sensor, MAX_RECORD_SLOTS, settings) {
+        out.push((
+            "GPU",
+            (0..2).map(|b| echoes_of(&frame, sensor, b)).collect(),
+        ));
+    }
+    for s in settings {
+        out.push(("CPU", cpu_frame(scene, sensor, s).1));
+    }
+    out
+}
+
+/// The 30° beam misses the near square: one echo from the 50 % wall at 10/cos 30° m,
+/// R_app = 0.5·cos 30°.
+fn assert_side_beam_sees_the_wall(who: &str, echoes: &[Echo]) {
+    let c30 = 30f32.to_radians().cos();
+    assert_eq!(echoes.len(), 1, "{who} side beam: {echoes:?}");
+    assert!(
+        (echoes[0].range - 10.0 / c30).abs() < 0.01,
+        "{who}: {echoes:?}"
+    );
+    assert!(
+        (echoes[0].reflectance - 0.5 * c30).abs() < 0.01,
+        "{who}: {echoes:?}"
+    );
+}
+
+#[test]
+fn an_opaque_surface_in_the_blind_zone_blocks_the_beam() {
+    // A real sensor's beam is stopped by a surface closer than its minimum range: the
+    // echo inside [0, 0.5 m) is not reported and the wall behind stays hidden, so the
+    // beam straight ahead returns nothing (not the wall at 10 m).
+    let scene = blind_zone_scene("lambertian_50");
+    let sensor = blind_zone_sensor();
+    let settings = frame_settings(&sensor, Affine3A::IDENTITY, None, 0, 0);
+    for (who, echoes) in blind_zone_echoes(&scene, &sensor, &[settings]) {
+        assert!(
+            echoes[0].is_empty(),
+            "{who}: blocked beam gave {:?}",
+            echoes[0]
+        );
+        assert_side_beam_sees_the_wall(who, &echoes[1]);
+    }
+}
+
+#[test]
+fn glass_in_the_blind_zone_dims_the_wall_and_its_echo_is_dropped() {
+    // Glass (one-way transmission 0.90, configs/materials.yaml) at 0.3 m, inside the
+    // 0.5 m minimum range, before a 50 % wall at 10 m at normal incidence: the glass's
+    // own echo is not reported, and the wall comes back dimmed by the two-way
+    // transmission, R_app = 0.90²·0.5 = 0.405. The dropped echo takes no return slot:
+    // with `all` the wall is the only echo, with `first` it is the first.
+    let scene = blind_zone_scene("glass");
+    let sensor = blind_zone_sensor();
+    let all = frame_settings(&sensor, Affine3A::IDENTITY, None, 0, 0);
+    let mut first = all;
+    first.waveform.return_mode = ReturnMode::First;
+    for (who, echoes) in blind_zone_echoes(&scene, &sensor, &[all, first]) {
+        let ahead = &echoes[0];
+        assert_eq!(ahead.len(), 1, "{who} beam through the glass: {ahead:?}");
+        assert!((ahead[0].range - 10.0).abs() < 0.01, "{who}: {ahead:?}");
+        let want = 0.90 * 0.90 * 0.5;
+        assert!(
+            (ahead[0].reflectance - want).abs() < 0.01 * want,
+            "{who}: R_app {} want {want}",
+            ahead[0].reflectance
+        );
+        assert_side_beam_sees_the_wall(who, &echoes[1]);
+    }
+}
+
+#[test]
+fn glass_dims_a_ray_through_a_shared_edge_or_vertex_once() {
+    // The glass_wall pane at 8 m is a 4 × 4 grid of 5 m cells (vertices at y, z = 0, ±5,
+    // ±10). Thin rays through its centre vertex, through the shared edges y = 0 and
+    // z = 0, and (control) inside a cell hit the 10 % wall 2 m behind it through one
+    // pane: R_app = 0.90²·0.10·cos θ (one-way transmission 0.90, configs/materials.yaml),
+    // however many of the pane's triangles the crossing point belongs to.
+    let scene = procedural("glass_wall:distance=8");
+    let across = (2.5f32 / 8.0).atan().to_degrees();
+    let beams = vec![
+        beam(0.0, 0.0),
+        beam(0.0, across),
+        beam(across, 0.0),
+        beam(7.0, 23.0),
+    ];
+    let mut sensor = sensor_with(beams, gaussian(0.2), 1);
+    sensor.detector.pulse_duration_s = 2e-9;
+    let settings = frame_settings(&sensor, Affine3A::IDENTITY, None, 0, 0);
+    let gpu = simulate(&scene, &sensor, None, 0);
+    let gpu_echoes: Vec<Vec<Echo>> = (0..4).map(|b| echoes_of(&gpu, &sensor, b)).collect();
+    let (_, cpu_echoes) = cpu_frame(&scene, &sensor, &settings);
+    for (who, echoes) in [("GPU", gpu_echoes), ("CPU", cpu_echoes)] {
+        for (b, e) in echoes.iter().enumerate() {
+            let cos = sensor.beams[b].direction().x;
+            assert_eq!(e.len(), 2, "{who} beam {b}: {e:?}");
+            assert!(
+                (e[1].range - 10.0 / cos).abs() < 0.01,
+                "{who} beam {b}: {e:?}"
+            );
+            let want = 0.90 * 0.90 * 0.10 * cos;
+            assert!(
+                (e[1].reflectance - want).abs() < 0.01 * want,
+                "{who} beam {b}: wall R_app {} want {want}",
+                e[1].reflectance
+            );
+        }
     }
 }
 

@@ -29,9 +29,7 @@ fn on_silhouette(cpu: &CpuSimulator, beam: &Beam, pose: glam::Affine3A, s: &Trac
         .map(|&(dh, dv)| {
             let d = beamtrace::reference::subray_direction(base, dh, dv);
             let dir = pose.transform_vector3(d).normalize();
-            cpu.bvh()
-                .trace(origin, dir, s.min_range, s.max_range)
-                .map(|h| h.t)
+            cpu.bvh().trace(origin, dir, 0.0, s.max_range).map(|h| h.t)
         })
         .collect();
     let hits = results.iter().filter(|r| r.is_some()).count();

@@ -17,7 +17,10 @@ pub struct Sun {
 #[derive(Debug, Clone, Copy, Default)]
 pub struct FrameSettings {
     pub sensor_to_world: Affine3A,
-    /// Range window (m): returns and echoes outside it are dropped.
+    /// Range window (m): echoes outside it are dropped, before the return selection.
+    /// Rays are traced from the origin, so a surface nearer than `min_range` (the blind
+    /// zone) still blocks the beam, or dims it if it is glass, though its echo is
+    /// dropped; nothing is traced beyond `max_range`.
     pub min_range: f32,
     pub max_range: f32,
     pub sun: Option<Sun>,

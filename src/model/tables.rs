@@ -1,7 +1,8 @@
 //! The scene and material tables the hit shaders read — built once on the host and
 //! read alike by the GPU upload (`sim` turns them into its buffers) and by the CPU
 //! reference, so both answer from the same numbers: per-geometry material and alpha
-//! mask, per-material class and R(θ) table, alpha textures as bytes.
+//! mask, per-material class and two sampled tables — R(θ) for the sensor's own light
+//! and its diffuse part for sunlight — and alpha textures as bytes.
 
 use crate::contract::REFLECTANCE_STEPS;
 use crate::material::{MaterialClass, MaterialDb};
@@ -35,8 +36,13 @@ pub struct MaterialEntry {
     pub class: MaterialClass,
     /// One-way power transmission (glass).
     pub transmission: f32,
-    /// First of its `REFLECTANCE_STEPS + 1` samples in [`SceneTables::reflectance`].
+    /// First of its `REFLECTANCE_STEPS + 1` samples of R(θ) in
+    /// [`SceneTables::reflectance`]: the monostatic return of the sensor's own pulse.
     pub table_offset: u32,
+    /// First of its `REFLECTANCE_STEPS + 1` samples of the diffuse part of R(θ) alone
+    /// in the same table: what light from another direction (the sun) sends to the
+    /// sensor, since glints and retroreflection go back towards their source.
+    pub diffuse_offset: u32,
 }
 
 /// An alpha texture: bytes in [`SceneTables::texels`], row-major, top row first.
@@ -57,7 +63,8 @@ pub struct SceneTables {
     pub geometries: Vec<GeometryInfo>,
     pub mesh_first_geometry: Vec<u32>,
     pub materials: Vec<MaterialEntry>,
-    /// `REFLECTANCE_STEPS + 1` samples per material.
+    /// `REFLECTANCE_STEPS + 1` samples of R(θ), then as many of its diffuse part, per
+    /// material.
     pub reflectance: Vec<f32>,
     pub textures: Vec<AlphaTexture>,
     /// Alpha bytes of all textures, padded to whole u32 words.
@@ -104,20 +111,30 @@ impl SceneTables {
         Ok(t)
     }
 
-    /// Class, transmission and the sampled R(θ) table of every IR material.
+    /// Class, transmission and the sampled R(θ) and diffuse tables of every IR
+    /// material.
     fn add_materials(&mut self, db: &MaterialDb) {
         for m in &db.materials {
+            let table_offset = self.push_samples(|c| m.reflectance_at(c));
+            let diffuse_offset = self.push_samples(|c| m.diffuse_reflectance_at(c));
             self.materials.push(MaterialEntry {
                 class: m.class,
                 transmission: m.transmission(),
-                table_offset: self.reflectance.len() as u32,
+                table_offset,
+                diffuse_offset,
             });
-            for i in 0..=REFLECTANCE_STEPS {
-                let theta = (i as f32 * 90.0 / REFLECTANCE_STEPS as f32).to_radians();
-                self.reflectance
-                    .push(m.reflectance_at(theta.cos()).max(0.0));
-            }
         }
+    }
+
+    /// Appends `f(cos θ)` at θ = 0°…90° in `REFLECTANCE_STEPS` steps; returns the
+    /// offset of the first sample.
+    fn push_samples(&mut self, f: impl Fn(f32) -> f32) -> u32 {
+        let offset = self.reflectance.len() as u32;
+        for i in 0..=REFLECTANCE_STEPS {
+            let theta = (i as f32 * 90.0 / REFLECTANCE_STEPS as f32).to_radians();
+            self.reflectance.push(f(theta.cos()).max(0.0));
+        }
+        offset
     }
 
     /// The alpha textures' bytes, padded to whole u32 words (never empty: a GPU buffer
@@ -194,11 +211,23 @@ impl SceneTables {
 
     /// R(θ) of material `m` exactly as the shaders interpolate it.
     pub fn reflectance(&self, m: u32, cos_theta: f32) -> f32 {
+        self.sample(self.materials[m as usize].table_offset, cos_theta)
+    }
+
+    /// The diffuse part of R(θ) of material `m` (what sunlight sees), exactly as the
+    /// shaders interpolate it.
+    pub fn diffuse_reflectance(&self, m: u32, cos_theta: f32) -> f32 {
+        self.sample(self.materials[m as usize].diffuse_offset, cos_theta)
+    }
+
+    /// The table starting at `offset`, linear in θ between its 0.25° samples (the GLSL
+    /// `table_sample`).
+    fn sample(&self, offset: u32, cos_theta: f32) -> f32 {
         let theta_deg = cos_theta.clamp(0.0, 1.0).acos().to_degrees();
         let x = theta_deg * (REFLECTANCE_STEPS as f32 / 90.0);
         let i = (x as u32).min(REFLECTANCE_STEPS - 1);
         let f = (x - i as f32).clamp(0.0, 1.0);
-        let o = (self.materials[m as usize].table_offset + i) as usize;
+        let o = (offset + i) as usize;
         let (a, b) = (self.reflectance[o], self.reflectance[o + 1]);
         a + (b - a) * f
     }
@@ -278,9 +307,31 @@ mod tests {
         assert_eq!(t.materials.len(), db.materials.len());
         assert_eq!(
             t.reflectance.len(),
-            db.materials.len() * (REFLECTANCE_STEPS as usize + 1)
+            2 * db.materials.len() * (REFLECTANCE_STEPS as usize + 1)
         );
         assert!(!t.texels.is_empty() && t.texels.len() % 4 == 0);
+    }
+
+    #[test]
+    fn the_diffuse_table_holds_the_diffuse_part_alone() {
+        // sign_reflecting (configs/materials.yaml): retro peak 800, diffuse base colour
+        // 0.40. Its diffuse table is 0.40·cos θ (Lambertian); its R(θ) table carries the
+        // peak too. A Lambertian 90 % target has one and the same 0.90·cos θ in both.
+        let (scene, db, map) = wall();
+        let t = SceneTables::new(&scene, &db, &map).expect("tables");
+        let sign = db.index_of("sign_reflecting", "test").expect("sign") as u32;
+        let white = db.index_of("lambertian_90", "test").expect("white") as u32;
+        for c in [1.0f32, 0.9, 0.6, 0.3] {
+            let d = t.diffuse_reflectance(sign, c);
+            assert!((d - 0.40 * c).abs() < 1e-4, "sign at cos {c}: diffuse {d}");
+            assert!(
+                t.reflectance(sign, c) > 100.0 * d,
+                "sign at cos {c}: no peak"
+            );
+            let w = t.diffuse_reflectance(white, c);
+            assert!((w - 0.90 * c).abs() < 1e-4, "white at cos {c}: diffuse {w}");
+            assert_eq!(w, t.reflectance(white, c));
+        }
     }
 
     #[test]

@@ -3,7 +3,7 @@
 //! shadow rays, the same tables — written as the same return records.
 
 use super::{Bvh, Hit, ReferenceError};
-use crate::contract::MAX_TRANSPARENT;
+use crate::contract::{MAX_TRANSPARENT, SAME_CROSSING};
 use crate::material::{MaterialClass, MaterialDb};
 use crate::model::{Echo, FrameSettings, RecordLayout, SceneTables, SubRayRecord};
 use crate::scene::Scene;
@@ -176,7 +176,8 @@ impl CpuSimulator {
 
     /// The primary ray as the GPU traces it: the closest opaque surface, and the
     /// transparent surfaces passed on the way (any-hit rules of `transparent.rahit` and
-    /// `alpha_mask.rahit`).
+    /// `alpha_mask.rahit`). It starts at the origin, not at `min_range`: a surface in the
+    /// blind zone blocks (glass: dims) the beam; the waveform stage drops its echo.
     fn trace_primary(
         &self,
         origin: Vec3,
@@ -184,25 +185,23 @@ impl CpuSimulator {
         f: &FrameSettings,
     ) -> (Option<Hit>, Vec<Note>) {
         let mut notes: Vec<Note> = Vec::with_capacity(NOTES);
-        let closest = self
-            .bvh
-            .trace_filtered(origin, dir, f.min_range, f.max_range, |h| {
-                let g = &self.tables.geometries[self.geometry(h)];
-                if g.class == MaterialClass::Transparent {
-                    if self.alpha_keeps(h) {
-                        let cos = (-dir).dot(h.geometric_normal);
-                        let note = Note {
-                            t: h.t,
-                            reflectance: self.tables.reflectance(g.material, cos),
-                            instance: h.instance,
-                            material: g.material,
-                        };
-                        keep_nearest_note(&mut notes, note);
-                    }
-                    return false;
+        let closest = self.bvh.trace_filtered(origin, dir, 0.0, f.max_range, |h| {
+            let g = &self.tables.geometries[self.geometry(h)];
+            if g.class == MaterialClass::Transparent {
+                if self.alpha_keeps(h) {
+                    let cos = (-dir).dot(h.geometric_normal);
+                    let note = Note {
+                        t: h.t,
+                        reflectance: self.tables.reflectance(g.material, cos),
+                        instance: h.instance,
+                        material: g.material,
+                    };
+                    keep_nearest_note(&mut notes, note);
                 }
-                self.alpha_keeps(h)
-            });
+                return false;
+            }
+            self.alpha_keeps(h)
+        });
         (closest, notes)
     }
 
@@ -275,8 +274,9 @@ impl CpuSimulator {
         })
     }
 
-    /// Sunlight a surface with normal `n` returns: its reflectance towards the sun if a
-    /// shadow ray from `p` reaches the sun, else 0.
+    /// Sunlight a surface with normal `n` sends to the sensor: the diffuse part of its
+    /// reflectance at the sun's incidence if a shadow ray from `p` reaches the sun, else
+    /// 0 (a retroreflector's peak and a glint return sunlight towards the sun).
     fn sun_ambient(&self, material: u32, p: Vec3, n: Vec3, weight: f32, f: &FrameSettings) -> f32 {
         let Some(sun) = f.sun.filter(|s| s.irradiance > 0.0) else {
             return 0.0;
@@ -284,7 +284,7 @@ impl CpuSimulator {
         let sd = sun.direction.normalize();
         let cos_sun = n.dot(sd);
         if cos_sun > 0.0 && self.reaches_sun(p, sd) {
-            weight * sun.irradiance * self.tables.reflectance(material, cos_sun)
+            weight * sun.irradiance * self.tables.diffuse_reflectance(material, cos_sun)
         } else {
             0.0
         }
@@ -349,8 +349,16 @@ fn jittered_offset(
 }
 
 /// Notes a transparent surface; when the notes are full, it replaces the farthest if it
-/// is nearer (as `transparent.rahit` does).
+/// is nearer (as `transparent.rahit` does). A second hit of a noted instance at the same
+/// range is the same crossing (a ray through an edge shared by two of its triangles) and
+/// is not noted again, so the pane dims the beam once.
 fn keep_nearest_note(notes: &mut Vec<Note>, note: Note) {
+    let same_crossing = |n: &Note| {
+        n.instance == note.instance && (n.t - note.t).abs() <= SAME_CROSSING * note.t.max(1.0)
+    };
+    if notes.iter().any(same_crossing) {
+        return;
+    }
     if notes.len() < NOTES {
         notes.push(note);
         return;

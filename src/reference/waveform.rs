@@ -39,7 +39,8 @@
 //!    Φ((a' − T_eff)/(pd_width·T_eff)) when pd_width > 0 and T_eff > 0, else if a' > T_eff;
 //!    SNR = a'/T_eff and the range jitter σ = √(range_sigma_m² + (range_sigma_snr_m/SNR)²)
 //!    moves the estimated range by σ·N(j=0,1) (EPW keeps the noiseless waveform's value);
-//!    then echoes outside [min_range, max_range] are dropped, and the curve model keeps
+//!    then echoes outside [min_range, max_range] are dropped (those of the blind zone
+//!    included: the trace starts at the origin), and the curve model keeps
 //!    an echo when R_app = a'·r² ≥ R_L(r). Skipped draws are not drawn: a zero parameter
 //!    leaves the value bit-exact.
 //!    **False alarms**: their number is Poisson(false_alarm_rate) by inverse CDF of
@@ -412,6 +413,8 @@ impl Beam<'_> {
         let Some((range, amplitude)) = self.noise_and_detection(e, range, amplitude) else {
             return;
         };
+        // The blind zone's echoes (a surface nearer than min_range that blocked or dimmed
+        // the beam) are not reported and take no candidate place, so no return slot.
         let inside = range >= self.frame.min_range && range <= self.frame.max_range;
         if !inside {
             return;

@@ -41,7 +41,7 @@ pub(super) fn gpu_material(m: &MaterialEntry) -> GpuMaterial {
         class_id: material_class_code(m.class),
         transmission: m.transmission,
         table_offset: m.table_offset,
-        pad: 0,
+        diffuse_offset: m.diffuse_offset,
     }
 }
 

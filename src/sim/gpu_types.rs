@@ -77,7 +77,7 @@ pub struct GpuMaterial {
     pub class_id: u32,
     pub transmission: f32,
     pub table_offset: u32,
-    pub pad: u32,
+    pub diffuse_offset: u32,
 }
 
 #[repr(C)]
@@ -89,7 +89,10 @@ pub struct FrameParams {
     pub beam_count: u32,
     pub subray_count: u32,
     pub slots: u32,
+    /// Not read by the trace, whose rays start at the origin (the blind zone blocks);
+    /// the waveform pass drops the echoes nearer than this.
     pub min_range: f32,
+    /// The primary ray's tmax.
     pub max_range: f32,
     pub seed_lo: u32,
     pub seed_hi: u32,
@@ -293,7 +296,7 @@ pub fn trace_layouts() -> Vec<HostLayout> {
         layout!(
             GpuMaterial,
             "Material",
-            [class_id, transmission, table_offset, pad]
+            [class_id, transmission, table_offset, diffuse_offset]
         ),
         subray_record_layout(),
         layout!(

@@ -181,6 +181,7 @@ mod tests {
         ];
         let mut names: Vec<&str> = lists.iter().flat_map(|l| l.iter().map(|c| c.0)).collect();
         names.extend(contract::WAVEFORM_FLOATS.iter().map(|c| c.0));
+        names.extend(contract::TRACE_FLOATS.iter().map(|c| c.0));
         names.extend(TraceBinding::ALL.iter().map(|b| b.glsl_name()));
         names.extend(WaveformBinding::ALL.iter().map(|b| b.glsl_name()));
         names.extend(CompactBinding::ALL.iter().map(|b| b.glsl_name()));
