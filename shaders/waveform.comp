@@ -310,6 +310,17 @@ bool stronger(Echo a, Echo b) {
     return a.amplitude > b.amplitude || (a.amplitude == b.amplitude && a.range < b.range);
 }
 
+// The largest amplitude among the first m candidates other than `skip` (first on ties).
+uint strongest_except(uint m, uint skip) {
+    uint best = NONE;
+    for (uint i = 0u; i < m; i++) {
+        if (i != skip && (best == NONE || sh_cand[i].amplitude > sh_cand[best].amplitude)) {
+            best = i;
+        }
+    }
+    return best;
+}
+
 // Step 6, then the beam's output slots.
 void finish() {
     uint n = n_cand;
@@ -354,20 +365,22 @@ void finish() {
     uint picked[MAX_RETURNS];
     uint count = 0u;
     if (m > 0u) {
-        uint strongest = 0u;
-        for (uint i = 0u; i < m; i++) {
-            if (sh_cand[i].amplitude > sh_cand[strongest].amplitude) strongest = i;
-        }
+        uint strongest = strongest_except(m, NONE);
         uint last = m - 1u;
+        bool dual = p.return_mode == RETURN_DUAL_STRONGEST_LAST
+            || p.return_mode == RETURN_DUAL_STRONGEST_SECOND;
         if (p.return_mode == RETURN_FIRST) {
             picked[0] = 0u;
             count = 1u;
         } else if (p.return_mode == RETURN_LAST) {
             picked[0] = last;
             count = 1u;
-        } else if (p.return_mode == RETURN_DUAL && strongest != last && slots >= 2u) {
-            picked[0] = strongest;
-            picked[1] = last;
+        } else if (dual && last > 0u && slots >= 2u) {
+            uint second = strongest_except(m, strongest);
+            uint other = second;
+            if (p.return_mode == RETURN_DUAL_STRONGEST_LAST && strongest != last) other = last;
+            picked[0] = min(strongest, other);
+            picked[1] = max(strongest, other);
             count = 2u;
         } else if (p.return_mode == RETURN_ALL) {
             count = min(m, slots);

@@ -118,8 +118,11 @@ pub mod return_mode {
         STRONGEST = 0;
         FIRST = 1;
         LAST = 2;
-        DUAL = 3;
+        /// Strongest and last; second strongest and last when the strongest is last.
+        DUAL_STRONGEST_LAST = 3;
         ALL = 4;
+        /// Strongest and second strongest.
+        DUAL_STRONGEST_SECOND = 5;
     }
 }
 

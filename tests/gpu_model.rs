@@ -9,7 +9,8 @@ use beamtrace::model::RecordLayout;
 use beamtrace::reference::frame_echoes;
 use beamtrace::scene::Scene;
 use beamtrace::sensor::{
-    default_sensor, BeamKernel, Noise, RangeCurve, RangeEstimator, ReturnMode, Sampling, Sensor,
+    default_sensor, BeamKernel, DualPolicy, Noise, RangeCurve, RangeEstimator, ReturnMode,
+    Sampling, Sensor,
 };
 use beamtrace::sim::{Capture, Echo, FrameOutput, Simulator, Sun};
 use glam::{Affine3A, Vec3};
@@ -438,7 +439,7 @@ fn step_edge_splits_the_beam_into_two_echoes() {
         ReturnMode::Strongest,
         ReturnMode::First,
         ReturnMode::Last,
-        ReturnMode::Dual,
+        ReturnMode::Dual(DualPolicy::StrongestLast),
     ];
     let settings = modes.map(|mode| {
         sensor.detector.return_mode = mode;

@@ -53,7 +53,10 @@
 //!    first). Minimum separation: in order of decreasing amplitude (ties: nearer first) an
 //!    echo is kept unless a kept one lies closer than `min_separation`. Of the kept ones,
 //!    in range order: strongest = the largest amplitude (first on ties); first; last;
-//!    dual = strongest and last, one echo when they coincide or when only one return fits;
+//!    dual by its policy — strongest + last (Velodyne), or second strongest + last when
+//!    the strongest is the last; strongest + second strongest (Ouster); the second
+//!    strongest is the largest amplitude but the strongest's (first on ties) — the two
+//!    in range order, one echo when only one survives or only one return fits;
 //!    all = the first `max_returns`. `max_returns` is clamped to 1..=[`MAX_RETURNS`] and is
 //!    also the per-beam slot count of the frame output ([`echo_slots`]).
 //!
@@ -78,7 +81,7 @@ use crate::contract::{
     MAX_RETURNS, MAX_TAPS, PAD_SIGMAS,
 };
 use crate::model::{Echo, FrameSettings, RecordLayout, SubRayRecord};
-use crate::sensor::{rng, RangeEstimator, RangeLimit, ReturnMode, WaveformSettings};
+use crate::sensor::{rng, DualPolicy, RangeEstimator, RangeLimit, ReturnMode, WaveformSettings};
 use std::cmp::Ordering;
 
 /// Echo slots per beam in the frame output: `max_returns` clamped to 1..=MAX_RETURNS.
@@ -526,6 +529,17 @@ fn stronger(a: &Echo, b: &Echo) -> bool {
     a.amplitude > b.amplitude || (a.amplitude == b.amplitude && a.range < b.range)
 }
 
+/// The index of the largest amplitude other than `skip` (the first on ties).
+fn strongest_except(e: &[Echo], skip: usize) -> usize {
+    let mut best = usize::MAX;
+    for (i, x) in e.iter().enumerate() {
+        if i != skip && (best == usize::MAX || x.amplitude > e[best].amplitude) {
+            best = i;
+        }
+    }
+    best
+}
+
 /// Step 6: sort, minimum separation, return mode.
 fn select_returns(mut c: Vec<Echo>, w: &WaveformSettings) -> Vec<Echo> {
     // Stable insertion sort, exactly as the shader does it.
@@ -557,19 +571,23 @@ fn select_returns(mut c: Vec<Echo>, w: &WaveformSettings) -> Vec<Echo> {
         return survivors;
     }
     let slots = echo_slots(w) as usize;
-    let mut strongest = 0;
-    for (i, e) in survivors.iter().enumerate() {
-        if e.amplitude > survivors[strongest].amplitude {
-            strongest = i;
-        }
-    }
+    let strongest = strongest_except(&survivors, usize::MAX);
     let last = survivors.len() - 1;
     let picked: Vec<usize> = match w.return_mode {
         ReturnMode::Strongest => vec![strongest],
         ReturnMode::First => vec![0],
         ReturnMode::Last => vec![last],
-        ReturnMode::Dual if strongest != last && slots >= 2 => vec![strongest, last],
-        ReturnMode::Dual => vec![strongest],
+        ReturnMode::Dual(_) if last == 0 || slots < 2 => vec![strongest],
+        ReturnMode::Dual(policy) => {
+            let second = strongest_except(&survivors, strongest);
+            let other = match policy {
+                DualPolicy::StrongestLast if strongest == last => second,
+                DualPolicy::StrongestLast => last,
+                DualPolicy::StrongestSecond => second,
+            };
+            // In range order.
+            vec![strongest.min(other), strongest.max(other)]
+        }
         ReturnMode::All => (0..survivors.len().min(slots)).collect(),
     };
     let count = picked.len() as u32;

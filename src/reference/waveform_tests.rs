@@ -8,7 +8,7 @@
 //! threshold crossings are interpolated linearly.
 
 use super::*;
-use crate::sensor::Noise;
+use crate::sensor::{DualPolicy, Noise};
 
 /// σ_r of a 5 ns pulse: FWHM_r = c·τ/2 = 0.75 m.
 fn sigma() -> f32 {
@@ -271,7 +271,11 @@ fn return_modes_pick_the_right_echoes() {
         [1]
     );
     assert_eq!(ids(&beam_echoes(&recs, &with(ReturnMode::Last, 8), 0)), [3]);
-    let dual = beam_echoes(&recs, &with(ReturnMode::Dual, 8), 0);
+    let dual = beam_echoes(
+        &recs,
+        &with(ReturnMode::Dual(DualPolicy::StrongestLast), 8),
+        0,
+    );
     assert_eq!(ids(&dual), [2, 3]);
     assert_eq!(
         dual.iter()
@@ -280,7 +284,14 @@ fn return_modes_pick_the_right_echoes() {
         [(0, 2), (1, 2)]
     );
     // Dual with only one slot keeps the strongest.
-    assert_eq!(ids(&beam_echoes(&recs, &with(ReturnMode::Dual, 1), 0)), [2]);
+    assert_eq!(
+        ids(&beam_echoes(
+            &recs,
+            &with(ReturnMode::Dual(DualPolicy::StrongestLast), 1),
+            0
+        )),
+        [2]
+    );
     assert_eq!(
         ids(&beam_echoes(&recs, &with(ReturnMode::All, 8), 0)),
         [1, 2, 3]
@@ -289,14 +300,81 @@ fn return_modes_pick_the_right_echoes() {
         ids(&beam_echoes(&recs, &with(ReturnMode::All, 2), 0)),
         [1, 2]
     );
-    // The strongest is also the last: dual gives one echo.
+    // The strongest is also the last: Velodyne's dual adds the second strongest.
     let two = &recs[..16];
-    let dual = beam_echoes(two, &with(ReturnMode::Dual, 8), 0);
-    assert_eq!(ids(&dual), [2]);
-    assert_eq!((dual[0].return_index, dual[0].return_count), (0, 1));
+    let dual = beam_echoes(
+        two,
+        &with(ReturnMode::Dual(DualPolicy::StrongestLast), 8),
+        0,
+    );
+    assert_eq!(ids(&dual), [1, 2]);
+    assert_eq!((dual[0].return_index, dual[0].return_count), (0, 2));
     // max_returns above the limit is clamped to MAX_RETURNS.
     assert_eq!(echo_slots(&with(ReturnMode::All, 99).waveform), MAX_RETURNS);
     assert_eq!(echo_slots(&with(ReturnMode::All, 0).waveform), 1);
+}
+
+/// Echoes at 10, 20, 30 m (instances 1, 2, 3) of amplitudes ∝ `strength` (each target
+/// fills a third of the beam; reflectance = strength·r², so amplitude = strength/3).
+fn echoes_of_strength(strength: &[f32]) -> Vec<SubRayRecord> {
+    let mut recs = Vec::new();
+    for (i, &s) in strength.iter().enumerate() {
+        let r = 10.0 * (i + 1) as f32;
+        recs.extend(target(8, r, s * r * r, 1.0 / 3.0, i as u32 + 1));
+    }
+    recs
+}
+
+/// (case, amplitudes at 10/20/30 m, Velodyne's pair, Ouster's pair).
+type DualCase = (&'static str, &'static [f32], [u32; 2], [u32; 2]);
+
+#[test]
+fn dual_returns_follow_each_vendors_definition() {
+    // Velodyne (VLP-16/HDL-32E/HDL-64E manuals, dual return mode): the strongest and the
+    // last echo; when the strongest is the last, the second strongest and the last.
+    // Ouster (firmware 2.x dual returns): the strongest and the second strongest. Both:
+    // two points whenever the beam has two echoes, reported in range order. The
+    // expectations are those rules applied by hand to the amplitudes below.
+    let velodyne = ReturnMode::Dual(DualPolicy::StrongestLast);
+    let ouster = ReturnMode::Dual(DualPolicy::StrongestSecond);
+    let cases: [DualCase; 5] = [
+        ("near weaker, far stronger", &[1e-4, 4e-4], [1, 2], [1, 2]),
+        ("near stronger, far weaker", &[4e-4, 1e-4], [1, 2], [1, 2]),
+        (
+            "three, strongest nearest",
+            &[9e-4, 4e-4, 1e-4],
+            [1, 3],
+            [1, 2],
+        ),
+        ("three, strongest last", &[1e-4, 4e-4, 9e-4], [2, 3], [2, 3]),
+        (
+            "three, strongest middle",
+            &[4e-4, 9e-4, 1e-4],
+            [2, 3],
+            [1, 2],
+        ),
+    ];
+    for (case, strength, want_velodyne, want_ouster) in cases {
+        let recs = echoes_of_strength(strength);
+        for (mode, want) in [(velodyne, want_velodyne), (ouster, want_ouster)] {
+            let p = with(|p| {
+                p.waveform.return_mode = mode;
+                p.waveform.max_returns = 2;
+            });
+            let e = beam_echoes(&recs, &p, 0);
+            assert_eq!(ids(&e), want, "{case}, {mode:?}: {e:?}");
+            let index: Vec<_> = e.iter().map(|x| (x.return_index, x.return_count)).collect();
+            assert_eq!(index, [(0, 2), (1, 2)], "{case}, {mode:?}");
+        }
+    }
+    // One echo: one point, under either policy.
+    let one = echoes_of_strength(&[4e-4]);
+    for mode in [velodyne, ouster] {
+        let p = with(|p| p.waveform.return_mode = mode);
+        let e = beam_echoes(&one, &p, 0);
+        assert_eq!(ids(&e), [1], "{mode:?}");
+        assert_eq!((e[0].return_index, e[0].return_count), (0, 1));
+    }
 }
 
 #[test]

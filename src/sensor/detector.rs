@@ -23,18 +23,32 @@ use serde::Deserialize;
 /// Speed of light (m/s).
 pub const C: f64 = 299_792_458.0;
 
-/// Which echoes of a beam are reported.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
-#[serde(rename_all = "snake_case")]
+/// Which echoes of a beam are reported. Every mode reports its echoes in range order
+/// (`return_index` 0 is the nearest), whatever order a vendor's packets use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum ReturnMode {
     #[default]
     Strongest,
     First,
     Last,
-    /// Strongest and last (one echo when they coincide), as Velodyne's dual mode.
-    Dual,
+    /// Two echoes whenever the beam has two or more, chosen by the vendor's policy.
+    Dual(DualPolicy),
     /// All echoes up to `max_returns`.
     All,
+}
+
+/// Which two echoes a dual-return mode reports. Vendors differ; both policies give two
+/// points whenever a beam has at least two echoes, and one when it has one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum DualPolicy {
+    /// Velodyne (VLP-16, HDL-32E, HDL-64E manuals): the strongest and the last echo, and
+    /// when the strongest is the last, the second strongest and the last. YAML
+    /// `dual_strongest_last`.
+    #[default]
+    StrongestLast,
+    /// Ouster (firmware 2.x "dual returns"): the strongest and the second strongest
+    /// echo. YAML `dual_strongest_second`.
+    StrongestSecond,
 }
 
 /// How an echo's range is read off the waveform.
@@ -131,6 +145,9 @@ pub struct Detector {
     /// Range bin width of the receiver's sampling (m), an upper bound on Δr.
     pub range_resolution_m: f32,
     pub return_mode: ReturnMode,
+    /// The sensor's own dual-return policy (its vendor's): what `return_mode: dual`
+    /// selects in a sensor file. It does not change `return_mode` by itself.
+    pub native_dual: DualPolicy,
     pub max_returns: u32,
     /// Echoes closer than this (m) merge; the weaker is dropped.
     pub min_separation_m: f32,
@@ -143,12 +160,14 @@ pub struct Detector {
 
 impl Default for Detector {
     /// A generic 905 nm pulsed receiver: 5 ns pulses (typical pulsed laser diodes give
-    /// 3–6 ns), 5 cm sampling, strongest return, peak estimator, no curve, no noise.
+    /// 3–6 ns), 5 cm sampling, strongest return (strongest + last as its dual), peak
+    /// estimator, no curve, no noise.
     fn default() -> Self {
         Detector {
             pulse_duration_s: 5e-9,
             range_resolution_m: 0.05,
             return_mode: ReturnMode::Strongest,
+            native_dual: DualPolicy::StrongestLast,
             max_returns: 1,
             min_separation_m: 1.0,
             estimator: RangeEstimator::Peak,
@@ -214,10 +233,10 @@ impl Detector {
                 format!("must be 1..={MAX_RETURNS}, got {}", self.max_returns),
             ));
         }
-        if self.return_mode == ReturnMode::Dual && self.max_returns < 2 {
+        if matches!(self.return_mode, ReturnMode::Dual(_)) && self.max_returns < 2 {
             return Err(SensorError::invalid(
                 "detector.max_returns",
-                "return_mode `dual` reports up to two echoes; set max_returns ≥ 2",
+                "a dual return_mode reports up to two echoes; set max_returns ≥ 2",
             ));
         }
         let n = &self.noise;

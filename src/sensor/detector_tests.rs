@@ -232,7 +232,8 @@ fn waveform_settings_carry_the_sensor_and_detector() {
     s.detector = Detector {
         pulse_duration_s: 4e-9,
         range_resolution_m: 0.02,
-        return_mode: ReturnMode::Dual,
+        return_mode: ReturnMode::Dual(DualPolicy::StrongestSecond),
+        native_dual: DualPolicy::StrongestLast,
         max_returns: 2,
         min_separation_m: 0.7,
         estimator: RangeEstimator::LeadingEdge,
@@ -254,7 +255,7 @@ fn waveform_settings_carry_the_sensor_and_detector() {
     assert_eq!(p.threshold, s.detection.threshold());
     assert_eq!(p.ambient_k, 0.5);
     assert_eq!(p.estimator, RangeEstimator::LeadingEdge);
-    assert_eq!(p.return_mode, ReturnMode::Dual);
+    assert_eq!(p.return_mode, ReturnMode::Dual(DualPolicy::StrongestSecond));
     assert_eq!((p.max_returns, p.min_separation), (2, 0.7));
     let RangeLimit::Quadratic { a, b } = p.limit else {
         panic!("quadratic curve: {:?}", p.limit);
@@ -297,7 +298,7 @@ fn bad_detector_values_name_their_field() {
         ),
         (
             Detector {
-                return_mode: ReturnMode::Dual,
+                return_mode: ReturnMode::Dual(DualPolicy::StrongestLast),
                 max_returns: 1,
                 ..base
             },
