@@ -455,6 +455,15 @@ fn gpu_waveform_matches_the_cpu_reference() {
             },
         ),
         (
+            "root-4 curve (threshold varies per bin), centroid",
+            with(noisy, |w| {
+                w.estimator = RangeEstimator::Centroid;
+                w.limit = RangeLimit::Root4 {
+                    b: 0.1 / 100f32.powi(4),
+                };
+            }),
+        ),
+        (
             "Ouster dual, 2 returns",
             with(noisy, |w| {
                 w.return_mode = ReturnMode::Dual(DualPolicy::StrongestSecond);

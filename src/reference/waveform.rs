@@ -98,13 +98,13 @@ pub fn beam_echoes(records: &[SubRayRecord], frame: &FrameSettings, beam: u32) -
     let used = sorted.iter().take_while(|r| is_used(&r.rec)).count();
     let sorted = &sorted[..used];
     let w = &frame.waveform;
-    let t_eff = w.threshold + w.ambient_k * ambient.sqrt();
     let mut beam_state = Beam {
         frame,
         w,
         beam,
         ambient,
-        t_eff,
+        noise_floor: w.ambient_k * ambient.sqrt(),
+        hold: frame.min_range.max(w.bin_width),
         echo_counter: 0,
         candidates: Vec::with_capacity(MAX_CANDIDATES as usize),
     };
@@ -222,22 +222,29 @@ pub(crate) fn normal_cdf(x: f32) -> f32 {
     }
 }
 
-/// R_L(r) of the curve, with the shader's f32 operations; `None`: no curve test.
-fn range_limit(limit: RangeLimit, r: f32) -> Option<f32> {
-    match limit {
-        RangeLimit::Threshold => None,
-        RangeLimit::Linear { a, b } => Some(a + b * r),
-        RangeLimit::Quadratic { a, b } => Some(a + b * (r * r)),
-        RangeLimit::Root2 { b } => Some(b * (r * r)),
-        RangeLimit::Root3 { b } => Some(b * (r * r * r)),
-        RangeLimit::Root4 { b } => Some(b * (r * r * (r * r))),
-        RangeLimit::Logarithmic { a, b } => Some(((r - a) / b).exp()),
+/// The detection threshold T(r) at range r before ambient noise, with the shader's f32
+/// operations: the datasheet threshold T for the threshold model, R_L(r)/r² for a curve
+/// (the amplitude at which R_app = R_L(r)). Ranges below `hold` count as `hold`, which
+/// keeps R_L(r)/r² finite near the sensor.
+fn curve_threshold(w: &WaveformSettings, hold: f32, r: f32) -> f32 {
+    let r = r.max(hold);
+    let r2 = r * r;
+    match w.limit {
+        RangeLimit::Threshold => w.threshold,
+        RangeLimit::Linear { a, b } => (a + b * r) / r2,
+        RangeLimit::Quadratic { a, b } => (a + b * r2) / r2,
+        RangeLimit::Root2 { b } => b,
+        RangeLimit::Root3 { b } => b * r,
+        RangeLimit::Root4 { b } => b * r2,
+        RangeLimit::Logarithmic { a, b } => ((r - a) / b).exp() / r2,
     }
 }
 
 /// The state of the echo scan over one cluster's bins.
 struct Scan {
     prev: f32,
+    /// T_eff at the previous bin.
+    prev_t: f32,
     in_run: bool,
     r0: f32,
     peak_k: i32,
@@ -298,7 +305,10 @@ struct Beam<'a> {
     w: &'a WaveformSettings,
     beam: u32,
     ambient: f32,
-    t_eff: f32,
+    /// k·√A_b, added to the threshold at every range.
+    noise_floor: f32,
+    /// Ranges below this count as this in T(r) (step 1).
+    hold: f32,
     echo_counter: u32,
     candidates: Vec<Echo>,
 }
@@ -306,6 +316,11 @@ struct Beam<'a> {
 impl Beam<'_> {
     fn draw(&self, stream: u32) -> u32 {
         rng::hash(self.frame.seed, self.frame.frame, self.beam, stream)
+    }
+
+    /// T_eff(r) = T(r) + k·√A_b.
+    fn t_eff(&self, r: f32) -> f32 {
+        curve_threshold(self.w, self.hold, r) + self.noise_floor
     }
 
     fn cluster(&mut self, recs: &[Sorted]) {
@@ -325,6 +340,7 @@ impl Beam<'_> {
         let n = ((r_hi - r_lo) / dr).ceil().clamp(1.0, MAX_CLUSTER_BINS) as i32;
         let mut scan = Scan {
             prev: 0.0,
+            prev_t: self.t_eff(grid.centre(-1)),
             in_run: false,
             r0: 0.0,
             peak_k: 0,
@@ -346,15 +362,19 @@ impl Beam<'_> {
     }
 
     fn scan_bin(&mut self, s: &mut Scan, grid: &Grid, recs: &[Sorted], k: i32, v: f32) {
-        let t = self.t_eff;
+        let t = self.t_eff(grid.centre(k));
+        // Crossings interpolate ξ̂ − T_eff, which is linear between bins when T_eff is
+        // constant and nearly so where it follows a curve.
+        let d = v - t;
+        let d_prev = s.prev - s.prev_t;
         if s.need_right {
             s.right = v;
             s.need_right = false;
         }
-        if v > t {
+        if d > 0.0 {
             if !s.in_run {
                 s.in_run = true;
-                s.r0 = grid.centre(k - 1) + (t - s.prev) / (v - s.prev) * grid.dr;
+                s.r0 = grid.centre(k - 1) - d_prev / (d - d_prev) * grid.dr;
                 s.peak_k = k;
                 s.peak_v = v;
                 s.left = s.prev;
@@ -368,15 +388,15 @@ impl Beam<'_> {
                 s.left = s.prev;
                 s.need_right = true;
             }
-            let w = v - t;
-            s.sum_w += w;
-            s.sum_wk += w * (k - s.k_start) as f32;
+            s.sum_w += d;
+            s.sum_wk += d * (k - s.k_start) as f32;
         } else if s.in_run {
-            let r1 = grid.centre(k - 1) + (s.prev - t) / (s.prev - v) * grid.dr;
+            let r1 = grid.centre(k - 1) + d_prev / (d_prev - d) * grid.dr;
             s.in_run = false;
             self.emit(s, grid, recs, r1);
         }
         s.prev = v;
+        s.prev_t = t;
     }
 
     /// Step 4's per-echo quantities, then step 5.
@@ -412,25 +432,19 @@ impl Beam<'_> {
         let dominant = recs[best].rec;
         let e = self.echo_counter;
         self.echo_counter += 1;
-        let Some((range, amplitude)) = self.noise_and_detection(e, range, amplitude) else {
+        let t = self.t_eff(r_peak);
+        let Some((range, amplitude)) = self.noise_and_detection(e, t, range, amplitude) else {
             return;
         };
         let inside = range >= self.frame.min_range && range <= self.frame.max_range;
         if !inside {
             return;
         }
-        let reflectance = amplitude * range * range;
-        if let Some(limit) = range_limit(w.limit, range) {
-            let above = reflectance >= limit;
-            if !above {
-                return;
-            }
-        }
         self.push(Echo {
             range,
             amplitude,
             epw: r1 - s.r0,
-            reflectance,
+            reflectance: amplitude * range * range,
             ambient: self.ambient,
             instance_id: dominant.instance_id,
             class_id: dominant.class_id,
@@ -440,9 +454,15 @@ impl Beam<'_> {
         });
     }
 
-    fn noise_and_detection(&self, e: u32, range: f32, amplitude: f32) -> Option<(f32, f32)> {
+    /// Step 5 for raw echo `e` under the threshold `t` = T_eff(r_peak).
+    fn noise_and_detection(
+        &self,
+        e: u32,
+        t: f32,
+        range: f32,
+        amplitude: f32,
+    ) -> Option<(f32, f32)> {
         let n = &self.w.noise;
-        let t = self.t_eff;
         let draw = |j| self.draw(rng::stream::echo_noise(e, j));
         let mut a = amplitude;
         if n.amplitude_rel > 0.0 {
@@ -490,7 +510,7 @@ impl Beam<'_> {
             let ua = rng::uniform(self.draw(rng::stream::false_alarm(2 + 2 * j)));
             let range = min_range + (max_range - min_range) * ur;
             let e = -(1.0 - ua).ln();
-            let amplitude = self.t_eff * (1.0 + e);
+            let amplitude = self.t_eff(range) * (1.0 + e);
             self.push(Echo {
                 range,
                 amplitude,

@@ -8,7 +8,7 @@
 //! threshold crossings are interpolated linearly.
 
 use super::*;
-use crate::sensor::{DualPolicy, Noise};
+use crate::sensor::{Detection, Detector, DualPolicy, Noise, RangeCurve};
 
 /// σ_r of a 5 ns pulse: FWHM_r = c·τ/2 = 0.75 m.
 fn sigma() -> f32 {
@@ -413,11 +413,30 @@ fn max_range_of(model: RangeLimit, t: f64, refl: f64) -> f64 {
     }
 }
 
+/// R_L(r) of each model as the module docs write it (the threshold model: t·r²).
+fn limit_of(model: RangeLimit, t: f64, r: f64) -> f64 {
+    let f = f64::from;
+    match model {
+        RangeLimit::Threshold => t * r * r,
+        RangeLimit::Linear { a, b } => f(a) + f(b) * r,
+        RangeLimit::Quadratic { a, b } => f(a) + f(b) * r * r,
+        RangeLimit::Root2 { b } => f(b) * r.powi(2),
+        RangeLimit::Root3 { b } => f(b) * r.powi(3),
+        RangeLimit::Root4 { b } => f(b) * r.powi(4),
+        RangeLimit::Logarithmic { a, b } => ((r - f(a)) / f(b)).exp(),
+    }
+}
+
 #[test]
 fn every_curve_model_limits_the_range_as_its_closed_form_says() {
-    // Targets of 10 %, 50 % and 90 % at 0.98× and 1.02× the range where each model's
-    // limit reaches their reflectance: kept, then dropped. A lone target keeps its full
-    // amplitude, so R_app is its reflectance.
+    // Targets of 1 %, 10 %, 50 % and 90 % at 0.9× and 0.98× the range where each model's
+    // limit reaches their reflectance are kept, at 1.02× and 1.1× dropped — with the
+    // sensor's own datasheet threshold (10 % at 100 m) in the settings: a curve replaces
+    // the physical threshold, so it extends the range where it lies below it (dark
+    // targets for root 3 and 4 and the logarithmic fit, bright ones for linear and
+    // quadratic) as well as shortening it elsewhere. A lone target keeps its full
+    // amplitude, so R_app is its reflectance; at half its range the echo is as wide as
+    // a pulse above the threshold R_L(r)/r²: EPW = 2σ_r·√(2 ln(R/R_L(r))).
     let r_ref = 100.0f32;
     let models = [
         RangeLimit::Threshold,
@@ -443,26 +462,61 @@ fn every_curve_model_limits_the_range_as_its_closed_form_says() {
             b: 20.0,
         },
     ];
+    let t = 0.1 / (r_ref * r_ref);
     for model in models {
         let p = with(|p| {
             p.max_range = 2000.0;
             p.waveform.limit = model;
-            // The threshold model uses the datasheet threshold itself; with a curve
-            // the waveform threshold is set far below it, so that the curve decides.
-            p.waveform.threshold = match model {
-                RangeLimit::Threshold => 0.1 / (r_ref * r_ref),
-                _ => 0.1 / (2000.0 * 2000.0),
-            };
+            p.waveform.threshold = t;
         });
-        let t = f64::from(p.waveform.threshold);
-        for refl in [0.1f32, 0.5, 0.9] {
-            let r_max = max_range_of(model, t, f64::from(refl));
-            for (f, kept) in [(0.98, true), (1.02, false)] {
+        for refl in [0.01f32, 0.1, 0.5, 0.9] {
+            let r_max = max_range_of(model, f64::from(t), f64::from(refl));
+            if r_max.is_nan() {
+                // R ≤ a: below the curve at every range.
+                for r in [1.0, 10.0, 100.0] {
+                    let e = beam_echoes(&target(16, r, refl, 1.0, 1), &p, 0);
+                    assert!(e.is_empty(), "{model:?}: {refl} at {r} m: {e:?}");
+                }
+                continue;
+            }
+            for (f, kept) in [(0.9, true), (0.98, true), (1.02, false), (1.1, false)] {
                 let r = (f * r_max) as f32;
                 let e = beam_echoes(&target(16, r, refl, 1.0, 1), &p, 0);
                 assert_eq!(e.len(), usize::from(kept), "{model:?}: {refl} at {r} m");
             }
+            let r = (0.5 * r_max) as f32;
+            let e = beam_echoes(&target(16, r, refl, 1.0, 1), &p, 0);
+            assert_eq!(e.len(), 1, "{model:?}: {refl} at {r} m");
+            let margin = f64::from(refl) / limit_of(model, f64::from(t), f64::from(r));
+            let epw = 2.0 * f64::from(sigma()) * (2.0 * margin.ln()).sqrt();
+            assert!(
+                (f64::from(e[0].epw) / epw - 1.0).abs() < 0.02,
+                "{model:?}: {refl} at {r} m: EPW {} vs {epw}",
+                e[0].epw
+            );
         }
+    }
+}
+
+#[test]
+fn root4_curve_sees_a_1_percent_wall_out_to_its_curve_range() {
+    // Paper 004's root-4 fit through a 10 % at 120 m datasheet pair: r_L = 120 m ·
+    // (R/0.1)^(1/4), which puts a 1 % target at 67.48 m — beyond the 37.9 m at which its
+    // echo, 0.01/r², falls under the datasheet threshold 0.1/120². The curve decides.
+    let detector = Detector {
+        curve: RangeCurve::Root(4),
+        ..Detector::default()
+    };
+    let pair = Detection {
+        reference_reflectance: 0.1,
+        reference_range: 120.0,
+    };
+    let p = with(|p| p.waveform = detector.waveform_settings(&pair));
+    let r_l = 120.0 * 0.1f32.powf(0.25);
+    assert!((r_l - 67.48).abs() < 0.01);
+    for (r, kept) in [(50.0, true), (0.9 * r_l, true), (1.1 * r_l, false)] {
+        let e = beam_echoes(&target(16, r, 0.01, 1.0, 1), &p, 0);
+        assert_eq!(e.len(), usize::from(kept), "1 % at {r} m: {e:?}");
     }
 }
 
