@@ -120,8 +120,8 @@ float normal_cdf(float x) {
     return x >= 0.0 ? 1.0 - 0.5 * erfc_z : 0.5 * erfc_z;
 }
 
-// T_eff(r): the datasheet threshold, or R_L(r)/r^2 when a curve model replaces it,
-// plus the ambient noise floor (curve_threshold in the reference).
+// T_eff(r): the datasheet threshold, or R_L(r)/r^2 when a curve model replaces it (at
+// least 0), plus the ambient noise floor (curve_threshold in the reference).
 float t_eff_at(float r) {
     float a = p.curve_a;
     float b = p.curve_b;
@@ -137,7 +137,7 @@ float t_eff_at(float r) {
     case CURVE_LOGARITHMIC: t = exp((r - a) / b) / r2; break;
     default: t = p.threshold; break;   // CURVE_THRESHOLD
     }
-    return t + noise_floor;
+    return max(t, 0.0) + noise_floor;
 }
 
 float centre(int k) {

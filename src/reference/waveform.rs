@@ -224,12 +224,13 @@ pub(crate) fn normal_cdf(x: f32) -> f32 {
 
 /// The detection threshold T(r) at range r before ambient noise, with the shader's f32
 /// operations: the datasheet threshold T for the threshold model, R_L(r)/r² for a curve
-/// (the amplitude at which R_app = R_L(r)). Ranges below `hold` count as `hold`, which
-/// keeps R_L(r)/r² finite near the sensor.
+/// (the amplitude at which R_app = R_L(r)), never below 0 (a negative level would let
+/// no echo end). Ranges below `hold` count as `hold`, which keeps R_L(r)/r² finite near
+/// the sensor.
 fn curve_threshold(w: &WaveformSettings, hold: f32, r: f32) -> f32 {
     let r = r.max(hold);
     let r2 = r * r;
-    match w.limit {
+    let t = match w.limit {
         RangeLimit::Threshold => w.threshold,
         RangeLimit::Linear { a, b } => (a + b * r) / r2,
         RangeLimit::Quadratic { a, b } => (a + b * r2) / r2,
@@ -237,7 +238,8 @@ fn curve_threshold(w: &WaveformSettings, hold: f32, r: f32) -> f32 {
         RangeLimit::Root3 { b } => b * r,
         RangeLimit::Root4 { b } => b * r2,
         RangeLimit::Logarithmic { a, b } => ((r - a) / b).exp() / r2,
-    }
+    };
+    t.max(0.0)
 }
 
 /// The state of the echo scan over one cluster's bins.

@@ -521,6 +521,17 @@ fn root4_curve_sees_a_1_percent_wall_out_to_its_curve_range() {
 }
 
 #[test]
+fn a_curve_below_zero_still_ends_its_echo() {
+    // R_L = −0.05 + 0.001·r is below zero out to 50 m (sensor files refuse such a
+    // curve inside their range window; settings built by hand may hold one): a target at
+    // 20 m is then detected whatever its reflectance, as one echo, not lost.
+    let p = with(|p| p.waveform.limit = RangeLimit::Linear { a: -0.05, b: 0.001 });
+    let e = beam_echoes(&target(16, 20.0, 0.001, 1.0, 1), &p, 0);
+    assert_eq!(e.len(), 1, "{e:?}");
+    assert!((e[0].range - 20.0).abs() < 1e-3, "{e:?}");
+}
+
+#[test]
 fn estimators_on_a_symmetric_pulse() {
     let r = 42.0;
     let recs = target(16, r, 0.4, 1.0, 1);

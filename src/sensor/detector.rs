@@ -336,6 +336,31 @@ impl Detector {
         Ok(v as f32)
     }
 
+    /// Checks that a curve leaves a threshold at every range a sensor with this minimum
+    /// range reports: the waveform's threshold R_L(r)/r² holds its value below
+    /// max(min_range, Δr) (reference/waveform.rs, step 1) and grows from there for the
+    /// linear and quadratic models, so R_L must be > 0 at that range. A curve at or below
+    /// zero would call every target detected however dark, and the waveform would have no
+    /// level to end an echo at.
+    pub fn validate_near_range(&self, d: &Detection, min_range: f32) -> Result<(), SensorError> {
+        if matches!(self.curve, RangeCurve::Threshold) {
+            return Ok(());
+        }
+        let hold = min_range.max(self.bin_width());
+        let limit = self.reflectance_limit(d, hold)?;
+        if limit > 0.0 {
+            return Ok(());
+        }
+        Err(SensorError::invalid(
+            "detector.range_curve.a",
+            format!(
+                "the curve gives R_L = {limit} ≤ 0 at {hold} m, the nearest range it is \
+                 applied at (the minimum range or one range bin): every target there would \
+                 be detected however dark; raise a so that R_L > 0 there"
+            ),
+        ))
+    }
+
     /// The waveform stage's settings for a sensor whose datasheet pair is `detection`.
     /// The detector must have passed [`validate`](Self::validate); an invalid curve
     /// falls back to the threshold model.

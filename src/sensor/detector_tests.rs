@@ -360,6 +360,37 @@ fn bad_detector_values_name_their_field() {
 }
 
 #[test]
+fn a_curve_at_or_below_zero_inside_the_range_window_is_refused() {
+    // 10 % at 120 m: R_L = a + (0.1 − a)·(r/120)ⁿ (n = 1 linear, 2 quadratic) crosses
+    // zero at r₀ = 120·(−a/(0.1 − a))^(1/n): for a = −0.02, 20 m and 49.0 m. A sensor
+    // whose minimum range lies below r₀ would detect everything there: refused, naming
+    // the field; above r₀ it is fine.
+    let mut s = default_sensor();
+    s.detection = pair(0.10, 120.0);
+    for (curve, r0) in [
+        (RangeCurve::Linear { a: -0.02 }, 20.0f32),
+        (RangeCurve::Quadratic { a: -0.02 }, 48.990),
+    ] {
+        s.detector.curve = curve;
+        s.max_range = 200.0;
+        s.min_range = 0.95 * r0;
+        let e = s.validate().unwrap_err().to_string();
+        assert!(e.starts_with("detector.range_curve.a:"), "{curve:?}: {e}");
+        s.min_range = 1.05 * r0;
+        s.validate().unwrap_or_else(|e| panic!("{curve:?}: {e}"));
+    }
+    // a = 0 and a minimum range of 0: the curve is held at one range bin, R_L > 0.
+    s.min_range = 0.0;
+    for curve in [
+        RangeCurve::Linear { a: 0.0 },
+        RangeCurve::Quadratic { a: 0.0 },
+    ] {
+        s.detector.curve = curve;
+        s.validate().unwrap_or_else(|e| panic!("{curve:?}: {e}"));
+    }
+}
+
+#[test]
 fn presets_have_valid_beams_and_detectors() {
     for info in presets() {
         let s = preset(info.name, None).unwrap();

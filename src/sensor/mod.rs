@@ -250,6 +250,8 @@ impl Sensor {
         self.kernel.validate()?;
         check_subrays(self.subrays)?;
         self.detector.validate(&self.detection)?;
+        self.detector
+            .validate_near_range(&self.detection, self.min_range)?;
         self.validate_beams()
     }
 
