@@ -136,11 +136,12 @@ pub mod estimator {
     }
 }
 
-/// Range-limit curves (`sensor::RangeLimit`), applied to R_app at range r.
+/// Range-limit curves (`sensor::RangeLimit`): the waveform's threshold at range r is
+/// R_L(r)/r², so that R_app > R_L(r) is detected.
 pub mod curve_model {
     shared_constants! {
         GLSL: u32, "CURVE_";
-        /// Only the physical threshold T_eff on the waveform.
+        /// The constant datasheet threshold T (R_L = T·r²).
         THRESHOLD = 0;
         /// R_L(r) = a + b·r.
         LINEAR = 1;

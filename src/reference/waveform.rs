@@ -14,7 +14,14 @@
 //!    among used slots and by their bits among the others; ambient by its bits) — a
 //!    total order that looks at the content before the slot, so a beam whose slots are
 //!    permuted gives bit-identical echoes. The ambient level A_b = Σ a_i over the
-//!    non-empty slots in that order; the effective threshold is T_eff = T + k·√A_b.
+//!    non-empty slots in that order; the effective threshold at range r is
+//!    T_eff(r) = max(T(r), 0) + k·√A_b, where T(r) is the datasheet threshold T for the
+//!    threshold model and R_L(ρ)/ρ² for a curve model, ρ = max(r, min_range, Δr) — the
+//!    amplitude at which a target's R_app meets the curve. A curve thus *replaces* the
+//!    physical threshold, for forming echoes and for detecting them alike: it extends
+//!    the range where it lies below T·r², and shortens it where it lies above. (Held
+//!    below min_range, where nothing is reported, so that R_L/r² stays finite; never
+//!    below 0, so that every echo ends. Sensor files refuse curves ≤ 0 in their range.)
 //! 2. **Clusters.** Sorted records split where the gap between neighbours exceeds 8σ_r.
 //! 3. **Waveform.** A cluster's bins run from r_lo = first − (⌈5σ_r/Δr⌉ + ½)Δr in steps
 //!    of Δr (so the first return sits on a bin centre), n = ⌈(last + 5σ_r − r_lo)/Δr⌉
@@ -25,28 +32,32 @@
 //!    cluster's records in sorted order (no atomics, one summation order everywhere).
 //!    Bins are produced in windows of [`WINDOW_BINS`](crate::contract::WINDOW_BINS); the
 //!    echo scan keeps its state across windows, and bins −1 and n count as 0.
-//! 4. **Echoes.** A maximal run of bins with ξ̂ > T_eff. r0 and r1 interpolate linearly
-//!    between the bins either side of each crossing; EPW = r1 − r0. The peak is the first
+//! 4. **Echoes.** A maximal run of bins with d_k = ξ̂_k − T_eff(c_k) > 0. r0 and r1 are
+//!    where d interpolated linearly between the bins either side of each crossing is
+//!    zero (the bin before a run counts T_eff at c_−1); EPW = r1 − r0, so a lone target
+//!    of reflectance R has EPW ≈ 2σ_r√(2 ln(R/R_L(r))) under a curve. The peak is the first
 //!    maximal bin, refined by the parabola through ln ξ̂ of it and its neighbours
 //!    (offset clamped to ±½ bin; no refinement when a neighbour is 0 or the parabola is
 //!    not concave). Range by the estimator: peak = refined peak; leading edge = r0;
-//!    centroid = Σ(ξ̂_k − T_eff)·c_k / Σ(ξ̂_k − T_eff) over the run (weights vanish at the
-//!    crossings, so the bin grid barely biases it). The dominant record (instance, class,
+//!    centroid = Σ d_k·c_k / Σ d_k over the run (weights vanish at the crossings, so the
+//!    bin grid barely biases it). The dominant record (instance, class,
 //!    material) maximises s_i·exp(−(r_peak − r_i)²/(2σ_r²)); ties go to the first in
 //!    sorted order. Echoes are numbered e = 0, 1, … in range order over the whole beam.
-//! 5. **Noise, detection, limits** (echo e, draws from stream `echo_noise(e, j)`):
+//! 5. **Noise, detection, limits** (echo e, draws from stream `echo_noise(e, j)`;
+//!    T_eff below is T_eff(r_peak), the threshold at the refined peak):
 //!    amplitude a' = a·max(0, 1 + amplitude_rel·N(j=2,3)); detected if U(j=4) <
-//!    Φ((a' − T_eff)/(pd_width·T_eff)) when pd_width > 0 and T_eff > 0, else if a' > T_eff;
+//!    Φ((a' − T_eff)/(pd_width·T_eff)) when pd_width > 0 and T_eff > 0, else if a' > T_eff
+//!    (with a curve and no noise: R_app = a'·r² > R_L(r));
 //!    SNR = a'/T_eff and the range jitter σ = √(range_sigma_m² + (range_sigma_snr_m/SNR)²)
 //!    moves the estimated range by σ·N(j=0,1) (EPW keeps the noiseless waveform's value);
-//!    then echoes outside [min_range, max_range] are dropped, and the curve model keeps
-//!    an echo when R_app = a'·r² ≥ R_L(r). Skipped draws are not drawn: a zero parameter
-//!    leaves the value bit-exact.
+//!    then echoes outside [min_range, max_range] are dropped. Skipped draws are not
+//!    drawn: a zero parameter leaves the value bit-exact.
 //!    **False alarms**: their number is Poisson(false_alarm_rate) by inverse CDF of
 //!    U(false_alarm(0)), at most [`MAX_FALSE_ALARMS`]; alarm j sits at min + (max − min)·
-//!    U(false_alarm(1 + 2j)) with amplitude T_eff·(1 + E), E = −ln(1 − U(false_alarm(2 +
-//!    2j))) ~ Exp(1), EPW = 2σ_r√(2 ln(1 + E)) (a lone pulse of that amplitude), instance,
-//!    class and material 0. They are detections already: no detection draw or curve test.
+//!    U(false_alarm(1 + 2j)) with amplitude T_eff(r)·(1 + E) at its range r, E = −ln(1 −
+//!    U(false_alarm(2 + 2j))) ~ Exp(1), EPW = 2σ_r√(2 ln(1 + E)) (a lone pulse of that
+//!    amplitude), instance, class and material 0. They are detections already: no
+//!    detection draw.
 //!    Surviving echoes and alarms enter a list of at most [`MAX_CANDIDATES`]; when it is
 //!    full a newcomer replaces the weakest if it is stronger.
 //! 6. **Returns.** Candidates are sorted by range (stable insertion sort, ties: stronger
@@ -61,7 +72,8 @@
 //!    also the per-beam slot count of the frame output ([`echo_slots`]).
 //!
 //! The curve models are [`RangeLimit`]'s: R_L = a + b·r, a + b·r², b·r^n (n = 2, 3, 4),
-//! exp((r − a)/b), or no curve test.
+//! exp((r − a)/b), or none (the constant datasheet threshold T). Their T(r) = R_L(r)/r²
+//! is evaluated as (a + b·ρ)/ρ², (a + b·ρ²)/ρ², b, b·ρ, b·ρ², exp((ρ − a)/b)/ρ².
 //!
 //! The limits and constants above come from [`crate::contract`], which the shader
 //! includes too.
@@ -71,7 +83,8 @@
 //! apart, which lowers the peak amplitude (and R_app) by up to Δr²/(8σ_r²): 0.78 % at
 //! the coarsest bin, Δr = σ_r/4, and 0.31 % for a 5 ns pulse with the default 5 cm range
 //! resolution (σ_r = 0.318 m, Δr = σ_r/6.4). A lone target sits on a bin centre and
-//! keeps its full amplitude. EPW is within ~1 % of 2σ_r√(2 ln(a/T)) for a/T ≳ 2.
+//! keeps its full amplitude. EPW is within ~1 % of 2σ_r√(2 ln(a/T)) for a/T ≳ 2 (with a
+//! curve, T = T(r), which changes by a few per cent at most across an echo: within 2 %).
 //! Clusters ignore each other's pulse tails: records more than 8σ_r apart see at most
 //! g(3σ_r) ≈ 1 % of the other cluster's amplitude missing near their bin range's ends,
 //! which only matters for echoes wider than ±3σ_r.

@@ -2,9 +2,17 @@
 //! (DESIGN §4). Builds the [`WaveformSettings`] of the waveform stage: the receiver in
 //! physical units, which the GPU pass and the CPU reference both read.
 //!
-//! Range-limit curves R_L(r) are applied to an echo's apparent reflectance R_app at its
-//! range r (keep the echo if R_app ≥ R_L(r)); every model passes through the sensor's
-//! datasheet pair (R_ref, r_ref) of [`Detection`]:
+//! Range-limit curves R_L(r) say which apparent reflectance R_app is detected at range r
+//! (R_app > R_L(r)); every model passes through the sensor's datasheet pair (R_ref,
+//! r_ref) of [`Detection`]. A curve *replaces* the physical threshold rather than adding
+//! a test after it: the waveform's threshold at range r becomes T(r) = R_L(r)/r², the
+//! amplitude of a beam-filling target whose R_app is R_L(r), and it forms the echoes
+//! (their extent, EPW and presence) as well as deciding their detection. So a curve
+//! below the 1/r² threshold extends the range (root 4 through 10 % at 120 m: a 1 %
+//! target out to 67.5 m, where 1/r² stops at 37.9 m) as surely as one above it shortens
+//! it, and an echo's EPW is 2σ_r·√(2 ln(R/R_L(r))) for a lone target of reflectance R.
+//! The threshold model is the constant T = R_ref/r_ref², i.e. R_L = T·r²; ambient noise
+//! adds k·√A_b to either (reference/waveform.rs, step 1).
 //!
 //! | model | R_L(r) | parameters from (R_ref, r_ref) |
 //! | --- | --- | --- |
@@ -66,7 +74,7 @@ pub enum RangeEstimator {
 /// Range-limit curve model (module docs); all pass through the datasheet pair.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub enum RangeCurve {
-    /// The physical threshold on the waveform alone.
+    /// The physical threshold T = R_ref/r_ref² at every range (R_L = T·r²).
     #[default]
     Threshold,
     /// R_L = a + b·r.
@@ -79,11 +87,11 @@ pub enum RangeCurve {
     Logarithmic { second_pair: Detection },
 }
 
-/// A range-limit curve resolved through the datasheet pair: keep an echo at range r
-/// when its apparent reflectance R_app ≥ R_L(r) (module docs).
+/// A range-limit curve resolved through the datasheet pair: the waveform's threshold at
+/// range r is R_L(r)/r², so an echo is detected when R_app > R_L(r) (module docs).
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub enum RangeLimit {
-    /// No curve test: the physical threshold on the waveform decides alone.
+    /// No curve: the constant threshold [`WaveformSettings::threshold`].
     #[default]
     Threshold,
     /// R_L = a + b·r.
@@ -108,7 +116,8 @@ pub struct WaveformSettings {
     pub sigma_r: f32,
     /// Histogram bin width Δr (m).
     pub bin_width: f32,
-    /// Detection threshold T (DESIGN §4's signal units).
+    /// Detection threshold T (DESIGN §4's signal units) of the threshold model; a curve
+    /// in `limit` replaces it by R_L(r)/r².
     pub threshold: f32,
     /// Ambient noise factor k: T_eff = T + k·√A_b.
     pub ambient_k: f32,
@@ -320,8 +329,9 @@ impl Detector {
         }
     }
 
-    /// R_L(r): the smallest apparent reflectance kept at range r (for the threshold
-    /// model, the one the physical threshold implies for a beam-filling target).
+    /// R_L(r): the apparent reflectance an echo at range r must exceed to be detected
+    /// (for the threshold model, the one the physical threshold implies for a
+    /// beam-filling target).
     pub fn reflectance_limit(&self, d: &Detection, r: f32) -> Result<f32, SensorError> {
         let r = f64::from(r);
         let v = match self.range_limit(d)? {

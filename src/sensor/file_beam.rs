@@ -34,7 +34,10 @@
 //!
 //! Range curves: `model:` threshold | linear | quadratic | root2 | root3 | root4 |
 //! logarithmic; `a` for linear and quadratic (default 0); `second_pair: { reflectance,
-//! range }` for logarithmic. Every field is optional and overrides the preset's value.
+//! range }` for logarithmic. A curve replaces the datasheet threshold's 1/r² range
+//! dependence (the waveform's threshold becomes R_L(r)/r²), so it can extend the range
+//! as well as shorten it; R_L must stay > 0 from the minimum range on. Every field is
+//! optional and overrides the preset's value.
 //! With `return_mode` but no `max_returns`, max_returns becomes 1 (strongest, first,
 //! last), 2 (the duals) or 8 (all). A relative CSV path is relative to the YAML file.
 //!
