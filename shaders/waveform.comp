@@ -46,7 +46,8 @@ shared Echo sh_cand[MAX_CANDIDATES];
 uint beam;
 uint base;
 float ambient;
-float t_eff;
+float noise_floor;  // k·sqrt(A_b)
+float hold;         // ranges below it count as it in the threshold
 uint echo_counter;
 uint n_cand;
 
@@ -56,6 +57,7 @@ int g_taps;
 float g_tap_c;
 
 float s_prev;
+float s_prev_t;
 bool s_in_run;
 float s_r0;
 int s_peak_k;
@@ -118,20 +120,24 @@ float normal_cdf(float x) {
     return x >= 0.0 ? 1.0 - 0.5 * erfc_z : 0.5 * erfc_z;
 }
 
-bool passes_curve(float r, float reflectance) {
+// T_eff(r): the datasheet threshold, or R_L(r)/r^2 when a curve model replaces it (at
+// least 0), plus the ambient noise floor (curve_threshold in the reference).
+float t_eff_at(float r) {
     float a = p.curve_a;
     float b = p.curve_b;
-    float limit;
+    r = max(r, hold);
+    float r2 = r * r;
+    float t;
     switch (p.curve_model) {
-    case CURVE_LINEAR: limit = a + b * r; break;
-    case CURVE_QUADRATIC: limit = a + b * (r * r); break;
-    case CURVE_ROOT2: limit = b * (r * r); break;
-    case CURVE_ROOT3: limit = b * (r * r * r); break;
-    case CURVE_ROOT4: limit = b * (r * r * (r * r)); break;
-    case CURVE_LOGARITHMIC: limit = exp((r - a) / b); break;
-    default: return true;   // CURVE_THRESHOLD: the waveform threshold alone
+    case CURVE_LINEAR: t = (a + b * r) / r2; break;
+    case CURVE_QUADRATIC: t = (a + b * r2) / r2; break;
+    case CURVE_ROOT2: t = b; break;
+    case CURVE_ROOT3: t = b * r; break;
+    case CURVE_ROOT4: t = b * r2; break;
+    case CURVE_LOGARITHMIC: t = exp((r - a) / b) / r2; break;
+    default: t = p.threshold; break;   // CURVE_THRESHOLD
     }
-    return reflectance >= limit;
+    return max(t, 0.0) + noise_floor;
 }
 
 float centre(int k) {
@@ -181,9 +187,9 @@ void push_candidate(Echo e) {
     if (e.amplitude > sh_cand[weakest].amplitude) sh_cand[weakest] = e;
 }
 
-// Step 5 for raw echo e: returns false when it is not detected.
-bool noise_and_detection(uint e, inout float range, inout float a) {
-    float t = t_eff;
+// Step 5 for raw echo e under the threshold t = T_eff(r_peak): returns false when it is
+// not detected.
+bool noise_and_detection(uint e, float t, inout float range, inout float a) {
     if (p.amplitude_noise > 0.0) {
         a *= max(1.0 + p.amplitude_noise * rng_gaussian(draw(stream_echo_noise(e, 2u)),
                                                          draw(stream_echo_noise(e, 3u))), 0.0);
@@ -238,26 +244,28 @@ void emit(uint c0, uint c1, float r1) {
     SubRayRecord dominant = records[base + sh_idx[best]];
     uint e = echo_counter;
     echo_counter++;
-    if (!noise_and_detection(e, range, amplitude)) return;
+    if (!noise_and_detection(e, t_eff_at(r_peak), range, amplitude)) return;
     // The blind zone's echoes (a surface nearer than min_range that blocked or dimmed the
     // beam) are not reported, and take no candidate place, so no return slot either.
     if (!(range >= p.min_range && range <= p.max_range)) return;
     float reflectance = amplitude * range * range;
-    if (!passes_curve(range, reflectance)) return;
     push_candidate(Echo(range, amplitude, r1 - s_r0, reflectance, ambient,
                         dominant.instance_id, dominant.class_id, dominant.material, 0u, 0u));
 }
 
 void scan_bin(int k, float v, uint c0, uint c1) {
-    float t = t_eff;
+    float t = t_eff_at(centre(k));
+    // Crossings interpolate xi - T_eff (as the reference).
+    float d = v - t;
+    float d_prev = s_prev - s_prev_t;
     if (s_need_right) {
         s_right = v;
         s_need_right = false;
     }
-    if (v > t) {
+    if (d > 0.0) {
         if (!s_in_run) {
             s_in_run = true;
-            s_r0 = centre(k - 1) + (t - s_prev) / (v - s_prev) * g_dr;
+            s_r0 = centre(k - 1) - d_prev / (d - d_prev) * g_dr;
             s_peak_k = k;
             s_peak_v = v;
             s_left = s_prev;
@@ -271,15 +279,15 @@ void scan_bin(int k, float v, uint c0, uint c1) {
             s_left = s_prev;
             s_need_right = true;
         }
-        float w = v - t;
-        s_sum_w += w;
-        s_sum_wk += w * float(k - s_k_start);
+        s_sum_w += d;
+        s_sum_wk += d * float(k - s_k_start);
     } else if (s_in_run) {
-        float r1 = centre(k - 1) + (s_prev - t) / (s_prev - v) * g_dr;
+        float r1 = centre(k - 1) + d_prev / (d_prev - d) * g_dr;
         s_in_run = false;
         emit(c0, c1, r1);
     }
     s_prev = v;
+    s_prev_t = t;
 }
 
 void false_alarms() {
@@ -298,7 +306,7 @@ void false_alarms() {
         float ua = rng_uniform(draw(stream_false_alarm(2u + 2u * j)));
         float range = p.min_range + (p.max_range - p.min_range) * ur;
         float e = -log(1.0 - ua);
-        float amplitude = t_eff * (1.0 + e);
+        float amplitude = t_eff_at(range) * (1.0 + e);
         push_candidate(Echo(range, amplitude, 2.0 * p.sigma_r * sqrt(2.0 * log(1.0 + e)),
                             amplitude * range * range, ambient, 0u, 0u, 0u, 0u, 0u));
     }
@@ -310,6 +318,17 @@ bool range_before(Echo a, Echo b) {
 
 bool stronger(Echo a, Echo b) {
     return a.amplitude > b.amplitude || (a.amplitude == b.amplitude && a.range < b.range);
+}
+
+// The largest amplitude among the first m candidates other than `skip` (first on ties).
+uint strongest_except(uint m, uint skip) {
+    uint best = NONE;
+    for (uint i = 0u; i < m; i++) {
+        if (i != skip && (best == NONE || sh_cand[i].amplitude > sh_cand[best].amplitude)) {
+            best = i;
+        }
+    }
+    return best;
 }
 
 // Step 6, then the beam's output slots.
@@ -356,20 +375,22 @@ void finish() {
     uint picked[MAX_RETURNS];
     uint count = 0u;
     if (m > 0u) {
-        uint strongest = 0u;
-        for (uint i = 0u; i < m; i++) {
-            if (sh_cand[i].amplitude > sh_cand[strongest].amplitude) strongest = i;
-        }
+        uint strongest = strongest_except(m, NONE);
         uint last = m - 1u;
+        bool dual = p.return_mode == RETURN_DUAL_STRONGEST_LAST
+            || p.return_mode == RETURN_DUAL_STRONGEST_SECOND;
         if (p.return_mode == RETURN_FIRST) {
             picked[0] = 0u;
             count = 1u;
         } else if (p.return_mode == RETURN_LAST) {
             picked[0] = last;
             count = 1u;
-        } else if (p.return_mode == RETURN_DUAL && strongest != last && slots >= 2u) {
-            picked[0] = strongest;
-            picked[1] = last;
+        } else if (dual && last > 0u && slots >= 2u) {
+            uint second = strongest_except(m, strongest);
+            uint other = second;
+            if (p.return_mode == RETURN_DUAL_STRONGEST_LAST && strongest != last) other = last;
+            picked[0] = min(strongest, other);
+            picked[1] = max(strongest, other);
             count = 2u;
         } else if (p.return_mode == RETURN_ALL) {
             count = min(m, slots);
@@ -477,12 +498,13 @@ void gather_sorted(uint t) {
     barrier();
 }
 
-// Thread 0: the ambient level A_b over the non-empty records in sorted order, T_eff, and
-// an empty echo scan.
+// Thread 0: the ambient level A_b over the non-empty records in sorted order, the noise
+// floor of T_eff, and an empty echo scan.
 void begin_beam() {
     ambient = 0.0;
     for (uint i = 0u; i < sh_nonempty; i++) ambient += records[base + sh_idx[i]].ambient;
-    t_eff = p.threshold + p.ambient_k * sqrt(ambient);
+    noise_floor = p.ambient_k * sqrt(ambient);
+    hold = max(p.min_range, p.bin_width);
     echo_counter = 0u;
     n_cand = 0u;
 }
@@ -505,6 +527,7 @@ void scan_cluster(uint t, uint c0, uint c1) {
     int n = int(clamp(ceil((r_hi - g_r_lo) / dr), 1.0, MAX_CLUSTER_BINS));
     if (t == 0u) {
         s_prev = 0.0;
+        s_prev_t = t_eff_at(centre(-1));
         s_in_run = false;
         s_need_right = false;
     }

@@ -126,8 +126,11 @@ pub mod return_mode {
         STRONGEST = 0;
         FIRST = 1;
         LAST = 2;
-        DUAL = 3;
+        /// Strongest and last; second strongest and last when the strongest is last.
+        DUAL_STRONGEST_LAST = 3;
         ALL = 4;
+        /// Strongest and second strongest.
+        DUAL_STRONGEST_SECOND = 5;
     }
 }
 
@@ -141,11 +144,12 @@ pub mod estimator {
     }
 }
 
-/// Range-limit curves (`sensor::RangeLimit`), applied to R_app at range r.
+/// Range-limit curves (`sensor::RangeLimit`): the waveform's threshold at range r is
+/// R_L(r)/r², so that R_app > R_L(r) is detected.
 pub mod curve_model {
     shared_constants! {
         GLSL: u32, "CURVE_";
-        /// Only the physical threshold T_eff on the waveform.
+        /// The constant datasheet threshold T (R_L = T·r²).
         THRESHOLD = 0;
         /// R_L(r) = a + b·r.
         LINEAR = 1;

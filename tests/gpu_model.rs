@@ -9,7 +9,8 @@ use beamtrace::model::RecordLayout;
 use beamtrace::reference::{frame_echoes, CpuSimulator};
 use beamtrace::scene::Scene;
 use beamtrace::sensor::{
-    default_sensor, BeamKernel, Noise, RangeCurve, RangeEstimator, ReturnMode, Sampling, Sensor,
+    default_sensor, BeamKernel, DualPolicy, Noise, RangeCurve, RangeEstimator, ReturnMode,
+    Sampling, Sensor,
 };
 use beamtrace::sim::{Capture, Echo, FrameOutput, Simulator, Sun};
 use glam::{Affine3A, Vec3};
@@ -438,7 +439,7 @@ fn step_edge_splits_the_beam_into_two_echoes() {
         ReturnMode::Strongest,
         ReturnMode::First,
         ReturnMode::Last,
-        ReturnMode::Dual,
+        ReturnMode::Dual(DualPolicy::StrongestLast),
     ];
     let settings = modes.map(|mode| {
         sensor.detector.return_mode = mode;
@@ -482,13 +483,14 @@ fn step_edge_splits_the_beam_into_two_echoes() {
     }
 }
 
-/// Square walls of `size` facing the origin, one per (azimuth°, elevation°, range, IR
-/// material): the `wall` scene of each material turned and moved out, so that a beam
-/// in the wall's direction meets it at normal incidence at that range.
+/// Square walls facing the origin, one per (azimuth°, elevation°, range, IR material),
+/// each `size` × its range on a side (0.07 spans ±2°, so walls 5° apart never shadow
+/// each other's beams): the `wall` scene of each material turned and moved out, so that
+/// a beam in the wall's direction meets it at normal incidence at that range.
 fn walls(targets: &[(f32, f32, f32, &str)], size: f32) -> Scene {
     let sized: Vec<_> = targets
         .iter()
-        .map(|&(az, el, range, material)| (az, el, range, material, size))
+        .map(|&(az, el, range, material)| (az, el, range, material, size * range))
         .collect();
     walls_sized(&sized)
 }
@@ -543,34 +545,40 @@ fn max_range(curve: RangeCurve, r_ref: f64, rr: f64, refl: f64) -> f64 {
     }
 }
 
-/// A row of six walls at elevation `el`° (azimuths 5° apart): 10 %, 50 % and 90 %, each
-/// at 0.9× (even index) and 1.1× (odd) the range `limit` gives for its reflectance.
+/// A row of eight walls at elevation `el`° (azimuths 5° apart): 1 %, 10 %, 50 % and
+/// 90 %, each at 0.9× (even index) and 1.1× (odd) the range `limit` gives for its
+/// reflectance.
 fn curve_row(el: f32, limit: impl Fn(f64) -> f64) -> Vec<(f32, f32, f32, &'static str)> {
     let mut row = Vec::new();
-    for (refl, material) in [
-        (0.1, "lambertian_10"),
-        (0.5, "lambertian_50"),
-        (0.9, "lambertian_90"),
-    ] {
+    for (refl, material) in CURVE_TARGETS {
         for f in [0.9, 1.1] {
-            let az = 5.0 * row.len() as f32 - 12.5;
+            let az = 5.0 * row.len() as f32 - 17.5;
             row.push((az, el, (f * limit(refl)) as f32, material));
         }
     }
     row
 }
 
+const CURVE_TARGETS: [(f64, &str); 4] = [
+    (0.01, "lambertian_1"),
+    (0.1, "lambertian_10"),
+    (0.5, "lambertian_50"),
+    (0.9, "lambertian_90"),
+];
+
 #[test]
 fn range_limit_follows_each_curve_model() {
-    // For each curve model, walls of 10 %, 50 % and 90 % at 0.9× and 1.1× the range the
-    // model's closed form gives for them: the nearer is detected, the farther is not.
-    // Each model has a row of six walls (one thin beam each, 5° apart); one frame per
-    // model, its curve in the frame's settings, checks its own row.
+    // For each curve model, walls of 1 %, 10 %, 50 % and 90 % at 0.9× and 1.1× the range
+    // the model's closed form gives for them: the nearer is detected, the farther is
+    // not — with the sensor's own settings, datasheet threshold included: a curve
+    // replaces the physical threshold, so it reaches beyond it where it lies below it
+    // (root 4: 1 % out to 67.5 m, where 1/r² stops at 37.9 m). Each model has a row of
+    // eight walls (one thin beam each, 5° apart); one frame per model checks its row.
     let (r_ref, rr) = (120.0, 0.1);
     let models = [
         RangeCurve::Threshold,
         RangeCurve::Linear { a: 0.0 },
-        RangeCurve::Quadratic { a: 0.03 },
+        RangeCurve::Quadratic { a: 0.005 },
         RangeCurve::Root(2),
         RangeCurve::Root(3),
         RangeCurve::Root(4),
@@ -584,7 +592,7 @@ fn range_limit_follows_each_curve_model() {
     let targets: Vec<_> = (models.iter().enumerate())
         .flat_map(|(m, &c)| curve_row(5.0 * m as f32 - 15.0, |refl| max_range(c, r_ref, rr, refl)))
         .collect();
-    let scene = walls(&targets, 4.0);
+    let scene = walls(&targets, 0.07);
     let beams = targets.iter().map(|t| beam(t.0, t.1)).collect();
     let mut sensor = sensor_with(beams, gaussian(0.1), 1);
     sensor.max_range = 2000.0;
@@ -592,20 +600,15 @@ fn range_limit_follows_each_curve_model() {
         .iter()
         .map(|&curve| {
             sensor.detector.curve = curve;
-            let mut s = frame_settings(&sensor, sensor.mount.to_affine(), None, 0, 0);
-            // With a curve model the curve must decide, not the waveform threshold
-            // (which passes through the same datasheet pair): lower the latter a
-            // hundredfold.
-            if !matches!(curve, RangeCurve::Threshold) {
-                s.waveform.threshold *= 0.01;
-            }
-            s
+            sensor.validate().expect("sensor");
+            frame_settings(&sensor, sensor.mount.to_affine(), None, 0, 0)
         })
         .collect();
     let frames = simulate_frames(&scene, &sensor, MAX_RECORD_SLOTS, &settings);
+    let per_row = 2 * CURVE_TARGETS.len();
     for (m, (curve, out)) in models.iter().zip(&frames).enumerate() {
-        for k in 0..6 {
-            let (b, (_, _, range, material)) = (6 * m + k, targets[6 * m + k]);
+        for k in 0..per_row {
+            let (b, (_, _, range, material)) = (per_row * m + k, targets[per_row * m + k]);
             // Every beam meets its wall, so a missing echo is the curve's doing.
             let hit = out.records.as_ref().expect("records")[b * MAX_RECORD_SLOTS as usize];
             assert!(
@@ -831,7 +834,7 @@ fn sunlit_retroreflector_ambient_is_its_diffuse_part_alone() {
             (10.0, 0.0, 10.0, "sign_reflecting"),
             (-10.0, 0.0, 10.0, "lambertian_90"),
         ],
-        2.0,
+        0.2,
     );
     let sensor = sensor_with(vec![beam(10.0, 0.0), beam(-10.0, 0.0)], gaussian(0.2), 16);
     let irradiance = 2.5f32;

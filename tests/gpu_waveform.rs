@@ -12,7 +12,9 @@ use beamtrace::gpu::{
 };
 use beamtrace::model::{Echo, FrameSettings, RecordLayout, SubRayRecord};
 use beamtrace::reference::frame_echoes;
-use beamtrace::sensor::{rng, Noise, RangeEstimator, RangeLimit, ReturnMode, WaveformSettings};
+use beamtrace::sensor::{
+    rng, DualPolicy, Noise, RangeEstimator, RangeLimit, ReturnMode, WaveformSettings,
+};
 use beamtrace::sim::{shader_sources, waveform_params, GpuEcho, GpuRecord};
 use std::mem::size_of;
 use std::sync::Arc;
@@ -445,12 +447,28 @@ fn gpu_waveform_matches_the_cpu_reference() {
             FrameSettings {
                 frame: 4,
                 ..with(noisy, |w| {
-                    w.return_mode = ReturnMode::Dual;
+                    w.return_mode = ReturnMode::Dual(DualPolicy::StrongestLast);
                     w.estimator = RangeEstimator::Centroid;
                     w.max_returns = 8;
                     w.min_separation = 0.0;
                 })
             },
+        ),
+        (
+            "root-4 curve (threshold varies per bin), centroid",
+            with(noisy, |w| {
+                w.estimator = RangeEstimator::Centroid;
+                w.limit = RangeLimit::Root4 {
+                    b: 0.1 / 100f32.powi(4),
+                };
+            }),
+        ),
+        (
+            "Ouster dual, 2 returns",
+            with(noisy, |w| {
+                w.return_mode = ReturnMode::Dual(DualPolicy::StrongestSecond);
+                w.max_returns = 2;
+            }),
         ),
         (
             "last, log curve, fine bins",
@@ -503,6 +521,76 @@ fn gpu_waveform_matches_the_cpu_reference() {
         );
         eprintln!("{label}: {n} echoes agree");
         assert!(n > beams as usize, "{label}: only {n} echoes");
+    }
+    drop(pipeline);
+    let m = ctx.validation_messages();
+    assert!(m.is_empty(), "validation messages: {m:#?}");
+}
+
+/// One beam of `SUBRAYS` records: echoes at 10, 20, 30 m (instances 1, 2, 3) whose
+/// amplitudes are `strength` (each target takes an equal share of the sub-rays).
+fn echoes_of_strength(strength: &[f32]) -> Vec<SubRayRecord> {
+    let per = SUBRAYS / strength.len();
+    let mut recs = Vec::new();
+    for (i, &a) in strength.iter().enumerate() {
+        let r = 10.0 * (i + 1) as f32;
+        recs.extend((0..per).map(|_| SubRayRecord {
+            range: r,
+            signal: a / per as f32,
+            instance_id: i as u32 + 1,
+            ..SubRayRecord::default()
+        }));
+    }
+    recs.resize(SUBRAYS, SubRayRecord::default());
+    recs
+}
+
+#[test]
+fn gpu_dual_returns_follow_each_vendors_definition() {
+    // Velodyne (VLP-16/HDL-32E/HDL-64E manuals, dual return mode): the strongest and the
+    // last echo; when the strongest is the last, the second strongest and the last.
+    // Ouster (firmware 2.x dual returns): the strongest and the second strongest. Two
+    // points whenever there are two echoes, in range order; one point for one echo. The
+    // pairs below are those rules applied by hand, one beam per case.
+    let cases: [(&[f32], [u32; 2], [u32; 2]); 5] = [
+        // (amplitudes at 10/20/30 m, Velodyne's pair, Ouster's pair)
+        (&[1e-4, 4e-4], [1, 2], [1, 2]),
+        (&[4e-4, 1e-4], [1, 2], [1, 2]),
+        (&[9e-4, 4e-4, 1e-4], [1, 3], [1, 2]),
+        (&[1e-4, 4e-4, 9e-4], [2, 3], [2, 3]),
+        (&[4e-4, 9e-4, 1e-4], [2, 3], [1, 2]),
+    ];
+    let mut records: Vec<SubRayRecord> =
+        cases.iter().flat_map(|c| echoes_of_strength(c.0)).collect();
+    records.extend(echoes_of_strength(&[4e-4]));
+    let beams = cases.len() + 1;
+    let ctx = context();
+    let pipeline =
+        Arc::new(ComputePipeline::new(&ctx, &compile("waveform.comp")).expect("pipeline"));
+    let l = layout(beams as u32, SUBRAYS);
+    for (policy, column) in [
+        (DualPolicy::StrongestLast, 0),
+        (DualPolicy::StrongestSecond, 1),
+    ] {
+        let p = with(params(), |w| {
+            w.return_mode = ReturnMode::Dual(policy);
+            w.max_returns = 2;
+        });
+        let (echoes, counts) = gpu_echoes(&ctx, &pipeline, &records, l, &p);
+        for (b, case) in cases.iter().enumerate() {
+            let want = if column == 0 { case.1 } else { case.2 };
+            let got = &echoes[2 * b..2 * b + counts[b] as usize];
+            let ids: Vec<u32> = got.iter().map(|e| e.instance_id).collect();
+            assert_eq!(ids, want, "{policy:?}, amplitudes {:?}: {got:?}", case.0);
+            let index: Vec<_> = got
+                .iter()
+                .map(|e| (e.return_index, e.return_count))
+                .collect();
+            assert_eq!(index, [(0, 2), (1, 2)], "{policy:?}, {:?}", case.0);
+        }
+        let last = beams - 1;
+        assert_eq!(counts[last], 1, "{policy:?}: one echo, one point");
+        assert_eq!(echoes[2 * last].instance_id, 1);
     }
     drop(pipeline);
     let m = ctx.validation_messages();

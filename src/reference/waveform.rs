@@ -14,7 +14,14 @@
 //!    among used slots and by their bits among the others; ambient by its bits) — a
 //!    total order that looks at the content before the slot, so a beam whose slots are
 //!    permuted gives bit-identical echoes. The ambient level A_b = Σ a_i over the
-//!    non-empty slots in that order; the effective threshold is T_eff = T + k·√A_b.
+//!    non-empty slots in that order; the effective threshold at range r is
+//!    T_eff(r) = max(T(r), 0) + k·√A_b, where T(r) is the datasheet threshold T for the
+//!    threshold model and R_L(ρ)/ρ² for a curve model, ρ = max(r, min_range, Δr) — the
+//!    amplitude at which a target's R_app meets the curve. A curve thus *replaces* the
+//!    physical threshold, for forming echoes and for detecting them alike: it extends
+//!    the range where it lies below T·r², and shortens it where it lies above. (Held
+//!    below min_range, where nothing is reported, so that R_L/r² stays finite; never
+//!    below 0, so that every echo ends. Sensor files refuse curves ≤ 0 in their range.)
 //! 2. **Clusters.** Sorted records split where the gap between neighbours exceeds 8σ_r.
 //! 3. **Waveform.** A cluster's bins run from r_lo = first − (⌈5σ_r/Δr⌉ + ½)Δr in steps
 //!    of Δr (so the first return sits on a bin centre), n = ⌈(last + 5σ_r − r_lo)/Δr⌉
@@ -25,41 +32,49 @@
 //!    cluster's records in sorted order (no atomics, one summation order everywhere).
 //!    Bins are produced in windows of [`WINDOW_BINS`](crate::contract::WINDOW_BINS); the
 //!    echo scan keeps its state across windows, and bins −1 and n count as 0.
-//! 4. **Echoes.** A maximal run of bins with ξ̂ > T_eff. r0 and r1 interpolate linearly
-//!    between the bins either side of each crossing; EPW = r1 − r0. The peak is the first
+//! 4. **Echoes.** A maximal run of bins with d_k = ξ̂_k − T_eff(c_k) > 0. r0 and r1 are
+//!    where d interpolated linearly between the bins either side of each crossing is
+//!    zero (the bin before a run counts T_eff at c_−1); EPW = r1 − r0, so a lone target
+//!    of reflectance R has EPW ≈ 2σ_r√(2 ln(R/R_L(r))) under a curve. The peak is the first
 //!    maximal bin, refined by the parabola through ln ξ̂ of it and its neighbours
 //!    (offset clamped to ±½ bin; no refinement when a neighbour is 0 or the parabola is
 //!    not concave). Range by the estimator: peak = refined peak; leading edge = r0;
-//!    centroid = Σ(ξ̂_k − T_eff)·c_k / Σ(ξ̂_k − T_eff) over the run (weights vanish at the
-//!    crossings, so the bin grid barely biases it). The dominant record (instance, class,
+//!    centroid = Σ d_k·c_k / Σ d_k over the run (weights vanish at the crossings, so the
+//!    bin grid barely biases it). The dominant record (instance, class,
 //!    material) maximises s_i·exp(−(r_peak − r_i)²/(2σ_r²)); ties go to the first in
 //!    sorted order. Echoes are numbered e = 0, 1, … in range order over the whole beam.
-//! 5. **Noise, detection, limits** (echo e, draws from stream `echo_noise(e, j)`):
+//! 5. **Noise, detection, limits** (echo e, draws from stream `echo_noise(e, j)`;
+//!    T_eff below is T_eff(r_peak), the threshold at the refined peak):
 //!    amplitude a' = a·max(0, 1 + amplitude_rel·N(j=2,3)); detected if U(j=4) <
-//!    Φ((a' − T_eff)/(pd_width·T_eff)) when pd_width > 0 and T_eff > 0, else if a' > T_eff;
+//!    Φ((a' − T_eff)/(pd_width·T_eff)) when pd_width > 0 and T_eff > 0, else if a' > T_eff
+//!    (with a curve and no noise: R_app = a'·r² > R_L(r));
 //!    SNR = a'/T_eff and the range jitter σ = √(range_sigma_m² + (range_sigma_snr_m/SNR)²)
 //!    moves the estimated range by σ·N(j=0,1) (EPW keeps the noiseless waveform's value);
 //!    then echoes outside [min_range, max_range] are dropped (those of the blind zone
-//!    included: the trace starts at the origin), and the curve model keeps
-//!    an echo when R_app = a'·r² ≥ R_L(r). Skipped draws are not drawn: a zero parameter
-//!    leaves the value bit-exact.
+//!    included: the trace starts at the origin). Skipped draws are not drawn: a zero
+//!    parameter leaves the value bit-exact.
 //!    **False alarms**: their number is Poisson(false_alarm_rate) by inverse CDF of
 //!    U(false_alarm(0)), at most [`MAX_FALSE_ALARMS`]; alarm j sits at min + (max − min)·
-//!    U(false_alarm(1 + 2j)) with amplitude T_eff·(1 + E), E = −ln(1 − U(false_alarm(2 +
-//!    2j))) ~ Exp(1), EPW = 2σ_r√(2 ln(1 + E)) (a lone pulse of that amplitude), instance,
-//!    class and material 0. They are detections already: no detection draw or curve test.
+//!    U(false_alarm(1 + 2j)) with amplitude T_eff(r)·(1 + E) at its range r, E = −ln(1 −
+//!    U(false_alarm(2 + 2j))) ~ Exp(1), EPW = 2σ_r√(2 ln(1 + E)) (a lone pulse of that
+//!    amplitude), instance, class and material 0. They are detections already: no
+//!    detection draw.
 //!    Surviving echoes and alarms enter a list of at most [`MAX_CANDIDATES`]; when it is
 //!    full a newcomer replaces the weakest if it is stronger.
 //! 6. **Returns.** Candidates are sorted by range (stable insertion sort, ties: stronger
 //!    first). Minimum separation: in order of decreasing amplitude (ties: nearer first) an
 //!    echo is kept unless a kept one lies closer than `min_separation`. Of the kept ones,
 //!    in range order: strongest = the largest amplitude (first on ties); first; last;
-//!    dual = strongest and last, one echo when they coincide or when only one return fits;
+//!    dual by its policy — strongest + last (Velodyne), or second strongest + last when
+//!    the strongest is the last; strongest + second strongest (Ouster); the second
+//!    strongest is the largest amplitude but the strongest's (first on ties) — the two
+//!    in range order, one echo when only one survives or only one return fits;
 //!    all = the first `max_returns`. `max_returns` is clamped to 1..=[`MAX_RETURNS`] and is
 //!    also the per-beam slot count of the frame output ([`echo_slots`]).
 //!
 //! The curve models are [`RangeLimit`]'s: R_L = a + b·r, a + b·r², b·r^n (n = 2, 3, 4),
-//! exp((r − a)/b), or no curve test.
+//! exp((r − a)/b), or none (the constant datasheet threshold T). Their T(r) = R_L(r)/r²
+//! is evaluated as (a + b·ρ)/ρ², (a + b·ρ²)/ρ², b, b·ρ, b·ρ², exp((ρ − a)/b)/ρ².
 //!
 //! The limits and constants above come from [`crate::contract`], which the shader
 //! includes too.
@@ -69,7 +84,8 @@
 //! apart, which lowers the peak amplitude (and R_app) by up to Δr²/(8σ_r²): 0.78 % at
 //! the coarsest bin, Δr = σ_r/4, and 0.31 % for a 5 ns pulse with the default 5 cm range
 //! resolution (σ_r = 0.318 m, Δr = σ_r/6.4). A lone target sits on a bin centre and
-//! keeps its full amplitude. EPW is within ~1 % of 2σ_r√(2 ln(a/T)) for a/T ≳ 2.
+//! keeps its full amplitude. EPW is within ~1 % of 2σ_r√(2 ln(a/T)) for a/T ≳ 2 (with a
+//! curve, T = T(r), which changes by a few per cent at most across an echo: within 2 %).
 //! Clusters ignore each other's pulse tails: records more than 8σ_r apart see at most
 //! g(3σ_r) ≈ 1 % of the other cluster's amplitude missing near their bin range's ends,
 //! which only matters for echoes wider than ±3σ_r.
@@ -79,7 +95,7 @@ use crate::contract::{
     MAX_RETURNS, MAX_TAPS, PAD_SIGMAS,
 };
 use crate::model::{Echo, FrameSettings, RecordLayout, SubRayRecord};
-use crate::sensor::{rng, RangeEstimator, RangeLimit, ReturnMode, WaveformSettings};
+use crate::sensor::{rng, DualPolicy, RangeEstimator, RangeLimit, ReturnMode, WaveformSettings};
 use std::cmp::Ordering;
 
 /// Echo slots per beam in the frame output: `max_returns` clamped to 1..=MAX_RETURNS.
@@ -96,13 +112,13 @@ pub fn beam_echoes(records: &[SubRayRecord], frame: &FrameSettings, beam: u32) -
     let used = sorted.iter().take_while(|r| is_used(&r.rec)).count();
     let sorted = &sorted[..used];
     let w = &frame.waveform;
-    let t_eff = w.threshold + w.ambient_k * ambient.sqrt();
     let mut beam_state = Beam {
         frame,
         w,
         beam,
         ambient,
-        t_eff,
+        noise_floor: w.ambient_k * ambient.sqrt(),
+        hold: frame.min_range.max(w.bin_width),
         echo_counter: 0,
         candidates: Vec::with_capacity(MAX_CANDIDATES as usize),
     };
@@ -220,22 +236,31 @@ pub(crate) fn normal_cdf(x: f32) -> f32 {
     }
 }
 
-/// R_L(r) of the curve, with the shader's f32 operations; `None`: no curve test.
-fn range_limit(limit: RangeLimit, r: f32) -> Option<f32> {
-    match limit {
-        RangeLimit::Threshold => None,
-        RangeLimit::Linear { a, b } => Some(a + b * r),
-        RangeLimit::Quadratic { a, b } => Some(a + b * (r * r)),
-        RangeLimit::Root2 { b } => Some(b * (r * r)),
-        RangeLimit::Root3 { b } => Some(b * (r * r * r)),
-        RangeLimit::Root4 { b } => Some(b * (r * r * (r * r))),
-        RangeLimit::Logarithmic { a, b } => Some(((r - a) / b).exp()),
-    }
+/// The detection threshold T(r) at range r before ambient noise, with the shader's f32
+/// operations: the datasheet threshold T for the threshold model, R_L(r)/r² for a curve
+/// (the amplitude at which R_app = R_L(r)), never below 0 (a negative level would let
+/// no echo end). Ranges below `hold` count as `hold`, which keeps R_L(r)/r² finite near
+/// the sensor.
+fn curve_threshold(w: &WaveformSettings, hold: f32, r: f32) -> f32 {
+    let r = r.max(hold);
+    let r2 = r * r;
+    let t = match w.limit {
+        RangeLimit::Threshold => w.threshold,
+        RangeLimit::Linear { a, b } => (a + b * r) / r2,
+        RangeLimit::Quadratic { a, b } => (a + b * r2) / r2,
+        RangeLimit::Root2 { b } => b,
+        RangeLimit::Root3 { b } => b * r,
+        RangeLimit::Root4 { b } => b * r2,
+        RangeLimit::Logarithmic { a, b } => ((r - a) / b).exp() / r2,
+    };
+    t.max(0.0)
 }
 
 /// The state of the echo scan over one cluster's bins.
 struct Scan {
     prev: f32,
+    /// T_eff at the previous bin.
+    prev_t: f32,
     in_run: bool,
     r0: f32,
     peak_k: i32,
@@ -296,7 +321,10 @@ struct Beam<'a> {
     w: &'a WaveformSettings,
     beam: u32,
     ambient: f32,
-    t_eff: f32,
+    /// k·√A_b, added to the threshold at every range.
+    noise_floor: f32,
+    /// Ranges below this count as this in T(r) (step 1).
+    hold: f32,
     echo_counter: u32,
     candidates: Vec<Echo>,
 }
@@ -304,6 +332,11 @@ struct Beam<'a> {
 impl Beam<'_> {
     fn draw(&self, stream: u32) -> u32 {
         rng::hash(self.frame.seed, self.frame.frame, self.beam, stream)
+    }
+
+    /// T_eff(r) = T(r) + k·√A_b.
+    fn t_eff(&self, r: f32) -> f32 {
+        curve_threshold(self.w, self.hold, r) + self.noise_floor
     }
 
     fn cluster(&mut self, recs: &[Sorted]) {
@@ -323,6 +356,7 @@ impl Beam<'_> {
         let n = ((r_hi - r_lo) / dr).ceil().clamp(1.0, MAX_CLUSTER_BINS) as i32;
         let mut scan = Scan {
             prev: 0.0,
+            prev_t: self.t_eff(grid.centre(-1)),
             in_run: false,
             r0: 0.0,
             peak_k: 0,
@@ -344,15 +378,19 @@ impl Beam<'_> {
     }
 
     fn scan_bin(&mut self, s: &mut Scan, grid: &Grid, recs: &[Sorted], k: i32, v: f32) {
-        let t = self.t_eff;
+        let t = self.t_eff(grid.centre(k));
+        // Crossings interpolate ξ̂ − T_eff, which is linear between bins when T_eff is
+        // constant and nearly so where it follows a curve.
+        let d = v - t;
+        let d_prev = s.prev - s.prev_t;
         if s.need_right {
             s.right = v;
             s.need_right = false;
         }
-        if v > t {
+        if d > 0.0 {
             if !s.in_run {
                 s.in_run = true;
-                s.r0 = grid.centre(k - 1) + (t - s.prev) / (v - s.prev) * grid.dr;
+                s.r0 = grid.centre(k - 1) - d_prev / (d - d_prev) * grid.dr;
                 s.peak_k = k;
                 s.peak_v = v;
                 s.left = s.prev;
@@ -366,15 +404,15 @@ impl Beam<'_> {
                 s.left = s.prev;
                 s.need_right = true;
             }
-            let w = v - t;
-            s.sum_w += w;
-            s.sum_wk += w * (k - s.k_start) as f32;
+            s.sum_w += d;
+            s.sum_wk += d * (k - s.k_start) as f32;
         } else if s.in_run {
-            let r1 = grid.centre(k - 1) + (s.prev - t) / (s.prev - v) * grid.dr;
+            let r1 = grid.centre(k - 1) + d_prev / (d_prev - d) * grid.dr;
             s.in_run = false;
             self.emit(s, grid, recs, r1);
         }
         s.prev = v;
+        s.prev_t = t;
     }
 
     /// Step 4's per-echo quantities, then step 5.
@@ -410,7 +448,8 @@ impl Beam<'_> {
         let dominant = recs[best].rec;
         let e = self.echo_counter;
         self.echo_counter += 1;
-        let Some((range, amplitude)) = self.noise_and_detection(e, range, amplitude) else {
+        let t = self.t_eff(r_peak);
+        let Some((range, amplitude)) = self.noise_and_detection(e, t, range, amplitude) else {
             return;
         };
         // The blind zone's echoes (a surface nearer than min_range that blocked or dimmed
@@ -419,18 +458,11 @@ impl Beam<'_> {
         if !inside {
             return;
         }
-        let reflectance = amplitude * range * range;
-        if let Some(limit) = range_limit(w.limit, range) {
-            let above = reflectance >= limit;
-            if !above {
-                return;
-            }
-        }
         self.push(Echo {
             range,
             amplitude,
             epw: r1 - s.r0,
-            reflectance,
+            reflectance: amplitude * range * range,
             ambient: self.ambient,
             instance_id: dominant.instance_id,
             class_id: dominant.class_id,
@@ -440,9 +472,15 @@ impl Beam<'_> {
         });
     }
 
-    fn noise_and_detection(&self, e: u32, range: f32, amplitude: f32) -> Option<(f32, f32)> {
+    /// Step 5 for raw echo `e` under the threshold `t` = T_eff(r_peak).
+    fn noise_and_detection(
+        &self,
+        e: u32,
+        t: f32,
+        range: f32,
+        amplitude: f32,
+    ) -> Option<(f32, f32)> {
         let n = &self.w.noise;
-        let t = self.t_eff;
         let draw = |j| self.draw(rng::stream::echo_noise(e, j));
         let mut a = amplitude;
         if n.amplitude_rel > 0.0 {
@@ -490,7 +528,7 @@ impl Beam<'_> {
             let ua = rng::uniform(self.draw(rng::stream::false_alarm(2 + 2 * j)));
             let range = min_range + (max_range - min_range) * ur;
             let e = -(1.0 - ua).ln();
-            let amplitude = self.t_eff * (1.0 + e);
+            let amplitude = self.t_eff(range) * (1.0 + e);
             self.push(Echo {
                 range,
                 amplitude,
@@ -529,6 +567,17 @@ fn stronger(a: &Echo, b: &Echo) -> bool {
     a.amplitude > b.amplitude || (a.amplitude == b.amplitude && a.range < b.range)
 }
 
+/// The index of the largest amplitude other than `skip` (the first on ties).
+fn strongest_except(e: &[Echo], skip: usize) -> usize {
+    let mut best = usize::MAX;
+    for (i, x) in e.iter().enumerate() {
+        if i != skip && (best == usize::MAX || x.amplitude > e[best].amplitude) {
+            best = i;
+        }
+    }
+    best
+}
+
 /// Step 6: sort, minimum separation, return mode.
 fn select_returns(mut c: Vec<Echo>, w: &WaveformSettings) -> Vec<Echo> {
     // Stable insertion sort, exactly as the shader does it.
@@ -560,19 +609,23 @@ fn select_returns(mut c: Vec<Echo>, w: &WaveformSettings) -> Vec<Echo> {
         return survivors;
     }
     let slots = echo_slots(w) as usize;
-    let mut strongest = 0;
-    for (i, e) in survivors.iter().enumerate() {
-        if e.amplitude > survivors[strongest].amplitude {
-            strongest = i;
-        }
-    }
+    let strongest = strongest_except(&survivors, usize::MAX);
     let last = survivors.len() - 1;
     let picked: Vec<usize> = match w.return_mode {
         ReturnMode::Strongest => vec![strongest],
         ReturnMode::First => vec![0],
         ReturnMode::Last => vec![last],
-        ReturnMode::Dual if strongest != last && slots >= 2 => vec![strongest, last],
-        ReturnMode::Dual => vec![strongest],
+        ReturnMode::Dual(_) if last == 0 || slots < 2 => vec![strongest],
+        ReturnMode::Dual(policy) => {
+            let second = strongest_except(&survivors, strongest);
+            let other = match policy {
+                DualPolicy::StrongestLast if strongest == last => second,
+                DualPolicy::StrongestLast => last,
+                DualPolicy::StrongestSecond => second,
+            };
+            // In range order.
+            vec![strongest.min(other), strongest.max(other)]
+        }
         ReturnMode::All => (0..survivors.len().min(slots)).collect(),
     };
     let count = picked.len() as u32;

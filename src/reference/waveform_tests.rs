@@ -8,7 +8,7 @@
 //! threshold crossings are interpolated linearly.
 
 use super::*;
-use crate::sensor::Noise;
+use crate::sensor::{Detection, Detector, DualPolicy, Noise, RangeCurve};
 
 /// σ_r of a 5 ns pulse: FWHM_r = c·τ/2 = 0.75 m.
 fn sigma() -> f32 {
@@ -271,7 +271,11 @@ fn return_modes_pick_the_right_echoes() {
         [1]
     );
     assert_eq!(ids(&beam_echoes(&recs, &with(ReturnMode::Last, 8), 0)), [3]);
-    let dual = beam_echoes(&recs, &with(ReturnMode::Dual, 8), 0);
+    let dual = beam_echoes(
+        &recs,
+        &with(ReturnMode::Dual(DualPolicy::StrongestLast), 8),
+        0,
+    );
     assert_eq!(ids(&dual), [2, 3]);
     assert_eq!(
         dual.iter()
@@ -280,7 +284,14 @@ fn return_modes_pick_the_right_echoes() {
         [(0, 2), (1, 2)]
     );
     // Dual with only one slot keeps the strongest.
-    assert_eq!(ids(&beam_echoes(&recs, &with(ReturnMode::Dual, 1), 0)), [2]);
+    assert_eq!(
+        ids(&beam_echoes(
+            &recs,
+            &with(ReturnMode::Dual(DualPolicy::StrongestLast), 1),
+            0
+        )),
+        [2]
+    );
     assert_eq!(
         ids(&beam_echoes(&recs, &with(ReturnMode::All, 8), 0)),
         [1, 2, 3]
@@ -289,14 +300,81 @@ fn return_modes_pick_the_right_echoes() {
         ids(&beam_echoes(&recs, &with(ReturnMode::All, 2), 0)),
         [1, 2]
     );
-    // The strongest is also the last: dual gives one echo.
+    // The strongest is also the last: Velodyne's dual adds the second strongest.
     let two = &recs[..16];
-    let dual = beam_echoes(two, &with(ReturnMode::Dual, 8), 0);
-    assert_eq!(ids(&dual), [2]);
-    assert_eq!((dual[0].return_index, dual[0].return_count), (0, 1));
+    let dual = beam_echoes(
+        two,
+        &with(ReturnMode::Dual(DualPolicy::StrongestLast), 8),
+        0,
+    );
+    assert_eq!(ids(&dual), [1, 2]);
+    assert_eq!((dual[0].return_index, dual[0].return_count), (0, 2));
     // max_returns above the limit is clamped to MAX_RETURNS.
     assert_eq!(echo_slots(&with(ReturnMode::All, 99).waveform), MAX_RETURNS);
     assert_eq!(echo_slots(&with(ReturnMode::All, 0).waveform), 1);
+}
+
+/// Echoes at 10, 20, 30 m (instances 1, 2, 3) of amplitudes ∝ `strength` (each target
+/// fills a third of the beam; reflectance = strength·r², so amplitude = strength/3).
+fn echoes_of_strength(strength: &[f32]) -> Vec<SubRayRecord> {
+    let mut recs = Vec::new();
+    for (i, &s) in strength.iter().enumerate() {
+        let r = 10.0 * (i + 1) as f32;
+        recs.extend(target(8, r, s * r * r, 1.0 / 3.0, i as u32 + 1));
+    }
+    recs
+}
+
+/// (case, amplitudes at 10/20/30 m, Velodyne's pair, Ouster's pair).
+type DualCase = (&'static str, &'static [f32], [u32; 2], [u32; 2]);
+
+#[test]
+fn dual_returns_follow_each_vendors_definition() {
+    // Velodyne (VLP-16/HDL-32E/HDL-64E manuals, dual return mode): the strongest and the
+    // last echo; when the strongest is the last, the second strongest and the last.
+    // Ouster (firmware 2.x dual returns): the strongest and the second strongest. Both:
+    // two points whenever the beam has two echoes, reported in range order. The
+    // expectations are those rules applied by hand to the amplitudes below.
+    let velodyne = ReturnMode::Dual(DualPolicy::StrongestLast);
+    let ouster = ReturnMode::Dual(DualPolicy::StrongestSecond);
+    let cases: [DualCase; 5] = [
+        ("near weaker, far stronger", &[1e-4, 4e-4], [1, 2], [1, 2]),
+        ("near stronger, far weaker", &[4e-4, 1e-4], [1, 2], [1, 2]),
+        (
+            "three, strongest nearest",
+            &[9e-4, 4e-4, 1e-4],
+            [1, 3],
+            [1, 2],
+        ),
+        ("three, strongest last", &[1e-4, 4e-4, 9e-4], [2, 3], [2, 3]),
+        (
+            "three, strongest middle",
+            &[4e-4, 9e-4, 1e-4],
+            [2, 3],
+            [1, 2],
+        ),
+    ];
+    for (case, strength, want_velodyne, want_ouster) in cases {
+        let recs = echoes_of_strength(strength);
+        for (mode, want) in [(velodyne, want_velodyne), (ouster, want_ouster)] {
+            let p = with(|p| {
+                p.waveform.return_mode = mode;
+                p.waveform.max_returns = 2;
+            });
+            let e = beam_echoes(&recs, &p, 0);
+            assert_eq!(ids(&e), want, "{case}, {mode:?}: {e:?}");
+            let index: Vec<_> = e.iter().map(|x| (x.return_index, x.return_count)).collect();
+            assert_eq!(index, [(0, 2), (1, 2)], "{case}, {mode:?}");
+        }
+    }
+    // One echo: one point, under either policy.
+    let one = echoes_of_strength(&[4e-4]);
+    for mode in [velodyne, ouster] {
+        let p = with(|p| p.waveform.return_mode = mode);
+        let e = beam_echoes(&one, &p, 0);
+        assert_eq!(ids(&e), [1], "{mode:?}");
+        assert_eq!((e[0].return_index, e[0].return_count), (0, 1));
+    }
 }
 
 #[test]
@@ -335,11 +413,30 @@ fn max_range_of(model: RangeLimit, t: f64, refl: f64) -> f64 {
     }
 }
 
+/// R_L(r) of each model as the module docs write it (the threshold model: t·r²).
+fn limit_of(model: RangeLimit, t: f64, r: f64) -> f64 {
+    let f = f64::from;
+    match model {
+        RangeLimit::Threshold => t * r * r,
+        RangeLimit::Linear { a, b } => f(a) + f(b) * r,
+        RangeLimit::Quadratic { a, b } => f(a) + f(b) * r * r,
+        RangeLimit::Root2 { b } => f(b) * r.powi(2),
+        RangeLimit::Root3 { b } => f(b) * r.powi(3),
+        RangeLimit::Root4 { b } => f(b) * r.powi(4),
+        RangeLimit::Logarithmic { a, b } => ((r - f(a)) / f(b)).exp(),
+    }
+}
+
 #[test]
 fn every_curve_model_limits_the_range_as_its_closed_form_says() {
-    // Targets of 10 %, 50 % and 90 % at 0.98× and 1.02× the range where each model's
-    // limit reaches their reflectance: kept, then dropped. A lone target keeps its full
-    // amplitude, so R_app is its reflectance.
+    // Targets of 1 %, 10 %, 50 % and 90 % at 0.9× and 0.98× the range where each model's
+    // limit reaches their reflectance are kept, at 1.02× and 1.1× dropped — with the
+    // sensor's own datasheet threshold (10 % at 100 m) in the settings: a curve replaces
+    // the physical threshold, so it extends the range where it lies below it (dark
+    // targets for root 3 and 4 and the logarithmic fit, bright ones for linear and
+    // quadratic) as well as shortening it elsewhere. A lone target keeps its full
+    // amplitude, so R_app is its reflectance; at half its range the echo is as wide as
+    // a pulse above the threshold R_L(r)/r²: EPW = 2σ_r·√(2 ln(R/R_L(r))).
     let r_ref = 100.0f32;
     let models = [
         RangeLimit::Threshold,
@@ -365,27 +462,73 @@ fn every_curve_model_limits_the_range_as_its_closed_form_says() {
             b: 20.0,
         },
     ];
+    let t = 0.1 / (r_ref * r_ref);
     for model in models {
         let p = with(|p| {
             p.max_range = 2000.0;
             p.waveform.limit = model;
-            // The threshold model uses the datasheet threshold itself; with a curve
-            // the waveform threshold is set far below it, so that the curve decides.
-            p.waveform.threshold = match model {
-                RangeLimit::Threshold => 0.1 / (r_ref * r_ref),
-                _ => 0.1 / (2000.0 * 2000.0),
-            };
+            p.waveform.threshold = t;
         });
-        let t = f64::from(p.waveform.threshold);
-        for refl in [0.1f32, 0.5, 0.9] {
-            let r_max = max_range_of(model, t, f64::from(refl));
-            for (f, kept) in [(0.98, true), (1.02, false)] {
+        for refl in [0.01f32, 0.1, 0.5, 0.9] {
+            let r_max = max_range_of(model, f64::from(t), f64::from(refl));
+            if r_max.is_nan() {
+                // R ≤ a: below the curve at every range.
+                for r in [1.0, 10.0, 100.0] {
+                    let e = beam_echoes(&target(16, r, refl, 1.0, 1), &p, 0);
+                    assert!(e.is_empty(), "{model:?}: {refl} at {r} m: {e:?}");
+                }
+                continue;
+            }
+            for (f, kept) in [(0.9, true), (0.98, true), (1.02, false), (1.1, false)] {
                 let r = (f * r_max) as f32;
                 let e = beam_echoes(&target(16, r, refl, 1.0, 1), &p, 0);
                 assert_eq!(e.len(), usize::from(kept), "{model:?}: {refl} at {r} m");
             }
+            let r = (0.5 * r_max) as f32;
+            let e = beam_echoes(&target(16, r, refl, 1.0, 1), &p, 0);
+            assert_eq!(e.len(), 1, "{model:?}: {refl} at {r} m");
+            let margin = f64::from(refl) / limit_of(model, f64::from(t), f64::from(r));
+            let epw = 2.0 * f64::from(sigma()) * (2.0 * margin.ln()).sqrt();
+            assert!(
+                (f64::from(e[0].epw) / epw - 1.0).abs() < 0.02,
+                "{model:?}: {refl} at {r} m: EPW {} vs {epw}",
+                e[0].epw
+            );
         }
     }
+}
+
+#[test]
+fn root4_curve_sees_a_1_percent_wall_out_to_its_curve_range() {
+    // Paper 004's root-4 fit through a 10 % at 120 m datasheet pair: r_L = 120 m ·
+    // (R/0.1)^(1/4), which puts a 1 % target at 67.48 m — beyond the 37.9 m at which its
+    // echo, 0.01/r², falls under the datasheet threshold 0.1/120². The curve decides.
+    let detector = Detector {
+        curve: RangeCurve::Root(4),
+        ..Detector::default()
+    };
+    let pair = Detection {
+        reference_reflectance: 0.1,
+        reference_range: 120.0,
+    };
+    let p = with(|p| p.waveform = detector.waveform_settings(&pair));
+    let r_l = 120.0 * 0.1f32.powf(0.25);
+    assert!((r_l - 67.48).abs() < 0.01);
+    for (r, kept) in [(50.0, true), (0.9 * r_l, true), (1.1 * r_l, false)] {
+        let e = beam_echoes(&target(16, r, 0.01, 1.0, 1), &p, 0);
+        assert_eq!(e.len(), usize::from(kept), "1 % at {r} m: {e:?}");
+    }
+}
+
+#[test]
+fn a_curve_below_zero_still_ends_its_echo() {
+    // R_L = −0.05 + 0.001·r is below zero out to 50 m (sensor files refuse such a
+    // curve inside their range window; settings built by hand may hold one): a target at
+    // 20 m is then detected whatever its reflectance, as one echo, not lost.
+    let p = with(|p| p.waveform.limit = RangeLimit::Linear { a: -0.05, b: 0.001 });
+    let e = beam_echoes(&target(16, 20.0, 0.001, 1.0, 1), &p, 0);
+    assert_eq!(e.len(), 1, "{e:?}");
+    assert!((e[0].range - 20.0).abs() < 1e-3, "{e:?}");
 }
 
 #[test]

@@ -2,9 +2,17 @@
 //! (DESIGN §4). Builds the [`WaveformSettings`] of the waveform stage: the receiver in
 //! physical units, which the GPU pass and the CPU reference both read.
 //!
-//! Range-limit curves R_L(r) are applied to an echo's apparent reflectance R_app at its
-//! range r (keep the echo if R_app ≥ R_L(r)); every model passes through the sensor's
-//! datasheet pair (R_ref, r_ref) of [`Detection`]:
+//! Range-limit curves R_L(r) say which apparent reflectance R_app is detected at range r
+//! (R_app > R_L(r)); every model passes through the sensor's datasheet pair (R_ref,
+//! r_ref) of [`Detection`]. A curve *replaces* the physical threshold rather than adding
+//! a test after it: the waveform's threshold at range r becomes T(r) = R_L(r)/r², the
+//! amplitude of a beam-filling target whose R_app is R_L(r), and it forms the echoes
+//! (their extent, EPW and presence) as well as deciding their detection. So a curve
+//! below the 1/r² threshold extends the range (root 4 through 10 % at 120 m: a 1 %
+//! target out to 67.5 m, where 1/r² stops at 37.9 m) as surely as one above it shortens
+//! it, and an echo's EPW is 2σ_r·√(2 ln(R/R_L(r))) for a lone target of reflectance R.
+//! The threshold model is the constant T = R_ref/r_ref², i.e. R_L = T·r²; ambient noise
+//! adds k·√A_b to either (reference/waveform.rs, step 1).
 //!
 //! | model | R_L(r) | parameters from (R_ref, r_ref) |
 //! | --- | --- | --- |
@@ -23,18 +31,32 @@ use serde::Deserialize;
 /// Speed of light (m/s).
 pub const C: f64 = 299_792_458.0;
 
-/// Which echoes of a beam are reported.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
-#[serde(rename_all = "snake_case")]
+/// Which echoes of a beam are reported. Every mode reports its echoes in range order
+/// (`return_index` 0 is the nearest), whatever order a vendor's packets use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum ReturnMode {
     #[default]
     Strongest,
     First,
     Last,
-    /// Strongest and last (one echo when they coincide), as Velodyne's dual mode.
-    Dual,
+    /// Two echoes whenever the beam has two or more, chosen by the vendor's policy.
+    Dual(DualPolicy),
     /// All echoes up to `max_returns`.
     All,
+}
+
+/// Which two echoes a dual-return mode reports. Vendors differ; both policies give two
+/// points whenever a beam has at least two echoes, and one when it has one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum DualPolicy {
+    /// Velodyne (VLP-16, HDL-32E, HDL-64E manuals): the strongest and the last echo, and
+    /// when the strongest is the last, the second strongest and the last. YAML
+    /// `dual_strongest_last`.
+    #[default]
+    StrongestLast,
+    /// Ouster (firmware 2.x "dual returns"): the strongest and the second strongest
+    /// echo. YAML `dual_strongest_second`.
+    StrongestSecond,
 }
 
 /// How an echo's range is read off the waveform.
@@ -52,7 +74,7 @@ pub enum RangeEstimator {
 /// Range-limit curve model (module docs); all pass through the datasheet pair.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub enum RangeCurve {
-    /// The physical threshold on the waveform alone.
+    /// The physical threshold T = R_ref/r_ref² at every range (R_L = T·r²).
     #[default]
     Threshold,
     /// R_L = a + b·r.
@@ -65,11 +87,11 @@ pub enum RangeCurve {
     Logarithmic { second_pair: Detection },
 }
 
-/// A range-limit curve resolved through the datasheet pair: keep an echo at range r
-/// when its apparent reflectance R_app ≥ R_L(r) (module docs).
+/// A range-limit curve resolved through the datasheet pair: the waveform's threshold at
+/// range r is R_L(r)/r², so an echo is detected when R_app > R_L(r) (module docs).
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub enum RangeLimit {
-    /// No curve test: the physical threshold on the waveform decides alone.
+    /// No curve: the constant threshold [`WaveformSettings::threshold`].
     #[default]
     Threshold,
     /// R_L = a + b·r.
@@ -94,7 +116,8 @@ pub struct WaveformSettings {
     pub sigma_r: f32,
     /// Histogram bin width Δr (m).
     pub bin_width: f32,
-    /// Detection threshold T (DESIGN §4's signal units).
+    /// Detection threshold T (DESIGN §4's signal units) of the threshold model; a curve
+    /// in `limit` replaces it by R_L(r)/r².
     pub threshold: f32,
     /// Ambient noise factor k: T_eff = T + k·√A_b.
     pub ambient_k: f32,
@@ -131,6 +154,9 @@ pub struct Detector {
     /// Range bin width of the receiver's sampling (m), an upper bound on Δr.
     pub range_resolution_m: f32,
     pub return_mode: ReturnMode,
+    /// The sensor's own dual-return policy (its vendor's): what `return_mode: dual`
+    /// selects in a sensor file. It does not change `return_mode` by itself.
+    pub native_dual: DualPolicy,
     pub max_returns: u32,
     /// Echoes closer than this (m) merge; the weaker is dropped.
     pub min_separation_m: f32,
@@ -143,12 +169,14 @@ pub struct Detector {
 
 impl Default for Detector {
     /// A generic 905 nm pulsed receiver: 5 ns pulses (typical pulsed laser diodes give
-    /// 3–6 ns), 5 cm sampling, strongest return, peak estimator, no curve, no noise.
+    /// 3–6 ns), 5 cm sampling, strongest return (strongest + last as its dual), peak
+    /// estimator, no curve, no noise.
     fn default() -> Self {
         Detector {
             pulse_duration_s: 5e-9,
             range_resolution_m: 0.05,
             return_mode: ReturnMode::Strongest,
+            native_dual: DualPolicy::StrongestLast,
             max_returns: 1,
             min_separation_m: 1.0,
             estimator: RangeEstimator::Peak,
@@ -214,10 +242,10 @@ impl Detector {
                 format!("must be 1..={MAX_RETURNS}, got {}", self.max_returns),
             ));
         }
-        if self.return_mode == ReturnMode::Dual && self.max_returns < 2 {
+        if matches!(self.return_mode, ReturnMode::Dual(_)) && self.max_returns < 2 {
             return Err(SensorError::invalid(
                 "detector.max_returns",
-                "return_mode `dual` reports up to two echoes; set max_returns ≥ 2",
+                "a dual return_mode reports up to two echoes; set max_returns ≥ 2",
             ));
         }
         let n = &self.noise;
@@ -301,8 +329,9 @@ impl Detector {
         }
     }
 
-    /// R_L(r): the smallest apparent reflectance kept at range r (for the threshold
-    /// model, the one the physical threshold implies for a beam-filling target).
+    /// R_L(r): the apparent reflectance an echo at range r must exceed to be detected
+    /// (for the threshold model, the one the physical threshold implies for a
+    /// beam-filling target).
     pub fn reflectance_limit(&self, d: &Detection, r: f32) -> Result<f32, SensorError> {
         let r = f64::from(r);
         let v = match self.range_limit(d)? {
@@ -315,6 +344,31 @@ impl Detector {
             RangeLimit::Logarithmic { a, b } => ((r - f64::from(a)) / f64::from(b)).exp(),
         };
         Ok(v as f32)
+    }
+
+    /// Checks that a curve leaves a threshold at every range a sensor with this minimum
+    /// range reports: the waveform's threshold R_L(r)/r² holds its value below
+    /// max(min_range, Δr) (reference/waveform.rs, step 1) and grows from there for the
+    /// linear and quadratic models, so R_L must be > 0 at that range. A curve at or below
+    /// zero would call every target detected however dark, and the waveform would have no
+    /// level to end an echo at.
+    pub fn validate_near_range(&self, d: &Detection, min_range: f32) -> Result<(), SensorError> {
+        if matches!(self.curve, RangeCurve::Threshold) {
+            return Ok(());
+        }
+        let hold = min_range.max(self.bin_width());
+        let limit = self.reflectance_limit(d, hold)?;
+        if limit > 0.0 {
+            return Ok(());
+        }
+        Err(SensorError::invalid(
+            "detector.range_curve.a",
+            format!(
+                "the curve gives R_L = {limit} ≤ 0 at {hold} m, the nearest range it is \
+                 applied at (the minimum range or one range bin): every target there would \
+                 be detected however dark; raise a so that R_L > 0 there"
+            ),
+        ))
     }
 
     /// The waveform stage's settings for a sensor whose datasheet pair is `detection`.

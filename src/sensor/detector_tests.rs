@@ -232,7 +232,8 @@ fn waveform_settings_carry_the_sensor_and_detector() {
     s.detector = Detector {
         pulse_duration_s: 4e-9,
         range_resolution_m: 0.02,
-        return_mode: ReturnMode::Dual,
+        return_mode: ReturnMode::Dual(DualPolicy::StrongestSecond),
+        native_dual: DualPolicy::StrongestLast,
         max_returns: 2,
         min_separation_m: 0.7,
         estimator: RangeEstimator::LeadingEdge,
@@ -254,7 +255,7 @@ fn waveform_settings_carry_the_sensor_and_detector() {
     assert_eq!(p.threshold, s.detection.threshold());
     assert_eq!(p.ambient_k, 0.5);
     assert_eq!(p.estimator, RangeEstimator::LeadingEdge);
-    assert_eq!(p.return_mode, ReturnMode::Dual);
+    assert_eq!(p.return_mode, ReturnMode::Dual(DualPolicy::StrongestSecond));
     assert_eq!((p.max_returns, p.min_separation), (2, 0.7));
     let RangeLimit::Quadratic { a, b } = p.limit else {
         panic!("quadratic curve: {:?}", p.limit);
@@ -297,7 +298,7 @@ fn bad_detector_values_name_their_field() {
         ),
         (
             Detector {
-                return_mode: ReturnMode::Dual,
+                return_mode: ReturnMode::Dual(DualPolicy::StrongestLast),
                 max_returns: 1,
                 ..base
             },
@@ -356,6 +357,37 @@ fn bad_detector_values_name_their_field() {
         assert!(e.starts_with(&format!("{field}:")), "{field}: {e}");
     }
     base.validate(&d).unwrap();
+}
+
+#[test]
+fn a_curve_at_or_below_zero_inside_the_range_window_is_refused() {
+    // 10 % at 120 m: R_L = a + (0.1 − a)·(r/120)ⁿ (n = 1 linear, 2 quadratic) crosses
+    // zero at r₀ = 120·(−a/(0.1 − a))^(1/n): for a = −0.02, 20 m and 49.0 m. A sensor
+    // whose minimum range lies below r₀ would detect everything there: refused, naming
+    // the field; above r₀ it is fine.
+    let mut s = default_sensor();
+    s.detection = pair(0.10, 120.0);
+    for (curve, r0) in [
+        (RangeCurve::Linear { a: -0.02 }, 20.0f32),
+        (RangeCurve::Quadratic { a: -0.02 }, 48.990),
+    ] {
+        s.detector.curve = curve;
+        s.max_range = 200.0;
+        s.min_range = 0.95 * r0;
+        let e = s.validate().unwrap_err().to_string();
+        assert!(e.starts_with("detector.range_curve.a:"), "{curve:?}: {e}");
+        s.min_range = 1.05 * r0;
+        s.validate().unwrap_or_else(|e| panic!("{curve:?}: {e}"));
+    }
+    // a = 0 and a minimum range of 0: the curve is held at one range bin, R_L > 0.
+    s.min_range = 0.0;
+    for curve in [
+        RangeCurve::Linear { a: 0.0 },
+        RangeCurve::Quadratic { a: 0.0 },
+    ] {
+        s.detector.curve = curve;
+        s.validate().unwrap_or_else(|e| panic!("{curve:?}: {e}"));
+    }
 }
 
 #[test]

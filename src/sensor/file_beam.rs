@@ -8,7 +8,7 @@
 //! detector:
 //!   pulse_duration_ns: 5
 //!   range_resolution_m: 0.05
-//!   return_mode: dual         # strongest | first | last | dual | all
+//!   return_mode: dual         # strongest | first | last | dual | dual_strongest_last | dual_strongest_second | all
 //!   max_returns: 2
 //!   min_separation_m: 0.5
 //!   range_estimator: peak     # peak | leading_edge | centroid
@@ -34,11 +34,22 @@
 //!
 //! Range curves: `model:` threshold | linear | quadratic | root2 | root3 | root4 |
 //! logarithmic; `a` for linear and quadratic (default 0); `second_pair: { reflectance,
-//! range }` for logarithmic. Every field is optional and overrides the preset's value.
+//! range }` for logarithmic. A curve replaces the datasheet threshold's 1/r² range
+//! dependence (the waveform's threshold becomes R_L(r)/r²), so it can extend the range
+//! as well as shorten it; R_L must stay > 0 from the minimum range on. Every field is
+//! optional and overrides the preset's value.
 //! With `return_mode` but no `max_returns`, max_returns becomes 1 (strongest, first,
-//! last), 2 (dual) or 8 (all). A relative CSV path is relative to the YAML file.
+//! last), 2 (the duals) or 8 (all). A relative CSV path is relative to the YAML file.
+//!
+//! Dual returns differ by vendor: `dual_strongest_last` is Velodyne's (the strongest
+//! and the last echo; the second strongest and the last when the strongest is the
+//! last), `dual_strongest_second` Ouster's (the strongest and the second strongest);
+//! plain `dual` is the base sensor's own (its preset's vendor; strongest + last for
+//! sensors without one). Either way the two points come in range order.
 
-use super::detector::{Detector, Noise, RangeCurve, RangeEstimator, ReturnMode, MAX_RETURNS};
+use super::detector::{
+    Detector, DualPolicy, Noise, RangeCurve, RangeEstimator, ReturnMode, MAX_RETURNS,
+};
 use super::kernel::{BeamKernel, Sampling, Spot, Table1d, KERNEL};
 use super::{Detection, Sensor, SensorError};
 use crate::config::{first_foreign, set_given, ConfigError};
@@ -109,12 +120,39 @@ fn one() -> f32 {
 pub(super) struct DetectorSpec {
     pulse_duration_ns: Option<f32>,
     range_resolution_m: Option<f32>,
-    return_mode: Option<ReturnMode>,
+    return_mode: Option<ReturnModeName>,
     max_returns: Option<u32>,
     min_separation_m: Option<f32>,
     range_estimator: Option<RangeEstimator>,
     range_curve: Option<CurveSpec>,
     ambient_k: Option<f32>,
+}
+
+/// `detector.return_mode` as written; `dual` resolves to the sensor's own policy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum ReturnModeName {
+    Strongest,
+    First,
+    Last,
+    Dual,
+    DualStrongestLast,
+    DualStrongestSecond,
+    All,
+}
+
+impl ReturnModeName {
+    fn resolve(self, native_dual: DualPolicy) -> ReturnMode {
+        match self {
+            ReturnModeName::Strongest => ReturnMode::Strongest,
+            ReturnModeName::First => ReturnMode::First,
+            ReturnModeName::Last => ReturnMode::Last,
+            ReturnModeName::Dual => ReturnMode::Dual(native_dual),
+            ReturnModeName::DualStrongestLast => ReturnMode::Dual(DualPolicy::StrongestLast),
+            ReturnModeName::DualStrongestSecond => ReturnMode::Dual(DualPolicy::StrongestSecond),
+            ReturnModeName::All => ReturnMode::All,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -496,10 +534,11 @@ pub(super) fn apply_detector(d: &mut Detector, s: DetectorSpec, detection: Detec
     }
     set_given(&mut d.range_resolution_m, s.range_resolution_m);
     if let Some(m) = s.return_mode {
+        let m = m.resolve(d.native_dual);
         d.return_mode = m;
         d.max_returns = match m {
             ReturnMode::Strongest | ReturnMode::First | ReturnMode::Last => 1,
-            ReturnMode::Dual => 2,
+            ReturnMode::Dual(_) => 2,
             ReturnMode::All => MAX_RETURNS,
         };
     }

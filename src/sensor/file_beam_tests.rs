@@ -50,7 +50,11 @@ fn the_documented_schema_loads() {
     assert_eq!((s.subrays, s.sampling), (64, Sampling::Grid));
     let d = s.detector;
     assert!((d.pulse_duration_s - 5e-9).abs() < 1e-15);
-    assert_eq!((d.return_mode, d.max_returns), (ReturnMode::Dual, 2));
+    // `dual` on an Ouster base is Ouster's dual.
+    assert_eq!(
+        (d.return_mode, d.max_returns),
+        (ReturnMode::Dual(DualPolicy::StrongestSecond), 2)
+    );
     assert_eq!((d.min_separation_m, d.range_resolution_m), (0.5, 0.05));
     assert_eq!(d.estimator, RangeEstimator::Peak);
     assert_eq!(d.curve, RangeCurve::Quadratic { a: 0.0 });
@@ -130,7 +134,11 @@ fn every_kernel_type_parses() {
 fn example_files_load() {
     let vlp = load_sensor_file(&examples().join("vlp16-dual.yaml")).unwrap();
     assert_eq!((vlp.subrays, vlp.sampling), (16, Sampling::Stratified));
-    assert_eq!(vlp.detector.return_mode, ReturnMode::Dual);
+    // `dual` on a VLP-16 is Velodyne's dual.
+    assert_eq!(
+        vlp.detector.return_mode,
+        ReturnMode::Dual(DualPolicy::StrongestLast)
+    );
     assert_eq!(vlp.subray_samples().unwrap().len(), 16);
 
     let m = load_sensor_file(&examples().join("measured-kernel.yaml")).unwrap();
@@ -153,6 +161,38 @@ fn example_files_load() {
 }
 
 #[test]
+fn dual_is_the_vendors_and_each_policy_can_be_named() {
+    // Presets: Ouster's dual (strongest + second strongest) is the OS presets' default;
+    // Velodyne's default stays `strongest`, its dual is strongest + last.
+    let velodyne = ReturnMode::Dual(DualPolicy::StrongestLast);
+    let ouster = ReturnMode::Dual(DualPolicy::StrongestSecond);
+    for name in ["vlp-16", "hdl-32e", "hdl-64e"] {
+        let d = preset(name, None).unwrap().detector;
+        assert_eq!(d.return_mode, ReturnMode::Strongest, "{name}");
+        assert_eq!(d.native_dual, DualPolicy::StrongestLast, "{name}");
+    }
+    for name in ["os0-32", "os1-64", "os2-128"] {
+        let d = preset(name, None).unwrap().detector;
+        assert_eq!((d.return_mode, d.max_returns), (ouster, 2), "{name}");
+    }
+    let mode = |base: &str, mode: &str| {
+        let text = format!("pattern: {{ preset: {base} }}\ndetector: {{ return_mode: {mode} }}\n");
+        let d = parse(&text).unwrap().detector;
+        assert_eq!(d.max_returns, 2, "{base} {mode}");
+        d.return_mode
+    };
+    // `dual` follows the base sensor's vendor; the named policies override it.
+    assert_eq!(mode("vlp-16", "dual"), velodyne);
+    assert_eq!(mode("os1-64", "dual"), ouster);
+    assert_eq!(mode("vlp-16", "dual_strongest_second"), ouster);
+    assert_eq!(mode("os1-64", "dual_strongest_last"), velodyne);
+    // A sensor of no vendor takes strongest + last.
+    let grid = "pattern:\n  grid: { h_fov_deg: [-10, 10], v_fov_deg: [-1, 1], h_res_deg: 1, \
+                v_res_deg: 1 }\ndetector: { return_mode: dual }\n";
+    assert_eq!(parse(grid).unwrap().detector.return_mode, velodyne);
+}
+
+#[test]
 fn enum_typos_name_file_line_field_and_choices() {
     let e = parse_err("pattern: { preset: os1-64 }\ndetector:\n  return_mode: duall\n");
     assert!(e.starts_with("s.yaml:3:"), "{e}");
@@ -160,10 +200,17 @@ fn enum_typos_name_file_line_field_and_choices() {
         e.contains("detector.return_mode") && e.contains("duall"),
         "{e}"
     );
-    assert!(
-        e.contains("strongest") && e.contains("dual") && e.contains("all"),
-        "{e}"
-    );
+    for choice in [
+        "strongest",
+        "first",
+        "last",
+        "`dual`",
+        "dual_strongest_last",
+        "dual_strongest_second",
+        "all",
+    ] {
+        assert!(e.contains(choice), "{choice}: {e}");
+    }
 
     let e = parse_err(
         "pattern: { preset: os1-64 }\nbeam:\n  kernel: { type: gausian, divergence_deg: [1, 1] }\n",

@@ -48,7 +48,8 @@ use glam::{Affine3A, Quat, Vec3};
 use std::path::PathBuf;
 
 pub use detector::{
-    Detector, Noise, RangeCurve, RangeEstimator, RangeLimit, ReturnMode, WaveformSettings,
+    Detector, DualPolicy, Noise, RangeCurve, RangeEstimator, RangeLimit, ReturnMode,
+    WaveformSettings,
 };
 pub use file::{load_sensor, load_sensor_file, parse_sensor, GenericDefaults, GENERIC};
 pub use kernel::{BeamKernel, Sampling, Spot, SubRaySample, Support, Table1d};
@@ -269,6 +270,8 @@ impl Sensor {
         self.kernel.validate()?;
         check_subrays(self.subrays)?;
         self.detector.validate(&self.detection)?;
+        self.detector
+            .validate_near_range(&self.detection, self.min_range)?;
         self.validate_beams()
     }
 

@@ -2,7 +2,7 @@
 //! and manuals. Each builder names its source; where a sheet gives no figure (minimum
 //! range, the reflectance behind a bare "up to 100 m") the value is marked as ours.
 
-use super::detector::{Detector, Noise, ReturnMode};
+use super::detector::{Detector, DualPolicy, Noise, ReturnMode};
 use super::kernel::{fwhm_to_1e2, BeamKernel};
 use super::patterns::{self, column_sweep, rotating, steps_inclusive, uniform_lasers, Laser};
 use super::{default_mount, Detection, PresetOptions, Sampling, Sensor, SensorError};
@@ -30,6 +30,9 @@ struct Defaults {
 // `Sensor::ideal` switches it off. Every preset with a datasheet divergence traces the
 // beam with sub-rays ([`DIVERGENCE_SUBRAYS`], or [`HALO_SUBRAYS`] for kernels with the
 // wide halo that makes retroreflectors bloom); `Sensor::thin` traces one ray per beam.
+// Dual returns (`Detector::native_dual`, what `return_mode: dual` selects): Velodyne
+// and Ouster document theirs (see their receivers below); the other sheets describe no
+// dual mode, so those presets take the default, strongest + last.
 
 /// Sub-rays of a preset whose kernel is its datasheet divergence only: a 3 × 3 grid,
 /// enough for the mixed pixels at edges and the echo widening on slanted surfaces
@@ -76,8 +79,7 @@ fn core_halo(core_h_deg: f32, core_v_deg: f32) -> BeamKernel {
 
 /// Velodyne gives 3.0 mrad horizontal × 1.5 mrad vertical beam divergence (VLS-128
 /// manual, table F-1); we use it for the VLP-16, HDL-32E and HDL-64E too and read it as
-/// the full angle at 1/e² (the manual does not say) — both are assumptions. Return mode:
-/// the factory default `strongest` (dual is available on the sensor).
+/// the full angle at 1/e² (the manual does not say) — both are assumptions.
 fn velodyne_beam() -> (BeamKernel, u32) {
     (
         BeamKernel::Gaussian {
@@ -92,6 +94,19 @@ fn velodyne_beam() -> (BeamKernel, u32) {
 /// the sheets) read as 1σ; the sheets give no false-alarm rate (none drawn).
 fn velodyne_noise(accuracy_m: f32) -> Noise {
     sheet_noise(accuracy_m, 0.0, 0.0)
+}
+
+/// Velodyne's receiver: the factory default return mode `strongest`; the sensor's dual
+/// mode (`return_mode: dual`) is Velodyne's: the strongest and the last echo, and the
+/// second strongest and the last when the strongest is the last (VLP-16, HDL-32E and
+/// HDL-64E manuals, "dual return mode"; their packets carry the last return first, our
+/// points come in range order).
+fn velodyne_detector() -> Detector {
+    Detector {
+        return_mode: ReturnMode::Strongest,
+        native_dual: DualPolicy::StrongestLast,
+        ..Detector::default()
+    }
 }
 
 fn assemble(name: &str, p: patterns::Pattern, d: &Defaults, frame_rate: f32) -> Sensor {
@@ -261,7 +276,7 @@ fn velodyne_100m_defaults(accuracy_m: f32) -> Defaults {
         wavelength_nm: 903.0,
         detection: (0.80, 100.0),
         beam: velodyne_beam(),
-        detector: Detector::default(),
+        detector: velodyne_detector(),
         noise: velodyne_noise(accuracy_m),
     }
 }
@@ -319,7 +334,7 @@ pub(crate) fn hdl64e(o: &PresetOptions) -> Result<Sensor, SensorError> {
             wavelength_nm: 905.0,
             detection: (0.10, 50.0),
             beam: velodyne_beam(),
-            detector: Detector::default(),
+            detector: velodyne_detector(),
             noise: velodyne_noise(0.02),
         },
     )
@@ -366,12 +381,12 @@ pub(crate) enum Ouster {
 /// your unit's sheet. The 16-channel OS1 is laid out on the same 45° here; the
 /// gen-1 OS-1-16 had 33.2° (±16.6°): load its beam table as a CSV for that unit.
 /// Ouster's rev7 firmware reports two returns per beam ("dual returns": the strongest
-/// and the second strongest). beamtrace's `dual` is strongest + last, the Velodyne
-/// definition; for the foliage, glass and edges that give a second echo the two agree in
-/// most beams.
+/// and the second strongest, in that order in its packets; our points come in range
+/// order), which is the presets' default and their `return_mode: dual`.
 fn ouster_detector() -> Detector {
     Detector {
-        return_mode: ReturnMode::Dual,
+        return_mode: ReturnMode::Dual(DualPolicy::StrongestSecond),
+        native_dual: DualPolicy::StrongestSecond,
         max_returns: 2,
         ..Detector::default()
     }

@@ -55,8 +55,8 @@ pub struct PresetDetail {
 
 const VELODYNE: &str = "ring = the laser id of the vendor's firing order (the HDL-64E: \
 top to bottom instead); azimuth counter-clockwise from x (the vendor's packets count \
-clockwise from y, in hundredths of a degree); dual return = strongest and last; \
-intensity is the apparent reflectance, not the vendor's 0–255 calibrated reflectivity \
+clockwise from y, in hundredths of a degree); dual return = strongest and last (second \
+strongest and last when the strongest is the last); intensity is the apparent reflectance, not the vendor's 0–255 calibrated reflectivity \
 (0–100 diffuse, 101–255 retroreflectors).";
 
 const OUSTER: &str = "ring 0 = the top beam, as in Ouster's data; azimuth counter-clockwise \

@@ -7,7 +7,7 @@ use super::SimError;
 use crate::contract::{curve_model, estimator, material_class, return_mode};
 use crate::material::MaterialClass;
 use crate::model::{AlphaTexture, FrameSettings, MaterialEntry, RecordLayout};
-use crate::sensor::{RangeEstimator, RangeLimit, ReturnMode, SubRaySample};
+use crate::sensor::{DualPolicy, RangeEstimator, RangeLimit, ReturnMode, SubRaySample};
 use glam::{Mat4, Vec3};
 
 /// The kernel's sub-rays as the ray generation shader reads them.
@@ -63,7 +63,8 @@ fn return_mode_code(mode: ReturnMode) -> u32 {
         ReturnMode::Strongest => return_mode::STRONGEST,
         ReturnMode::First => return_mode::FIRST,
         ReturnMode::Last => return_mode::LAST,
-        ReturnMode::Dual => return_mode::DUAL,
+        ReturnMode::Dual(DualPolicy::StrongestLast) => return_mode::DUAL_STRONGEST_LAST,
+        ReturnMode::Dual(DualPolicy::StrongestSecond) => return_mode::DUAL_STRONGEST_SECOND,
         ReturnMode::All => return_mode::ALL,
     }
 }
