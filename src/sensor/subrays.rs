@@ -27,6 +27,7 @@
 //!
 //! n = 1 is always the thin ray (0, 0, 1, 0, 0).
 
+use super::halo::Halo;
 use super::kernel::{sigma, BeamKernel, Sampling, SubRaySample, Support};
 use super::SensorError;
 
@@ -44,6 +45,23 @@ impl BeamKernel {
         self.validate()?;
         if n == 1 {
             return Ok(vec![SubRaySample::THIN]);
+        }
+        if let BeamKernel::CoreHalo {
+            core_h,
+            core_v,
+            halo_h,
+            halo_v,
+            halo_fraction,
+        } = *self
+        {
+            let halo = Halo {
+                core: (core_h, core_v),
+                halo: (halo_h, halo_v),
+                fraction: halo_fraction,
+            };
+            if let Some(sub_rays) = halo.sample(n, mode) {
+                return sub_rays;
+            }
         }
         let raster = Raster::new(self)?;
         Ok(match mode {
