@@ -18,13 +18,14 @@
 //!   continuous kernel's does) unless the rings then reach past the point where the
 //!   halo's power beyond falls below [`SUPPORT_LEVEL`] of the beam's, the dynamic range
 //!   a kernel measurement resolves; then the rings share that range evenly. A ring's
-//!   sub-rays sit at its RMS radius, so the halo's second moment is exact, on the
-//!   horizontal and vertical axes and every quarter turn between (each ring holds a
-//!   multiple of four), so blooming is the same to the left, right, above and below.
+//!   sub-rays sit at its RMS radius, evenly spaced from the +Δh axis, so the halo's
+//!   second moment is exact on both axes; each ring holds a multiple of four, so it is
+//!   symmetric about both axes and a retroreflector blooms alike to the left, right,
+//!   above and below.
 //!
-//! With 16 sub-rays the halo's rings end at 2.15 σ and 3.03 σ (a tenth and a hundredth
-//! of its power beyond) and its sub-rays sit at 1.22, 2.47 and 3.35 σ: out to 2.5° for
-//! a 3° halo. In stratified mode a halo sub-ray is jittered over a square of its ring
+//! With 16 sub-rays the halo's rings are bounded at 2.15 σ and 3.03 σ (a tenth and a
+//! hundredth of its power beyond) and its sub-rays sit at 1.22, 2.47 and 3.35 σ: out to
+//! 2.5° for a 3° halo. In stratified mode a halo sub-ray is jittered over a square of its ring
 //! sector's area centred on its grid position (the sub-ray contract jitters over an
 //! axis-aligned box, which cannot follow a sector); the outermost ring's sector is
 //! closed where its sub-ray lies halfway across it.

@@ -25,7 +25,9 @@
 //!   (Δv by the row marginal, then Δh within the row, uniform inside a raster cell)
 //!   driven by the Hammersley points ((k + ½)/n, φ₂(k)).
 //!
-//! n = 1 is always the thin ray (0, 0, 1, 0, 0).
+//! n = 1 is always the thin ray (0, 0, 1, 0, 0). A core + halo kernel is sampled as its
+//! two parts in grid and stratified modes (`halo.rs`): cells over the whole kernel
+//! follow its core and would leave the halo's reach to a few wide outer cells.
 
 use super::halo::Halo;
 use super::kernel::{sigma, BeamKernel, Sampling, SubRaySample, Support};
