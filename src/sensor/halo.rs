@@ -25,10 +25,12 @@
 //!
 //! With 16 sub-rays the halo's rings are bounded at 2.15 σ and 3.03 σ (a tenth and a
 //! hundredth of its power beyond) and its sub-rays sit at 1.22, 2.47 and 3.35 σ: out to
-//! 2.5° for a 3° halo. In stratified mode a halo sub-ray is jittered over a square of its ring
-//! sector's area centred on its grid position (the sub-ray contract jitters over an
-//! axis-aligned box, which cannot follow a sector); the outermost ring's sector is
-//! closed where its sub-ray lies halfway across it.
+//! 2.5° for a 3° halo.
+//!
+//! In stratified mode a halo sub-ray is jittered over a square of its ring sector's
+//! area centred on its grid position (the sub-ray contract jitters over an axis-aligned
+//! box, which cannot follow a sector); the outermost ring's sector is closed where its
+//! sub-ray lies halfway across it.
 
 use super::kernel::{sigma, BeamKernel, Sampling, SubRaySample, SUPPORT_LEVEL};
 use super::SensorError;
