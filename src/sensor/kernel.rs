@@ -540,7 +540,8 @@ impl BeamKernel {
     }
 
     /// The box that holds every part of the kernel above [`SUPPORT_LEVEL`] of its
-    /// peak, or the table's extent.
+    /// peak (for a core + halo kernel also the halo out to where the power beyond it is
+    /// below SUPPORT_LEVEL of the beam's), or the table's extent.
     pub fn support(&self) -> Support {
         let sym = |h: f64, v: f64| Support {
             h0: -h,
@@ -553,7 +554,12 @@ impl BeamKernel {
                 gauss_reach(sigma(*div_h), SUPPORT_LEVEL),
                 gauss_reach(sigma(*div_v), SUPPORT_LEVEL),
             ),
-            BeamKernel::CoreHalo { .. } => {
+            BeamKernel::CoreHalo {
+                halo_h,
+                halo_v,
+                halo_fraction,
+                ..
+            } => {
                 // Both components peak at 0 and are separable, so K(x, y) ≤ K(x, 0): the
                 // box of the level set is set by the two axes.
                 let peak = self.raw(0.0, 0.0);
@@ -580,7 +586,21 @@ impl BeamKernel {
                     }
                     hi
                 };
-                sym(reach(0), reach(1))
+                // The level set follows the core's peak, so a narrow core would cut the
+                // halo short (at 2.06° for a 0.2° core and a 3° halo). The halo reaches
+                // at least to where the power it holds beyond its normalised radius ρ,
+                // f·e^(−ρ²/2), falls below SUPPORT_LEVEL of the beam's, as its sub-ray
+                // rings do (halo.rs).
+                let f = f64::from(*halo_fraction);
+                let rho = if f > SUPPORT_LEVEL {
+                    (2.0 * (f / SUPPORT_LEVEL).ln()).sqrt()
+                } else {
+                    0.0
+                };
+                sym(
+                    reach(0).max(rho * sigma(*halo_h)),
+                    reach(1).max(rho * sigma(*halo_v)),
+                )
             }
             BeamKernel::Separable { h, v } => Support {
                 h0: f64::from(*h.offsets.first().unwrap_or(&0.0)),

@@ -154,7 +154,8 @@ fn grid_rows_are_near_square_and_hold_n_cells() {
 
 #[test]
 fn stratified_cells_tile_the_support_and_jitter_is_the_cell() {
-    for k in kernels() {
+    // A core + halo kernel is sampled as its two parts, the halo in rings (halo.rs).
+    for k in kernels().into_iter().filter(|k| k.kind() != "core_halo") {
         let s = k.support();
         let cells = k.sample(10, Sampling::Stratified).unwrap();
         let area: f64 = cells
@@ -326,17 +327,8 @@ fn core_halo_grid_reaches_the_halo() {
     // The support reaches beyond the halo's 1/e² half angle.
     assert!(s.h1 > 0.5 * f64::from(halo_h) && s.v1 > 0.5 * f64::from(halo_h));
     let core_reach = 5.0 * core_h / 4.0; // 5σ of the core
+                                         // (How far the halo's sub-rays reach and what they carry: halo_tests.rs.)
     for n in [16, 64] {
-        let cells = k.sample(n, Sampling::Stratified).unwrap();
-        let outer = cells
-            .iter()
-            .map(|c| f64::from(c.dh + 0.5 * c.jitter_h))
-            .fold(f64::MIN, f64::max);
-        assert!(
-            (outer - s.h1).abs() < 1e-6,
-            "cells end at {outer}, support at {}",
-            s.h1
-        );
         let grid = k.sample(n, Sampling::Grid).unwrap();
         // Power outside the core is the halo's share (the core does not leak out).
         let tail: f32 = grid

@@ -24,6 +24,7 @@ mod csv_pattern;
 pub mod detector;
 mod file;
 mod file_beam;
+mod halo;
 pub mod kernel;
 mod patterns;
 mod preset_builders;
@@ -38,6 +39,8 @@ mod detector_tests;
 mod file_beam_tests;
 #[cfg(test)]
 mod file_tests;
+#[cfg(test)]
+mod halo_tests;
 #[cfg(test)]
 mod kernel_tests;
 #[cfg(test)]

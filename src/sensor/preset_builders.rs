@@ -58,13 +58,14 @@ fn sheet_noise(range_sigma_m: f32, range_sigma_snr_m: f32, false_alarm_rate: f32
 }
 
 /// Halo of the core+halo kernels: 10⁻³ of the power in a Gaussian of 3° full angle at
-/// 1/e² (reaching ≈ ±2° before it falls below 10⁻⁷ of the peak). An estimate: paper 000
+/// 1/e² (the last 10⁻⁴ of it lies beyond 3.2°). An estimate: paper 000
 /// measured a kernel spanning six orders of magnitude over about 3°, six times its core
 /// (Blickfeld Cube 1); no vendor publishes its halo.
 const HALO_FULL_ANGLE_DEG: f32 = 3.0;
 const HALO_FRACTION: f32 = 1e-3;
-/// Sub-rays of a core+halo preset: a 4 × 4 grid whose four central cells hold the core
-/// and whose twelve outer cells sample the halo (cheap enough for a CPU Vulkan driver).
+/// Sub-rays of a core+halo preset: four sample the core and twelve the halo, in three
+/// rings of four at 0.9°, 1.9° and 2.5° (sensor/halo.rs), so the bloom reaches as far
+/// as the halo's last percent; cheap enough for a CPU Vulkan driver.
 const HALO_SUBRAYS: u32 = 16;
 
 fn core_halo(core_h_deg: f32, core_v_deg: f32) -> BeamKernel {

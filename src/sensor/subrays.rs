@@ -25,8 +25,11 @@
 //!   (Δv by the row marginal, then Δh within the row, uniform inside a raster cell)
 //!   driven by the Hammersley points ((k + ½)/n, φ₂(k)).
 //!
-//! n = 1 is always the thin ray (0, 0, 1, 0, 0).
+//! n = 1 is always the thin ray (0, 0, 1, 0, 0). A core + halo kernel is sampled as its
+//! two parts in grid and stratified modes (`halo.rs`): cells over the whole kernel
+//! follow its core and would leave the halo's reach to a few wide outer cells.
 
+use super::halo::Halo;
 use super::kernel::{sigma, BeamKernel, Sampling, SubRaySample, Support};
 use super::SensorError;
 
@@ -44,6 +47,23 @@ impl BeamKernel {
         self.validate()?;
         if n == 1 {
             return Ok(vec![SubRaySample::THIN]);
+        }
+        if let BeamKernel::CoreHalo {
+            core_h,
+            core_v,
+            halo_h,
+            halo_v,
+            halo_fraction,
+        } = *self
+        {
+            let halo = Halo {
+                core: (core_h, core_v),
+                halo: (halo_h, halo_v),
+                fraction: halo_fraction,
+            };
+            if let Some(sub_rays) = halo.sample(n, mode) {
+                return sub_rays;
+            }
         }
         let raster = Raster::new(self)?;
         Ok(match mode {
