@@ -61,6 +61,7 @@ float s_prev_t;
 bool s_in_run;
 float s_r0;
 int s_peak_k;
+int s_peak_last;  // the last bin of a plateau of s_peak_v (a saturated echo's flat top)
 float s_peak_v;
 float s_left;
 float s_right;
@@ -68,6 +69,11 @@ bool s_need_right;
 int s_k_start;
 float s_sum_w;
 float s_sum_wk;
+
+// The receiver clips at its saturation amplitude (0 = none).
+float clip_at_saturation(float v) {
+    return p.saturation > 0.0 ? min(v, p.saturation) : v;
+}
 
 bool is_used(float range, float signal) {
     return signal > 0.0 && range > 0.0 && range < 1e30;
@@ -194,6 +200,7 @@ bool noise_and_detection(uint e, float t, inout float range, inout float a) {
         a *= max(1.0 + p.amplitude_noise * rng_gaussian(draw(stream_echo_noise(e, 2u)),
                                                          draw(stream_echo_noise(e, 3u))), 0.0);
     }
+    a = clip_at_saturation(a);
     bool detected;
     if (p.pd_width > 0.0 && t > 0.0) {
         detected = rng_uniform(draw(stream_echo_noise(e, 4u)))
@@ -215,7 +222,11 @@ bool noise_and_detection(uint e, float t, inout float range, inout float a) {
 void emit(uint c0, uint c1, float r1) {
     float offset = 0.0;
     float amplitude = s_peak_v;
-    if (s_left > 0.0 && s_right > 0.0) {
+    // A clipped echo's peak is the middle of its flat top (no parabola through it).
+    bool clipped = p.saturation > 0.0 && s_peak_v >= p.saturation;
+    if (clipped) {
+        offset = 0.5 * float(s_peak_last - s_peak_k);
+    } else if (s_left > 0.0 && s_right > 0.0) {
         float l = log(s_left / s_peak_v);
         float r = log(s_right / s_peak_v);
         float den = l + r;
@@ -267,6 +278,7 @@ void scan_bin(int k, float v, uint c0, uint c1) {
             s_in_run = true;
             s_r0 = centre(k - 1) - d_prev / (d - d_prev) * g_dr;
             s_peak_k = k;
+            s_peak_last = k;
             s_peak_v = v;
             s_left = s_prev;
             s_need_right = true;
@@ -275,9 +287,12 @@ void scan_bin(int k, float v, uint c0, uint c1) {
             s_sum_wk = 0.0;
         } else if (v > s_peak_v) {
             s_peak_k = k;
+            s_peak_last = k;
             s_peak_v = v;
             s_left = s_prev;
             s_need_right = true;
+        } else if (v == s_peak_v && s_peak_last == k - 1) {
+            s_peak_last = k;
         }
         s_sum_w += d;
         s_sum_wk += d * float(k - s_k_start);
@@ -534,7 +549,7 @@ void scan_cluster(uint t, uint c0, uint c1) {
     for (int w0 = 0; w0 < n; w0 += WINDOW) {
         int wn = min(WINDOW, n - w0);
         for (int k = int(t); k < wn; k += int(GROUP)) {
-            sh_bins[k] = bin_value(w0 + k, c0, c1, reach);
+            sh_bins[k] = clip_at_saturation(bin_value(w0 + k, c0, c1, reach));
         }
         barrier();
         if (t == 0u) {

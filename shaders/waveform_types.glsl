@@ -58,7 +58,7 @@ struct WaveformParams {
     uint frame;
     uint records_per_beam;  // sub-rays x slots per sub-ray
     uint beam_count;
-    uint pad0;
+    float saturation;       // largest waveform amplitude (ADC clip); 0 = none
     // Device address of the records: a buffer reference, because beams x sub-rays x
     // slots records outgrow maxStorageBufferRange (128 MiB on many devices).
     uint64_t records_address;

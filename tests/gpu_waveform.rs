@@ -252,6 +252,7 @@ fn params() -> FrameSettings {
             bin_width: sigma_r / 4.0,
             threshold: 0.1 / (120.0 * 120.0),
             ambient_k: 1e-4,
+            saturation: 0.0,
             estimator: RangeEstimator::Peak,
             return_mode: ReturnMode::All,
             max_returns: 4,
@@ -462,6 +463,10 @@ fn gpu_waveform_matches_the_cpu_reference() {
                     b: 0.1 / 100f32.powi(4),
                 };
             }),
+        ),
+        (
+            "saturated at 10 T (plateaus), noise, all",
+            with(noisy, |w| w.saturation = 10.0 * w.threshold),
         ),
         (
             "Ouster dual, 2 returns",

@@ -111,6 +111,13 @@ fn print_detector(d: &Detector) {
         d.estimator,
         d.curve
     );
+    if d.saturation > 0.0 {
+        println!(
+            "  saturation: waveform amplitude {} (a white Lambertian target at {:.2} m)",
+            d.saturation,
+            1.0 / d.saturation.sqrt()
+        );
+    }
     let n = &d.noise;
     println!(
         "  noise (1σ; `run --ideal` switches it off): range {} m + {} m/SNR, amplitude {} %, \

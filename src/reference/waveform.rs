@@ -25,7 +25,8 @@
 //! 2. **Clusters.** Sorted records split where the gap between neighbours exceeds 8σ_r.
 //! 3. **Waveform.** A cluster's bins run from r_lo = first − (⌈5σ_r/Δr⌉ + ½)Δr in steps
 //!    of Δr (so the first return sits on a bin centre), n = ⌈(last + 5σ_r − r_lo)/Δr⌉
-//!    bins, centre c_k = r_lo + (k + ½)Δr. A record at x = (r − r_lo)/Δr − ½ deposits
+//!    bins, centre c_k = r_lo + (k + ½)Δr. Each bin is clipped at the receiver's
+//!    saturation a_sat when it has one (ξ̂ ← min(ξ̂, a_sat)). A record at x = (r − r_lo)/Δr − ½ deposits
 //!    s·(1−f) into bin j = ⌊x⌋ and s·f into bin j + 1 (f = x − j); the pulse is the
 //!    Gaussian tap g_d = exp(−(dΔr)²/(2σ_r²)) for |d| ≤ K = ⌊5σ_r/Δr⌋ (peak 1). Each bin
 //!    is evaluated directly as Σ_i [s_i(1−f_i)·g(k−j_i) + s_i f_i·g(k−j_i−1)] over the
@@ -38,14 +39,15 @@
 //!    of reflectance R has EPW ≈ 2σ_r√(2 ln(R/R_L(r))) under a curve. The peak is the first
 //!    maximal bin, refined by the parabola through ln ξ̂ of it and its neighbours
 //!    (offset clamped to ±½ bin; no refinement when a neighbour is 0 or the parabola is
-//!    not concave). Range by the estimator: peak = refined peak; leading edge = r0;
+//!    not concave); a clipped echo (peak at a_sat) peaks in the middle of its flat top,
+//!    unrefined. Range by the estimator: peak = refined peak; leading edge = r0;
 //!    centroid = Σ d_k·c_k / Σ d_k over the run (weights vanish at the crossings, so the
 //!    bin grid barely biases it). The dominant record (instance, class,
 //!    material) maximises s_i·exp(−(r_peak − r_i)²/(2σ_r²)); ties go to the first in
 //!    sorted order. Echoes are numbered e = 0, 1, … in range order over the whole beam.
 //! 5. **Noise, detection, limits** (echo e, draws from stream `echo_noise(e, j)`;
 //!    T_eff below is T_eff(r_peak), the threshold at the refined peak):
-//!    amplitude a' = a·max(0, 1 + amplitude_rel·N(j=2,3)); detected if U(j=4) <
+//!    amplitude a' = min(a_sat, a·max(0, 1 + amplitude_rel·N(j=2,3))); detected if U(j=4) <
 //!    Φ((a' − T_eff)/(pd_width·T_eff)) when pd_width > 0 and T_eff > 0, else if a' > T_eff
 //!    (with a curve and no noise: R_app = a'·r² > R_L(r));
 //!    SNR = a'/T_eff and the range jitter σ = √(range_sigma_m² + (range_sigma_snr_m/SNR)²)
@@ -264,6 +266,8 @@ struct Scan {
     in_run: bool,
     r0: f32,
     peak_k: i32,
+    /// The last bin of a plateau of `peak_v` (a clipped echo's flat top).
+    peak_last: i32,
     peak_v: f32,
     left: f32,
     right: f32,
@@ -334,6 +338,15 @@ impl Beam<'_> {
         rng::hash(self.frame.seed, self.frame.frame, self.beam, stream)
     }
 
+    /// The receiver clips at its saturation amplitude (0 = none).
+    fn clip(&self, v: f32) -> f32 {
+        if self.w.saturation > 0.0 {
+            v.min(self.w.saturation)
+        } else {
+            v
+        }
+    }
+
     /// T_eff(r) = T(r) + k·√A_b.
     fn t_eff(&self, r: f32) -> f32 {
         curve_threshold(self.w, self.hold, r) + self.noise_floor
@@ -360,6 +373,7 @@ impl Beam<'_> {
             in_run: false,
             r0: 0.0,
             peak_k: 0,
+            peak_last: 0,
             peak_v: 0.0,
             left: 0.0,
             right: 0.0,
@@ -371,7 +385,7 @@ impl Beam<'_> {
         // Windows only bound the GPU's shared memory; the CPU walks the same bins in the
         // same order, so the scan sees identical values.
         for k in 0..n {
-            let v = grid.value(k, recs, reach);
+            let v = self.clip(grid.value(k, recs, reach));
             self.scan_bin(&mut scan, &grid, recs, k, v);
         }
         self.scan_bin(&mut scan, &grid, recs, n, 0.0);
@@ -392,6 +406,7 @@ impl Beam<'_> {
                 s.in_run = true;
                 s.r0 = grid.centre(k - 1) - d_prev / (d - d_prev) * grid.dr;
                 s.peak_k = k;
+                s.peak_last = k;
                 s.peak_v = v;
                 s.left = s.prev;
                 s.need_right = true;
@@ -400,9 +415,12 @@ impl Beam<'_> {
                 s.sum_wk = 0.0;
             } else if v > s.peak_v {
                 s.peak_k = k;
+                s.peak_last = k;
                 s.peak_v = v;
                 s.left = s.prev;
                 s.need_right = true;
+            } else if v == s.peak_v && s.peak_last == k - 1 {
+                s.peak_last = k;
             }
             s.sum_w += d;
             s.sum_wk += d * (k - s.k_start) as f32;
@@ -420,7 +438,11 @@ impl Beam<'_> {
         let w = self.w;
         let mut offset = 0.0f32;
         let mut amplitude = s.peak_v;
-        if s.left > 0.0 && s.right > 0.0 {
+        // A clipped echo's peak is the middle of its flat top (no parabola through it).
+        let clipped = w.saturation > 0.0 && s.peak_v >= w.saturation;
+        if clipped {
+            offset = 0.5 * (s.peak_last - s.peak_k) as f32;
+        } else if s.left > 0.0 && s.right > 0.0 {
             let l = (s.left / s.peak_v).ln();
             let r = (s.right / s.peak_v).ln();
             let den = l + r;
@@ -486,6 +508,7 @@ impl Beam<'_> {
         if n.amplitude_rel > 0.0 {
             a *= (1.0 + n.amplitude_rel * rng::gaussian(draw(2), draw(3))).max(0.0);
         }
+        let a = self.clip(a);
         let detected = if n.pd_width > 0.0 && t > 0.0 {
             rng::uniform(draw(4)) < normal_cdf((a - t) / (n.pd_width * t))
         } else {

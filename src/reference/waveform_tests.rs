@@ -29,6 +29,7 @@ fn params() -> FrameSettings {
             bin_width: sigma() / 4.0,
             threshold: T,
             ambient_k: 0.0,
+            saturation: 0.0,
             estimator: RangeEstimator::Peak,
             return_mode: ReturnMode::All,
             max_returns: 8,
@@ -142,6 +143,48 @@ fn perpendicular_target_range_amplitude_and_epw() {
             assert!((e.reflectance / refl - 1.0).abs() < 2e-3);
             assert_eq!((e.instance_id, e.class_id, e.material), (3, 13, 23));
             assert_eq!((e.return_index, e.return_count), (0, 1));
+        }
+    }
+}
+
+/// A receiver that clips at a_sat: the echo's flat top reads a_sat (R_app = a_sat·r²),
+/// its range stays the target's (the middle of the plateau of a symmetric pulse) and
+/// its width is the unclipped pulse's at the threshold, 2σ√(2 ln(a/T)), since the
+/// crossings lie below the clip. Below the clip nothing changes.
+#[test]
+fn a_saturated_echo_reads_the_clip_level_at_the_targets_range() {
+    let sat = 20.0 * T;
+    let p = with(|p| p.waveform.saturation = sat);
+    // Up to a/T ≈ 1.5·10⁵: the pulse is sampled out to 5σ_r, where it has fallen to
+    // 3.7·10⁻⁶ of its peak, so stronger echoes would end at the samples' edge.
+    for r in [5.3f32, 20.7, 77.1] {
+        for refl in [0.5f32, 5.0, 30.0] {
+            let a = refl / (r * r);
+            let e = beam_echoes(&target(64, r, refl, 1.0, 3), &p, 0);
+            assert_eq!(e.len(), 1, "r {r} R {refl}: {e:?}");
+            let e = e[0];
+            let want = a.min(sat);
+            assert!(
+                (e.amplitude / want - 1.0).abs() < 1e-3,
+                "r {r} R {refl}: amplitude {} vs {want}",
+                e.amplitude
+            );
+            assert!(
+                (e.reflectance / (want * r * r) - 1.0).abs() < 1e-3,
+                "r {r} R {refl}: R_app {}",
+                e.reflectance
+            );
+            assert!(
+                (e.range - r).abs() < 1e-3,
+                "r {r} R {refl}: range {}",
+                e.range
+            );
+            let epw = epw_formula(a, T);
+            assert!(
+                (e.epw / epw - 1.0).abs() < 0.02,
+                "r {r} R {refl}: EPW {} vs {epw}",
+                e.epw
+            );
         }
     }
 }

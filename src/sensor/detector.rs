@@ -121,6 +121,9 @@ pub struct WaveformSettings {
     pub threshold: f32,
     /// Ambient noise factor k: T_eff = T + k·√A_b.
     pub ambient_k: f32,
+    /// The receiver's largest waveform amplitude (DESIGN §4's units: a white Lambertian
+    /// target at 1 m gives 1); stronger returns clip there. 0 = no saturation.
+    pub saturation: f32,
     pub estimator: RangeEstimator,
     pub return_mode: ReturnMode,
     /// Echoes a beam returns at most, 1..=[`MAX_RETURNS`]: also its echo slots.
@@ -165,6 +168,9 @@ pub struct Detector {
     pub noise: Noise,
     /// Ambient noise factor k: T_eff = T + k·√A_b.
     pub ambient_k: f32,
+    /// The receiver's largest waveform amplitude, where its ADC clips (DESIGN §4's
+    /// units: a white Lambertian target at normal incidence at 1 m gives 1). 0 = none.
+    pub saturation: f32,
 }
 
 impl Default for Detector {
@@ -183,6 +189,7 @@ impl Default for Detector {
             curve: RangeCurve::Threshold,
             noise: Noise::default(),
             ambient_k: 0.0,
+            saturation: 0.0,
         }
     }
 }
@@ -236,6 +243,7 @@ impl Detector {
             " m",
         )?;
         check("detector.ambient_k", self.ambient_k, 0.0, false, "")?;
+        check("detector.saturation", self.saturation, 0.0, false, "")?;
         if !(1..=MAX_RETURNS).contains(&self.max_returns) {
             return Err(SensorError::invalid(
                 "detector.max_returns",
@@ -380,6 +388,7 @@ impl Detector {
             bin_width: self.bin_width(),
             threshold: detection.threshold(),
             ambient_k: self.ambient_k,
+            saturation: self.saturation,
             estimator: self.estimator,
             return_mode: self.return_mode,
             max_returns: self.max_returns.min(MAX_RETURNS),

@@ -246,6 +246,7 @@ fn waveform_settings_carry_the_sensor_and_detector() {
             false_alarm_rate: 0.001,
         },
         ambient_k: 0.5,
+        saturation: 2.0,
     };
     s.validate().unwrap();
     let p = s.detector.waveform_settings(&s.detection);
@@ -253,7 +254,7 @@ fn waveform_settings_carry_the_sensor_and_detector() {
     assert!((p.sigma_r - sigma).abs() < 1e-7);
     assert_eq!(p.bin_width, 0.02f32.min(sigma / 4.0));
     assert_eq!(p.threshold, s.detection.threshold());
-    assert_eq!(p.ambient_k, 0.5);
+    assert_eq!((p.ambient_k, p.saturation), (0.5, 2.0));
     assert_eq!(p.estimator, RangeEstimator::LeadingEdge);
     assert_eq!(p.return_mode, ReturnMode::Dual(DualPolicy::StrongestSecond));
     assert_eq!((p.max_returns, p.min_separation), (2, 0.7));
@@ -400,6 +401,7 @@ fn presets_have_valid_beams_and_detectors() {
         // Real sensors: noise on, the beam's divergence traced with sub-rays.
         let n = s.detector.noise;
         assert!(n.range_sigma_m > 0.0 && n.pd_width > 0.0, "{}", info.name);
+        assert!(s.detector.saturation > 0.0, "{}: no saturation", info.name);
         assert!(s.subrays >= 4, "{}: {} sub-rays", info.name, s.subrays);
         let ideal = s.clone().ideal();
         assert_eq!(ideal.detector.noise, Noise::default());

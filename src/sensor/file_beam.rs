@@ -14,6 +14,7 @@
 //!   range_estimator: peak     # peak | leading_edge | centroid
 //!   range_curve: { model: quadratic, a: 0.0 }
 //!   ambient_k: 0.0
+//!   saturation: 1.0           # largest amplitude: a white target at 1 m; 0 = none
 //! noise: { range_sigma_m: 0.01, range_sigma_snr_m: 0.0, amplitude_rel: 0.0, pd_width: 0.0, false_alarm_rate: 0.0 }
 //! ```
 //!
@@ -126,6 +127,7 @@ pub(super) struct DetectorSpec {
     range_estimator: Option<RangeEstimator>,
     range_curve: Option<CurveSpec>,
     ambient_k: Option<f32>,
+    saturation: Option<f32>,
 }
 
 /// `detector.return_mode` as written; `dual` resolves to the sensor's own policy.
@@ -546,6 +548,7 @@ pub(super) fn apply_detector(d: &mut Detector, s: DetectorSpec, detection: Detec
     set_given(&mut d.min_separation_m, s.min_separation_m);
     set_given(&mut d.estimator, s.range_estimator);
     set_given(&mut d.ambient_k, s.ambient_k);
+    set_given(&mut d.saturation, s.saturation);
     if let Some(c) = s.range_curve {
         let a = c.a.unwrap_or(0.0);
         d.curve = match c.model {

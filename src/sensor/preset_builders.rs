@@ -46,6 +46,12 @@ const AMPLITUDE_REL: f32 = 0.05;
 /// 0.9 and 1.1 × the threshold. An estimate: sheets give P_d only at one range.
 const PD_WIDTH: f32 = 0.1;
 
+/// The receivers' saturation (largest waveform amplitude) in every preset: a white
+/// Lambertian target at 1 m just clips, so diffuse targets read true from the minimum
+/// range out while retroreflectors (10²–10³ × white) clip within 10–30 m, as signs do on
+/// real sensors. An estimate: no sheet states a dynamic range.
+const SATURATION: f32 = 1.0;
+
 /// A sheet's noise: range σ (m) plus an SNR-dependent part, false echoes per beam.
 fn sheet_noise(range_sigma_m: f32, range_sigma_snr_m: f32, false_alarm_rate: f32) -> Noise {
     Noise {
@@ -130,6 +136,7 @@ fn assemble(name: &str, p: patterns::Pattern, d: &Defaults, frame_rate: f32) -> 
         sampling: Sampling::Grid,
         detector: Detector {
             noise: d.noise,
+            saturation: SATURATION,
             ..d.detector
         },
     }

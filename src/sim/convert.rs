@@ -123,7 +123,7 @@ pub fn waveform_params(
         frame: frame.frame,
         records_per_beam: layout.records_per_beam(),
         beam_count: layout.beams,
-        pad0: 0,
+        saturation: w.saturation,
         records_address,
     }
 }

@@ -236,7 +236,8 @@ pub struct WaveformParams {
     /// Records per beam (sub-rays × slots per sub-ray).
     pub records_per_beam: u32,
     pub beam_count: u32,
-    pub pad0: u32,
+    /// Largest waveform amplitude (0 = none).
+    pub saturation: f32,
     /// Device address of the records (filled in by the simulator).
     pub records_address: u64,
 }
@@ -380,7 +381,7 @@ fn waveform_params_layout() -> HostLayout {
             frame,
             records_per_beam,
             beam_count,
-            pad0,
+            saturation,
             records_address
         ]
     )
