@@ -477,34 +477,33 @@ impl Context {
         let instance = create_instance(&entry, options.validation)?;
         // From here on, `partial` cleans up if anything fails.
         let mut partial = PartialInstance {
-            instance: Some(instance),
+            instance,
             debug: None,
         };
         let validation_log = Box::<ValidationLog>::default();
         if options.validation {
             partial.debug = Some(create_messenger(
                 &entry,
-                partial.instance(),
+                &partial.instance,
                 &validation_log,
             )?);
         }
-        let devices = describe_devices(partial.instance())?;
-        let chosen = choose_device(partial.instance(), &devices, options.device_index)?;
+        let devices = describe_devices(&partial.instance)?;
+        let chosen = choose_device(&partial.instance, &devices, options.device_index)?;
         let info = &devices[chosen];
         // SAFETY: plain query.
-        let pd = unsafe { partial.instance().enumerate_physical_devices() }
+        let pd = unsafe { partial.instance.enumerate_physical_devices() }
             .vk("vkEnumeratePhysicalDevices")?[chosen];
         let queue_family =
-            compute_queue_family(partial.instance(), pd).ok_or_else(|| GpuError::Unsupported {
+            compute_queue_family(&partial.instance, pd).ok_or_else(|| GpuError::Unsupported {
                 index: chosen,
                 name: info.name.clone(),
                 reason: "it has no compute queue".into(),
             })?;
-        let device = create_device(partial.instance(), pd, queue_family)?;
-        let limits = read_limits(partial.instance(), pd, queue_family);
-        let instance = partial.instance().clone();
+        let device = create_device(&partial.instance, pd, queue_family)?;
+        let limits = read_limits(&partial.instance, pd, queue_family);
         let (allocator, command_pool) =
-            match create_allocator_and_pool(&instance, &device, pd, queue_family) {
+            match create_allocator_and_pool(&partial.instance, &device, pd, queue_family) {
                 Ok(made) => made,
                 Err(e) => {
                     // SAFETY: nothing else was created from the device.
@@ -514,10 +513,9 @@ impl Context {
             };
         // SAFETY: family/index exist (we created exactly this queue).
         let queue = unsafe { device.get_device_queue(queue_family, 0) };
-        let accel = khr::acceleration_structure::Device::new(&instance, &device);
-        let rt = khr::ray_tracing_pipeline::Device::new(&instance, &device);
-        let debug = partial.debug.take();
-        partial.instance = None;
+        let accel = khr::acceleration_structure::Device::new(&partial.instance, &device);
+        let rt = khr::ray_tracing_pipeline::Device::new(&partial.instance, &device);
+        let (instance, debug) = partial.hand_over();
         Ok(Arc::new(Context {
             _entry: entry,
             instance,
@@ -585,18 +583,20 @@ impl Drop for Context {
     }
 }
 
-/// Owns the instance (and messenger) until the Context takes them over.
+type Messenger = (ext::debug_utils::Instance, vk::DebugUtilsMessengerEXT);
+
+/// Owns the instance (and messenger) until the Context takes them over: dropped on an
+/// error path, it destroys them; `hand_over` gives them away without destroying.
 struct PartialInstance {
-    instance: Option<ash::Instance>,
-    debug: Option<(ext::debug_utils::Instance, vk::DebugUtilsMessengerEXT)>,
+    instance: ash::Instance,
+    debug: Option<Messenger>,
 }
 
 impl PartialInstance {
-    fn instance(&self) -> &ash::Instance {
-        // Invariant: `instance` is Some until Context::new hands it over at its very end.
-        self.instance
-            .as_ref()
-            .expect("instance present until hand-over")
+    fn hand_over(self) -> (ash::Instance, Option<Messenger>) {
+        // Not dropped: the Context destroys what it takes over.
+        let mut this = std::mem::ManuallyDrop::new(self);
+        (this.instance.clone(), this.debug.take())
     }
 }
 
@@ -607,9 +607,7 @@ impl Drop for PartialInstance {
             if let Some((loader, messenger)) = self.debug.take() {
                 loader.destroy_debug_utils_messenger(messenger, None);
             }
-            if let Some(instance) = self.instance.take() {
-                instance.destroy_instance(None);
-            }
+            self.instance.destroy_instance(None);
         }
     }
 }

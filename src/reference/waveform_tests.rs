@@ -117,29 +117,40 @@ fn continuous(recs: &[SubRayRecord], t: f64) -> (f64, f64, f64) {
     (peak, at, above as f64 * step)
 }
 
+/// The one echo of a lone target of reflectance `refl` at `r` (64 records, id 3), its
+/// range within 1 mm of `r`, its amplitude within 1e-3 of `amplitude` and its EPW
+/// within 2 % of the unclipped pulse's 2σ√(2 ln(a/T)), a = refl/r².
+fn lone_echo(p: &FrameSettings, r: f32, refl: f32, amplitude: f32) -> Echo {
+    let e = beam_echoes(&target(64, r, refl, 1.0, 3), p, 0);
+    assert_eq!(e.len(), 1, "r {r} R {refl}: {e:?}");
+    let e = e[0];
+    assert!(
+        (e.range - r).abs() < 1e-3,
+        "r {r} R {refl}: range {}",
+        e.range
+    );
+    let rel = e.amplitude / amplitude - 1.0;
+    assert!(
+        rel.abs() < 1e-3,
+        "r {r} R {refl}: amplitude {} vs {amplitude} ({rel:+e})",
+        e.amplitude
+    );
+    let epw = epw_formula(refl / (r * r), T);
+    assert!(
+        (e.epw / epw - 1.0).abs() < 0.02,
+        "r {r} R {refl}: EPW {} vs {epw}",
+        e.epw
+    );
+    e
+}
+
 #[test]
 fn perpendicular_target_range_amplitude_and_epw() {
     let p = params();
     for r in [5.3f32, 20.7, 77.1] {
         for refl in [0.1f32, 0.5, 2.0] {
-            let e = beam_echoes(&target(64, r, refl, 1.0, 3), &p, 0);
-            assert_eq!(e.len(), 1, "r {r} R {refl}: {e:?}");
-            let e = e[0];
-            assert!((e.range - r).abs() < 1e-3, "range {} vs {r}", e.range);
-            let a = refl / (r * r);
             // A lone target on a bin centre: the full peak, to f32 rounding.
-            let rel = e.amplitude / a - 1.0;
-            assert!(
-                rel.abs() < 1e-3,
-                "r {r} R {refl}: amplitude {} vs {a} ({rel:+e})",
-                e.amplitude
-            );
-            let epw = epw_formula(a, T);
-            assert!(
-                (e.epw / epw - 1.0).abs() < 0.02,
-                "r {r} R {refl}: EPW {} vs {epw}",
-                e.epw
-            );
+            let e = lone_echo(&p, r, refl, refl / (r * r));
             assert!((e.reflectance / refl - 1.0).abs() < 2e-3);
             assert_eq!((e.instance_id, e.class_id, e.material), (3, 13, 23));
             assert_eq!((e.return_index, e.return_count), (0, 1));
@@ -159,31 +170,12 @@ fn a_saturated_echo_reads_the_clip_level_at_the_targets_range() {
     // 3.7·10⁻⁶ of its peak, so stronger echoes would end at the samples' edge.
     for r in [5.3f32, 20.7, 77.1] {
         for refl in [0.5f32, 5.0, 30.0] {
-            let a = refl / (r * r);
-            let e = beam_echoes(&target(64, r, refl, 1.0, 3), &p, 0);
-            assert_eq!(e.len(), 1, "r {r} R {refl}: {e:?}");
-            let e = e[0];
-            let want = a.min(sat);
-            assert!(
-                (e.amplitude / want - 1.0).abs() < 1e-3,
-                "r {r} R {refl}: amplitude {} vs {want}",
-                e.amplitude
-            );
+            let want = (refl / (r * r)).min(sat);
+            let e = lone_echo(&p, r, refl, want);
             assert!(
                 (e.reflectance / (want * r * r) - 1.0).abs() < 1e-3,
                 "r {r} R {refl}: R_app {}",
                 e.reflectance
-            );
-            assert!(
-                (e.range - r).abs() < 1e-3,
-                "r {r} R {refl}: range {}",
-                e.range
-            );
-            let epw = epw_formula(a, T);
-            assert!(
-                (e.epw / epw - 1.0).abs() < 0.02,
-                "r {r} R {refl}: EPW {} vs {epw}",
-                e.epw
             );
         }
     }
