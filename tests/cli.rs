@@ -686,3 +686,30 @@ fn run_help_names_the_fields_the_files_carry() {
         .collect();
     assert_eq!(listed, written);
 }
+
+#[test]
+fn sensors_detail_shows_a_presets_datasheet_values_and_conventions() {
+    // VLP-16: 3.0 × 1.5 mrad divergence (0.172° × 0.086°), ±3 cm range accuracy,
+    // Velodyne's dual rule, ring = laser id — from the vendor's manual, not the code.
+    let o = beamtrace(&["sensors", "--detail", "VLP16"]);
+    assert!(o.success, "{}", o.stderr);
+    for want in [
+        "vlp-16",
+        "divergence 0.172° × 0.086°",
+        "sub-rays: 9",
+        "range 0.03 m",
+        "strongest and last (second strongest and last",
+        "ring = the laser id",
+    ] {
+        assert!(o.stdout.contains(want), "missing {want:?}:\n{}", o.stdout);
+    }
+    let os = beamtrace(&["sensors", "--detail", "os1-64"]);
+    assert!(os
+        .stdout
+        .contains("dual return (`return_mode: dual`): strongest and second strongest"));
+    let bad = beamtrace(&["sensors", "--detail", "vlp-17"]);
+    assert!(!bad.success);
+    assert!(
+        bad.stderr.contains("unknown sensor preset `vlp-17`") && bad.stderr.contains("os1-128")
+    );
+}

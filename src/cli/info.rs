@@ -2,7 +2,7 @@
 
 use anyhow::{bail, Result};
 use beamtrace::gpu::list_devices;
-use beamtrace::sensor::{preset_detail, presets, BeamKernel, Detector, Sensor};
+use beamtrace::sensor::{preset_detail, presets, BeamKernel, Detector, DualPolicy, Sensor};
 
 pub(super) fn print_sensors() {
     println!(
@@ -85,7 +85,23 @@ fn kernel_text(k: &BeamKernel) -> String {
             deg(*halo_v)
         ),
         BeamKernel::Disc { radius } => format!("uniform cone of {:.3}° radius", deg(*radius)),
-        other => format!("{other:?}"),
+        BeamKernel::Separable { h, v } => format!(
+            "measured slices, {} horizontal × {} vertical samples",
+            h.values.len(),
+            v.values.len()
+        ),
+        BeamKernel::Table2d {
+            extent_h,
+            extent_v,
+            nx,
+            ny,
+            ..
+        } => format!(
+            "measured image of {nx} × {ny} pixels over ±{:.3}° × ±{:.3}°",
+            deg(*extent_h),
+            deg(*extent_v)
+        ),
+        BeamKernel::MultiSpot { spots } => format!("{} Gaussian spots", spots.len()),
     }
 }
 
@@ -111,6 +127,13 @@ fn print_detector(d: &Detector) {
         d.estimator,
         d.curve
     );
+    let dual = match d.native_dual {
+        DualPolicy::StrongestLast => {
+            "strongest and last (second strongest and last when the strongest is the last)"
+        }
+        DualPolicy::StrongestSecond => "strongest and second strongest",
+    };
+    println!("  dual return (`return_mode: dual`): {dual}; points in range order");
     if d.saturation > 0.0 {
         println!(
             "  saturation: waveform amplitude {} (a white Lambertian target at {:.2} m)",

@@ -55,13 +55,12 @@ pub struct PresetDetail {
 
 const VELODYNE: &str = "ring = the laser id of the vendor's firing order (the HDL-64E: \
 top to bottom instead); azimuth counter-clockwise from x (the vendor's packets count \
-clockwise from y, in hundredths of a degree); dual return = strongest and last (second \
-strongest and last when the strongest is the last); `intensity` is the apparent \
+clockwise from y, in hundredths of a degree); `intensity` is the apparent \
 reflectance, `reflectivity` the vendor's 8-bit calibrated scale (0–100 diffuse %, \
 101–255 retroreflectors).";
 
 const OUSTER: &str = "ring 0 = the top beam, as in Ouster's data; azimuth counter-clockwise \
-from x; dual return = strongest and second strongest (rev 7 firmware); `intensity` is the \
+from x; `intensity` is the \
 apparent reflectance, `reflectivity` Ouster's 8-bit calibrated scale; range in m \
 (Ouster packets: mm).";
 
