@@ -126,7 +126,7 @@ fn bench_frame(c: &mut Criterion, s: &Setup) -> Result<()> {
             let mut buf = Vec::new();
             group.bench_function(BenchmarkId::new("points_pcd", columns), |b| {
                 b.iter(|| {
-                    let cloud = to_point_cloud(&sensor.beams, black_box(&points));
+                    let cloud = to_point_cloud(&sensor.beams, black_box(&points)).expect("points");
                     buf.clear();
                     write_pcd_to(&mut buf, &cloud, PcdEncoding::Binary).expect("writing to a Vec");
                     buf.len()

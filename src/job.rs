@@ -154,7 +154,7 @@ fn write_frame(
     sensor_to_world: glam::Affine3A,
     report: &mut JobReport,
 ) -> Result<usize, JobError> {
-    let cloud = to_point_cloud(&opts.sensor.beams, &out.points);
+    let cloud = to_point_cloud(&opts.sensor.beams, &out.points)?;
     let path = opts.out_dir.join(frame_file_name(frame, opts.format));
     if opts.world_frame {
         let mut world = cloud.clone();

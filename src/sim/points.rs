@@ -2,6 +2,7 @@
 //! files: the beam's own angles, ring and firing time are filled in here.
 
 use super::gpu_types::{GpuBeam, GpuPoint};
+use super::SimError;
 use crate::output::{Point, PointCloud};
 use crate::sensor::{calibrated_reflectivity, Beam};
 
@@ -18,40 +19,86 @@ pub fn gpu_beams(beams: &[Beam]) -> Vec<GpuBeam> {
         .collect()
 }
 
-/// Points in the sensor frame, in beam order then return order.
-pub fn to_point_cloud(beams: &[Beam], points: &[GpuPoint]) -> PointCloud {
-    PointCloud {
-        points: points
-            .iter()
-            .map(|p| {
-                let beam = beams.get(p.beam as usize).copied().unwrap_or(Beam {
-                    azimuth: 0.0,
-                    elevation: 0.0,
-                    time: 0.0,
-                    ring: 0,
-                    origin: glam::Vec3::ZERO,
-                });
-                Point {
-                    x: p.x,
-                    y: p.y,
-                    z: p.z,
-                    intensity: p.intensity,
-                    range: p.range,
-                    ring: beam.ring as u16,
-                    azimuth: beam.azimuth,
-                    elevation: beam.elevation,
-                    beam: p.beam,
-                    instance: p.instance_id,
-                    class: p.class_id as u16,
-                    epw: p.epw,
-                    return_index: p.return_index as u16,
-                    return_count: p.return_count as u16,
-                    material: p.material as u16,
-                    ambient: p.ambient,
-                    time: beam.time,
-                    reflectivity: calibrated_reflectivity(p.intensity),
-                }
+/// Points in the sensor frame, in beam order then return order. A point naming a beam
+/// the sensor does not have is an error (the frame was simulated for another sensor).
+pub fn to_point_cloud(beams: &[Beam], points: &[GpuPoint]) -> Result<PointCloud, SimError> {
+    let points = points
+        .iter()
+        .map(|p| {
+            let beam = beams.get(p.beam as usize).copied().ok_or_else(|| {
+                SimError::Input(format!(
+                    "a point names beam {} but the sensor has {} beams: the frame was \
+                     simulated for another sensor",
+                    p.beam,
+                    beams.len()
+                ))
+            })?;
+            Ok(Point {
+                x: p.x,
+                y: p.y,
+                z: p.z,
+                intensity: p.intensity,
+                range: p.range,
+                ring: beam.ring as u16,
+                azimuth: beam.azimuth,
+                elevation: beam.elevation,
+                beam: p.beam,
+                instance: p.instance_id,
+                class: p.class_id as u16,
+                epw: p.epw,
+                return_index: p.return_index as u16,
+                return_count: p.return_count as u16,
+                material: p.material as u16,
+                ambient: p.ambient,
+                time: beam.time,
+                reflectivity: calibrated_reflectivity(p.intensity),
             })
-            .collect(),
+        })
+        .collect::<Result<_, SimError>>()?;
+    Ok(PointCloud { points })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn beam(ring: u32) -> Beam {
+        Beam {
+            azimuth: 0.25,
+            elevation: -0.5,
+            time: 0.01,
+            ring,
+            origin: glam::Vec3::ZERO,
+        }
+    }
+
+    #[test]
+    fn points_take_their_beams_angles_and_the_vendor_reflectivity() {
+        let p = GpuPoint {
+            beam: 1,
+            intensity: 0.5,
+            range: 10.0,
+            ..GpuPoint::default()
+        };
+        let cloud = to_point_cloud(&[beam(0), beam(7)], &[p]).expect("cloud");
+        let q = cloud.points[0];
+        assert_eq!(
+            (q.ring, q.azimuth, q.elevation, q.time),
+            (7, 0.25, -0.5, 0.01)
+        );
+        assert_eq!((q.range, q.reflectivity), (10.0, 50));
+    }
+
+    #[test]
+    fn a_point_of_a_beam_the_sensor_lacks_is_an_error() {
+        let p = GpuPoint {
+            beam: 2,
+            ..GpuPoint::default()
+        };
+        let e = to_point_cloud(&[beam(0), beam(1)], &[p]).unwrap_err();
+        assert!(
+            e.to_string().contains("beam 2 but the sensor has 2 beams"),
+            "{e}"
+        );
     }
 }
