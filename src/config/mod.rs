@@ -4,6 +4,10 @@
 //! errors into messages that name the file, the line and column, and the field path
 //! (`pattern.columns`), so a typo in a sensor file is found in seconds.
 
+mod paths;
+
+pub use paths::{confine, PathError, PathPolicy};
+
 use serde::de::DeserializeOwned;
 use std::path::{Path, PathBuf};
 
