@@ -12,6 +12,8 @@
 //!   sensor.yaml: |
 //!     name: x
 //!   deep.yaml: { head: "a: ", repeat: "[", times: 100000, tail: "" }
+//!   chain.gltf: { head: '{"nodes":[', repeat: '{"children":[{next}]}', separator: ",",
+//!                 times: 3, last: '{}', tail: "]}" }   # {i}/{next}: the index, index + 1
 //! exit: 1                      # expected exit code (default 1; clap usage errors are 2)
 //! stderr: [sensor.yaml, columns]   # each must appear in stderr (case-insensitive)
 //! max_seconds: 20              # wall-clock bound (default 30)
@@ -58,8 +60,14 @@ enum Content {
     Repeated {
         #[serde(default)]
         head: String,
+        /// Repeated `times` times; `{i}` and `{next}` become the index and the index + 1.
         repeat: String,
         times: usize,
+        #[serde(default)]
+        separator: String,
+        /// Appended after the repeats (with a separator), e.g. a chain's last node.
+        #[serde(default)]
+        last: Option<String>,
         #[serde(default)]
         tail: String,
     },
@@ -73,8 +81,22 @@ impl Content {
                 head,
                 repeat,
                 times,
+                separator,
+                last,
                 tail,
-            } => format!("{head}{}{tail}", repeat.repeat(*times)).into_bytes(),
+            } => {
+                let numbered = repeat.contains("{i}") || repeat.contains("{next}");
+                let mut items: Vec<String> = (0..*times)
+                    .map(|i| match numbered {
+                        true => repeat
+                            .replace("{i}", &i.to_string())
+                            .replace("{next}", &(i + 1).to_string()),
+                        false => repeat.clone(),
+                    })
+                    .collect();
+                items.extend(last.iter().cloned());
+                format!("{head}{}{tail}", items.join(separator)).into_bytes()
+            }
         }
     }
 }
