@@ -2,6 +2,7 @@
 
 mod bench;
 mod info;
+mod interrupt;
 mod run;
 
 use anyhow::Result;
@@ -74,6 +75,7 @@ struct SceneArgs {
 /// Parses the command line and runs the command it names.
 pub fn main() -> Result<()> {
     let cli = Cli::parse();
+    interrupt::install()?;
     match cli.command {
         Command::Run(args) => run::run(args),
         Command::Sensors(args) => match args.detail {

@@ -114,7 +114,9 @@ fn parse_sun(s: &str) -> Result<Sun, String> {
 pub(super) fn run(args: RunArgs) -> Result<()> {
     let opts = job_options(&args)?;
     let bar = progress_bar(opts.frames);
+    super::interrupt::frames_done(0);
     let result = run_job(&opts, &mut |done: &FrameDone| {
+        super::interrupt::frames_done(done.frame + 1);
         bar.set_position(done.frame + 1)
     });
     bar.finish_and_clear();

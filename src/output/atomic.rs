@@ -1,10 +1,36 @@
 //! Atomic file writing: temporary file in the same folder, fsync, rename.
+//!
+//! Every temporary file in progress is also listed process-wide, so that a signal handler
+//! that ends the process at once (no destructor runs then) can remove them first:
+//! [`abandon_writes_before_exit`].
 
 use super::OutputError;
 use std::ffi::OsString;
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard};
+
+/// The temporary files being written now. A rename to the final name happens while this
+/// lock is held, so a file is either renamed whole or removed by the handler, never both.
+static IN_PROGRESS: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+fn in_progress() -> MutexGuard<'static, Vec<PathBuf>> {
+    // A panic elsewhere while holding the lock leaves the list itself intact.
+    IN_PROGRESS.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Removes every temporary file in progress and keeps the list locked for good, so no
+/// write can start or be renamed into place afterwards. For a handler that ends the
+/// process right after (SIGINT, SIGTERM): finished files stay, partial ones vanish.
+/// Returns how many temporary files were removed.
+pub fn abandon_writes_before_exit() -> usize {
+    let list = in_progress();
+    let removed = list.iter().filter(|p| fs::remove_file(p).is_ok()).count();
+    // Never unlocked: the process is about to end, and nothing may commit until it does.
+    std::mem::forget(list);
+    removed
+}
 
 /// Writes `path` through `f` so that the final name only ever holds a complete file.
 ///
@@ -16,52 +42,94 @@ pub fn write_atomic(
     path: &Path,
     f: impl FnOnce(&mut dyn Write) -> io::Result<()>,
 ) -> Result<(), OutputError> {
+    let mut files = AtomicFiles::default();
+    files.write(path, f)?;
+    files.commit()
+}
+
+/// Files that appear together or not at all (a frame's cloud and its picture): each is
+/// written to its temporary file by [`AtomicFiles::write`], and [`AtomicFiles::commit`]
+/// renames them all into place at once. Dropped uncommitted, it removes its temporaries.
+#[derive(Default)]
+pub struct AtomicFiles {
+    pending: Vec<(RemoveOnDrop, PathBuf)>,
+}
+
+impl AtomicFiles {
+    /// Writes `path`'s bytes through `f` into its temporary file (see [`write_atomic`]).
+    pub fn write(
+        &mut self,
+        path: &Path,
+        f: impl FnOnce(&mut dyn Write) -> io::Result<()>,
+    ) -> Result<(), OutputError> {
+        let tmp = temp_path(path).map_err(|e| OutputError::write(path, e))?;
+        let guard = RemoveOnDrop::register(tmp.clone());
+        write_temp(&tmp, f).map_err(|e| OutputError::write(path, e))?;
+        self.pending.push((guard, path.to_path_buf()));
+        Ok(())
+    }
+
+    /// Renames every file into place under the in-progress lock, so a signal handler sees
+    /// all of them finished or none. If one rename fails, the ones before it are removed
+    /// again: the group stays all or nothing.
+    pub fn commit(self) -> Result<(), OutputError> {
+        let mut list = in_progress();
+        let mut done: Vec<&Path> = Vec::new();
+        for (tmp, path) in &self.pending {
+            if let Err(e) = fs::rename(&tmp.0, path) {
+                for p in done {
+                    let _ = fs::remove_file(p);
+                }
+                return Err(OutputError::write(path, e));
+            }
+            list.retain(|p| p != &tmp.0);
+            done.push(path);
+        }
+        drop(list);
+        for (_, path) in &self.pending {
+            sync_dir(path.parent().unwrap_or(Path::new(".")));
+        }
+        Ok(())
+    }
+}
+
+/// `.<name>.tmp-<pid>` next to `path`, its folder created if missing.
+fn temp_path(path: &Path) -> io::Result<PathBuf> {
     let Some(name) = path.file_name() else {
-        return Err(OutputError::write(
-            path,
-            io::Error::new(io::ErrorKind::InvalidInput, "the path names no file"),
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "the path names no file",
         ));
     };
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
         _ => PathBuf::from("."),
     };
-    fs::create_dir_all(&dir).map_err(|e| OutputError::write(path, e))?;
-
+    fs::create_dir_all(&dir)?;
     let mut tmp_name = OsString::from(".");
     tmp_name.push(name);
     tmp_name.push(format!(".tmp-{}", std::process::id()));
-    let tmp = dir.join(tmp_name);
-
-    let guard = RemoveOnDrop(Some(tmp.clone()));
-    match write_temp(&tmp, f).and_then(|()| fs::rename(&tmp, path)) {
-        Ok(()) => {
-            guard.disarm();
-            sync_dir(&dir);
-            Ok(())
-        }
-        Err(e) => {
-            drop(guard);
-            Err(OutputError::write(path, e))
-        }
-    }
+    Ok(dir.join(tmp_name))
 }
 
-/// Removes the temporary file on every way out but success — an error or a panic in the
-/// caller's closure alike.
-struct RemoveOnDrop(Option<PathBuf>);
+/// A temporary file listed in [`IN_PROGRESS`]; removed (and unlisted) on every way out
+/// but a committed rename — an error or a panic in the caller's closure alike.
+struct RemoveOnDrop(PathBuf);
 
 impl RemoveOnDrop {
-    fn disarm(mut self) {
-        self.0 = None;
+    fn register(tmp: PathBuf) -> Self {
+        in_progress().push(tmp.clone());
+        RemoveOnDrop(tmp)
     }
 }
 
 impl Drop for RemoveOnDrop {
     fn drop(&mut self) {
-        if let Some(p) = self.0.take() {
+        let mut list = in_progress();
+        if let Some(i) = list.iter().position(|p| p == &self.0) {
+            list.swap_remove(i);
             // It may not exist (the open failed); there is nothing else to clean then.
-            let _ = fs::remove_file(p);
+            let _ = fs::remove_file(&self.0);
         }
     }
 }
@@ -180,6 +248,27 @@ mod tests {
             "{:?}",
             names_in(dir.path())
         );
+    }
+
+    #[test]
+    fn a_group_appears_together_or_not_at_all() {
+        let dir = tempfile::tempdir().unwrap();
+        let (a, b) = (dir.path().join("f.pcd"), dir.path().join("f.png"));
+        let mut files = AtomicFiles::default();
+        files.write(&a, |w| w.write_all(b"cloud")).unwrap();
+        files.write(&b, |w| w.write_all(b"picture")).unwrap();
+        // Written but not committed: only the two hidden temporaries exist.
+        assert!(names_in(dir.path()).iter().all(|n| n.starts_with('.')));
+        files.commit().unwrap();
+        assert_eq!(names_in(dir.path()), vec!["f.pcd", "f.png"]);
+        assert_eq!(fs::read(&b).unwrap(), b"picture");
+
+        let mut dropped = AtomicFiles::default();
+        dropped
+            .write(&dir.path().join("g.pcd"), |w| w.write_all(b"x"))
+            .unwrap();
+        drop(dropped);
+        assert_eq!(names_in(dir.path()), vec!["f.pcd", "f.png"]);
     }
 
     #[test]

@@ -19,7 +19,7 @@ mod records;
 #[cfg(test)]
 mod test_clouds;
 
-pub use atomic::write_atomic;
+pub use atomic::{abandon_writes_before_exit, write_atomic, AtomicFiles};
 pub use colormap::intensity_color;
 pub use error::OutputError;
 pub use format::{frame_file_name, read_cloud, write_cloud, Format};

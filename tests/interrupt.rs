@@ -1,0 +1,87 @@
+//! SIGINT and SIGTERM end a run at once with the shell's exit code, say how far it got,
+//! and leave only complete files: no hidden temporary, no cloud without its picture.
+
+use beamtrace::output::read_cloud;
+use std::fs;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn start_run(out: &Path) -> Child {
+    Command::new(env!("CARGO_BIN_EXE_beamtrace"))
+        .args(["run", "--sensor", "vlp-16", "--frames", "1000", "--out"])
+        .arg(out)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the beamtrace binary starts")
+}
+
+/// Waits until `path` exists (or the run ended), at most two minutes.
+fn wait_for(path: &Path, child: &mut Child) {
+    let start = Instant::now();
+    while !path.exists() && child.try_wait().unwrap().is_none() {
+        assert!(start.elapsed() < Duration::from_secs(120), "no {path:?}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn signal(child: &Child, signal: i32) {
+    // SAFETY: kill(2) on our own child's pid has no memory-safety preconditions.
+    let rc = unsafe { libc::kill(child.id() as i32, signal) };
+    assert_eq!(rc, 0, "kill failed");
+}
+
+/// Every file in `out` is complete: no temporaries, each cloud readable and paired with
+/// its picture. Returns the number of frames.
+fn complete_frames(out: &Path) -> usize {
+    let mut names: Vec<String> = fs::read_dir(out)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    let hidden: Vec<_> = names.iter().filter(|n| n.starts_with('.')).collect();
+    assert!(hidden.is_empty(), "temporary files left: {hidden:?}");
+    let clouds: Vec<_> = names.iter().filter(|n| n.ends_with(".pcd")).collect();
+    let pictures = names.iter().filter(|n| n.ends_with(".png")).count();
+    assert_eq!(
+        clouds.len(),
+        pictures,
+        "a cloud without its picture: {names:?}"
+    );
+    for c in &clouds {
+        let cloud = read_cloud(&out.join(c)).expect("a complete cloud");
+        assert!(!cloud.points.is_empty(), "{c} is empty");
+    }
+    clouds.len()
+}
+
+fn interrupted_run(sig: i32, code: i32, name: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let mut child = start_run(&out);
+    wait_for(&out.join("frame_000001.pcd"), &mut child);
+    // Land the signal somewhere inside a later frame's work.
+    std::thread::sleep(Duration::from_millis(300));
+    signal(&child, sig);
+    let start = Instant::now();
+    let result = child.wait_with_output().unwrap();
+    assert!(start.elapsed() < Duration::from_secs(5), "slow to stop");
+    let stderr = String::from_utf8_lossy(&result.stderr);
+    assert_eq!(result.status.code(), Some(code), "{stderr}");
+    let frames = complete_frames(&out);
+    assert!(frames >= 2, "{frames} frames");
+    let said = format!("interrupted by {name} after {frames} frame(s)");
+    assert!(stderr.contains(&said), "expected {said:?} in {stderr}");
+}
+
+#[test]
+fn sigint_ends_the_run_with_130_and_only_complete_frames() {
+    interrupted_run(libc::SIGINT, 130, "SIGINT");
+}
+
+#[test]
+fn sigterm_ends_the_run_with_143_and_only_complete_frames() {
+    interrupted_run(libc::SIGTERM, 143, "SIGTERM");
+}
