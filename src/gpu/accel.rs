@@ -3,7 +3,7 @@
 
 use super::align_up;
 use super::buffer::{Buffer, MemoryLocation};
-use super::commands::{run_once, Recording};
+use super::commands::{run_once, Pass, Recording};
 use super::context::{poisoned, Context};
 use super::error::{GpuError, GpuResult, VkContext};
 use ash::vk;
@@ -581,7 +581,7 @@ impl Tlas {
         rec.retain_buffer(&self.scratch);
         rec.retain(&self.structure);
         // Earlier traces must be done reading the structure before it changes.
-        rec.barrier();
+        rec.barrier(&[Pass::RayTracing], &[Pass::AccelerationStructureBuild]);
         // SAFETY: recording; instances, scratch and structure are retained until the
         // fence signals (the structure keeps its BLASes); scratch sized for both modes.
         unsafe {
@@ -589,7 +589,7 @@ impl Tlas {
                 .accel
                 .cmd_build_acceleration_structures(rec.cmd, &[info], &[&range])
         };
-        rec.barrier();
+        rec.barrier(&[Pass::AccelerationStructureBuild], &[Pass::RayTracing]);
     }
 
     /// The structure itself, as descriptor sets bind it.

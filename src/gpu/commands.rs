@@ -216,38 +216,33 @@ impl Recording<'_> {
         buffer.device_address()
     }
 
-    /// A full memory barrier between two passes (compute, ray tracing, transfer, AS
-    /// build). Its first scope covers every earlier command on the queue, earlier
-    /// submissions included.
-    pub fn barrier(&mut self) {
-        self.memory_barrier(
-            vk::PipelineStageFlags::ALL_COMMANDS,
-            vk::AccessFlags::MEMORY_READ | vk::AccessFlags::MEMORY_WRITE,
-        );
-    }
-
-    /// Makes every earlier device write visible to host reads after the fence wait
-    /// (mapped output buffers).
-    pub fn barrier_to_host(&mut self) {
-        self.memory_barrier(vk::PipelineStageFlags::HOST, vk::AccessFlags::HOST_READ);
-    }
-
-    fn memory_barrier(&mut self, dst_stage: vk::PipelineStageFlags, dst: vk::AccessFlags) {
+    /// A memory barrier: the writes of the `from` passes (this submission's and earlier
+    /// ones') are finished and visible before the `to` passes read or write. Exact stages,
+    /// not `ALL_COMMANDS`: the GPU only waits for the work the next pass depends on.
+    pub fn barrier(&mut self, from: &[Pass], to: &[Pass]) {
+        let src = Pass::union(from, Pass::stage);
+        let dst = Pass::union(to, Pass::stage);
         let barrier = vk::MemoryBarrier::default()
-            .src_access_mask(vk::AccessFlags::MEMORY_WRITE)
-            .dst_access_mask(dst);
+            .src_access_mask(Pass::union(from, Pass::writes))
+            .dst_access_mask(Pass::union(to, Pass::accesses));
         // SAFETY: `cmd` is recording for the duration of the closure.
         unsafe {
             self.device().cmd_pipeline_barrier(
                 self.cmd,
-                vk::PipelineStageFlags::ALL_COMMANDS,
-                dst_stage,
+                src,
+                dst,
                 vk::DependencyFlags::empty(),
                 &[barrier],
                 &[],
                 &[],
             )
         };
+    }
+
+    /// Makes every earlier device write visible to host reads after the fence wait
+    /// (mapped output buffers).
+    pub fn barrier_to_host(&mut self) {
+        self.barrier(Pass::DEVICE, &[Pass::Host]);
     }
 
     /// Copies `size` bytes from the start of `src` to the start of `dst`.
@@ -286,5 +281,70 @@ impl Recording<'_> {
             self.device()
                 .cmd_fill_buffer(self.cmd, dst.raw, 0, vk::WHOLE_SIZE, 0)
         };
+    }
+}
+
+/// What a barrier orders: the kinds of work beamtrace records, each with its pipeline
+/// stage and the memory accesses it makes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pass {
+    Transfer,
+    Compute,
+    RayTracing,
+    AccelerationStructureBuild,
+    Host,
+}
+
+impl Pass {
+    /// Every pass that runs on the device.
+    pub const DEVICE: &'static [Pass] = &[
+        Pass::Transfer,
+        Pass::Compute,
+        Pass::RayTracing,
+        Pass::AccelerationStructureBuild,
+    ];
+
+    fn stage(self) -> vk::PipelineStageFlags {
+        match self {
+            Pass::Transfer => vk::PipelineStageFlags::TRANSFER,
+            Pass::Compute => vk::PipelineStageFlags::COMPUTE_SHADER,
+            Pass::RayTracing => vk::PipelineStageFlags::RAY_TRACING_SHADER_KHR,
+            Pass::AccelerationStructureBuild => {
+                vk::PipelineStageFlags::ACCELERATION_STRUCTURE_BUILD_KHR
+            }
+            Pass::Host => vk::PipelineStageFlags::HOST,
+        }
+    }
+
+    fn writes(self) -> vk::AccessFlags {
+        match self {
+            Pass::Transfer => vk::AccessFlags::TRANSFER_WRITE,
+            Pass::Compute | Pass::RayTracing => vk::AccessFlags::SHADER_WRITE,
+            Pass::AccelerationStructureBuild => vk::AccessFlags::ACCELERATION_STRUCTURE_WRITE_KHR,
+            Pass::Host => vk::AccessFlags::HOST_WRITE,
+        }
+    }
+
+    fn accesses(self) -> vk::AccessFlags {
+        let reads = match self {
+            Pass::Transfer => vk::AccessFlags::TRANSFER_READ,
+            Pass::Compute => vk::AccessFlags::SHADER_READ,
+            Pass::RayTracing => {
+                vk::AccessFlags::SHADER_READ | vk::AccessFlags::ACCELERATION_STRUCTURE_READ_KHR
+            }
+            // Builds read their inputs (instances, geometry) as shader reads.
+            Pass::AccelerationStructureBuild => {
+                vk::AccessFlags::ACCELERATION_STRUCTURE_READ_KHR | vk::AccessFlags::SHADER_READ
+            }
+            Pass::Host => vk::AccessFlags::HOST_READ,
+        };
+        reads | self.writes()
+    }
+
+    fn union<F: Copy + std::ops::BitOr<Output = F> + Default>(
+        passes: &[Pass],
+        f: fn(Pass) -> F,
+    ) -> F {
+        passes.iter().fold(F::default(), |acc, &p| acc | f(p))
     }
 }

@@ -181,8 +181,13 @@ fn create_instance(entry: &ash::Entry, validation: bool) -> GpuResult<ash::Insta
         extensions.push(ext::validation_features::NAME.as_ptr());
     }
     // Synchronization validation too: frames overlap (two in flight, shared buffers
-    // ordered by barriers), and a missing barrier is a bug no other check sees.
-    let enabled = [vk::ValidationFeatureEnableEXT::SYNCHRONIZATION_VALIDATION];
+    // ordered by barriers), and a missing barrier is a bug no other check sees. Best
+    // practices (the vendor-neutral set) catch what is legal but wasteful, such as
+    // barriers on ALL_COMMANDS where exact stages are known.
+    let enabled = [
+        vk::ValidationFeatureEnableEXT::SYNCHRONIZATION_VALIDATION,
+        vk::ValidationFeatureEnableEXT::BEST_PRACTICES,
+    ];
     let mut features = vk::ValidationFeaturesEXT::default().enabled_validation_features(&enabled);
     let mut info = vk::InstanceCreateInfo::default()
         .application_info(&app)

@@ -23,7 +23,7 @@ pub use accel::{
     TriangleGeometry,
 };
 pub use buffer::{Buffer, MemoryLocation};
-pub use commands::{exclusive, run_once, CommandRecorder, Recording};
+pub use commands::{exclusive, run_once, CommandRecorder, Pass, Recording};
 pub use context::{
     list_devices, validation_messages_total, Context, ContextOptions, DeviceInfo, RtLimits,
     REQUIRED_EXTENSIONS,

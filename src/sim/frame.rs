@@ -11,7 +11,7 @@ use super::slot::{FrameSlot, Pipelines, SensorBuffers, Submitted};
 use super::SimError;
 use crate::contract::{MAX_RECORDS_PER_BEAM, MAX_RECORD_SLOTS, MAX_RETURNS};
 use crate::gpu::{
-    Buffer, BufferUsageFlags, ComputePipeline, Context, MemoryLocation, RayTracingDesc,
+    Buffer, BufferUsageFlags, ComputePipeline, Context, MemoryLocation, Pass, RayTracingDesc,
     RayTracingPipeline, TlasUpdate,
 };
 use crate::material::{MaterialClass, MaterialDb};
@@ -400,8 +400,15 @@ fn record_frame(
         };
         // Frames of one sensor share the records and echoes: this frame's passes start
         // after the previous frame's have finished (the barrier's first scope covers
-        // earlier submissions too).
-        rec.barrier();
+        // earlier submissions too, uploads included).
+        rec.barrier(
+            Pass::DEVICE,
+            &[
+                Pass::AccelerationStructureBuild,
+                Pass::RayTracing,
+                Pass::Compute,
+            ],
+        );
         ts.reset(rec);
         ts.write(rec, TS_START)?;
         let update = scene
@@ -415,7 +422,7 @@ fn record_frame(
             bytemuck::bytes_of(&params),
             [width, 1],
         )?;
-        rec.barrier();
+        rec.barrier(&[Pass::RayTracing], &[Pass::Compute]);
         ts.write(rec, TS_TRACE)?;
         // One workgroup per beam; the dispatch grid's x is limited (65535 on many
         // devices), so beams spread over y too and the shader flattens the index.
@@ -423,11 +430,12 @@ fn record_frame(
         let gy = sensor.beam_count.div_ceil(gx);
         let wave = bytemuck::bytes_of(&wave);
         rec.dispatch(&pipelines.waveform, &sets.waveform, wave, [gx, gy, 1])?;
-        rec.barrier();
+        rec.barrier(&[Pass::Compute], &[Pass::Compute]);
         ts.write(rec, TS_WAVEFORM)?;
         let compact = bytemuck::bytes_of(&compact);
         rec.dispatch(&pipelines.compact, &sets.compact, compact, [1, 1, 1])?;
-        rec.barrier();
+        // Captures copy the records and echoes out in a later submission.
+        rec.barrier(&[Pass::Compute], &[Pass::Transfer]);
         ts.write(rec, TS_COMPACT)?;
         rec.barrier_to_host();
         Ok(update)
