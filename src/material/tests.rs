@@ -407,14 +407,20 @@ fn resolve_order_mapping_then_extras_then_transmission_then_default() {
     mapping.entries.insert("road".into(), "concrete".into());
     mapping.entries.insert("kerb".into(), "concrete".into());
     let idx = db.resolve(&mats, &mapping).expect("resolves");
-    let names: Vec<&str> = idx.iter().map(|&i| db.materials[i as usize].name.as_str()).collect();
+    let names: Vec<&str> = idx
+        .iter()
+        .map(|&i| db.materials[i as usize].name.as_str())
+        .collect();
     // The map overrides the file's extras; transmission picks the transparent glass.
     assert_eq!(names[0], "concrete");
     assert_eq!(names[1], "paint");
     assert_eq!(idx[2] as usize, db.default_index());
     assert_eq!(names[3], "concrete");
     assert_eq!(names[4], "glass");
-    assert_eq!(db.materials[idx[4] as usize].class, MaterialClass::Transparent);
+    assert_eq!(
+        db.materials[idx[4] as usize].class,
+        MaterialClass::Transparent
+    );
     assert_eq!(names[5], "paint");
     // Only "road" has the map and its extras disagree ("kerb" agrees).
     assert_eq!(

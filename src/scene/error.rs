@@ -113,19 +113,26 @@ pub enum SceneError {
         message: String,
     },
 
-    #[error("{path}: {node} is its own ancestor (a cycle); the node hierarchy must be a tree")]
-    NodeCycle { path: PathBuf, node: String },
+    #[error(
+        "{path}: {node} is its own ancestor ({parent} lists it as a child: a cycle); the \
+         node hierarchy must be a tree"
+    )]
+    NodeCycle {
+        path: PathBuf,
+        node: String,
+        parent: String,
+    },
 
     #[error(
-        "{path}: {node} appears twice in the node hierarchy (under {first} and under \
-         {second}); glTF node hierarchies are trees, each node in one place: give each \
-         place its own node, or use EXT_mesh_gpu_instancing"
+        "{path}: {node} appears twice in the node hierarchy ({places}); glTF node \
+         hierarchies are trees, each node in one place: give each place its own node, or \
+         use EXT_mesh_gpu_instancing"
     )]
     NodeTwoParents {
         path: PathBuf,
         node: String,
-        first: String,
-        second: String,
+        /// "node 3 lists it twice", or "under node 3 and under node 7".
+        places: String,
     },
 
     #[error("{path}: {node}: {message}")]

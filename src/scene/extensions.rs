@@ -74,11 +74,7 @@ pub(super) fn check_required(root: &json::Root, origin: &Path) -> Result<(), Sce
 
 /// An extension name as a message shows it: at most 64 characters, printable.
 fn shorten(name: &str) -> String {
-    let clean: String = name
-        .chars()
-        .filter(|c| !c.is_control())
-        .take(64)
-        .collect();
+    let clean: String = name.chars().filter(|c| !c.is_control()).take(64).collect();
     if clean.len() < name.len() {
         format!("{clean}…")
     } else {
@@ -118,9 +114,7 @@ pub(super) fn transmission(material: &json::Material) -> Result<f32, String> {
             .as_f64()
             .filter(|f| (0.0..=1.0).contains(f))
             .map(|f| f as f32)
-            .ok_or_else(|| {
-                format!("{TRANSMISSION}.transmissionFactor must be a number in [0, 1]")
-            }),
+            .ok_or_else(|| format!("{TRANSMISSION}.transmissionFactor must be a number in [0, 1]")),
     }
 }
 

@@ -229,9 +229,11 @@ fn load_buffers(
             Some(uri) if !uri.starts_with("data:") => files.read(uri, Some(length)).map_err(err)?,
             Some(uri) => files.read(uri, None).map_err(err)?,
             None => blob.take().ok_or_else(|| {
-                err("has no URI and there is no .glb BIN chunk for it; a .gltf must name \
+                err(
+                    "has no URI and there is no .glb BIN chunk for it; a .gltf must name \
                      its .bin file or embed it"
-                    .into())
+                        .into(),
+                )
             })?,
         };
         if (data.len() as u64) < length {
@@ -472,8 +474,9 @@ impl Loader {
             let detail = match placed.degenerate {
                 0 => "every mesh is empty".to_string(),
                 n => format!(
-                    "all {n} of its triangles are degenerate (zero area: repeated or \
-                     collinear corners, or a node scale of 0)"
+                    "its {n} triangle(s) are all degenerate (zero area: repeated or \
+                     collinear corners, or a node scale of 0); fix the geometry or the \
+                     node scales in the modelling tool"
                 ),
             };
             return Err(SceneError::NoTriangles {
@@ -542,4 +545,3 @@ impl Loader {
         Ok(m)
     }
 }
-

@@ -41,8 +41,8 @@ mod warning;
 
 pub use class::SemanticClass;
 pub use error::SceneError;
-pub use gltf_write::GltfDocument;
 pub use extensions::READ_EXTENSIONS;
+pub use gltf_write::GltfDocument;
 pub use load::{load_from_bytes, load_scene, load_scene_with, SceneLoadOptions, Y_UP_TO_Z_UP};
 pub use procedural::{
     by_name, generate, write_scene, ProceduralScene, DEFAULT_TARGET_IR, FOLIAGE_LAYER_SPACING,

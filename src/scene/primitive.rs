@@ -37,7 +37,8 @@ pub(super) fn is_degenerate(a: Vec3, b: Vec3, c: Vec3) -> bool {
         .max(ca.length_squared());
     // Twice the area over the longest edge is the height onto it.
     let twice_area = ab.cross(-ca).length();
-    !(twice_area > DEGENERATE_HEIGHT * longest2) || !twice_area.is_finite()
+    // Positions are finite f32, so neither side overflows in f64; 0 ≤ 0 for a point.
+    twice_area <= DEGENERATE_HEIGHT * longest2
 }
 
 /// The triangles of `indices` that are not degenerate, and how many were dropped.
@@ -294,8 +295,14 @@ fn read_uvs(
         }
         _ => &[F32, U8, U16],
     };
-    let raw = accessor::read(&at.loader.root, &at.loader.buffers, acc, Type::Vec2, allowed)
-        .map_err(err)?;
+    let raw = accessor::read(
+        &at.loader.root,
+        &at.loader.buffers,
+        acc,
+        Type::Vec2,
+        allowed,
+    )
+    .map_err(err)?;
     if raw.len() != n * 2 {
         return Err(err(format!(
             "has {} entries but POSITION has {n}",

@@ -448,7 +448,10 @@ fn jpeg_textures_are_opaque_and_other_formats_are_errors() {
         "{msg}"
     );
     // The file's bytes are not echoed.
-    assert!(!msg.contains("GIF89a") && !msg.contains("47 49 46"), "{msg}");
+    assert!(
+        !msg.contains("GIF89a") && !msg.contains("47 49 46"),
+        "{msg}"
+    );
 }
 
 #[test]

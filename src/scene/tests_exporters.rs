@@ -59,9 +59,18 @@ fn instanced_poles(required: bool) -> String {
     let mut bin = unit_triangle();
     let t = [1.0, 0.0, 0.0, 0.0, 0.0, 5.0, -3.0, 2.0, 1.0];
     let r = [
-        0.0, 0.0, 0.0, 1.0,
-        q1.x as f32, q1.y as f32, q1.z as f32, q1.w as f32,
-        q2.x as f32, q2.y as f32, q2.z as f32, q2.w as f32,
+        0.0,
+        0.0,
+        0.0,
+        1.0,
+        q1.x as f32,
+        q1.y as f32,
+        q1.z as f32,
+        q1.w as f32,
+        q2.x as f32,
+        q2.y as f32,
+        q2.z as f32,
+        q2.w as f32,
     ];
     let s = [1.0, 1.0, 1.0, 2.0, 2.0, 2.0, 1.0, 3.0, 0.5];
     bin.extend(f32_bytes(&t));
@@ -176,7 +185,10 @@ fn gpu_instancing_with_mismatched_rows_is_an_error_naming_the_node() {
     let e = expect_err(load_str(&text));
     let msg = e.to_string();
     assert!(matches!(e, SceneError::Node { .. }), "{msg}");
-    assert!(msg.contains("\"rows\"") && msg.contains("different counts"), "{msg}");
+    assert!(
+        msg.contains("\"rows\"") && msg.contains("different counts"),
+        "{msg}"
+    );
 }
 
 // ---------------------------------------------------------------- KHR_mesh_quantization
@@ -214,12 +226,17 @@ fn quantized_positions_are_dequantized_and_scaled_by_the_node() {
     // Each case: bytes (each vertex x, y, z and a pad to 4-byte alignment), the
     // component type, normalized, and the dequantized positions by the spec's rules
     // (i16 normalized: v / 32767; u8 normalized: v / 255; integers as they are).
-    let cases: Vec<(Vec<u8>, u32, bool, [[f64; 3]; 3])> = vec![
+    type Case = (Vec<u8>, u32, bool, [[f64; 3]; 3]);
+    let cases: Vec<Case> = vec![
         (
             i16_bytes(&[0, 0, 0, 0, 32767, 0, 0, 0, 0, 16384, -32767, 0]),
             5122,
             true,
-            [[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 16384.0 / 32767.0, -1.0]],
+            [
+                [0.0, 0.0, 0.0],
+                [1.0, 0.0, 0.0],
+                [0.0, 16384.0 / 32767.0, -1.0],
+            ],
         ),
         (
             i16_bytes(&[0, 0, 0, 0, 300, -2, 7, 0, -40, 50, 1000, 0]),
@@ -248,7 +265,10 @@ fn quantized_positions_are_dequantized_and_scaled_by_the_node() {
         let got = world_vertices(&scene, 0);
         for (v, p) in got.iter().zip(want) {
             let expect = turn(node.transform_point3(DVec3::from(p)));
-            assert!(close(*v, expect, 1e-4), "{component}/{normalized}: {v} vs {expect}");
+            assert!(
+                close(*v, expect, 1e-4),
+                "{component}/{normalized}: {v} vs {expect}"
+            );
         }
     }
 }
@@ -289,7 +309,10 @@ fn quantized_normals_and_uvs_are_dequantized() {
         assert!((*n - Vec3::Z).length() < 1e-6, "{n}");
     }
     for uv in &p.uvs {
-        assert!((uv.x as f64 - 16384.0 / 32767.0).abs() < 1e-6 && uv.y == -1.0, "{uv}");
+        assert!(
+            (uv.x as f64 - 16384.0 / 32767.0).abs() < 1e-6 && uv.y == -1.0,
+            "{uv}"
+        );
     }
 }
 
@@ -311,10 +334,16 @@ fn draco_files_get_one_short_paragraph_with_the_command() {
         msg.contains("Draco") && msg.contains("gltf-transform cp") && msg.contains("uncompressed"),
         "{msg}"
     );
-    assert!(msg.len() < 600 && !msg.contains('{') && !msg.contains('\n'), "{msg}");
+    assert!(
+        msg.len() < 600 && !msg.contains('{') && !msg.contains('\n'),
+        "{msg}"
+    );
 
     // Draco without listing it as required, and no uncompressed data: the same.
-    let unlisted = text.replace(r#""extensionsRequired": ["KHR_draco_mesh_compression"],"#, "");
+    let unlisted = text.replace(
+        r#""extensionsRequired": ["KHR_draco_mesh_compression"],"#,
+        "",
+    );
     assert!(matches!(
         expect_err(load_str(&unlisted)),
         SceneError::Draco { .. }
@@ -348,7 +377,10 @@ fn other_required_extensions_are_named_and_read_ones_accepted() {
     );
     let e = expect_err(load_str(&text));
     let msg = e.to_string();
-    assert!(matches!(e, SceneError::UnsupportedExtensions { .. }), "{msg}");
+    assert!(
+        matches!(e, SceneError::UnsupportedExtensions { .. }),
+        "{msg}"
+    );
     assert!(
         msg.contains("read: EXT_meshopt_compression, KHR_texture_basisu (")
             && msg.contains("requires"),
@@ -371,7 +403,9 @@ fn skinned_meshes_are_drawn_in_bind_pose_with_a_warning() {
     // The skinned node is translated; glTF ignores a skinned node's transform, and in
     // the bind pose the skinning matrices are the identity: vertices as stored.
     let mut bin = unit_triangle();
-    bin.extend(f32_bytes(&[1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 1.0]));
+    bin.extend(f32_bytes(&[
+        1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 1.0,
+    ]));
     bin.extend([0u8, 0, 0, 0].repeat(3));
     bin.extend(f32_bytes(&[1.0, 0.0, 0.0, 0.0].repeat(3)));
     let text = with_bin(
@@ -395,9 +429,10 @@ fn skinned_meshes_are_drawn_in_bind_pose_with_a_warning() {
         assert!(close(*got, want, 1e-6), "{got} vs {want}");
     }
     assert!(
-        scene.warnings.iter().any(
-            |w| matches!(w, SceneWarning::Skinned { node, .. } if node.contains("\"body\""))
-        ),
+        scene
+            .warnings
+            .iter()
+            .any(|w| matches!(w, SceneWarning::Skinned { node, .. } if node.contains("\"body\""))),
         "{:?}",
         scene.warnings
     );
@@ -424,12 +459,16 @@ fn lines_and_points_are_skipped_with_a_warning_and_triangles_kept() {
         .warnings
         .iter()
         .filter_map(|w| match w {
-            SceneWarning::NotTriangles { primitive, mode, .. } => Some((*primitive, mode.clone())),
+            SceneWarning::NotTriangles {
+                primitive, mode, ..
+            } => Some((*primitive, mode.clone())),
             _ => None,
         })
         .collect();
     assert_eq!(skipped, [(0, "Lines".into()), (2, "Points".into())]);
-    assert!(scene.warnings[0].to_string().contains("\"lamp\", primitive 0"));
+    assert!(scene.warnings[0]
+        .to_string()
+        .contains("\"lamp\", primitive 0"));
 }
 
 // ---------------------------------------------------------------- transmission
@@ -503,7 +542,10 @@ fn buffer_files_outside_the_folder_need_the_switch() {
     let e = expect_err(load_scene(&path));
     let msg = e.to_string();
     assert!(matches!(e, SceneError::Buffer { buffer: 0, .. }), "{msg}");
-    assert!(msg.contains("../outside.bin") && msg.contains("--allow-outside-paths"), "{msg}");
+    assert!(
+        msg.contains("../outside.bin") && msg.contains("--allow-outside-paths"),
+        "{msg}"
+    );
     let scene = load_scene_with(&path, &anywhere()).expect("allowed");
     assert_eq!(scene.triangle_count(), 1);
 
@@ -589,7 +631,11 @@ fn a_hierarchy_30000_deep_loads_without_overflowing_the_stack() {
     assert_eq!(scene.instances.len(), 1);
     // Integer translations add up exactly in f32: the leaf sits 30 000 m up.
     let v = world_vertices(&scene, 0);
-    assert!(close(v[0], DVec3::new(0.0, 0.0, depth as f64), 1e-9), "{}", v[0]);
+    assert!(
+        close(v[0], DVec3::new(0.0, 0.0, depth as f64), 1e-9),
+        "{}",
+        v[0]
+    );
 }
 
 #[test]
@@ -609,7 +655,10 @@ fn shared_children_and_repeated_roots_are_refused_at_once() {
     let e = expect_err(load_str(&text));
     let msg = e.to_string();
     assert!(matches!(e, SceneError::NodeTwoParents { .. }), "{msg}");
-    assert!(msg.contains("node 64 appears twice"), "{msg}");
+    assert!(
+        msg.contains("node 64 appears twice") && msg.contains("node 63 lists it twice"),
+        "{msg}"
+    );
 
     let twice = with_bin(
         &format!(r#""scenes": [{{"nodes": [0, 0]}}], "nodes": [{{"mesh": 0}}], {TRIANGLE_MESH}"#),
@@ -663,10 +712,16 @@ fn some_degenerate_triangles_are_dropped_with_their_count() {
     assert_eq!(scene.meshes[0].primitives[0].indices, [3, 4, 5]);
     let w: Vec<String> = scene.warnings.iter().map(|w| w.to_string()).collect();
     assert!(
-        matches!(scene.warnings[..], [SceneWarning::DegenerateTriangles { dropped: 2, .. }]),
+        matches!(
+            scene.warnings[..],
+            [SceneWarning::DegenerateTriangles { dropped: 2, .. }]
+        ),
         "{w:?}"
     );
-    assert!(w[0].contains("2 degenerate") && w[0].contains("\"soup\""), "{w:?}");
+    assert!(
+        w[0].contains("2 degenerate") && w[0].contains("\"soup\""),
+        "{w:?}"
+    );
 }
 
 #[test]
@@ -680,7 +735,10 @@ fn a_scene_of_degenerate_triangles_is_refused_like_an_empty_one() {
         let e = expect_err(load_str(&text));
         let msg = e.to_string();
         assert!(matches!(e, SceneError::NoTriangles { .. }), "{why}: {msg}");
-        assert!(msg.contains("no triangles") && msg.contains("degenerate"), "{why}: {msg}");
+        assert!(
+            msg.contains("no triangles") && msg.contains("degenerate"),
+            "{why}: {msg}"
+        );
     }
 }
 
@@ -699,4 +757,27 @@ fn a_flattening_scale_drops_only_the_triangles_it_flattens() {
         scene.warnings[..],
         [SceneWarning::DegenerateTriangles { dropped: 1, .. }]
     ));
+}
+
+#[test]
+fn a_huge_accessor_without_data_is_refused_before_allocating() {
+    // 2^23 zero positions cost the file nothing; the sparse part overwrites one.
+    let mut bin = f32_bytes(&[1.0, 2.0, 3.0]);
+    bin.extend(0u32.to_le_bytes());
+    let text = with_bin(
+        r#""scenes": [{"nodes": [0]}], "nodes": [{"mesh": 0}],
+        "meshes": [{"name": "air", "primitives": [{"attributes": {"POSITION": 0}}]}],
+        "bufferViews": [{"buffer": 0, "byteLength": 12}, {"buffer": 0, "byteOffset": 12, "byteLength": 4}],
+        "accessors": [{"componentType": 5126, "count": 8388608, "type": "VEC3",
+                       "min": [0, 0, 0], "max": [1, 2, 3],
+                       "sparse": {"count": 1, "indices": {"bufferView": 1, "componentType": 5125},
+                                  "values": {"bufferView": 0}}}]"#,
+        &bin,
+    );
+    let e = expect_err(load_str(&text));
+    let msg = e.to_string();
+    assert!(
+        msg.contains("\"air\"") && msg.contains("without a bufferView"),
+        "{msg}"
+    );
 }

@@ -120,13 +120,22 @@ impl<'a> Walk<'a> {
             return Err(SceneError::NodeCycle {
                 path: self.loader.path.clone(),
                 node: name,
+                parent: self.parent_label(parent),
             });
         }
+        let places = if first == parent {
+            format!("{} lists it twice", self.parent_label(parent))
+        } else {
+            format!(
+                "under {} and under {}",
+                self.parent_label(first),
+                self.parent_label(parent)
+            )
+        };
         Err(SceneError::NodeTwoParents {
             path: self.loader.path.clone(),
             node: name,
-            first: self.parent_label(first),
-            second: self.parent_label(parent),
+            places,
         })
     }
 
@@ -175,7 +184,13 @@ impl<'a> Walk<'a> {
     }
 
     /// One instance of `mesh` for the node, or one per instancing row.
-    fn place(&mut self, index: usize, mesh: usize, world: Mat4, class: u16) -> Result<(), SceneError> {
+    fn place(
+        &mut self,
+        index: usize,
+        mesh: usize,
+        world: Mat4,
+        class: u16,
+    ) -> Result<(), SceneError> {
         let loader = self.loader;
         let node = &loader.root.nodes[index];
         let name = self.node_label(index);
@@ -213,7 +228,13 @@ impl<'a> Walk<'a> {
             None => self.instance(mesh_index, base, class, node_name, &name),
             Some(rows) => rows.iter().enumerate().try_for_each(|(k, row)| {
                 let transform = base * *row;
-                self.instance(mesh_index, transform, class, format!("{node_name}[{k}]"), &name)
+                self.instance(
+                    mesh_index,
+                    transform,
+                    class,
+                    format!("{node_name}[{k}]"),
+                    &name,
+                )
             }),
         }
     }
@@ -387,10 +408,11 @@ fn rank(m: &DMat3) -> u32 {
     let size = a.length().max(b.length()).max(c.length());
     // The cofactor columns: how the map scales areas in each coordinate plane.
     let cofactor = a.cross(b).length() + b.cross(c).length() + c.cross(a).length();
-    if !(size > 0.0) || !(cofactor > 1e-12 * size * size) {
+    // The transform is finite (checked before), so these are numbers.
+    if size == 0.0 || cofactor <= 1e-12 * size * size {
         return 1;
     }
-    if !(m.determinant().abs() > 1e-12 * size * size * size) {
+    if m.determinant().abs() <= 1e-12 * size * size * size {
         return 2;
     }
     3
