@@ -80,19 +80,8 @@ fn open_nonblocking(path: &Path) -> std::io::Result<File> {
     use std::os::unix::fs::OpenOptionsExt;
     std::fs::OpenOptions::new()
         .read(true)
-        .custom_flags(libc_o_nonblock())
+        .custom_flags(libc::O_NONBLOCK)
         .open(path)
-}
-
-/// O_NONBLOCK, without a libc dependency: the value on Linux (every architecture Rust
-/// supports there but alpha/sparc/parisc/mips) and on the BSDs and macOS.
-#[cfg(unix)]
-const fn libc_o_nonblock() -> i32 {
-    if cfg!(any(target_os = "linux", target_os = "android")) {
-        0o4000
-    } else {
-        0x0004
-    }
 }
 
 #[cfg(not(unix))]

@@ -78,7 +78,8 @@ pub fn load_scene_with(path: &Path, options: &SceneLoadOptions) -> Result<Scene,
             }
         }
     };
-    // A scene file that is a pipe or a device would block or never end.
+    // A missing file gets its own message; `open_regular` then refuses a pipe or a
+    // device (which would block or never end) without reading from it.
     std::fs::metadata(path).map_err(read_err)?;
     let mut file = open_regular(path).map_err(|message| SceneError::Open {
         path: path.to_path_buf(),
