@@ -43,7 +43,7 @@ struct Setup {
 
 fn setup() -> Result<Setup> {
     let path = default_scene_path(Path::new(env!("CARGO_MANIFEST_DIR")));
-    let loaded = load_scene_or_default(Some(&path))?;
+    let loaded = load_scene_or_default(Some(&path), &Default::default())?;
     let (scene, name) = (loaded.scene, loaded.name);
     let db = MaterialDb::builtin()?;
     let map = db.resolve(&scene.materials, &MaterialMapping::default())?;

@@ -10,7 +10,7 @@ pub use error::JobError;
 use crate::gpu::{Context, ContextOptions};
 use crate::material::{MaterialDb, MaterialMapping};
 use crate::output::{frame_file_name, write_cloud, write_picture, Format, PictureOptions};
-use crate::scene::Scene;
+use crate::scene::{Scene, SceneLoadOptions};
 use crate::sensor::{Pose, Sensor, SubRaySample};
 use crate::sim::{to_point_cloud, FrameOutput, FrameSettings, Simulator, Sun};
 use std::path::{Path, PathBuf};
@@ -256,7 +256,8 @@ pub fn procedural_scene(spec: &str) -> Result<Scene, JobError> {
     )?)
 }
 
-/// A scene ready for a job, with the name its messages use.
+/// A scene ready for a job, with the name its messages use (what the loader skipped or
+/// simplified is in `scene.warnings`).
 pub struct LoadedScene {
     pub scene: Scene,
     pub name: String,
@@ -265,9 +266,12 @@ pub struct LoadedScene {
     pub default_missing: Option<PathBuf>,
 }
 
-/// Loads `path`, or the bundled street when none is given (generated in memory when
-/// `scenes/street.glb` is absent, e.g. outside the source tree).
-pub fn load_scene_or_default(path: Option<&Path>) -> Result<LoadedScene, JobError> {
+/// Loads `path` as `options` say, or the bundled street when none is given (generated in
+/// memory when `scenes/street.glb` is absent, e.g. outside the source tree).
+pub fn load_scene_or_default(
+    path: Option<&Path>,
+    options: &SceneLoadOptions,
+) -> Result<LoadedScene, JobError> {
     let path = match path {
         Some(p) => p.to_path_buf(),
         None => {
@@ -282,7 +286,7 @@ pub fn load_scene_or_default(path: Option<&Path>) -> Result<LoadedScene, JobErro
             p
         }
     };
-    let scene = crate::scene::load_scene(&path)?;
+    let scene = crate::scene::load_scene_with(&path, options)?;
     Ok(LoadedScene {
         scene,
         name: path.display().to_string(),

@@ -318,6 +318,68 @@ fn unknown_material_in_material_map() {
     );
 }
 
+/// `triangle_gltf` with its material naming `ir` in extras and a LINES primitive added
+/// to the mesh.
+fn triangle_and_lines_gltf(material: &str, ir: &str) -> String {
+    triangle_gltf([0, 1, 2], material)
+        .replace(
+            &format!(r#""materials": [{{"name": "{material}"}}]"#),
+            &format!(
+                r#""materials": [{{"name": "{material}", "extras": {{"ir_material": "{ir}"}}}}]"#
+            ),
+        )
+        .replace(
+            r#""indices": 1, "material": 0}]}],"#,
+            r#""indices": 1, "material": 0}, {"attributes": {"POSITION": 0}, "mode": 1}]}],"#,
+        )
+}
+
+#[test]
+fn scene_and_material_map_warnings_are_printed_and_the_run_goes_on() {
+    let (tmp, out) = workspace();
+    let scene = write(
+        tmp.path(),
+        "lamp.gltf",
+        &triangle_and_lines_gltf("Body", "asphalt"),
+    );
+    let map = write(tmp.path(), "map.yaml", "Body: concrete\n");
+    let o = beamtrace(&[
+        "run",
+        "--scene",
+        s(&scene),
+        "--material-map",
+        s(&map),
+        "--sensor",
+        "vlp-16",
+        "--no-picture",
+        "--out",
+        s(&out),
+    ]);
+    assert!(o.success, "{}", o.stderr);
+    let warnings: Vec<&str> = o
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with("warning: "))
+        .collect();
+    assert_eq!(warnings.len(), 2, "{}", o.stderr);
+    assert!(
+        warnings[0].contains("lamp.gltf")
+            && warnings[0].contains("primitive 1")
+            && warnings[0].contains("Lines"),
+        "{}",
+        o.stderr
+    );
+    assert!(
+        warnings[1].contains("'Body'")
+            && warnings[1].contains("'concrete'")
+            && warnings[1].contains("'asphalt'")
+            && warnings[1].contains("map wins"),
+        "{}",
+        o.stderr
+    );
+    assert_eq!(files_under(&out), ["frame_000000.pcd"]);
+}
+
 #[test]
 fn device_index_out_of_range() {
     let (_tmp, out) = workspace();
@@ -641,6 +703,7 @@ fn run_help_describes_every_option() {
             "--validate",
             "--ideal",
             "--thin",
+            "--allow-outside-paths",
             "--help",
         ],
     );
@@ -661,6 +724,7 @@ fn bench_and_scene_help_describe_every_option() {
             "--no-sun",
             "--json",
             "--device",
+            "--allow-outside-paths",
             "--help",
         ],
     );

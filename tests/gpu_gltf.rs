@@ -1,5 +1,6 @@
 //! glTF through the whole GPU pipeline: nested node transforms give the ranges the
-//! transforms predict, and .glb and .gltf of one scene give the same cloud.
+//! transforms predict, .glb and .gltf of one scene give the same cloud, and every
+//! EXT_mesh_gpu_instancing instance returns points where its transform puts it.
 
 mod support;
 
@@ -114,4 +115,138 @@ fn glb_and_gltf_give_the_same_cloud() {
         bytes(&rb),
         "the same scene as .glb and .gltf traced differently"
     );
+}
+
+/// A unit quad (x, y ∈ [−1, 1], z = 0 in glTF) drawn four times by one node through
+/// EXT_mesh_gpu_instancing, the node lifting everything by 0.5 m (glTF y):
+/// row 1: T (0, 0, −10)             → world wall y = 10,  x ∈ [−1, 1], z ∈ [−0.5, 1.5]
+/// row 2: T (0, 0, 10)              → world wall y = −10, x ∈ [−1, 1], z ∈ [−0.5, 1.5]
+/// row 3: T (10, 0, 0), R 90° about y: (x, y, 0) → (10, y, −x) → world (10, x, y + 0.5):
+///        wall x = 10, y ∈ [−1, 1], z ∈ [−0.5, 1.5]
+/// row 4: as row 3 at T (−10, 0, 0) and scale 2 → wall x = −10, y ∈ [−2, 2], z ∈ [−1.5, 2.5]
+fn instanced_quads_gltf() -> String {
+    let positions: [[f32; 3]; 4] = [
+        [-1.0, -1.0, 0.0],
+        [1.0, -1.0, 0.0],
+        [1.0, 1.0, 0.0],
+        [-1.0, 1.0, 0.0],
+    ];
+    let s = std::f32::consts::FRAC_1_SQRT_2;
+    let translation: [[f32; 3]; 4] = [
+        [0.0, 0.0, -10.0],
+        [0.0, 0.0, 10.0],
+        [10.0, 0.0, 0.0],
+        [-10.0, 0.0, 0.0],
+    ];
+    let rotation: [[f32; 4]; 4] = [
+        [0.0, 0.0, 0.0, 1.0],
+        [0.0, 0.0, 0.0, 1.0],
+        [0.0, s, 0.0, s],
+        [0.0, s, 0.0, s],
+    ];
+    let scale: [[f32; 3]; 4] = [[1.0; 3], [1.0; 3], [1.0; 3], [2.0; 3]];
+    let indices: [u16; 6] = [0, 1, 2, 0, 2, 3];
+    let mut bin: Vec<u8> = bytemuck::cast_slice(&positions).to_vec();
+    bin.extend_from_slice(bytemuck::cast_slice(&translation));
+    bin.extend_from_slice(bytemuck::cast_slice(&rotation));
+    bin.extend_from_slice(bytemuck::cast_slice(&scale));
+    bin.extend_from_slice(bytemuck::cast_slice(&indices));
+    format!(
+        r#"{{
+  "asset": {{"version": "2.0"}},
+  "extensionsUsed": ["EXT_mesh_gpu_instancing"],
+  "extensionsRequired": ["EXT_mesh_gpu_instancing"],
+  "scenes": [{{"nodes": [0]}}],
+  "nodes": [{{"name": "panels", "translation": [0, 0.5, 0], "mesh": 0,
+    "extensions": {{"EXT_mesh_gpu_instancing": {{"attributes":
+      {{"TRANSLATION": 1, "ROTATION": 2, "SCALE": 3}}}}}}}}],
+  "meshes": [{{"primitives": [{{"attributes": {{"POSITION": 0}}, "indices": 4, "material": 0}}]}}],
+  "materials": [{{"name": "panel", "extras": {{"ir_material": "lambertian_90"}}}}],
+  "buffers": [{{"byteLength": {len}, "uri": "data:application/octet-stream;base64,{b64}"}}],
+  "bufferViews": [
+    {{"buffer": 0, "byteOffset": 0, "byteLength": 48}},
+    {{"buffer": 0, "byteOffset": 48, "byteLength": 48}},
+    {{"buffer": 0, "byteOffset": 96, "byteLength": 64}},
+    {{"buffer": 0, "byteOffset": 160, "byteLength": 48}},
+    {{"buffer": 0, "byteOffset": 208, "byteLength": 12}}
+  ],
+  "accessors": [
+    {{"bufferView": 0, "componentType": 5126, "count": 4, "type": "VEC3", "min": [-1, -1, 0], "max": [1, 1, 0]}},
+    {{"bufferView": 1, "componentType": 5126, "count": 4, "type": "VEC3"}},
+    {{"bufferView": 2, "componentType": 5126, "count": 4, "type": "VEC4"}},
+    {{"bufferView": 3, "componentType": 5126, "count": 4, "type": "VEC3"}},
+    {{"bufferView": 4, "componentType": 5123, "count": 6, "type": "SCALAR"}}
+  ]
+}}"#,
+        len = bin.len(),
+        b64 = beamtrace::scene::base64::encode(&bin)
+    )
+}
+
+/// The wall (instance id, range) a ray along `d` from the origin must hit, or `Ok(None)`
+/// when it must miss; `Err` within 1 cm of an edge, where either answer is right.
+fn predicted_panel(d: glam::Vec3) -> Result<Option<(u32, f32)>, ()> {
+    // (id, axis 0 = x / 1 = y, plane offset, horizontal half width, z range)
+    let walls = [
+        (1, 1, 10.0, 1.0, (-0.5, 1.5)),
+        (2, 1, -10.0, 1.0, (-0.5, 1.5)),
+        (3, 0, 10.0, 1.0, (-0.5, 1.5)),
+        (4, 0, -10.0, 2.0, (-1.5, 2.5)),
+    ];
+    let mut best: Option<(u32, f32)> = None;
+    for (id, axis, offset, half, (z0, z1)) in walls {
+        let along = if axis == 0 { d.x } else { d.y };
+        let t = offset / along;
+        if !(t > 0.0 && t.is_finite()) {
+            continue;
+        }
+        let p = d * t;
+        let across = if axis == 0 { p.y } else { p.x };
+        let m = 0.01;
+        let inside = across.abs() < half - m && p.z > z0 + m && p.z < z1 - m;
+        let outside = across.abs() > half + m || p.z < z0 - m || p.z > z1 + m;
+        if !inside && !outside {
+            return Err(());
+        }
+        if inside && !matches!(best, Some((_, r)) if r <= t) {
+            best = Some((id, t));
+        }
+    }
+    Ok(best)
+}
+
+#[test]
+fn every_gpu_instance_returns_points_where_its_transform_puts_it() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("panels.gltf");
+    std::fs::write(&path, instanced_quads_gltf()).expect("write");
+    let scene = load_scene(&path).expect("instanced glTF loads");
+    assert_eq!(scene.instances.len(), 4);
+    let beams = grid((-180.0, 178.0), (-15.0, 15.0), 0.5);
+    let returns = gpu_trace(&scene, &beams, Affine3A::IDENTITY, 100.0);
+    let mut hits = [0usize; 5];
+    for (b, r) in beams.iter().zip(&returns) {
+        let Ok(want) = predicted_panel(b.direction()) else {
+            continue;
+        };
+        match want {
+            Some((id, range)) => {
+                assert!(hit(r), "beam {b:?} should hit panel {id}");
+                assert_eq!(r.instance_id, id, "beam {b:?}");
+                assert!(
+                    (r.range - range).abs() < 1e-3,
+                    "range {} vs {range}",
+                    r.range
+                );
+                hits[id as usize] += 1;
+            }
+            None => assert!(!hit(r), "beam {b:?} should miss, hit {}", r.instance_id),
+        }
+    }
+    // Every instance is seen, the big one (4× the area) by more beams.
+    assert!(
+        hits[1..].iter().all(|&n| n > 20),
+        "hits per instance {hits:?}"
+    );
+    assert!(hits[4] > 2 * hits[3], "hits per instance {hits:?}");
 }

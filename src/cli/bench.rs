@@ -9,6 +9,9 @@ pub(super) struct BenchArgs {
     /// glTF scene; default: the bundled street (scenes/street.glb).
     #[arg(long)]
     scene: Option<PathBuf>,
+    /// Let the scene's buffer and image URIs name files outside its folder.
+    #[arg(long)]
+    allow_outside_paths: bool,
     /// Sensor preset whose columns and sub-rays are varied (its own beam kernel).
     #[arg(long, default_value = "os1-128")]
     sensor: String,
@@ -55,7 +58,7 @@ fn bench_options(args: &BenchArgs) -> Result<BenchOptions> {
         .iter()
         .map(|c| parse_case(c))
         .collect::<Result<_>>()?;
-    let scene = super::load_scene(args.scene.as_deref())?;
+    let scene = super::load_scene(args.scene.as_deref(), args.allow_outside_paths)?;
     Ok(BenchOptions {
         scene: scene.scene,
         scene_name: scene.name,

@@ -96,14 +96,39 @@ pub fn main() -> Result<()> {
     }
 }
 
+/// At most this many of a scene's warnings are printed; the rest are counted.
+const SHOWN_WARNINGS: usize = 20;
+
 /// Loads `--scene`, or the bundled street, saying so when the procedural street has to
-/// stand in for a missing `scenes/street.glb`.
-fn load_scene(path: Option<&std::path::Path>) -> Result<beamtrace::job::LoadedScene> {
-    let loaded = beamtrace::job::load_scene_or_default(path)?;
+/// stand in for a missing `scenes/street.glb`, and printing the loader's warnings.
+/// `allow_outside_paths`: the scene's buffers and images may lie anywhere.
+fn load_scene(
+    path: Option<&std::path::Path>,
+    allow_outside_paths: bool,
+) -> Result<beamtrace::job::LoadedScene> {
+    let options = beamtrace::scene::SceneLoadOptions {
+        paths: if allow_outside_paths {
+            beamtrace::config::PathPolicy::Anywhere
+        } else {
+            beamtrace::config::PathPolicy::InsideFolder
+        },
+    };
+    let loaded = beamtrace::job::load_scene_or_default(path, &options)?;
     if let Some(missing) = &loaded.default_missing {
         eprintln!(
             "note: {} not found; using the procedural street scene",
             missing.display()
+        );
+    }
+    let warnings = &loaded.scene.warnings;
+    for w in warnings.iter().take(SHOWN_WARNINGS) {
+        eprintln!("warning: {w}");
+    }
+    if warnings.len() > SHOWN_WARNINGS {
+        eprintln!(
+            "warning: … and {} more warnings about {}",
+            warnings.len() - SHOWN_WARNINGS,
+            loaded.name
         );
     }
     Ok(loaded)

@@ -16,6 +16,10 @@ pub(super) struct RunArgs {
     /// glTF scene (.gltf or .glb). Default: scenes/street.glb, the bundled street.
     #[arg(long)]
     scene: Option<PathBuf>,
+    /// Let the scene's buffer and image URIs name files outside its folder (absolute
+    /// paths, `..`); by default they must lie inside it. Only for files you trust.
+    #[arg(long)]
+    allow_outside_paths: bool,
     /// Sensor: a preset name (see `beamtrace sensors`) or a YAML file.
     #[arg(long, default_value = "os1-128")]
     sensor: String,
@@ -127,7 +131,7 @@ pub(super) fn run(args: RunArgs) -> Result<()> {
 
 /// The job the options describe: scene, sensor and materials loaded, the pose checked.
 fn job_options(args: &RunArgs) -> Result<JobOptions> {
-    let scene = super::load_scene(args.scene.as_deref())?;
+    let scene = super::load_scene(args.scene.as_deref(), args.allow_outside_paths)?;
     let mut sensor = load_sensor(&args.sensor)?;
     if args.ideal {
         sensor = sensor.ideal();
@@ -143,6 +147,9 @@ fn job_options(args: &RunArgs) -> Result<JobOptions> {
         Some(p) => MaterialMapping::load(p)?,
         None => MaterialMapping::default(),
     };
+    for o in mapping.overrides(&scene.scene.materials) {
+        eprintln!("warning: {o}");
+    }
     if !args.yaw.is_finite() {
         bail!("--yaw must be a finite number of degrees");
     }

@@ -1,7 +1,11 @@
 //! The IR material database (DESIGN §3) and the mapping from glTF materials to it.
 //!
-//! A glTF material finds its IR material by, in order: `extras.ir_material`, the mapping
-//! table (glTF material name → IR material), the database's default.
+//! A glTF material finds its IR material by, in order: the mapping table (glTF material
+//! name → IR material; it is given for the run, so it overrides the file), the
+//! material's `extras.ir_material`, the database's transparent material when the glTF
+//! material transmits light (`KHR_materials_transmission` > 0), the database's default.
+//! [`MaterialMapping::overrides`] lists the materials where the table and the extras
+//! disagree, for the caller to warn about.
 //!
 //! Each material belongs to one class (`general`, `retroreflective`, `transparent`,
 //! `absorbent`; see [`MaterialClass`] and [`IrMaterial::reflectance_at`] for R(θ)) and
@@ -37,6 +41,12 @@ pub enum MaterialError {
         context: String,
         known: String,
     },
+    #[error(
+        "glTF material '{material}' transmits light (KHR_materials_transmission) but the \
+         material database has no `class: transparent` material; add one (e.g. `glass`), \
+         or name an IR material for it in extras.ir_material or the mapping table"
+    )]
+    NoTransparent { material: String },
 }
 
 /// The IR materials, indexed by position (the material id on points).
@@ -123,7 +133,8 @@ impl MaterialDb {
         self.default
     }
 
-    /// Resolves each scene material to an IR material index (DESIGN §3 order).
+    /// Resolves each scene material to an IR material index (DESIGN §3 order: mapping
+    /// table, extras, transmission, default).
     pub fn resolve(
         &self,
         scene_materials: &[crate::scene::SceneMaterial],
@@ -132,19 +143,56 @@ impl MaterialDb {
         scene_materials
             .iter()
             .map(|m| {
-                let index = if let Some(ir) = &m.ir_material {
+                let index = if let Some(ir) = mapping.entries.get(&m.name) {
+                    self.index_of(ir, &format!("mapping of glTF material '{}'", m.name))?
+                } else if let Some(ir) = &m.ir_material {
                     self.index_of(
                         ir,
                         &format!("extras.ir_material of glTF material '{}'", m.name),
                     )?
-                } else if let Some(ir) = mapping.entries.get(&m.name) {
-                    self.index_of(ir, &format!("mapping of glTF material '{}'", m.name))?
+                } else if m.transmission > 0.0 {
+                    self.transparent_index()
+                        .ok_or_else(|| MaterialError::NoTransparent {
+                            material: m.name.clone(),
+                        })?
                 } else {
                     self.default
                 };
                 Ok(index as u32)
             })
             .collect()
+    }
+
+    /// The material for transmissive glTF materials: `glass` if it is transparent, else
+    /// the first transparent material in the database.
+    pub fn transparent_index(&self) -> Option<usize> {
+        let transparent = |m: &IrMaterial| m.class == MaterialClass::Transparent;
+        self.materials
+            .iter()
+            .position(|m| m.name == "glass" && transparent(m))
+            .or_else(|| self.materials.iter().position(transparent))
+    }
+}
+
+/// A glTF material that both the mapping table and its own `extras.ir_material` name,
+/// with different IR materials: the mapping table wins.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MappingOverride {
+    pub material: String,
+    /// The IR material the mapping table names (the one used).
+    pub mapped: String,
+    /// The IR material the glTF's extras name (overridden).
+    pub extras: String,
+}
+
+impl std::fmt::Display for MappingOverride {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "glTF material '{}': the material map says '{}' but its extras.ir_material \
+             says '{}'; the map wins",
+            self.material, self.mapped, self.extras
+        )
     }
 }
 
@@ -158,6 +206,26 @@ pub struct MaterialMapping {
 impl MaterialMapping {
     pub fn load(path: &Path) -> Result<MaterialMapping, MaterialError> {
         Ok(load_yaml(path)?)
+    }
+
+    /// The scene materials whose `extras.ir_material` this table overrides with another
+    /// IR material, in scene order.
+    pub fn overrides(
+        &self,
+        scene_materials: &[crate::scene::SceneMaterial],
+    ) -> Vec<MappingOverride> {
+        scene_materials
+            .iter()
+            .filter_map(|m| {
+                let mapped = self.entries.get(&m.name)?;
+                let extras = m.ir_material.as_ref()?;
+                (mapped != extras).then(|| MappingOverride {
+                    material: m.name.clone(),
+                    mapped: mapped.clone(),
+                    extras: extras.clone(),
+                })
+            })
+            .collect()
     }
 }
 

@@ -386,32 +386,78 @@ fn out_of_range_values_name_their_field_and_line() {
 }
 
 #[test]
-fn resolve_order_extras_then_mapping_then_default() {
+fn resolve_order_mapping_then_extras_then_transmission_then_default() {
     let db = db();
+    let material = |name: &str, ir: Option<&str>, transmission: f32| SceneMaterial {
+        name: name.into(),
+        ir_material: ir.map(Into::into),
+        transmission,
+        ..Default::default()
+    };
     let mats = vec![
-        SceneMaterial {
-            name: "road".into(),
-            ir_material: Some("asphalt".into()),
-            ..Default::default()
-        },
-        SceneMaterial {
-            name: "Body".into(),
-            ir_material: None,
-            ..Default::default()
-        },
-        SceneMaterial {
-            name: "Other".into(),
-            ir_material: None,
-            ..Default::default()
-        },
+        material("road", Some("asphalt"), 0.0),
+        material("Body", None, 0.0),
+        material("Other", None, 0.0),
+        material("kerb", Some("concrete"), 0.0),
+        material("Window", None, 0.9),
+        material("Tinted", Some("paint"), 0.9),
     ];
     let mut mapping = MaterialMapping::default();
     mapping.entries.insert("Body".into(), "paint".into());
     mapping.entries.insert("road".into(), "concrete".into());
+    mapping.entries.insert("kerb".into(), "concrete".into());
     let idx = db.resolve(&mats, &mapping).expect("resolves");
-    assert_eq!(db.materials[idx[0] as usize].name, "asphalt");
-    assert_eq!(db.materials[idx[1] as usize].name, "paint");
+    let names: Vec<&str> = idx
+        .iter()
+        .map(|&i| db.materials[i as usize].name.as_str())
+        .collect();
+    // The map overrides the file's extras; transmission picks the transparent glass.
+    assert_eq!(names[0], "concrete");
+    assert_eq!(names[1], "paint");
     assert_eq!(idx[2] as usize, db.default_index());
+    assert_eq!(names[3], "concrete");
+    assert_eq!(names[4], "glass");
+    assert_eq!(
+        db.materials[idx[4] as usize].class,
+        MaterialClass::Transparent
+    );
+    assert_eq!(names[5], "paint");
+    // Only "road" has the map and its extras disagree ("kerb" agrees).
+    assert_eq!(
+        mapping.overrides(&mats),
+        [MappingOverride {
+            material: "road".into(),
+            mapped: "concrete".into(),
+            extras: "asphalt".into(),
+        }]
+    );
+    let text = mapping.overrides(&mats)[0].to_string();
+    assert!(
+        text.contains("'road'") && text.contains("'concrete'") && text.contains("'asphalt'"),
+        "{text}"
+    );
+}
+
+#[test]
+fn transmission_without_a_transparent_material_is_an_error() {
+    let db = MaterialDb::from_text(
+        "wavelength_nm: 905\ndefault: grey\nmaterials:\n  grey: { reflectance: 0.3, source: test }\n",
+        Path::new("opaque.yaml"),
+    )
+    .expect("database");
+    let mats = vec![SceneMaterial {
+        name: "Window".into(),
+        transmission: 1.0,
+        ..Default::default()
+    }];
+    let err = db
+        .resolve(&mats, &MaterialMapping::default())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("'Window'") && err.contains("class: transparent"),
+        "{err}"
+    );
 }
 
 #[test]

@@ -79,6 +79,7 @@ fn single_mesh_scene(primitives: Vec<Primitive>) -> Scene {
         instances: vec![instance(0, Mat4::IDENTITY)],
         materials: Vec::new(),
         alpha_textures: Vec::new(),
+        warnings: Vec::new(),
     }
 }
 
@@ -601,6 +602,7 @@ fn instance_transforms_place_scale_and_rotate_the_mesh() {
         ],
         materials: Vec::new(),
         alpha_textures: Vec::new(),
+        warnings: Vec::new(),
     };
     let b = bvh(&scene);
     assert_eq!(b.triangle_count(), 4);

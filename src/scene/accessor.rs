@@ -7,6 +7,10 @@ use gltf::json::validation::Checked;
 
 const MAX_ELEMENTS: u64 = 1 << 28;
 
+/// At most this many elements in an accessor without a buffer view (zeros, overwritten
+/// by its sparse values): its size costs the file nothing, so bound it tighter.
+const MAX_ZERO_ELEMENTS: u64 = 1 << 22;
+
 fn component_size(c: ComponentType) -> usize {
     match c {
         ComponentType::I8 | ComponentType::U8 => 1,
@@ -147,6 +151,14 @@ pub(crate) fn read(
     }
     let mut rows = match a.buffer_view {
         Some(view) => dense_rows(root, buffers, a, index, view, &layout)?,
+        None if a.count.0 > MAX_ZERO_ELEMENTS => {
+            return Err(format!(
+                "accessor {}: count {} without a bufferView is implausibly large (at most \
+                 {MAX_ZERO_ELEMENTS})",
+                index.value(),
+                a.count.0
+            ))
+        }
         None => vec![0.0; count * layout.n],
     };
     if let Some(sparse) = &a.sparse {

@@ -8,6 +8,9 @@ pub enum SceneError {
     #[error("{path}: file not found; check the path, or write a procedural scene there first")]
     NotFound { path: PathBuf },
 
+    #[error("{path}: {message}")]
+    Open { path: PathBuf, message: String },
+
     #[error("cannot read {path}: {source}")]
     Read {
         path: PathBuf,
@@ -92,8 +95,8 @@ pub enum SceneError {
         message: String,
     },
 
-    #[error("{path}: the scene has no triangles; every mesh is empty or degenerate")]
-    NoTriangles { path: PathBuf },
+    #[error("{path}: the scene has no triangles; {detail}")]
+    NoTriangles { path: PathBuf, detail: String },
 
     #[error("{path}: {node}: unknown semantic class {class:?}; known classes: {known}")]
     UnknownClass {
@@ -110,8 +113,63 @@ pub enum SceneError {
         message: String,
     },
 
-    #[error("{path}: {node} is its own ancestor; the node hierarchy must be a tree")]
-    NodeCycle { path: PathBuf, node: String },
+    #[error(
+        "{path}: {node} is its own ancestor ({parent} lists it as a child: a cycle); the \
+         node hierarchy must be a tree"
+    )]
+    NodeCycle {
+        path: PathBuf,
+        node: String,
+        parent: String,
+    },
+
+    #[error(
+        "{path}: {node} appears twice in the node hierarchy ({places}); glTF node \
+         hierarchies are trees, each node in one place: give each place its own node, or \
+         use EXT_mesh_gpu_instancing"
+    )]
+    NodeTwoParents {
+        path: PathBuf,
+        node: String,
+        /// "node 3 lists it twice", or "under node 3 and under node 7".
+        places: String,
+    },
+
+    #[error("{path}: {node}: {message}")]
+    Node {
+        path: PathBuf,
+        node: String,
+        message: String,
+    },
+
+    #[error(
+        "{path}: {node}: the scene places more than {max} instances, more than a GPU \
+         acceleration structure is sure to hold; split the scene"
+    )]
+    TooManyInstances {
+        path: PathBuf,
+        node: String,
+        max: usize,
+    },
+
+    #[error(
+        "{path}: the file is Draco-compressed (KHR_draco_mesh_compression), and beamtrace \
+         reads uncompressed glTF only. Decompress it with glTF Transform: \
+         `gltf-transform cp compressed.glb uncompressed.glb` decodes the Draco meshes on \
+         reading and writes them uncompressed (npm install --global @gltf-transform/cli); \
+         or export the scene again with Draco compression off (e.g. from Blender)"
+    )]
+    Draco { path: PathBuf },
+
+    #[error(
+        "{path}: the file requires glTF extension(s) beamtrace cannot read: {names} \
+         (it reads {supported}); export the scene again without them"
+    )]
+    UnsupportedExtensions {
+        path: PathBuf,
+        names: String,
+        supported: String,
+    },
 
     #[error("cannot write {path}: {source}")]
     Write {

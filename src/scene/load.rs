@@ -1,31 +1,45 @@
 //! glTF 2.0 import: .gltf (external or embedded buffers) and .glb, into a z-up world.
 //!
 //! * One scene is read: the document's default scene, else its first scene, else every
-//!   root node. Nodes are walked depth first in file order; every node with a mesh
-//!   becomes one [`Instance`] with the next id (1, 2, …; 0 means "no hit").
-//! * `Instance::transform` = (y-up → z-up turn) · parent world · node local. The turn is
-//!   +90° about x: (x, y, z)_gltf → (x, −z, y)_world.
+//!   root node. Nodes are walked depth first in file order (`walk.rs`, with an explicit
+//!   stack: hierarchies of any depth); every mesh placement becomes one [`Instance`]
+//!   with the next id (1, 2, …; 0 means "no hit"): one per node with a mesh, or one per
+//!   row of a node's `EXT_mesh_gpu_instancing` attributes.
+//! * `Instance::transform` = (y-up → z-up turn) · parent world · node local (· instance
+//!   T·R·S). The turn is +90° about x: (x, y, z)_gltf → (x, −z, y)_world. A skinned
+//!   node is drawn in the bind pose its vertices store: only the turn (glTF ignores a
+//!   skinned node's own transform; the skeleton is not applied), with a warning.
 //! * Modes: TRIANGLES is read as is; TRIANGLE_STRIP and TRIANGLE_FAN are triangulated
-//!   (glTF spec §3.7.2.1 vertex order, so the winding stays consistent); POINTS and LINES*
-//!   are an error naming the mesh and primitive.
+//!   (glTF spec §3.7.2.1 vertex order, so the winding stays consistent); POINTS and
+//!   LINES* primitives are skipped with a warning.
+//! * Degenerate triangles (zero area; also those a node scale of 0 flattens) are dropped
+//!   with a warning; a scene left without triangles is refused.
 //! * Missing or degenerate normals are generated from the faces, area-weighted.
 //! * A node's semantic class comes from `extras.class`, or from its nearest ancestor's.
 //! * Primitives with no triangles are dropped; a node whose mesh has no triangles left
 //!   makes no instance (its id is still used up, so ids follow the node order).
-//! * TEXCOORD_0 is kept (float, or normalised u8/u16). Only the base colour textures of
-//!   `alphaMode: MASK` materials are decoded, and only their alpha channel (see
-//!   `texture.rs`); images come from data URIs, buffer views or files beside the .gltf.
-//!   PNG is decoded; a JPEG has no alpha, so its material keeps no texture (texture alpha
-//!   1: only `baseColorFactor` alpha masks it); other formats are an error.
+//! * TEXCOORD_0 is kept (float, or normalised u8/u16; any byte/short with
+//!   `KHR_mesh_quantization`). Only the base colour textures of `alphaMode: MASK`
+//!   materials are decoded, and only their alpha channel (see `texture.rs`); images come
+//!   from data URIs, buffer views or files beside the .gltf. PNG is decoded; a JPEG has
+//!   no alpha, so its material keeps no texture (texture alpha 1: only
+//!   `baseColorFactor` alpha masks it); other formats are an error.
+//! * Buffer and image files are read as `files.rs` says: inside the glTF's folder unless
+//!   [`SceneLoadOptions::paths`] allows more, regular files only, a buffer's `byteLength`
+//!   bytes at most. Required extensions are checked first (`extensions.rs`).
+//! * What is skipped or simplified is reported in [`Scene::warnings`].
 
-use super::accessor;
+use super::extensions::{self, QUANTIZATION};
+use super::files::{open_regular, FileRefs};
 use super::texture::{self, AlphaTexture, ImageFormat, WRAP_REPEAT};
-use super::{Instance, Mesh, Primitive, Scene, SceneError, SceneMaterial, SemanticClass};
-use glam::{Mat4, Quat, Vec2, Vec3};
+use super::walk::Walk;
+use super::{accessor, Scene, SceneError, SceneMaterial, SceneWarning};
+use crate::config::PathPolicy;
+use glam::{Mat4, Quat, Vec3};
 use gltf::json;
-use gltf::json::accessor::{ComponentType, Type};
 use gltf::json::validation::Checked;
 use std::collections::HashMap;
+use std::io::Read;
 use std::path::{Path, PathBuf};
 
 /// (x, y, z)_gltf → (x, −z, y)_world: +90° about x.
@@ -36,9 +50,23 @@ pub const Y_UP_TO_Z_UP: Mat4 = Mat4::from_cols_array(&[
     0.0, 0.0, 0.0, 1.0,
 ]);
 
-/// Loads a .gltf or .glb file into a [`Scene`] in world coordinates (z up, metres).
+/// How a scene file is read.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SceneLoadOptions {
+    /// Where the buffer and image files a glTF names may lie (default: inside its
+    /// folder; `PathPolicy::Anywhere` is the `--allow-outside-paths` switch).
+    pub paths: PathPolicy,
+}
+
+/// Loads a .gltf or .glb file into a [`Scene`] in world coordinates (z up, metres),
+/// with the default [`SceneLoadOptions`].
 pub fn load_scene(path: &Path) -> Result<Scene, SceneError> {
-    let bytes = std::fs::read(path).map_err(|source| {
+    load_scene_with(path, &SceneLoadOptions::default())
+}
+
+/// Loads a .gltf or .glb file into a [`Scene`] as `options` say.
+pub fn load_scene_with(path: &Path, options: &SceneLoadOptions) -> Result<Scene, SceneError> {
+    let read_err = |source: std::io::Error| {
         if source.kind() == std::io::ErrorKind::NotFound {
             SceneError::NotFound {
                 path: path.to_path_buf(),
@@ -49,24 +77,45 @@ pub fn load_scene(path: &Path) -> Result<Scene, SceneError> {
                 source,
             }
         }
+    };
+    // A missing file gets its own message; `open_regular` then refuses a pipe or a
+    // device (which would block or never end) without reading from it.
+    std::fs::metadata(path).map_err(read_err)?;
+    let mut file = open_regular(path).map_err(|message| SceneError::Open {
+        path: path.to_path_buf(),
+        message,
     })?;
+    let mut bytes = Vec::new();
+    file.read_to_end(&mut bytes).map_err(read_err)?;
     let base = path.parent().unwrap_or(Path::new("."));
-    load_from_bytes(&bytes, path, base)
+    Loader::parse(&bytes, path, base, options)?.build()
 }
 
 /// Loads from file contents; `origin` names the file in messages and `base` resolves
-/// relative buffer URIs.
+/// relative buffer URIs (default [`SceneLoadOptions`]).
 pub fn load_from_bytes(bytes: &[u8], origin: &Path, base: &Path) -> Result<Scene, SceneError> {
-    let loader = Loader::parse(bytes, origin, base)?;
-    loader.build()
+    Loader::parse(bytes, origin, base, &SceneLoadOptions::default())?.build()
 }
 
-struct Loader {
-    path: PathBuf,
+/// The masked materials' textures decoded so far.
+#[derive(Default)]
+struct Decoded {
+    textures: Vec<AlphaTexture>,
+    /// (image, wrap_s, wrap_t) → index into `textures`; None for a JPEG.
+    by_image: HashMap<(usize, u32, u32), Option<u32>>,
+    warnings: Vec<SceneWarning>,
+}
+
+/// A parsed glTF with its buffers, ready to be turned into a [`Scene`].
+pub(super) struct Loader {
+    pub path: PathBuf,
     /// Directory that relative URIs (buffers, images) are resolved against.
-    base: PathBuf,
-    root: json::Root,
-    buffers: Vec<Vec<u8>>,
+    pub base: PathBuf,
+    pub paths: PathPolicy,
+    pub root: json::Root,
+    pub buffers: Vec<Vec<u8>>,
+    /// The file declares KHR_mesh_quantization: integer attributes are allowed.
+    pub quantized: bool,
 }
 
 fn parse_error(path: &Path, e: gltf::Error) -> SceneError {
@@ -94,66 +143,14 @@ fn parse_error(path: &Path, e: gltf::Error) -> SceneError {
     }
 }
 
-fn label(kind: &str, index: usize, name: Option<&str>) -> String {
+pub(super) fn label(kind: &str, index: usize, name: Option<&str>) -> String {
     match name {
         Some(n) if !n.is_empty() => format!("{kind} {index} \"{n}\""),
         _ => format!("{kind} {index}"),
     }
 }
 
-/// Parses a `data:` URI's or a relative path's bytes.
-fn load_uri(uri: &str, base: &Path, origin: &Path, buffer: usize) -> Result<Vec<u8>, SceneError> {
-    read_uri(uri, base, "the .bin file").map_err(|message| SceneError::Buffer {
-        path: origin.to_path_buf(),
-        buffer,
-        message,
-    })
-}
-
-/// The bytes behind a `data:` URI or a relative path; `what` names the file in messages.
-fn read_uri(uri: &str, base: &Path, what: &str) -> Result<Vec<u8>, String> {
-    if let Some(rest) = uri.strip_prefix("data:") {
-        let payload = rest.split_once(";base64,").map(|(_, p)| p).ok_or_else(|| {
-            "data URI is not base64; re-export with embedded base64 or a separate file".to_string()
-        })?;
-        return super::base64::decode(payload).map_err(|e| format!("data URI: {e}"));
-    }
-    if uri.contains("://") && !uri.starts_with("file://") {
-        return Err(format!(
-            "URI {uri:?} is not a local file; download it next to the .gltf and use a relative path"
-        ));
-    }
-    let rel = uri.strip_prefix("file://").unwrap_or(uri);
-    let file = base.join(percent_decode(rel));
-    std::fs::read(&file).map_err(|e| {
-        format!(
-            "cannot read {}: {e}; {what} must lie where the .gltf says ({uri:?})",
-            file.display()
-        )
-    })
-}
-
-/// URIs in glTF are percent-encoded ("my%20mesh.bin").
-fn percent_decode(s: &str) -> String {
-    let bytes = s.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%' && i + 2 < bytes.len() {
-            let hex = std::str::from_utf8(&bytes[i + 1..i + 3]).ok();
-            if let Some(v) = hex.and_then(|h| u8::from_str_radix(h, 16).ok()) {
-                out.push(v);
-                i += 3;
-                continue;
-            }
-        }
-        out.push(bytes[i]);
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
-}
-
-fn parse_extras(
+pub(super) fn parse_extras(
     extras: &json::Extras,
     path: &Path,
     object: &str,
@@ -172,7 +169,7 @@ fn parse_extras(
     })
 }
 
-fn extras_string(
+pub(super) fn extras_string(
     map: &Option<serde_json::Map<String, serde_json::Value>>,
     key: &str,
     path: &Path,
@@ -212,47 +209,60 @@ fn check_attribute_accessors(root: &json::Root, origin: &Path) -> Result<(), Sce
     Ok(())
 }
 
-/// The bytes of every buffer: from its URI, or the .glb BIN chunk for the one without.
+/// The bytes of every buffer: from its URI, or the .glb BIN chunk for the one without;
+/// each exactly its `byteLength` long (a .glb pads its BIN chunk; a longer file is read
+/// no further).
 fn load_buffers(
     root: &json::Root,
     mut blob: Option<Vec<u8>>,
     origin: &Path,
-    base: &Path,
+    files: FileRefs,
 ) -> Result<Vec<Vec<u8>>, SceneError> {
     let mut buffers = Vec::with_capacity(root.buffers.len());
     for (i, b) in root.buffers.iter().enumerate() {
-        let data = match &b.uri {
-            Some(uri) => load_uri(uri, base, origin, i)?,
-            None => blob.take().ok_or_else(|| SceneError::Buffer {
-                path: origin.to_path_buf(),
-                buffer: i,
-                message: "has no URI and there is no .glb BIN chunk for it; \
-                          a .gltf must name its .bin file or embed it"
-                    .into(),
+        let err = |message: String| SceneError::Buffer {
+            path: origin.to_path_buf(),
+            buffer: i,
+            message,
+        };
+        let length = b.byte_length.0;
+        let mut data = match &b.uri {
+            Some(uri) if !uri.starts_with("data:") => files.read(uri, Some(length)).map_err(err)?,
+            Some(uri) => files.read(uri, None).map_err(err)?,
+            None => blob.take().ok_or_else(|| {
+                err(
+                    "has no URI and there is no .glb BIN chunk for it; a .gltf must name \
+                     its .bin file or embed it"
+                        .into(),
+                )
             })?,
         };
-        if (data.len() as u64) < b.byte_length.0 {
-            return Err(SceneError::Buffer {
-                path: origin.to_path_buf(),
-                buffer: i,
-                message: format!(
-                    "holds {} bytes but byteLength says {}; the file is truncated",
-                    data.len(),
-                    b.byte_length.0
-                ),
-            });
+        if (data.len() as u64) < length {
+            return Err(err(format!(
+                "holds {} bytes but byteLength says {length}; the data is truncated",
+                data.len()
+            )));
         }
+        data.truncate(length as usize);
         buffers.push(data);
     }
     Ok(buffers)
 }
 
 impl Loader {
-    fn parse(bytes: &[u8], origin: &Path, base: &Path) -> Result<Self, SceneError> {
+    fn parse(
+        bytes: &[u8],
+        origin: &Path,
+        base: &Path,
+        options: &SceneLoadOptions,
+    ) -> Result<Self, SceneError> {
         let gltf =
             gltf::Gltf::from_slice_without_validation(bytes).map_err(|e| parse_error(origin, e))?;
         let blob = gltf.blob;
-        let root = gltf.document.into_json();
+        let mut root = gltf.document.into_json();
+        extensions::check_required(&root, origin)?;
+        // Checked above; the gltf crate would refuse the ones it does not read itself.
+        root.extensions_required.clear();
         check_attribute_accessors(&root, origin)?;
         let document = gltf::Document::from_json(root).map_err(|e| match e {
             gltf::Error::Validation(list) => SceneError::Invalid {
@@ -266,19 +276,23 @@ impl Loader {
             other => parse_error(origin, other),
         })?;
         let root = document.into_json();
-        let buffers = load_buffers(&root, blob, origin, base)?;
+        let files = FileRefs {
+            base,
+            policy: options.paths,
+        };
+        let buffers = load_buffers(&root, blob, origin, files)?;
         Ok(Loader {
             path: origin.to_path_buf(),
             base: base.to_path_buf(),
+            paths: options.paths,
+            quantized: extensions::declares(&root, QUANTIZATION),
             root,
             buffers,
         })
     }
 
-    fn materials(&self) -> Result<(Vec<SceneMaterial>, Vec<AlphaTexture>), SceneError> {
-        let mut textures = Vec::new();
-        // (image, wrap_s, wrap_t) → index into `textures`; None for a JPEG.
-        let mut decoded: HashMap<(usize, u32, u32), Option<u32>> = HashMap::new();
+    /// The materials, with the alpha textures of the masked ones.
+    fn materials(&self, decoded: &mut Decoded) -> Result<Vec<SceneMaterial>, SceneError> {
         let mut materials = Vec::with_capacity(self.root.materials.len());
         for (i, m) in self.root.materials.iter().enumerate() {
             let object = label("material", i, m.name.as_deref());
@@ -288,9 +302,7 @@ impl Loader {
                 Checked::Valid(json::material::AlphaMode::Mask)
             );
             let alpha_texture = match (&m.pbr_metallic_roughness.base_color_texture, mask) {
-                (Some(info), true) => {
-                    self.alpha_texture(info, &object, &mut textures, &mut decoded)?
-                }
+                (Some(info), true) => self.alpha_texture(info, &object, decoded)?,
                 // Opaque and blended materials never consult the texture.
                 _ => None,
             };
@@ -301,9 +313,16 @@ impl Loader {
                 alpha_cutoff: m.alpha_cutoff.map_or(0.5, |c| c.0),
                 base_color: m.pbr_metallic_roughness.base_color_factor.0,
                 alpha_texture,
+                transmission: extensions::transmission(m).map_err(|message| {
+                    SceneError::Material {
+                        path: self.path.clone(),
+                        material: object.clone(),
+                        message,
+                    }
+                })?,
             });
         }
-        Ok((materials, textures))
+        Ok(materials)
     }
 
     /// Decodes (once per image and wrap modes) the alpha of a MASK material's base
@@ -312,8 +331,7 @@ impl Loader {
         &self,
         info: &json::texture::Info,
         material: &str,
-        textures: &mut Vec<AlphaTexture>,
-        decoded: &mut HashMap<(usize, u32, u32), Option<u32>>,
+        decoded: &mut Decoded,
     ) -> Result<Option<u32>, SceneError> {
         let material_err = |message: String| SceneError::Material {
             path: self.path.clone(),
@@ -336,7 +354,7 @@ impl Loader {
         })?;
         let (wrap_s, wrap_t) = self.wrap_modes(tex);
         let image_index = tex.source.value();
-        if let Some(known) = decoded.get(&(image_index, wrap_s, wrap_t)) {
+        if let Some(known) = decoded.by_image.get(&(image_index, wrap_s, wrap_t)) {
             return Ok(*known);
         }
         let image = self.root.images.get(image_index).ok_or_else(|| {
@@ -356,9 +374,11 @@ impl Loader {
         };
         let bytes = self.image_bytes(image).map_err(image_err)?;
         let result = self
-            .decode_alpha(&bytes, &image_label, (wrap_s, wrap_t), textures)
+            .decode_alpha(&bytes, &image_label, (wrap_s, wrap_t), decoded)
             .map_err(image_err)?;
-        decoded.insert((image_index, wrap_s, wrap_t), result);
+        decoded
+            .by_image
+            .insert((image_index, wrap_s, wrap_t), result);
         Ok(result)
     }
 
@@ -377,7 +397,11 @@ impl Loader {
     /// The encoded image: from its URI (data or file) or its buffer view.
     fn image_bytes(&self, image: &json::Image) -> Result<Vec<u8>, String> {
         match (&image.uri, image.buffer_view) {
-            (Some(uri), _) => read_uri(uri, &self.base, "the image file"),
+            (Some(uri), _) => FileRefs {
+                base: &self.base,
+                policy: self.paths,
+            }
+            .read(uri, None),
             (None, Some(view)) => Ok(accessor::view_bytes(&self.root, &self.buffers, view)?
                 .0
                 .to_vec()),
@@ -394,8 +418,9 @@ impl Loader {
         bytes: &[u8],
         image_label: &str,
         (wrap_s, wrap_t): (u32, u32),
-        textures: &mut Vec<AlphaTexture>,
+        decoded: &mut Decoded,
     ) -> Result<Option<u32>, String> {
+        let textures = &mut decoded.textures;
         match texture::sniff(bytes) {
             ImageFormat::Png => {
                 let (width, height, alpha) = texture::decode_png_alpha(bytes)
@@ -410,20 +435,17 @@ impl Loader {
                 Ok(Some(textures.len() as u32 - 1))
             }
             ImageFormat::Jpeg => {
-                log::warn!(
-                    "{}: {image_label}: JPEG has no alpha channel; the mask uses \
-                     baseColorFactor alpha only (save the texture as PNG with alpha)",
-                    self.path.display()
-                );
+                decoded.warnings.push(SceneWarning::JpegMask {
+                    path: self.path.clone(),
+                    image: image_label.to_string(),
+                });
                 Ok(None)
             }
-            ImageFormat::Other => {
-                let head: Vec<String> = bytes.iter().take(8).map(|b| format!("{b:02x}")).collect();
-                Err(format!(
-                    "is neither PNG nor JPEG (first bytes {}); convert the texture to PNG",
-                    head.join(" ")
-                ))
-            }
+            // The bytes are not shown: the file may be anything the URI named.
+            ImageFormat::Other => Err(format!(
+                "is neither PNG nor JPEG ({} bytes); convert the texture to PNG",
+                bytes.len()
+            )),
         }
     }
 
@@ -434,17 +456,47 @@ impl Loader {
                 message: "the file contains no meshes at all".into(),
             });
         }
-        let (materials, alpha_textures) = self.materials()?;
+        let mut decoded = Decoded::default();
+        let materials = self.materials(&mut decoded)?;
         let mut scene = Scene {
             materials,
-            alpha_textures,
+            alpha_textures: decoded.textures,
+            warnings: decoded.warnings,
             ..Default::default()
         };
-        let roots: Vec<usize> = match self.root.scene.or(if self.root.scenes.is_empty() {
+        let placed = Walk::new(&self, &mut scene).run(&self.roots())?;
+        if placed.mesh_nodes == 0 {
+            return Err(SceneError::NoMeshes {
+                path: self.path.clone(),
+                message: "no node of the scene refers to a mesh".into(),
+            });
+        }
+        if scene.instances.is_empty() {
+            let detail = match placed.degenerate {
+                0 => "every mesh is empty".to_string(),
+                n => format!(
+                    "its {n} triangle(s) are all degenerate (zero area: repeated or \
+                     collinear corners, or a node scale of 0); fix the geometry or the \
+                     node scales in the modelling tool"
+                ),
+            };
+            return Err(SceneError::NoTriangles {
+                path: self.path,
+                detail,
+            });
+        }
+        Ok(scene)
+    }
+
+    /// The root nodes of the scene read: the default scene's, else the first scene's,
+    /// else every node that is no other node's child.
+    fn roots(&self) -> Vec<usize> {
+        let scene = self.root.scene.or(if self.root.scenes.is_empty() {
             None
         } else {
             Some(json::Index::new(0))
-        }) {
+        });
+        match scene {
             Some(s) => self.root.scenes[s.value()]
                 .nodes
                 .iter()
@@ -461,33 +513,10 @@ impl Loader {
                     .filter(|&i| !is_child[i])
                     .collect()
             }
-        };
-
-        let mut walk = Walk {
-            loader: &self,
-            scene: &mut scene,
-            mesh_map: HashMap::new(),
-            default_material: None,
-            next_id: 1,
-            on_path: vec![false; self.root.nodes.len()],
-        };
-        for r in roots {
-            walk.node(r, Y_UP_TO_Z_UP, 0)?;
         }
-        let mesh_nodes = walk.next_id - 1;
-        if mesh_nodes == 0 {
-            return Err(SceneError::NoMeshes {
-                path: self.path.clone(),
-                message: "no node of the scene refers to a mesh".into(),
-            });
-        }
-        if scene.instances.is_empty() {
-            return Err(SceneError::NoTriangles { path: self.path });
-        }
-        Ok(scene)
     }
 
-    fn local_matrix(&self, index: usize) -> Result<Mat4, SceneError> {
+    pub(super) fn local_matrix(&self, index: usize) -> Result<Mat4, SceneError> {
         let node = &self.root.nodes[index];
         let bad = |detail: String| SceneError::NonFiniteTransform {
             path: self.path.clone(),
@@ -516,378 +545,4 @@ impl Loader {
         };
         Ok(m)
     }
-}
-
-struct Walk<'a> {
-    loader: &'a Loader,
-    scene: &'a mut Scene,
-    /// glTF mesh index → index in `scene.meshes` (None: mesh without triangles).
-    mesh_map: HashMap<usize, Option<u32>>,
-    default_material: Option<u32>,
-    next_id: u32,
-    on_path: Vec<bool>,
-}
-
-impl Walk<'_> {
-    fn node(&mut self, index: usize, parent: Mat4, class: u16) -> Result<(), SceneError> {
-        let path = &self.loader.path;
-        let node = &self.loader.root.nodes[index];
-        let name = label("node", index, node.name.as_deref());
-        if self.on_path[index] {
-            return Err(SceneError::NodeCycle {
-                path: path.clone(),
-                node: name,
-            });
-        }
-        let world = parent * self.loader.local_matrix(index)?;
-        if !world.is_finite() {
-            return Err(SceneError::NonFiniteTransform {
-                path: path.clone(),
-                node: name,
-                detail: "the composed world matrix overflows".into(),
-            });
-        }
-        let extras = parse_extras(&node.extras, path, &name)?;
-        let class = match extras_string(&extras, "class", path, &name)? {
-            Some(c) => {
-                SemanticClass::from_name(c.trim()).ok_or_else(|| SceneError::UnknownClass {
-                    path: path.clone(),
-                    node: name.clone(),
-                    class: c.clone(),
-                    known: SemanticClass::known_names(),
-                })? as u16
-            }
-            None => class,
-        };
-        if let Some(mesh) = node.mesh {
-            let id = self.next_id;
-            self.next_id += 1;
-            if let Some(mesh_index) = self.mesh(mesh.value())? {
-                self.scene.instances.push(Instance {
-                    mesh: mesh_index,
-                    transform: world,
-                    instance_id: id,
-                    class,
-                    name: node.name.clone().unwrap_or_else(|| format!("node_{index}")),
-                });
-            } else {
-                log::warn!(
-                    "{}: {name}: its mesh has no triangles; skipped",
-                    path.display()
-                );
-            }
-        }
-        self.on_path[index] = true;
-        for child in node.children.iter().flatten() {
-            self.node(child.value(), world, class)?;
-        }
-        self.on_path[index] = false;
-        Ok(())
-    }
-
-    fn mesh(&mut self, index: usize) -> Result<Option<u32>, SceneError> {
-        if let Some(m) = self.mesh_map.get(&index) {
-            return Ok(*m);
-        }
-        let gmesh = &self.loader.root.meshes[index];
-        let mesh_label = label("mesh", index, gmesh.name.as_deref());
-        let mut mesh = Mesh {
-            name: gmesh
-                .name
-                .clone()
-                .unwrap_or_else(|| format!("mesh_{index}")),
-            primitives: Vec::new(),
-        };
-        for (p, prim) in gmesh.primitives.iter().enumerate() {
-            let material = match prim.material {
-                Some(m) => m.value() as u32,
-                None => self.default_material(),
-            };
-            let built = read_primitive(self.loader, prim, &mesh_label, p, material)?;
-            if !built.indices.is_empty() {
-                mesh.primitives.push(built);
-            }
-        }
-        let result = if mesh.primitives.is_empty() {
-            None
-        } else {
-            self.scene.meshes.push(mesh);
-            Some(self.scene.meshes.len() as u32 - 1)
-        };
-        self.mesh_map.insert(index, result);
-        Ok(result)
-    }
-
-    fn default_material(&mut self) -> u32 {
-        *self.default_material.get_or_insert_with(|| {
-            self.scene.materials.push(SceneMaterial {
-                name: "default".into(),
-                ..Default::default()
-            });
-            self.scene.materials.len() as u32 - 1
-        })
-    }
-}
-
-/// Names a primitive in errors: the file, its mesh and its index in the mesh.
-struct PrimitiveAt<'a> {
-    loader: &'a Loader,
-    mesh: &'a str,
-    primitive: usize,
-}
-
-impl PrimitiveAt<'_> {
-    fn err(&self, message: String) -> SceneError {
-        SceneError::Primitive {
-            path: self.loader.path.clone(),
-            mesh: self.mesh.to_string(),
-            primitive: self.primitive,
-            message,
-        }
-    }
-
-    /// An accessor's values; a bad accessor is an error naming the attribute `what`.
-    fn read(
-        &self,
-        acc: json::Index<json::Accessor>,
-        ty: Type,
-        allowed: &[ComponentType],
-        what: &str,
-    ) -> Result<Vec<f64>, SceneError> {
-        accessor::read(&self.loader.root, &self.loader.buffers, acc, ty, allowed)
-            .map_err(|e| self.err(format!("{what}: {e}")))
-    }
-}
-
-fn read_primitive(
-    loader: &Loader,
-    prim: &json::mesh::Primitive,
-    mesh: &str,
-    p: usize,
-    material: u32,
-) -> Result<Primitive, SceneError> {
-    let at = PrimitiveAt {
-        loader,
-        mesh,
-        primitive: p,
-    };
-    let mode = triangle_mode(&at, prim)?;
-    let attr = |s: json::mesh::Semantic| prim.attributes.get(&Checked::Valid(s)).copied();
-    let pos_acc = attr(json::mesh::Semantic::Positions)
-        .ok_or_else(|| at.err("has no POSITION attribute".into()))?;
-    let positions = read_positions(&at, pos_acc)?;
-    let n = positions.len();
-    let order = match prim.indices {
-        Some(acc) => read_indices(&at, acc, n)?,
-        None => (0..n as u32).collect(),
-    };
-    let indices = triangle_list(&at, mode, order)?;
-    let generated = face_normals(&positions, &indices);
-    let normals = match attr(json::mesh::Semantic::Normals) {
-        Some(acc) => read_normals(&at, acc, generated)?,
-        None => generated,
-    };
-    let uvs = match attr(json::mesh::Semantic::TexCoords(0)) {
-        Some(acc) => read_uvs(loader, acc, n).map_err(|e| at.err(format!("TEXCOORD_0: {e}")))?,
-        None => Vec::new(),
-    };
-    Ok(Primitive {
-        positions,
-        normals,
-        indices,
-        material,
-        uvs,
-    })
-}
-
-/// The primitive's mode, if it makes surfaces: LiDAR sees no points or lines.
-fn triangle_mode(
-    at: &PrimitiveAt,
-    prim: &json::mesh::Primitive,
-) -> Result<json::mesh::Mode, SceneError> {
-    use json::mesh::Mode;
-    let mode = match prim.mode {
-        Checked::Valid(m) => m,
-        Checked::Invalid => return Err(at.err("invalid primitive mode".into())),
-    };
-    if !matches!(
-        mode,
-        Mode::Triangles | Mode::TriangleStrip | Mode::TriangleFan
-    ) {
-        return Err(at.err(format!(
-            "mode {mode:?} is not supported; LiDAR needs surfaces, export TRIANGLES \
-             (strips and fans are also accepted)"
-        )));
-    }
-    Ok(mode)
-}
-
-/// POSITION, every vertex finite.
-fn read_positions(
-    at: &PrimitiveAt,
-    acc: json::Index<json::Accessor>,
-) -> Result<Vec<Vec3>, SceneError> {
-    let raw = at.read(acc, Type::Vec3, &[ComponentType::F32], "POSITION")?;
-    let positions: Vec<Vec3> = raw
-        .chunks_exact(3)
-        .map(|c| Vec3::new(c[0] as f32, c[1] as f32, c[2] as f32))
-        .collect();
-    if let Some((vertex, v)) = positions.iter().enumerate().find(|(_, v)| !v.is_finite()) {
-        return Err(SceneError::NonFinitePosition {
-            path: at.loader.path.clone(),
-            mesh: at.mesh.to_string(),
-            primitive: at.primitive,
-            vertex,
-            value: v.to_array(),
-        });
-    }
-    Ok(positions)
-}
-
-/// The index list, every entry naming one of the `n` vertices.
-fn read_indices(
-    at: &PrimitiveAt,
-    acc: json::Index<json::Accessor>,
-    n: usize,
-) -> Result<Vec<u32>, SceneError> {
-    let raw = at.read(
-        acc,
-        Type::Scalar,
-        &[ComponentType::U8, ComponentType::U16, ComponentType::U32],
-        "indices",
-    )?;
-    let list: Vec<u32> = raw.into_iter().map(|v| v as u32).collect();
-    if let Some((entry, &value)) = list.iter().enumerate().find(|(_, &i)| i as usize >= n) {
-        return Err(SceneError::IndexOutOfRange {
-            path: at.loader.path.clone(),
-            mesh: at.mesh.to_string(),
-            primitive: at.primitive,
-            entry,
-            value,
-            vertex_count: n,
-        });
-    }
-    Ok(list)
-}
-
-/// The vertex order of `mode` as a triangle list.
-fn triangle_list(
-    at: &PrimitiveAt,
-    mode: json::mesh::Mode,
-    order: Vec<u32>,
-) -> Result<Vec<u32>, SceneError> {
-    use json::mesh::Mode;
-    Ok(match mode {
-        Mode::Triangles => {
-            if order.len() % 3 != 0 {
-                return Err(at.err(format!(
-                    "TRIANGLES with {} indices, not a multiple of 3; the mesh is corrupt",
-                    order.len()
-                )));
-            }
-            order
-        }
-        Mode::TriangleStrip => strip_to_list(&order),
-        _ => fan_to_list(&order),
-    })
-}
-
-/// NORMAL, one per vertex; a zero or NaN normal is replaced by the `generated` one.
-fn read_normals(
-    at: &PrimitiveAt,
-    acc: json::Index<json::Accessor>,
-    generated: Vec<Vec3>,
-) -> Result<Vec<Vec3>, SceneError> {
-    let n = generated.len();
-    let raw = at.read(acc, Type::Vec3, &[ComponentType::F32], "NORMAL")?;
-    if raw.len() != n * 3 {
-        return Err(at.err(format!(
-            "NORMAL has {} entries but POSITION has {n}",
-            raw.len() / 3
-        )));
-    }
-    Ok(raw
-        .chunks_exact(3)
-        .zip(&generated)
-        .map(|(c, g)| {
-            let v = Vec3::new(c[0] as f32, c[1] as f32, c[2] as f32);
-            // Zero or NaN normals happen in exports; fall back to the faces'.
-            v.try_normalize().unwrap_or(*g)
-        })
-        .collect())
-}
-
-/// TEXCOORD_0 as f32 pairs: float, or normalised unsigned byte/short (glTF §3.7.2.1).
-fn read_uvs(
-    loader: &Loader,
-    acc: json::Index<json::Accessor>,
-    n: usize,
-) -> Result<Vec<Vec2>, String> {
-    use ComponentType::{F32, U16, U8};
-    let integer = loader.root.accessors.get(acc.value()).is_some_and(|a| {
-        matches!(a.component_type, Checked::Valid(json::accessor::GenericComponentType(c)) if c != F32)
-            && !a.normalized
-    });
-    if integer {
-        return Err(format!(
-            "accessor {} holds integers but is not normalized; glTF requires normalized \
-             UNSIGNED_BYTE/UNSIGNED_SHORT texture coordinates",
-            acc.value()
-        ));
-    }
-    let raw = accessor::read(
-        &loader.root,
-        &loader.buffers,
-        acc,
-        Type::Vec2,
-        &[F32, U8, U16],
-    )?;
-    if raw.len() != n * 2 {
-        return Err(format!(
-            "has {} entries but POSITION has {n}",
-            raw.len() / 2
-        ));
-    }
-    let uvs: Vec<Vec2> = raw
-        .chunks_exact(2)
-        .map(|c| Vec2::new(c[0] as f32, c[1] as f32))
-        .collect();
-    if let Some((vertex, uv)) = uvs.iter().enumerate().find(|(_, v)| !v.is_finite()) {
-        return Err(format!("vertex {vertex} has a non-finite UV {uv}"));
-    }
-    Ok(uvs)
-}
-
-/// glTF §3.7.2.1: triangle i of a strip is (v_i, v_{i+1+i%2}, v_{i+2-i%2}).
-fn strip_to_list(v: &[u32]) -> Vec<u32> {
-    let mut out = Vec::with_capacity(v.len().saturating_sub(2) * 3);
-    for i in 0..v.len().saturating_sub(2) {
-        out.extend_from_slice(&[v[i], v[i + 1 + i % 2], v[i + 2 - i % 2]]);
-    }
-    out
-}
-
-/// glTF §3.7.2.1: triangle i of a fan is (v_{i+1}, v_{i+2}, v_0).
-fn fan_to_list(v: &[u32]) -> Vec<u32> {
-    let mut out = Vec::with_capacity(v.len().saturating_sub(2) * 3);
-    for i in 0..v.len().saturating_sub(2) {
-        out.extend_from_slice(&[v[i + 1], v[i + 2], v[0]]);
-    }
-    out
-}
-
-/// Area-weighted vertex normals (the unnormalised cross product is twice the area).
-/// Vertices on no proper triangle get +z so that every normal is a unit vector.
-pub(crate) fn face_normals(positions: &[Vec3], indices: &[u32]) -> Vec<Vec3> {
-    let mut acc = vec![Vec3::ZERO; positions.len()];
-    for t in indices.chunks_exact(3) {
-        let [a, b, c] = [t[0] as usize, t[1] as usize, t[2] as usize];
-        let n = (positions[b] - positions[a]).cross(positions[c] - positions[a]);
-        acc[a] += n;
-        acc[b] += n;
-        acc[c] += n;
-    }
-    acc.into_iter()
-        .map(|n| n.try_normalize().unwrap_or(Vec3::Z))
-        .collect()
 }

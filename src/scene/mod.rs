@@ -1,7 +1,10 @@
 //! Scenes: glTF import into a z-up world, and the procedural scene generator.
 //!
-//! * [`load_scene`] reads .gltf/.glb (see `load.rs` for the rules: y-up → z-up turn,
-//!   instance ids, class inheritance, strips/fans, generated normals).
+//! * [`load_scene`] / [`load_scene_with`] read .gltf/.glb (see `load.rs` for the rules:
+//!   y-up → z-up turn, instance ids, class inheritance, strips/fans, generated normals,
+//!   degenerate triangles; `extensions.rs` for the glTF extensions read; `files.rs` for
+//!   where buffer and image files may lie). What the loader skipped or simplified is in
+//!   [`Scene::warnings`].
 //! * [`generate`] / [`write_scene`] build the [`ProceduralScene`]s as glTF; the files
 //!   under `scenes/` are their output and a test keeps them in step with the code.
 //! * Node `extras.class` names a [`SemanticClass`]; material `extras.ir_material` names
@@ -16,23 +19,31 @@ mod accessor;
 pub mod base64;
 mod class;
 mod error;
+mod extensions;
+mod files;
 mod foliage;
 mod geometry;
 mod gltf_write;
 mod load;
 mod material_scenes;
+mod primitive;
 mod procedural;
 mod street;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
 mod tests_alpha;
+#[cfg(test)]
+mod tests_exporters;
 mod texture;
+mod walk;
+mod warning;
 
 pub use class::SemanticClass;
 pub use error::SceneError;
+pub use extensions::READ_EXTENSIONS;
 pub use gltf_write::GltfDocument;
-pub use load::{load_from_bytes, load_scene, Y_UP_TO_Z_UP};
+pub use load::{load_from_bytes, load_scene, load_scene_with, SceneLoadOptions, Y_UP_TO_Z_UP};
 pub use procedural::{
     by_name, generate, write_scene, ProceduralScene, DEFAULT_TARGET_IR, FOLIAGE_LAYER_SPACING,
     GLASS_WALL_GAP, RETRO_SIGN_WALL_GAP, RETRO_SIGN_WALL_HALF_SIZE, SCENE_CATALOGUE,
@@ -41,6 +52,8 @@ pub use procedural::{
 pub use texture::{
     sample_alpha, AlphaTexture, WRAP_CLAMP_TO_EDGE, WRAP_MIRRORED_REPEAT, WRAP_REPEAT,
 };
+pub use walk::MAX_INSTANCES;
+pub use warning::SceneWarning;
 
 use glam::{Mat4, Vec2, Vec3};
 
@@ -115,6 +128,9 @@ pub struct SceneMaterial {
     /// MASK materials with a PNG texture. `None` (opaque texture alpha) for everything
     /// else, including JPEG textures, which have no alpha channel.
     pub alpha_texture: Option<u32>,
+    /// `KHR_materials_transmission` `transmissionFactor` (0: opaque, glTF's default); a
+    /// material with transmission > 0 and no IR material named is transparent.
+    pub transmission: f32,
 }
 
 impl Default for SceneMaterial {
@@ -127,6 +143,7 @@ impl Default for SceneMaterial {
             alpha_cutoff: 0.5,
             base_color: [1.0; 4],
             alpha_texture: None,
+            transmission: 0.0,
         }
     }
 }
@@ -196,4 +213,6 @@ pub struct Scene {
     pub materials: Vec<SceneMaterial>,
     /// Alpha channels of the masked materials' textures (`SceneMaterial::alpha_texture`).
     pub alpha_textures: Vec<AlphaTexture>,
+    /// What the loader skipped or simplified (for the caller to show).
+    pub warnings: Vec<SceneWarning>,
 }

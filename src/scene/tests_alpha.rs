@@ -433,12 +433,23 @@ fn jpeg_textures_are_opaque_and_other_formats_are_errors() {
     assert_eq!(scene.materials[0].alpha_texture, None);
     assert!(scene.alpha_textures.is_empty());
     assert!(!scene.is_masked_out(0, Vec2::new(0.7, 0.5)));
+    // The caller is told, as data.
+    assert!(
+        matches!(&scene.warnings[..], [SceneWarning::JpegMask { image, .. }] if image.contains("\"half\"")),
+        "{:?}",
+        scene.warnings
+    );
 
     let e = expect_err(round_trip(&masked_doc(b"GIF89a....", 1.0), "gif.glb"));
     let msg = e.to_string();
     assert!(matches!(e, SceneError::Image { .. }), "{msg}");
     assert!(
         msg.contains("image 0 \"half\"") && msg.contains("neither PNG nor JPEG"),
+        "{msg}"
+    );
+    // The file's bytes are not echoed.
+    assert!(
+        !msg.contains("GIF89a") && !msg.contains("47 49 46"),
         "{msg}"
     );
 }
