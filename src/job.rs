@@ -15,6 +15,10 @@ use crate::sensor::{Pose, Sensor, SubRaySample};
 use crate::sim::{to_point_cloud, FrameOutput, FrameSettings, Simulator, Sun};
 use std::path::{Path, PathBuf};
 
+/// Frames a job writes at most: frame_000000 to frame_999999 (and the frame number
+/// keys the noise as a 32-bit value).
+pub const MAX_FRAMES: u64 = 1_000_000;
+
 /// Everything `beamtrace run` needs.
 pub struct JobOptions {
     pub scene: Scene,
@@ -66,6 +70,9 @@ pub fn run_job(
 ) -> Result<JobReport, JobError> {
     if opts.frames == 0 {
         return Err(JobError::NoFrames);
+    }
+    if opts.frames > MAX_FRAMES {
+        return Err(JobError::TooManyFrames(opts.frames));
     }
     if !opts.vehicle_pose.is_finite() {
         return Err(JobError::NonFinitePose);

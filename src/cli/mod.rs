@@ -49,6 +49,15 @@ enum Command {
     Scene(SceneArgs),
     /// Measure GPU pass times and rays/s on a scene (thin rays).
     Bench(bench::BenchArgs),
+    /// Print a shell completion script, e.g. `beamtrace completions bash >
+    /// ~/.local/share/bash-completion/completions/beamtrace`.
+    Completions(CompletionsArgs),
+}
+
+#[derive(clap::Args)]
+struct CompletionsArgs {
+    /// The shell: bash, zsh, fish, elvish or powershell.
+    shell: clap_complete::Shell,
 }
 
 #[derive(clap::Args)]
@@ -78,10 +87,7 @@ pub fn main() -> Result<()> {
         Command::Run(args) => run::run(args),
         Command::Sensors(args) => match args.detail {
             Some(name) => info::print_sensor_detail(&name),
-            None => {
-                info::print_sensors();
-                Ok(())
-            }
+            None => info::print_sensors(),
         },
         Command::Info => info::info(),
         Command::Scene(args) => {
@@ -91,6 +97,11 @@ pub fn main() -> Result<()> {
             Ok(())
         }
         Command::Bench(args) => bench::bench(&args),
+        Command::Completions(args) => {
+            let mut cmd = <Cli as clap::CommandFactory>::command();
+            clap_complete::generate(args.shell, &mut cmd, "beamtrace", &mut std::io::stdout());
+            Ok(())
+        }
     }
 }
 
