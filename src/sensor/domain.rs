@@ -187,6 +187,23 @@ pub const TABLE: &[(&str, Domain)] = &[
     ("grid.v_fov_deg, elevations", ELEVATION),
 ];
 
+/// Every size bound with what it bounds, in the order of the docs' table.
+pub const SIZES: &[(&str, u64)] = &[
+    ("beams per frame (columns × rings, points, CSV lines)", MAX_BEAMS),
+    ("pattern.columns, grid columns, explicit azimuths", MAX_COLUMNS as u64),
+    (
+        "rings: channels, lines, grid rows, explicit elevations, CSV ring + 1",
+        MAX_CHANNELS as u64,
+    ),
+    ("beam.subrays", super::MAX_SUBRAYS as u64),
+    ("detector.max_returns", super::detector::MAX_RETURNS as u64),
+    ("samples of a kernel slice", MAX_SLICE_SAMPLES as u64),
+    ("pixels per side of a kernel image", MAX_TABLE_SIDE as u64),
+    ("multi_spot spots", MAX_SPOTS as u64),
+    ("waveform bins per pulse (10 σ_r / Δr)", MAX_PULSE_BINS as u64),
+    ("characters of `name`", MAX_NAME_CHARS as u64),
+];
+
 /// A count (columns, lines, points, channels) of 1..=`max`.
 pub(crate) fn count(field: &str, v: u64, max: u32) -> Result<u32, SensorError> {
     if (1..=u64::from(max)).contains(&v) {
@@ -269,6 +286,19 @@ mod tests {
         let e = beams("columns", 16, u64::from(u32::MAX)).unwrap_err().to_string();
         assert!(e.contains("68719476720 beams") && e.contains("16777216"), "{e}");
         assert!(beams("columns", u64::MAX, u64::MAX).is_err());
+    }
+
+    #[test]
+    fn the_design_tables_list_every_domain_and_bound() {
+        let design = include_str!("../../docs/DESIGN.md");
+        for (fields, d) in TABLE {
+            let row = format!("| {fields} | {} |", d.describe());
+            assert!(design.contains(&row), "docs/DESIGN.md lacks the row\n{row}");
+        }
+        for (what, max) in SIZES {
+            let row = format!("| {what} | {max} |");
+            assert!(design.contains(&row), "docs/DESIGN.md lacks the row\n{row}");
+        }
     }
 
     #[test]

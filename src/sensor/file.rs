@@ -17,8 +17,10 @@
 //!
 //! `beam`, `detector` and `noise` are described in `file_beam.rs`.
 //! A preset supplies range, frame rate, wavelength, detection pair, beam and detector;
-//! the file overrides any of them. Other patterns start from [`GENERIC`] values. A relative `csv`
-//! path is taken relative to the YAML file's folder.
+//! the file overrides any of them. Other patterns start from [`GENERIC`] values. A `csv`
+//! path is taken relative to the YAML file's folder and must lie inside it unless the
+//! [`PathPolicy`] allows any path. Every value is checked against its domain
+//! (`domain.rs`), every size against its bound before anything is built.
 
 use super::csv_pattern::{check_times, load_csv};
 use super::file_beam::{
