@@ -40,7 +40,8 @@
 //! as well as shorten it; R_L must stay > 0 from the minimum range on. Every field is
 //! optional and overrides the preset's value.
 //! With `return_mode` but no `max_returns`, max_returns becomes 1 (strongest, first,
-//! last), 2 (the duals) or 8 (all). A relative CSV path is relative to the YAML file.
+//! last), 2 (the duals) or 8 (all). A CSV path is relative to the YAML file's folder
+//! and must lie inside it (unless the loader's `PathPolicy` allows any path).
 //!
 //! Dual returns differ by vendor: `dual_strongest_last` is Velodyne's (the strongest
 //! and the last echo; the second strongest and the last when the strongest is the
