@@ -9,10 +9,10 @@ pub use error::JobError;
 
 use crate::gpu::{Context, ContextOptions};
 use crate::material::{MaterialDb, MaterialMapping};
+use crate::model::FrameExtent;
 use crate::output::{frame_file_name, write_cloud, write_picture, Format, PictureOptions};
 use crate::scene::Scene;
 use crate::sensor::{Pose, Sensor, SubRaySample};
-use crate::model::FrameExtent;
 use crate::sim::memory::check_frame_memory;
 use crate::sim::{to_point_cloud, FrameOutput, FrameSettings, Simulator, Sun};
 use std::path::{Path, PathBuf};

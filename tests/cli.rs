@@ -425,7 +425,10 @@ fn negative_numbers_are_values_of_position_sun_and_yaw() {
     for (p, q) in sensor_frame.points.iter().zip(&world.points) {
         let expected = glam::Vec3::new(-5.0 + p.y, -p.x, -1.8 + p.z + h);
         let err = (glam::Vec3::new(q.x, q.y, q.z) - expected).length();
-        assert!(err < 1e-3 + 1e-6 * p.range, "{p:?} → {q:?}, expected {expected}");
+        assert!(
+            err < 1e-3 + 1e-6 * p.range,
+            "{p:?} → {q:?}, expected {expected}"
+        );
     }
 }
 
@@ -575,7 +578,14 @@ fn sensors_lists_presets() {
 fn completions_name_the_commands_and_their_options() {
     let bash = beamtrace(&["completions", "bash"]);
     assert!(bash.success, "{}", bash.stderr);
-    for word in ["run", "sensors", "bench", "--sensor", "--sun", "completions"] {
+    for word in [
+        "run",
+        "sensors",
+        "bench",
+        "--sensor",
+        "--sun",
+        "completions",
+    ] {
         assert!(bash.stdout.contains(word), "bash completions lack {word}");
     }
     // fish writes long options as `-l sensor`, the others as `--sensor`.
@@ -586,7 +596,11 @@ fn completions_name_the_commands_and_their_options() {
         ("powershell", "--sensor"),
     ] {
         let o = beamtrace(&["completions", shell]);
-        assert!(o.success && o.stdout.contains(option), "{shell}: {}", o.stderr);
+        assert!(
+            o.success && o.stdout.contains(option),
+            "{shell}: {}",
+            o.stderr
+        );
     }
     let bad = beamtrace(&["completions", "tcsh"]);
     assert_eq!(bad.code, Some(2), "{}", bad.stderr);

@@ -7,7 +7,7 @@
 mod depth;
 mod paths;
 
-pub use depth::{nesting_error, MAX_DEPTH};
+pub use depth::{nesting_error, TooDeep, MAX_DEPTH};
 pub use paths::{confine, PathError, PathPolicy};
 
 use serde::de::DeserializeOwned;
@@ -246,7 +246,10 @@ mod tests {
         std::fs::write(&p, "a".repeat(101)).unwrap();
         assert_eq!(read_text(&p, 101).unwrap().len(), 101);
         let err = read_text(&p, 100).unwrap_err().to_string();
-        assert!(err.contains("big.yaml") && err.contains("100 bytes"), "{err}");
+        assert!(
+            err.contains("big.yaml") && err.contains("100 bytes"),
+            "{err}"
+        );
     }
 
     #[cfg(unix)]

@@ -127,7 +127,11 @@ fn parse_row(fields: &[&str], line: usize) -> Result<Row, String> {
     let az = num(0, "azimuth (deg)", domain::AZIMUTH)?;
     let el = num(1, "elevation (deg)", domain::ELEVATION)?;
     let t = if fields.len() >= 3 {
-        Some(num(2, "firing time (s)", Domain::closed(0.0, 1000.0, " s"))?)
+        Some(num(
+            2,
+            "firing time (s)",
+            Domain::closed(0.0, 1000.0, " s"),
+        )?)
     } else {
         None
     };
@@ -277,7 +281,10 @@ mod tests {
             .unwrap()
             .to_string();
         assert!(err.starts_with("dir/p.csv:3:"), "{err}");
-        assert!(err.contains("column 2") && err.contains("elevation"), "{err}");
+        assert!(
+            err.contains("column 2") && err.contains("elevation"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -26,8 +26,8 @@
 
 use super::domain::{self, Domain};
 use super::{Detection, SensorError};
-use crate::contract::PAD_SIGMAS;
 pub use crate::contract::MAX_RETURNS;
+use crate::contract::PAD_SIGMAS;
 use serde::Deserialize;
 
 /// Speed of light (m/s).
@@ -203,13 +203,21 @@ fn check(field: &str, domain: Domain, v: f32) -> Result<(), SensorError> {
 impl Noise {
     /// Every noise parameter within its domain; errors name the `noise.…` field.
     pub fn validate(&self) -> Result<(), SensorError> {
-        check("noise.range_sigma_m", domain::RANGE_SIGMA, self.range_sigma_m)?;
+        check(
+            "noise.range_sigma_m",
+            domain::RANGE_SIGMA,
+            self.range_sigma_m,
+        )?;
         check(
             "noise.range_sigma_snr_m",
             domain::RANGE_SIGMA,
             self.range_sigma_snr_m,
         )?;
-        check("noise.amplitude_rel", domain::RELATIVE_NOISE, self.amplitude_rel)?;
+        check(
+            "noise.amplitude_rel",
+            domain::RELATIVE_NOISE,
+            self.amplitude_rel,
+        )?;
         check("noise.pd_width", domain::RELATIVE_NOISE, self.pd_width)?;
         check(
             "noise.false_alarm_rate",

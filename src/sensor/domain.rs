@@ -60,7 +60,13 @@ impl Domain {
     }
 
     pub fn contains(&self, v: f64) -> bool {
-        v.is_finite() && v <= self.hi && if self.lo_open { v > self.lo } else { v >= self.lo }
+        v.is_finite()
+            && v <= self.hi
+            && if self.lo_open {
+                v > self.lo
+            } else {
+                v >= self.lo
+            }
     }
 
     /// "0 < x ≤ 10°", as the docs and messages write it.
@@ -189,8 +195,14 @@ pub const TABLE: &[(&str, Domain)] = &[
 
 /// Every size bound with what it bounds, in the order of the docs' table.
 pub const SIZES: &[(&str, u64)] = &[
-    ("beams per frame (columns × rings, points, CSV lines)", MAX_BEAMS),
-    ("pattern.columns, grid columns, explicit azimuths", MAX_COLUMNS as u64),
+    (
+        "beams per frame (columns × rings, points, CSV lines)",
+        MAX_BEAMS,
+    ),
+    (
+        "pattern.columns, grid columns, explicit azimuths",
+        MAX_COLUMNS as u64,
+    ),
     (
         "rings: channels, lines, grid rows, explicit elevations, CSV ring + 1",
         MAX_CHANNELS as u64,
@@ -200,7 +212,10 @@ pub const SIZES: &[(&str, u64)] = &[
     ("samples of a kernel slice", MAX_SLICE_SAMPLES as u64),
     ("pixels per side of a kernel image", MAX_TABLE_SIDE as u64),
     ("multi_spot spots", MAX_SPOTS as u64),
-    ("waveform bins per pulse (10 σ_r / Δr)", MAX_PULSE_BINS as u64),
+    (
+        "waveform bins per pulse (10 σ_r / Δr)",
+        MAX_PULSE_BINS as u64,
+    ),
     ("characters of `name`", MAX_NAME_CHARS as u64),
 ];
 
@@ -276,15 +291,22 @@ mod tests {
             e,
             "beam.kernel.divergence_deg[0]: must be a finite number with 0 < x ≤ 10°, got 720°"
         );
-        let e = FALSE_ALARM_RATE.check("noise.false_alarm_rate", 1e30).unwrap_err();
+        let e = FALSE_ALARM_RATE
+            .check("noise.false_alarm_rate", 1e30)
+            .unwrap_err();
         assert!(e.to_string().contains("0 ≤ x ≤ 1, got 1e30"), "{e}");
     }
 
     #[test]
     fn beam_counts_are_refused_before_they_overflow() {
         assert_eq!(beams("columns", 16, 1024).unwrap(), 16 * 1024);
-        let e = beams("columns", 16, u64::from(u32::MAX)).unwrap_err().to_string();
-        assert!(e.contains("68719476720 beams") && e.contains("16777216"), "{e}");
+        let e = beams("columns", 16, u64::from(u32::MAX))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("68719476720 beams") && e.contains("16777216"),
+            "{e}"
+        );
         assert!(beams("columns", u64::MAX, u64::MAX).is_err());
     }
 
@@ -308,6 +330,9 @@ mod tests {
         let long = check_name(&"a".repeat(MAX_NAME_CHARS + 1)).unwrap_err();
         assert!(long.to_string().contains("129"), "{long}");
         assert!(check_name("").is_err());
-        assert!(check_name("a\nb").unwrap_err().to_string().contains("character 2"));
+        assert!(check_name("a\nb")
+            .unwrap_err()
+            .to_string()
+            .contains("character 2"));
     }
 }

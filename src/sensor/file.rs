@@ -23,6 +23,8 @@
 //! (`domain.rs`), every size against its bound before anything is built.
 
 use super::csv_pattern::{check_times, load_csv};
+use super::domain::{self, check_name, MAX_NAME_CHARS};
+use super::file_beam::Source;
 use super::file_beam::{
     apply_beam, apply_detector, apply_noise, check_curve, BeamSpec, DetectorSpec, NoiseSpec,
 };
@@ -32,8 +34,6 @@ use super::presets::preset_with;
 use super::{
     default_mount, Detection, Detector, Pose, PresetOptions, Sampling, Sensor, SensorError,
 };
-use super::domain::{self, check_name, MAX_NAME_CHARS};
-use super::file_beam::Source;
 use crate::config::{load_yaml, set_given, ConfigError, PathPolicy};
 use glam::Vec3;
 use serde::Deserialize;
@@ -386,8 +386,18 @@ fn apply_overrides(sensor: &mut Sensor, file: SensorFile, src: &Source) -> Resul
     let path = src.yaml;
     set_given(&mut sensor.name, file.name);
     if let Some(m) = &file.mount {
-        check3(path, "mount.translation", domain::MOUNT_TRANSLATION, m.translation)?;
-        check3(path, "mount.rotation_deg", domain::MOUNT_ROTATION, m.rotation_deg)?;
+        check3(
+            path,
+            "mount.translation",
+            domain::MOUNT_TRANSLATION,
+            m.translation,
+        )?;
+        check3(
+            path,
+            "mount.rotation_deg",
+            domain::MOUNT_ROTATION,
+            m.rotation_deg,
+        )?;
         let [roll, pitch, yaw] = m.rotation_deg.map(f32::to_radians);
         sensor.mount = Pose::from_translation_rpy(Vec3::from(m.translation), roll, pitch, yaw);
     }

@@ -52,9 +52,9 @@
 use super::detector::{
     Detector, DualPolicy, Noise, RangeCurve, RangeEstimator, ReturnMode, MAX_RETURNS,
 };
+use super::domain::{KERNEL_OFFSET, KERNEL_VALUE, MAX_SLICE_SAMPLES, MAX_TABLE_SIDE};
 use super::kernel::{BeamKernel, Sampling, Spot, Table1d, KERNEL};
 use super::{Detection, Sensor, SensorError};
-use super::domain::{KERNEL_OFFSET, KERNEL_VALUE, MAX_SLICE_SAMPLES, MAX_TABLE_SIDE};
 use crate::config::{confine, first_foreign, read_text, set_given, ConfigError, PathPolicy};
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
@@ -224,7 +224,11 @@ impl Source<'_> {
 }
 
 /// Applies the `beam` section to `sensor`.
-pub(super) fn apply_beam(sensor: &mut Sensor, b: BeamSpec, src: &Source) -> Result<(), SensorError> {
+pub(super) fn apply_beam(
+    sensor: &mut Sensor,
+    b: BeamSpec,
+    src: &Source,
+) -> Result<(), SensorError> {
     if let Some(k) = b.kernel {
         sensor.kernel = kernel(k, src)?;
     }
@@ -553,9 +557,7 @@ fn image_csv(path: &Path) -> Result<(u32, u32, Vec<f32>), SensorError> {
             return Err(csv_err(
                 path,
                 line,
-                format!(
-                    "a kernel image holds at most {MAX_TABLE_SIDE} × {MAX_TABLE_SIDE} values"
-                ),
+                format!("a kernel image holds at most {MAX_TABLE_SIDE} × {MAX_TABLE_SIDE} values"),
             ));
         }
         for (col, c) in cells.iter().enumerate() {

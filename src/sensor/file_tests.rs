@@ -309,7 +309,9 @@ fn every_domain_names_its_field_and_range() {
     for (text, field) in cases {
         let e = parse_err(&text);
         assert!(
-            e.starts_with(&format!("s.yaml: field `{field}`: must be a finite number with ")),
+            e.starts_with(&format!(
+                "s.yaml: field `{field}`: must be a finite number with "
+            )),
             "{text:?} should name `{field}` and its range: {e}"
         );
     }
@@ -353,18 +355,31 @@ fn sizes_are_refused_from_their_counts_before_anything_is_made() {
             e.starts_with(&format!("s.yaml: field `{field}")),
             "{text:?} should name `{field}`: {e}"
         );
-        assert!(t.elapsed().as_secs_f64() < 1.0, "{text:?}: {:?}", t.elapsed());
+        assert!(
+            t.elapsed().as_secs_f64() < 1.0,
+            "{text:?}: {:?}",
+            t.elapsed()
+        );
     }
 }
 
 #[test]
 fn names_are_bounded_and_printable() {
-    let e = parse_err(&format!("name: {}\npattern: {{ preset: vlp-16 }}\n", "n".repeat(129)));
-    assert!(e.starts_with("s.yaml: field `name`: must be 1 to 128"), "{e}");
+    let e = parse_err(&format!(
+        "name: {}\npattern: {{ preset: vlp-16 }}\n",
+        "n".repeat(129)
+    ));
+    assert!(
+        e.starts_with("s.yaml: field `name`: must be 1 to 128"),
+        "{e}"
+    );
     assert!(!e.contains(&"n".repeat(41)), "the name is echoed: {e}");
     let e = parse_err("name: \"a\\tb\"\npattern: { preset: vlp-16 }\n");
     assert!(e.contains("field `name`") && e.contains("printable"), "{e}");
-    let s = parse(&format!("name: {}\npattern: {{ preset: vlp-16 }}\n", "n".repeat(128)));
+    let s = parse(&format!(
+        "name: {}\npattern: {{ preset: vlp-16 }}\n",
+        "n".repeat(128)
+    ));
     assert_eq!(s.unwrap().name.len(), 128);
 }
 
@@ -380,10 +395,18 @@ fn csv_paths_stay_in_the_sensor_folder_unless_allowed() {
         std::fs::write(&yaml, format!("pattern: {{ csv: \"{csv}\" }}\n")).unwrap();
         load_sensor_with(yaml.to_str().unwrap(), policy)
     };
-    assert_eq!(load("inside.csv", PathPolicy::default()).unwrap().beams.len(), 1);
+    assert_eq!(
+        load("inside.csv", PathPolicy::default())
+            .unwrap()
+            .beams
+            .len(),
+        1
+    );
     let outside = dir.path().join("beams.csv");
     for climbing in ["../beams.csv", outside.to_str().unwrap()] {
-        let e = load(climbing, PathPolicy::default()).unwrap_err().to_string();
+        let e = load(climbing, PathPolicy::default())
+            .unwrap_err()
+            .to_string();
         assert!(
             e.contains("field `pattern.csv`") && e.contains("--allow-outside-paths"),
             "{e}"
@@ -393,6 +416,11 @@ fn csv_paths_stay_in_the_sensor_folder_unless_allowed() {
     }
     // Allowed to read a file that is not a beam list, the error still quotes none of it.
     std::fs::write(dir.path().join("secret.csv"), "user:topsecret:0\n").unwrap();
-    let e = load("../secret.csv", PathPolicy::Anywhere).unwrap_err().to_string();
-    assert!(e.contains("secret.csv:1:") && !e.contains("topsecret"), "{e}");
+    let e = load("../secret.csv", PathPolicy::Anywhere)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("secret.csv:1:") && !e.contains("topsecret"),
+        "{e}"
+    );
 }

@@ -295,7 +295,6 @@ fn validate_spots(spots: &[Spot]) -> Result<(), SensorError> {
     Ok(())
 }
 
-
 /// The axis-aligned box [h0, h1] × [v0, v1] (rad) outside which a kernel is (nearly) zero.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Support {
@@ -341,7 +340,10 @@ impl BeamKernel {
             } => {
                 positive_pair(&format!("{KERNEL}.core_divergence_deg"), *core_h, *core_v)?;
                 positive_pair(&format!("{KERNEL}.halo_divergence_deg"), *halo_h, *halo_v)?;
-                HALO_FRACTION.check(&format!("{KERNEL}.halo_fraction"), f64::from(*halo_fraction))
+                HALO_FRACTION.check(
+                    &format!("{KERNEL}.halo_fraction"),
+                    f64::from(*halo_fraction),
+                )
             }
             BeamKernel::Separable { h, v } => {
                 h.validate(&format!("{KERNEL}.h"))?;

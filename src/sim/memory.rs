@@ -117,9 +117,8 @@ impl MemoryNeed {
                 &format!("the device binds at most {} per buffer", size(max_buffer)),
             ));
         }
-        let largest = |f: &dyn Fn(&MemoryHeap) -> bool| {
-            heaps.iter().filter(|h| f(h)).map(|h| h.size).max()
-        };
+        let largest =
+            |f: &dyn Fn(&MemoryHeap) -> bool| heaps.iter().filter(|h| f(h)).map(|h| h.size).max();
         let device = total(&self.device);
         if let Some(heap) = largest(&|h| h.device_local) {
             if device > heap {
@@ -212,10 +211,7 @@ pub fn size(b: u64) -> String {
 
 /// Checks frames of `extent` against `ctx`'s heaps, its largest storage buffer and the
 /// host's free memory; nothing is allocated.
-pub fn check_frame_memory(
-    ctx: &crate::gpu::Context,
-    extent: &FrameExtent,
-) -> Result<(), SimError> {
+pub fn check_frame_memory(ctx: &crate::gpu::Context, extent: &FrameExtent) -> Result<(), SimError> {
     MemoryNeed::of(extent).check(
         &ctx.memory_heaps,
         ctx.limits.max_storage_buffer_range,
@@ -275,7 +271,10 @@ mod tests {
         };
         let need = MemoryNeed::of(&e);
         let get = |what: &str| need.device.iter().find(|p| p.what == what).unwrap().bytes;
-        assert_eq!(get("sub-ray records"), 27_000 * size_of::<GpuRecord>() as u64);
+        assert_eq!(
+            get("sub-ray records"),
+            27_000 * size_of::<GpuRecord>() as u64
+        );
         assert_eq!(get("echoes"), 2000 * size_of::<GpuEcho>() as u64);
         assert_eq!(get("echo counts"), 4000);
         assert_eq!(
@@ -291,7 +290,10 @@ mod tests {
         let need = MemoryNeed::of(&extent(16 * u64::from(u32::MAX), 9));
         let heaps = [heap(24 * GB, true, true)];
         let e = need.check(&heaps, u64::MAX, None).unwrap_err().to_string();
-        assert!(e.contains("of device memory") && e.contains("the device has 24.0 GB"), "{e}");
+        assert!(
+            e.contains("of device memory") && e.contains("the device has 24.0 GB"),
+            "{e}"
+        );
         assert!(e.contains("sub-ray records") && e.contains("TB"), "{e}");
     }
 
