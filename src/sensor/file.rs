@@ -24,9 +24,8 @@
 
 use super::csv_pattern::{check_times, load_csv};
 use super::domain::{self, check_name, MAX_NAME_CHARS};
-use super::file_beam::Source;
 use super::file_beam::{
-    apply_beam, apply_detector, apply_noise, check_curve, BeamSpec, DetectorSpec, NoiseSpec,
+    apply_beam, apply_detector, apply_noise, check_curve, BeamSpec, DetectorSpec, NoiseSpec, Source,
 };
 use super::kernel::BeamKernel;
 use super::patterns::{self, ExplicitSpec, GridSpec, Pattern};
