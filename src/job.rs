@@ -9,11 +9,17 @@ pub use error::JobError;
 
 use crate::gpu::{Context, ContextOptions};
 use crate::material::{MaterialDb, MaterialMapping};
+use crate::model::FrameExtent;
 use crate::output::{frame_file_name, write_cloud, write_picture, Format, PictureOptions};
 use crate::scene::{Scene, SceneLoadOptions};
 use crate::sensor::{Pose, Sensor, SubRaySample};
+use crate::sim::memory::check_frame_memory;
 use crate::sim::{to_point_cloud, FrameOutput, FrameSettings, Simulator, Sun};
 use std::path::{Path, PathBuf};
+
+/// Frames a job writes at most: frame_000000 to frame_999999 (and the frame number
+/// keys the noise as a 32-bit value).
+pub const MAX_FRAMES: u64 = 1_000_000;
 
 /// Everything `beamtrace run` needs.
 pub struct JobOptions {
@@ -67,6 +73,9 @@ pub fn run_job(
     if opts.frames == 0 {
         return Err(JobError::NoFrames);
     }
+    if opts.frames > MAX_FRAMES {
+        return Err(JobError::TooManyFrames(opts.frames));
+    }
     if !opts.vehicle_pose.is_finite() {
         return Err(JobError::NonFinitePose);
     }
@@ -78,6 +87,10 @@ pub fn run_job(
             source,
         })?;
     let ctx = Context::new(&opts.device).map_err(JobError::Device)?;
+    let subrays = sensor_subrays(&opts.sensor)?;
+    // Before the scene is uploaded: frames that cannot fit even with one record slot
+    // per sub-ray (the fewest a scene needs) are refused now; set_sensor checks again.
+    check_frame_memory(&ctx, &frame_extent(&opts.sensor, subrays.len(), 1))?;
     create_out_dir(&opts.out_dir)?;
     // Each material's values at the sensor's wavelength (nearest given within 50 nm).
     let materials = opts.materials.for_wavelength(opts.sensor.wavelength_nm);
@@ -88,7 +101,6 @@ pub fn run_job(
                 source,
             }
         })?;
-    let subrays = sensor_subrays(&opts.sensor)?;
     sim.set_sensor(
         &opts.sensor.beams,
         &subrays,
@@ -188,6 +200,16 @@ pub fn sensor_subrays(sensor: &Sensor) -> Result<Vec<SubRaySample>, JobError> {
         sensor: sensor.name.clone(),
         source,
     })
+}
+
+/// The counts of a frame of `sensor` traced with `subrays` sub-rays of `slots` records.
+pub fn frame_extent(sensor: &Sensor, subrays: usize, slots: u32) -> FrameExtent {
+    FrameExtent {
+        beams: sensor.beams.len() as u64,
+        subrays: subrays as u64,
+        slots: u64::from(slots),
+        max_returns: u64::from(sensor.detector.max_returns),
+    }
 }
 
 /// The per-frame inputs of the simulator for `sensor` at `sensor_to_world`.

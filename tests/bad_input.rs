@@ -16,10 +16,12 @@
 //!                 times: 3, last: '{}', tail: "]}" }   # {i}/{next}: the index, index + 1
 //! exit: 1                      # expected exit code (default 1; clap usage errors are 2)
 //! stderr: [sensor.yaml, columns]   # each must appear in stderr (case-insensitive)
+//! absent: [topsecret]          # none may appear in stderr (a file's text never echoed)
 //! max_seconds: 20              # wall-clock bound (default 30)
 //! ```
 //!
-//! `{dir}` is the case's input folder, `{out}` an output folder inside it that must stay
+//! File names may have folders (`sensors/a.yaml`); they are made. `{dir}` is the case's
+//! input folder, `{out}` an output folder inside it that must stay
 //! empty (or absent). Commands run in the repository root.
 
 use serde::Deserialize;
@@ -40,6 +42,8 @@ struct Case {
     exit: i32,
     #[serde(default)]
     stderr: Vec<String>,
+    #[serde(default)]
+    absent: Vec<String>,
     #[serde(default = "default_seconds")]
     max_seconds: f64,
 }
@@ -162,6 +166,11 @@ fn failures(case: &Case, ran: &Ran, out: &Path) -> Vec<String> {
             bad.push(format!("stderr does not name {want:?}"));
         }
     }
+    for unwanted in &case.absent {
+        if lower.contains(&unwanted.to_lowercase()) {
+            bad.push(format!("stderr repeats {unwanted:?}"));
+        }
+    }
     if let Ok(entries) = fs::read_dir(out) {
         let left: Vec<_> = entries.flatten().map(|e| e.file_name()).collect();
         if !left.is_empty() {
@@ -176,7 +185,11 @@ fn check_case(path: &Path) -> Result<(), String> {
     let case: Case = serde_norway::from_str(&text).map_err(|e| format!("case file: {e}"))?;
     let dir = tempfile::tempdir().expect("temporary folder");
     for (name, content) in &case.files {
-        fs::write(dir.path().join(name), content.bytes()).expect("write case input");
+        let path = dir.path().join(name);
+        if let Some(parent) = path.parent() {
+            fs::create_dir_all(parent).expect("case input folder");
+        }
+        fs::write(path, content.bytes()).expect("write case input");
     }
     let out = dir.path().join("out");
     let fill = |a: &String| {

@@ -456,6 +456,44 @@ fn world_frame_applies_vehicle_pose_and_mount() {
     }
 }
 
+#[test]
+fn negative_numbers_are_values_of_position_sun_and_yaw() {
+    // A vehicle at (−5, 0, −1.8) turned −90°: world = T(−5, 0, −1.8) · Rz(−90°) · mount ·
+    // sensor point, and Rz(−90°) takes (x, y) to (y, −x).
+    let tmp = tempfile::tempdir().unwrap();
+    let (a, b) = (tmp.path().join("a"), tmp.path().join("b"));
+    let common = [
+        "run",
+        "--sensor",
+        "vlp-16",
+        "--no-picture",
+        "--thin",
+        "--ideal",
+        "--sun",
+        "-30,20",
+        "--position",
+        "-5,0,-1.8",
+        "--yaw",
+        "-90",
+    ];
+    let o = beamtrace(&[&common[..], &["--out", s(&a)]].concat());
+    assert!(o.success, "{}", o.stderr);
+    let o = beamtrace(&[&common[..], &["--out", s(&b), "--world"]].concat());
+    assert!(o.success, "{}", o.stderr);
+    let sensor_frame = read_cloud(&a.join("frame_000000.pcd")).unwrap();
+    let world = read_cloud(&b.join("frame_000000.pcd")).unwrap();
+    assert!(sensor_frame.points.len() > 1000);
+    let h = load_sensor("vlp-16").unwrap().mount.translation.z;
+    for (p, q) in sensor_frame.points.iter().zip(&world.points) {
+        let expected = glam::Vec3::new(-5.0 + p.y, -p.x, -1.8 + p.z + h);
+        let err = (glam::Vec3::new(q.x, q.y, q.z) - expected).length();
+        assert!(
+            err < 1e-3 + 1e-6 * p.range,
+            "{p:?} → {q:?}, expected {expected}"
+        );
+    }
+}
+
 const FRAME_FILES: [&str; 4] = [
     "frame_000000.ply",
     "frame_000000.png",
@@ -592,6 +630,42 @@ fn sensors_lists_presets() {
     assert_eq!(&os1[1..4], ["128", "1024", "131072"]);
     let vlp = rows.iter().find(|r| r[0] == "vlp-16").expect("vlp-16");
     assert_eq!(vlp[1], "16");
+    // The Mid-40's datasheet: 100 000 points/s, so 10 000 beams per frame at 10 Hz —
+    // a rosette's beams are its points, not channels × columns.
+    let livox = rows.iter().find(|r| r[0] == "livox-mid-40").expect("livox");
+    assert_eq!(livox[3], "10000");
+}
+
+#[test]
+fn completions_name_the_commands_and_their_options() {
+    let bash = beamtrace(&["completions", "bash"]);
+    assert!(bash.success, "{}", bash.stderr);
+    for word in [
+        "run",
+        "sensors",
+        "bench",
+        "--sensor",
+        "--sun",
+        "completions",
+    ] {
+        assert!(bash.stdout.contains(word), "bash completions lack {word}");
+    }
+    // fish writes long options as `-l sensor`, the others as `--sensor`.
+    for (shell, option) in [
+        ("zsh", "--sensor"),
+        ("fish", "-l sensor"),
+        ("elvish", "--sensor"),
+        ("powershell", "--sensor"),
+    ] {
+        let o = beamtrace(&["completions", shell]);
+        assert!(
+            o.success && o.stdout.contains(option),
+            "{shell}: {}",
+            o.stderr
+        );
+    }
+    let bad = beamtrace(&["completions", "tcsh"]);
+    assert_eq!(bad.code, Some(2), "{}", bad.stderr);
 }
 
 #[test]

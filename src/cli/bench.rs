@@ -1,7 +1,9 @@
 //! `beamtrace bench`: its options, the table it prints and the JSON it writes.
 
-use anyhow::{Context as _, Result};
+use anyhow::{bail, Context as _, Result};
 use beamtrace::bench::{measure, BenchOptions, BenchReport};
+use beamtrace::sensor::domain::MAX_COLUMNS;
+use beamtrace::sensor::MAX_SUBRAYS;
 use std::path::PathBuf;
 
 #[derive(clap::Args, Debug, Clone)]
@@ -15,7 +17,8 @@ pub(super) struct BenchArgs {
     /// Sensor preset whose columns and sub-rays are varied (its own beam kernel).
     #[arg(long, default_value = "os1-128")]
     sensor: String,
-    /// Cases as COLUMNSxSUBRAYS, comma-separated.
+    /// Cases as COLUMNSxSUBRAYS, comma-separated (columns 1 to 1000000, sub-rays 1 to
+    /// 1024).
     #[arg(
         long,
         value_delimiter = ',',
@@ -53,6 +56,7 @@ pub(super) fn bench(args: &BenchArgs) -> Result<()> {
 }
 
 fn bench_options(args: &BenchArgs) -> Result<BenchOptions> {
+    check_frames(args)?;
     let cases: Vec<(u32, u32)> = args
         .cases
         .iter()
@@ -72,18 +76,39 @@ fn bench_options(args: &BenchArgs) -> Result<BenchOptions> {
     })
 }
 
+/// A `COLUMNSxSUBRAYS` case, both within the sensor's bounds, refused before the scene
+/// is loaded or anything is allocated.
 fn parse_case(s: &str) -> Result<(u32, u32)> {
     let (c, n) = s
         .split_once('x')
         .with_context(|| format!("case '{s}': expected COLUMNSxSUBRAYS, e.g. 1024x16"))?;
+    let count = |text: &str, what: &str, max: u32| -> Result<u32> {
+        match text.trim().parse::<u32>() {
+            Ok(v) if (1..=max).contains(&v) => Ok(v),
+            _ => bail!("case '{s}': {what} must be a whole number from 1 to {max}"),
+        }
+    };
     Ok((
-        c.trim()
-            .parse()
-            .with_context(|| format!("case '{s}': columns"))?,
-        n.trim()
-            .parse()
-            .with_context(|| format!("case '{s}': sub-rays"))?,
+        count(c, "columns", MAX_COLUMNS)?,
+        count(n, "sub-rays", MAX_SUBRAYS)?,
     ))
+}
+
+/// Timed, warm-up and CPU frames per case at most: a bench that needs more is a soak
+/// test, which `run --frames` is for.
+const MAX_BENCH_FRAMES: usize = 10_000;
+
+fn check_frames(args: &BenchArgs) -> Result<()> {
+    for (name, v) in [
+        ("--frames", args.frames),
+        ("--warmup", args.warmup),
+        ("--cpu-frames", args.cpu_frames),
+    ] {
+        if v > MAX_BENCH_FRAMES {
+            bail!("{name} {v} is more than {MAX_BENCH_FRAMES}");
+        }
+    }
+    Ok(())
 }
 
 fn print_table(r: &BenchReport) {

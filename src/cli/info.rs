@@ -4,18 +4,21 @@ use anyhow::{bail, Result};
 use beamtrace::gpu::list_devices;
 use beamtrace::sensor::{preset_detail, presets, BeamKernel, Detector, DualPolicy, Sensor};
 
-pub(super) fn print_sensors() {
+/// The presets with the channels, columns and beams of their default sensors (a
+/// rosette's beams are its points, not channels × columns).
+pub(super) fn print_sensors() -> Result<()> {
     println!(
         "{:<14} {:>8} {:>8} {:>8}  {:<17} {:<17} description",
         "preset", "channels", "columns", "beams", "azimuth (deg)", "elevation (deg)"
     );
     for p in presets() {
+        let s = preset_detail(p.name)?.sensor;
         println!(
             "{:<14} {:>8} {:>8} {:>8}  {:>7.2} .. {:<7.2} {:>7.2} .. {:<7.2} {}",
             p.name,
-            p.channels,
-            p.default_columns,
-            p.channels * p.default_columns,
+            s.channels,
+            s.columns,
+            s.beams.len(),
             p.h_fov_deg.0,
             p.h_fov_deg.1,
             p.v_fov_deg.0,
@@ -23,6 +26,7 @@ pub(super) fn print_sensors() {
             p.description
         );
     }
+    Ok(())
 }
 
 /// `beamtrace sensors --detail NAME`.

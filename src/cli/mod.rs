@@ -50,6 +50,15 @@ enum Command {
     Scene(SceneArgs),
     /// Measure GPU pass times and rays/s on a scene (thin rays).
     Bench(bench::BenchArgs),
+    /// Print a shell completion script, e.g. `beamtrace completions bash >
+    /// ~/.local/share/bash-completion/completions/beamtrace`.
+    Completions(CompletionsArgs),
+}
+
+#[derive(clap::Args)]
+struct CompletionsArgs {
+    /// The shell: bash, zsh, fish, elvish or powershell.
+    shell: clap_complete::Shell,
 }
 
 #[derive(clap::Args)]
@@ -80,10 +89,7 @@ pub fn main() -> Result<()> {
         Command::Run(args) => run::run(args),
         Command::Sensors(args) => match args.detail {
             Some(name) => info::print_sensor_detail(&name),
-            None => {
-                info::print_sensors();
-                Ok(())
-            }
+            None => info::print_sensors(),
         },
         Command::Info => info::info(),
         Command::Scene(args) => {
@@ -93,6 +99,11 @@ pub fn main() -> Result<()> {
             Ok(())
         }
         Command::Bench(args) => bench::bench(&args),
+        Command::Completions(args) => {
+            let mut cmd = <Cli as clap::CommandFactory>::command();
+            clap_complete::generate(args.shell, &mut cmd, "beamtrace", &mut std::io::stdout());
+            Ok(())
+        }
     }
 }
 
@@ -102,16 +113,21 @@ const SHOWN_WARNINGS: usize = 20;
 /// Loads `--scene`, or the bundled street, saying so when the procedural street has to
 /// stand in for a missing `scenes/street.glb`, and printing the loader's warnings.
 /// `allow_outside_paths`: the scene's buffers and images may lie anywhere.
+/// The `--allow-outside-paths` switch as the loaders take it.
+fn path_policy(allow_outside_paths: bool) -> beamtrace::config::PathPolicy {
+    if allow_outside_paths {
+        beamtrace::config::PathPolicy::Anywhere
+    } else {
+        beamtrace::config::PathPolicy::InsideFolder
+    }
+}
+
 fn load_scene(
     path: Option<&std::path::Path>,
     allow_outside_paths: bool,
 ) -> Result<beamtrace::job::LoadedScene> {
     let options = beamtrace::scene::SceneLoadOptions {
-        paths: if allow_outside_paths {
-            beamtrace::config::PathPolicy::Anywhere
-        } else {
-            beamtrace::config::PathPolicy::InsideFolder
-        },
+        paths: path_policy(allow_outside_paths),
     };
     let loaded = beamtrace::job::load_scene_or_default(path, &options)?;
     if let Some(missing) = &loaded.default_missing {

@@ -5,7 +5,7 @@ use beamtrace::gpu::ContextOptions;
 use beamtrace::job::{run_job, FrameDone, JobOptions, JobReport};
 use beamtrace::material::{MaterialDb, MaterialMapping};
 use beamtrace::output::Format;
-use beamtrace::sensor::{load_sensor, Pose};
+use beamtrace::sensor::{load_sensor_with, Pose};
 use beamtrace::sim::Sun;
 use glam::Vec3;
 use indicatif::{ProgressBar, ProgressStyle};
@@ -16,8 +16,9 @@ pub(super) struct RunArgs {
     /// glTF scene (.gltf or .glb). Default: scenes/street.glb, the bundled street.
     #[arg(long)]
     scene: Option<PathBuf>,
-    /// Let the scene's buffer and image URIs name files outside its folder (absolute
-    /// paths, `..`); by default they must lie inside it. Only for files you trust.
+    /// Let the scene's buffer and image URIs, and the sensor file's CSV paths, name files
+    /// outside their file's folder (absolute paths, `..`); by default they must lie
+    /// inside it. Only for files you trust.
     #[arg(long)]
     allow_outside_paths: bool,
     /// Sensor: a preset name (see `beamtrace sensors`) or a YAML file.
@@ -47,10 +48,11 @@ pub(super) struct RunArgs {
     /// Vulkan device index (see `beamtrace info`); default: the best ray-tracing device.
     #[arg(long)]
     device: Option<usize>,
-    /// Vehicle position in the world "x,y,z" (m); the sensor sits at its mount on top.
-    #[arg(long, value_parser = parse_vec3, default_value = "0,0,0")]
+    /// Vehicle position in the world "x,y,z" (m, each within ±100 km); the sensor sits
+    /// at its mount on top.
+    #[arg(long, value_parser = parse_vec3, default_value = "0,0,0", allow_hyphen_values = true)]
     position: Vec3,
-    /// Vehicle heading (deg, counter-clockwise from +x).
+    /// Vehicle heading (deg, counter-clockwise from +x; −360 to 360).
     #[arg(long, default_value_t = 0.0, allow_negative_numbers = true)]
     yaw: f32,
     /// IR material database (YAML). Default: the bundled configs/materials.yaml.
@@ -61,8 +63,9 @@ pub(super) struct RunArgs {
     material_map: Option<PathBuf>,
     /// The sun, for the ambient (passive near-IR) channel and its noise floor:
     /// "azimuth,elevation[,irradiance]" in degrees, azimuth counter-clockwise from the
-    /// world's +x; irradiance relative to the default 1.
-    #[arg(long, value_parser = parse_sun, default_value = "135,45,1")]
+    /// world's +x (−360 to 360), elevation −90 to 90; irradiance relative to the
+    /// default 1 (0 to 1000).
+    #[arg(long, value_parser = parse_sun, default_value = "135,45,1", allow_hyphen_values = true)]
     sun: Sun,
     /// Night: no sunlight, so no ambient channel and no shadow rays.
     #[arg(long)]
@@ -86,17 +89,27 @@ fn numbers(s: &str) -> Result<Vec<f32>, String> {
         .collect()
 }
 
+/// Each coordinate of `--position` within ±100 km: f32 keeps 1 cm steps there.
+const POSITION_LIMIT_M: f32 = 100_000.0;
+
 fn parse_vec3(s: &str) -> Result<Vec3, String> {
     let parts = numbers(s)?;
     match parts[..] {
-        [x, y, z] if x.is_finite() && y.is_finite() && z.is_finite() => Ok(Vec3::new(x, y, z)),
-        [_, _, _] => Err("coordinates must be finite numbers".into()),
+        [x, y, z] if [x, y, z].iter().all(|c| c.abs() <= POSITION_LIMIT_M) => {
+            Ok(Vec3::new(x, y, z))
+        }
+        [_, _, _] => Err(format!(
+            "coordinates must be finite numbers within ±{POSITION_LIMIT_M} m"
+        )),
         _ => Err(format!(
             "expected x,y,z (three numbers), got {} values",
             parts.len()
         )),
     }
 }
+
+/// The largest `--sun` irradiance, relative to the default sun.
+const MAX_IRRADIANCE: f32 = 1000.0;
 
 fn parse_sun(s: &str) -> Result<Sun, String> {
     let parts = numbers(s)?;
@@ -105,8 +118,19 @@ fn parse_sun(s: &str) -> Result<Sun, String> {
         [az, el, e] => (az, el, e),
         _ => return Err("expected azimuth,elevation[,irradiance] in degrees".into()),
     };
-    if !(az.is_finite() && el.is_finite() && e.is_finite() && e >= 0.0) {
-        return Err("the sun's angles and irradiance must be finite, irradiance >= 0".into());
+    // `contains` is false for NaN, so these also refuse non-finite values.
+    if !(-360.0..=360.0).contains(&az) {
+        return Err(format!("azimuth {az}° must be within −360°..360°"));
+    }
+    if !(-90.0..=90.0).contains(&el) {
+        return Err(format!(
+            "elevation {el}° must be within −90°..90° (90° = overhead)"
+        ));
+    }
+    if !(0.0..=MAX_IRRADIANCE).contains(&e) {
+        return Err(format!(
+            "irradiance {e} must be within 0..{MAX_IRRADIANCE} (1 = the default sun)"
+        ));
     }
     let (az, el) = (az.to_radians(), el.to_radians());
     Ok(Sun {
@@ -132,7 +156,7 @@ pub(super) fn run(args: RunArgs) -> Result<()> {
 /// The job the options describe: scene, sensor and materials loaded, the pose checked.
 fn job_options(args: &RunArgs) -> Result<JobOptions> {
     let scene = super::load_scene(args.scene.as_deref(), args.allow_outside_paths)?;
-    let mut sensor = load_sensor(&args.sensor)?;
+    let mut sensor = load_sensor_with(&args.sensor, super::path_policy(args.allow_outside_paths))?;
     if args.ideal {
         sensor = sensor.ideal();
     }
@@ -150,8 +174,8 @@ fn job_options(args: &RunArgs) -> Result<JobOptions> {
     for o in mapping.overrides(&scene.scene.materials) {
         eprintln!("warning: {o}");
     }
-    if !args.yaw.is_finite() {
-        bail!("--yaw must be a finite number of degrees");
+    if !(-360.0..=360.0).contains(&args.yaw) {
+        bail!("--yaw must be a finite number of degrees within −360..360");
     }
     Ok(JobOptions {
         scene: scene.scene,

@@ -61,6 +61,37 @@ pub struct RtLimits {
     pub max_storage_buffer_range: u64,
 }
 
+/// One memory heap of the device, as Vulkan reports it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MemoryHeap {
+    /// Bytes.
+    pub size: u64,
+    /// Device-local memory (VRAM on a discrete GPU; system memory on a CPU driver).
+    pub device_local: bool,
+    /// Some memory type of the heap can be mapped by the host.
+    pub host_visible: bool,
+}
+
+/// The heaps of a physical device.
+fn read_heaps(instance: &ash::Instance, pd: vk::PhysicalDevice) -> Vec<MemoryHeap> {
+    // SAFETY: plain query.
+    let props = unsafe { instance.get_physical_device_memory_properties(pd) };
+    let types = &props.memory_types[..props.memory_type_count as usize];
+    props.memory_heaps[..props.memory_heap_count as usize]
+        .iter()
+        .enumerate()
+        .map(|(i, h)| MemoryHeap {
+            size: h.size,
+            device_local: h.flags.contains(vk::MemoryHeapFlags::DEVICE_LOCAL),
+            host_visible: types.iter().any(|t| {
+                t.heap_index as usize == i
+                    && t.property_flags
+                        .contains(vk::MemoryPropertyFlags::HOST_VISIBLE)
+            }),
+        })
+        .collect()
+}
+
 /// Messages the validation layer reported (shared with the callback).
 #[derive(Default)]
 struct ValidationLog {
@@ -80,6 +111,9 @@ pub struct Context {
     pub(crate) command_pool: Mutex<vk::CommandPool>,
     pub(crate) allocator: ManuallyDrop<Mutex<Allocator>>,
     pub limits: RtLimits,
+    /// The device's memory heaps, for callers to check a workload against before they
+    /// allocate it.
+    pub memory_heaps: Vec<MemoryHeap>,
     pub device_name: String,
     pub driver_info: String,
     /// A CPU implementation (lavapipe): workgroup sizes and batch shapes differ.
@@ -507,6 +541,7 @@ impl Context {
             })?;
         let device = create_device(&partial.instance, pd, queue_family)?;
         let limits = read_limits(&partial.instance, pd, queue_family);
+        let memory_heaps = read_heaps(&partial.instance, pd);
         let (allocator, command_pool) =
             match create_allocator_and_pool(&partial.instance, &device, pd, queue_family) {
                 Ok(made) => made,
@@ -533,6 +568,7 @@ impl Context {
             command_pool: Mutex::new(command_pool),
             allocator: ManuallyDrop::new(Mutex::new(allocator)),
             limits,
+            memory_heaps,
             device_name: info.name.clone(),
             driver_info: info.driver.clone(),
             is_cpu: info.kind == "CPU",

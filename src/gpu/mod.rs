@@ -25,8 +25,8 @@ pub use accel::{
 pub use buffer::{Buffer, MemoryLocation};
 pub use commands::{exclusive, run_once, CommandRecorder, Pass, Recording};
 pub use context::{
-    list_devices, validation_messages_total, Context, ContextOptions, DeviceInfo, RtLimits,
-    REQUIRED_EXTENSIONS,
+    list_devices, validation_messages_total, Context, ContextOptions, DeviceInfo, MemoryHeap,
+    RtLimits, REQUIRED_EXTENSIONS,
 };
 pub use error::{GpuError, GpuResult};
 pub use pipeline::{ComputePipeline, DescriptorSets, HitGroup, RayTracingDesc, RayTracingPipeline};

@@ -14,6 +14,8 @@ use std::path::PathBuf;
 pub enum JobError {
     #[error("--frames must be at least 1")]
     NoFrames,
+    #[error("--frames {0} is more than a job writes: at most {max}", max = super::MAX_FRAMES)]
+    TooManyFrames(u64),
     #[error("the vehicle pose is not finite (NaN or infinity)")]
     NonFinitePose,
     #[error("resolving the IR materials of {scene}")]

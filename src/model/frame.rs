@@ -51,3 +51,33 @@ impl RecordLayout {
         self.beams as usize * self.records_per_beam() as usize
     }
 }
+
+/// What one frame of a sensor holds, counted (in u64, so no count can wrap) before
+/// anything of it is allocated: the simulator turns these counts into bytes and
+/// checks them against the device and the host.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FrameExtent {
+    pub beams: u64,
+    pub subrays: u64,
+    /// Record slots per sub-ray ([`RecordLayout::slots`]).
+    pub slots: u64,
+    /// Echoes (and so points) per beam at most.
+    pub max_returns: u64,
+}
+
+impl FrameExtent {
+    /// Rays traced per frame: beams × sub-rays.
+    pub fn rays(&self) -> u64 {
+        self.beams.saturating_mul(self.subrays)
+    }
+
+    /// Return records per frame: rays × slots.
+    pub fn records(&self) -> u64 {
+        self.rays().saturating_mul(self.slots)
+    }
+
+    /// Echo slots per frame, which is also the most points a frame can give.
+    pub fn echoes(&self) -> u64 {
+        self.beams.saturating_mul(self.max_returns)
+    }
+}

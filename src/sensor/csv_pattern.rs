@@ -1,6 +1,7 @@
 //! Beam lists from CSV: `az,el[,t[,ring]]` per line, angles in degrees, t in seconds.
 //! An optional header line names those columns; `#` starts a comment.
 
+use super::domain::{self, Domain, MAX_BEAMS, MAX_CHANNELS};
 use super::patterns::Pattern;
 use super::{Beam, SensorError};
 use glam::Vec3;
@@ -30,13 +31,11 @@ const HEADER: [&[&str]; 4] = [
     &["ring", "channel", "laser", "laser_id"],
 ];
 
+/// A beam list's size at most: [`MAX_BEAMS`] lines of `az,el,t,ring` fit in 1 GiB.
+const MAX_CSV_BYTES: u64 = 1 << 30;
+
 pub(crate) fn load_csv(path: &Path, frame_rate: f64) -> Result<CsvPattern, SensorError> {
-    let text = std::fs::read_to_string(path).map_err(|source| {
-        SensorError::Config(crate::config::ConfigError::Read {
-            path: path.to_path_buf(),
-            source,
-        })
-    })?;
+    let text = crate::config::read_text(path, MAX_CSV_BYTES)?;
     parse_csv(&text, path, frame_rate)
 }
 
@@ -75,6 +74,12 @@ fn read_rows(text: &str, path: &Path) -> Result<Vec<Row>, SensorError> {
             }
         }
         check_width(&fields, &mut width).map_err(|m| err(line_no, m))?;
+        if rows.len() as u64 == MAX_BEAMS {
+            return Err(err(
+                line_no,
+                format!("more than {MAX_BEAMS} beams; a frame holds at most that many"),
+            ));
+        }
         rows.push(parse_row(&fields, line_no).map_err(|m| err(line_no, m))?);
     }
     if rows.is_empty() {
@@ -106,30 +111,40 @@ fn check_width(fields: &[&str], width: &mut Option<usize>) -> Result<(), String>
     }
 }
 
-/// One data line of 2 to 4 fields: `az,el[,t[,ring]]`.
+/// One data line of 2 to 4 fields: `az,el[,t[,ring]]`. Messages name the column and
+/// what it must hold, never the text found there (the file may not be a beam list).
 fn parse_row(fields: &[&str], line: usize) -> Result<Row, String> {
-    let num = |idx: usize, what: &str| -> Result<f32, String> {
+    let num = |idx: usize, what: &str, d: Domain| -> Result<f32, String> {
         match fields[idx].parse::<f32>() {
-            Ok(v) if v.is_finite() => Ok(v),
-            _ => Err(format!("{what} `{}` is not a finite number", fields[idx])),
+            Ok(v) if d.contains(f64::from(v)) => Ok(v),
+            _ => Err(format!(
+                "column {}: expected the {what}, a number with {}",
+                idx + 1,
+                d.describe()
+            )),
         }
     };
-    let az = num(0, "azimuth (deg)")?;
-    let el = num(1, "elevation (deg)")?;
-    if !(-90.0..=90.0).contains(&el) {
-        return Err(format!("elevation {el}° is outside −90°..90°"));
-    }
+    let az = num(0, "azimuth (deg)", domain::AZIMUTH)?;
+    let el = num(1, "elevation (deg)", domain::ELEVATION)?;
     let t = if fields.len() >= 3 {
-        Some(num(2, "firing time (s)")?)
+        Some(num(
+            2,
+            "firing time (s)",
+            Domain::closed(0.0, 1000.0, " s"),
+        )?)
     } else {
         None
     };
     let ring = if fields.len() == 4 {
-        Some(
-            fields[3]
-                .parse::<u32>()
-                .map_err(|_| format!("ring `{}` is not a non-negative integer", fields[3]))?,
-        )
+        let max = MAX_CHANNELS - 1;
+        match fields[3].parse::<u32>() {
+            Ok(r) if r <= max => Some(r),
+            _ => {
+                return Err(format!(
+                    "column 4: expected the ring, a whole number from 0 to {max}"
+                ))
+            }
+        }
     } else {
         None
     };
@@ -201,7 +216,7 @@ fn check_header(fields: &[&str]) -> Result<(), String> {
         let f = f.to_ascii_lowercase();
         if !HEADER[i].contains(&f.as_str()) {
             return Err(format!(
-                "{expected}: column {} is `{f}`, expected one of {}",
+                "{expected}: column {} must name one of {}",
                 i + 1,
                 HEADER[i].join(", ")
             ));
@@ -266,7 +281,10 @@ mod tests {
             .unwrap()
             .to_string();
         assert!(err.starts_with("dir/p.csv:3:"), "{err}");
-        assert!(err.contains("`x`"), "{err}");
+        assert!(
+            err.contains("column 2") && err.contains("elevation"),
+            "{err}"
+        );
     }
 
     #[test]
@@ -280,7 +298,38 @@ mod tests {
             .err()
             .unwrap()
             .to_string();
-        assert!(e.starts_with("p.csv:1:") && e.contains("`el`"), "{e}");
+        assert!(e.starts_with("p.csv:1:") && e.contains("column 1"), "{e}");
+    }
+
+    #[test]
+    fn messages_never_quote_the_file() {
+        // A file that is not a beam list (a password file, say) is named, its line and
+        // column too, but none of its text is repeated.
+        let secret = "root:x:0:0:root:/root:/bin/bash";
+        for text in [
+            format!("{secret}\n"),
+            format!("az,el\n{secret},1\n"),
+            format!("1,2\n3,{secret}\n"),
+            format!("1,2,3,{secret}\n"),
+            format!("1,2,0.01,{secret}\n"),
+        ] {
+            let e = parse_csv(&text, Path::new("passwd"), 10.0)
+                .err()
+                .unwrap()
+                .to_string();
+            assert!(e.starts_with("passwd:"), "{e}");
+            assert!(!e.contains("root") && !e.contains("bash"), "{e}");
+        }
+    }
+
+    #[test]
+    fn rings_beyond_the_bound_are_refused() {
+        let e = parse_csv("0,0,0,4294967295\n", Path::new("p.csv"), 10.0)
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(e.starts_with("p.csv:1:") && e.contains("column 4"), "{e}");
+        assert!(e.contains(&(MAX_CHANNELS - 1).to_string()), "{e}");
     }
 
     #[test]

@@ -24,8 +24,10 @@
 //!
 //! b must come out > 0 (R_L grows with range); the checks say which value to change.
 
+use super::domain::{self, Domain};
 use super::{Detection, SensorError};
 pub use crate::contract::MAX_RETURNS;
+use crate::contract::PAD_SIGMAS;
 use serde::Deserialize;
 
 /// Speed of light (m/s).
@@ -194,16 +196,34 @@ impl Default for Detector {
     }
 }
 
-fn check(field: &str, v: f32, min: f32, strict: bool, unit: &str) -> Result<(), SensorError> {
-    let ok = v.is_finite() && if strict { v > min } else { v >= min };
-    if ok {
-        Ok(())
-    } else {
-        let rel = if strict { ">" } else { "≥" };
-        Err(SensorError::invalid(
-            field,
-            format!("must be a finite number {rel} {min}{unit}, got {v}{unit}"),
-        ))
+fn check(field: &str, domain: Domain, v: f32) -> Result<(), SensorError> {
+    domain.check(field, f64::from(v))
+}
+
+impl Noise {
+    /// Every noise parameter within its domain; errors name the `noise.…` field.
+    pub fn validate(&self) -> Result<(), SensorError> {
+        check(
+            "noise.range_sigma_m",
+            domain::RANGE_SIGMA,
+            self.range_sigma_m,
+        )?;
+        check(
+            "noise.range_sigma_snr_m",
+            domain::RANGE_SIGMA,
+            self.range_sigma_snr_m,
+        )?;
+        check(
+            "noise.amplitude_rel",
+            domain::RELATIVE_NOISE,
+            self.amplitude_rel,
+        )?;
+        check("noise.pd_width", domain::RELATIVE_NOISE, self.pd_width)?;
+        check(
+            "noise.false_alarm_rate",
+            domain::FALSE_ALARM_RATE,
+            self.false_alarm_rate,
+        )
     }
 }
 
@@ -223,27 +243,22 @@ impl Detector {
     pub fn validate(&self, detection: &Detection) -> Result<(), SensorError> {
         check(
             "detector.pulse_duration_ns",
+            domain::PULSE_DURATION,
             self.pulse_duration_s * 1e9,
-            0.0,
-            true,
-            " ns",
         )?;
         check(
             "detector.range_resolution_m",
+            domain::RANGE_RESOLUTION,
             self.range_resolution_m,
-            0.0,
-            true,
-            " m",
         )?;
+        self.validate_pulse_bins()?;
         check(
             "detector.min_separation_m",
+            domain::MIN_SEPARATION,
             self.min_separation_m,
-            0.0,
-            false,
-            " m",
         )?;
-        check("detector.ambient_k", self.ambient_k, 0.0, false, "")?;
-        check("detector.saturation", self.saturation, 0.0, false, "")?;
+        check("detector.ambient_k", domain::AMBIENT_K, self.ambient_k)?;
+        check("detector.saturation", domain::SATURATION, self.saturation)?;
         if !(1..=MAX_RETURNS).contains(&self.max_returns) {
             return Err(SensorError::invalid(
                 "detector.max_returns",
@@ -256,19 +271,32 @@ impl Detector {
                 "a dual return_mode reports up to two echoes; set max_returns ≥ 2",
             ));
         }
-        let n = &self.noise;
-        check("noise.range_sigma_m", n.range_sigma_m, 0.0, false, " m")?;
-        check(
-            "noise.range_sigma_snr_m",
-            n.range_sigma_snr_m,
-            0.0,
-            false,
-            " m",
-        )?;
-        check("noise.amplitude_rel", n.amplitude_rel, 0.0, false, "")?;
-        check("noise.pd_width", n.pd_width, 0.0, false, "")?;
-        check("noise.false_alarm_rate", n.false_alarm_rate, 0.0, false, "")?;
+        self.noise.validate()?;
         self.range_limit(detection).map(|_| ())
+    }
+
+    /// Waveform bins across one pulse (2·5σ_r/Δr, the pulse's padded extent): each is
+    /// evaluated for every echo, so a bin far finer than the pulse only costs time.
+    pub fn pulse_bins(&self) -> f64 {
+        2.0 * f64::from(PAD_SIGMAS) * f64::from(self.sigma_r()) / f64::from(self.bin_width())
+    }
+
+    fn validate_pulse_bins(&self) -> Result<(), SensorError> {
+        let bins = self.pulse_bins();
+        if bins <= domain::MAX_PULSE_BINS {
+            return Ok(());
+        }
+        Err(SensorError::invalid(
+            "detector.range_resolution_m",
+            format!(
+                "{} m bins cut a {} ns pulse into {bins:.0} waveform bins; at most {}: use \
+                 range_resolution_m ≥ {:.2e} m",
+                self.range_resolution_m,
+                self.pulse_duration_s * 1e9,
+                domain::MAX_PULSE_BINS,
+                2.0 * f64::from(PAD_SIGMAS) * f64::from(self.sigma_r()) / domain::MAX_PULSE_BINS
+            ),
+        ))
     }
 
     /// The curve resolved through the datasheet pair `d` (module docs).
@@ -280,7 +308,8 @@ impl Detector {
         );
         let slope = |a: f32, p: i32| {
             let af = f64::from(a);
-            if !a.is_finite() || af >= rr {
+            domain::CURVE_A.check(&format!("{F}.a"), af)?;
+            if af >= rr {
                 return Err(SensorError::invalid(
                     format!("{F}.a"),
                     format!(
@@ -312,12 +341,8 @@ impl Detector {
                     f64::from(p.reference_reflectance),
                     f64::from(p.reference_range),
                 );
-                if !(r2r.is_finite() && r2r > 0.0 && r2.is_finite() && r2 > 0.0) {
-                    return Err(SensorError::invalid(
-                        format!("{F}.second_pair"),
-                        format!("reflectance and range must be > 0, got ({r2r}, {r2} m)"),
-                    ));
-                }
+                domain::REFLECTANCE.check(&format!("{F}.second_pair.reflectance"), r2r)?;
+                domain::REFERENCE_RANGE.check(&format!("{F}.second_pair.range"), r2)?;
                 let b = (r2 - r) / (r2r.ln() - rr.ln());
                 if !(b.is_finite() && b > 0.0) {
                     return Err(SensorError::invalid(

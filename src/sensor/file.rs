@@ -17,13 +17,15 @@
 //!
 //! `beam`, `detector` and `noise` are described in `file_beam.rs`.
 //! A preset supplies range, frame rate, wavelength, detection pair, beam and detector;
-//! the file overrides any of them. Other patterns start from [`GENERIC`] values. A relative `csv`
-//! path is taken relative to the YAML file's folder.
+//! the file overrides any of them. Other patterns start from [`GENERIC`] values. A `csv`
+//! path is taken relative to the YAML file's folder and must lie inside it unless the
+//! [`PathPolicy`] allows any path. Every value is checked against its domain
+//! (`domain.rs`), every size against its bound before anything is built.
 
 use super::csv_pattern::{check_times, load_csv};
+use super::domain::{self, check_name, MAX_NAME_CHARS};
 use super::file_beam::{
-    apply_beam, apply_detector, apply_noise, check_curve, resolve, BeamSpec, DetectorSpec,
-    NoiseSpec,
+    apply_beam, apply_detector, apply_noise, check_curve, BeamSpec, DetectorSpec, NoiseSpec, Source,
 };
 use super::kernel::BeamKernel;
 use super::patterns::{self, ExplicitSpec, GridSpec, Pattern};
@@ -31,7 +33,7 @@ use super::presets::preset_with;
 use super::{
     default_mount, Detection, Detector, Pose, PresetOptions, Sampling, Sensor, SensorError,
 };
-use crate::config::{load_yaml, set_given, ConfigError};
+use crate::config::{load_yaml, set_given, ConfigError, PathPolicy};
 use glam::Vec3;
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
@@ -117,8 +119,15 @@ pub const GENERIC: GenericDefaults = GenericDefaults {
 };
 
 /// A sensor from a preset name (case-insensitive, e.g. `os1-128`), a YAML file, or a
-/// `.csv` beam list (with [`GENERIC`] settings).
+/// `.csv` beam list (with [`GENERIC`] settings). Files the YAML names must lie in its
+/// folder ([`PathPolicy::InsideFolder`]).
 pub fn load_sensor(spec: &str) -> Result<Sensor, SensorError> {
+    load_sensor_with(spec, PathPolicy::default())
+}
+
+/// [`load_sensor`] with the policy for the files a sensor YAML names (`pattern.csv`,
+/// kernel CSVs).
+pub fn load_sensor_with(spec: &str, policy: PathPolicy) -> Result<Sensor, SensorError> {
     let path = Path::new(spec);
     let ext = extension(path);
     let looks_like_path = path.is_file()
@@ -126,7 +135,7 @@ pub fn load_sensor(spec: &str) -> Result<Sensor, SensorError> {
         || spec.contains('\\')
         || matches!(ext.as_str(), "yaml" | "yml" | "csv");
     if looks_like_path {
-        load_sensor_file(path)
+        load_sensor_file_with(path, policy)
     } else {
         preset_with(spec, &PresetOptions::default())
     }
@@ -141,6 +150,11 @@ fn extension(path: &Path) -> String {
 
 /// A sensor from a YAML file, or from a `.csv` beam list with [`GENERIC`] settings.
 pub fn load_sensor_file(path: &Path) -> Result<Sensor, SensorError> {
+    load_sensor_file_with(path, PathPolicy::default())
+}
+
+/// [`load_sensor_file`] with the policy for the files a sensor YAML names.
+pub fn load_sensor_file_with(path: &Path, policy: PathPolicy) -> Result<Sensor, SensorError> {
     if extension(path) == "csv" {
         let csv = load_csv(path, f64::from(GENERIC.frame_rate))?;
         check_times(&csv, path, GENERIC.frame_rate)?;
@@ -149,20 +163,47 @@ pub fn load_sensor_file(path: &Path) -> Result<Sensor, SensorError> {
         return Ok(sensor);
     }
     let file: SensorFile = load_yaml(path)?;
-    build(file, path)
+    build(file, &Source { yaml: path, policy })
 }
 
-/// Parses sensor YAML text; `origin` names it in errors and anchors relative CSV paths.
+/// Parses sensor YAML text; `origin` names it in errors and anchors relative CSV paths,
+/// which must lie in its folder.
 pub fn parse_sensor(text: &str, origin: &Path) -> Result<Sensor, SensorError> {
-    let file: SensorFile = crate::config::parse_yaml(text, origin)?;
-    build(file, origin)
+    parse_sensor_with(text, origin, PathPolicy::default())
 }
 
+/// [`parse_sensor`] with the policy for the files the YAML names.
+pub fn parse_sensor_with(
+    text: &str,
+    origin: &Path,
+    policy: PathPolicy,
+) -> Result<Sensor, SensorError> {
+    let file: SensorFile = crate::config::parse_yaml(text, origin)?;
+    build(
+        file,
+        &Source {
+            yaml: origin,
+            policy,
+        },
+    )
+}
+
+/// The name of a sensor from its file: the file's stem, cut to a valid name.
 fn stem(path: &Path) -> String {
-    path.file_stem()
-        .and_then(|s| s.to_str())
-        .unwrap_or("sensor")
-        .to_string()
+    let stem = path
+        .file_stem()
+        .map(|s| s.to_string_lossy())
+        .unwrap_or_default();
+    let name: String = stem
+        .chars()
+        .map(|c| if c.is_control() { '_' } else { c })
+        .take(MAX_NAME_CHARS)
+        .collect();
+    if name.is_empty() {
+        "sensor".into()
+    } else {
+        name
+    }
 }
 
 fn generic_sensor(name: String, p: Pattern, frame_rate: f32) -> Sensor {
@@ -229,29 +270,26 @@ fn in_pattern(path: &Path, prefix: &str, e: SensorError) -> SensorError {
     }
 }
 
-fn finite3(path: &Path, field: &str, v: [f32; 3]) -> Result<(), SensorError> {
-    match v.iter().position(|x| !x.is_finite()) {
-        Some(i) => Err(ConfigError::invalid(
-            path,
-            format!("{field}[{i}]"),
-            format!("must be a finite number, got {}", v[i]),
-        )
-        .into()),
-        None => Ok(()),
+/// Each component of a `[x, y, z]` field within `domain`.
+fn check3(path: &Path, field: &str, d: domain::Domain, v: [f32; 3]) -> Result<(), SensorError> {
+    for (i, x) in v.iter().enumerate() {
+        d.check(&format!("{field}[{i}]"), f64::from(*x))
+            .map_err(|e| in_file(path, e))?;
     }
+    Ok(())
 }
 
-fn build(file: SensorFile, path: &Path) -> Result<Sensor, SensorError> {
+fn build(file: SensorFile, src: &Source) -> Result<Sensor, SensorError> {
+    let path = src.yaml;
+    // Checked before anything is built, so a huge name costs no pattern.
+    if let Some(name) = &file.name {
+        check_name(name).map_err(|e| in_file(path, e))?;
+    }
     check_one_pattern(&file.pattern, path)?;
     if let Some(f) = file.frame_rate {
-        if !(f.is_finite() && f > 0.0) {
-            return Err(ConfigError::invalid(
-                path,
-                "frame_rate",
-                format!("must be a finite number of Hz > 0, got {f}"),
-            )
-            .into());
-        }
+        domain::FRAME_RATE
+            .check("frame_rate", f64::from(f))
+            .map_err(|e| in_file(path, e))?;
     }
     let p = &file.pattern;
     let options = PresetOptions {
@@ -263,9 +301,9 @@ fn build(file: SensorFile, path: &Path) -> Result<Sensor, SensorError> {
     };
     let mut sensor = match &p.preset {
         Some(name) => preset_sensor(name, &options, path)?,
-        None => pattern_sensor(p, &options, path)?,
+        None => pattern_sensor(p, &options, src)?,
     };
-    apply_overrides(&mut sensor, file, path)?;
+    apply_overrides(&mut sensor, file, src)?;
     sensor.validate().map_err(|e| in_file(path, e))?;
     Ok(sensor)
 }
@@ -308,8 +346,9 @@ fn preset_sensor(name: &str, options: &PresetOptions, path: &Path) -> Result<Sen
 fn pattern_sensor(
     p: &PatternSpec,
     options: &PresetOptions,
-    path: &Path,
+    src: &Source,
 ) -> Result<Sensor, SensorError> {
+    let path = src.yaml;
     if *options
         != (PresetOptions {
             frame_rate: options.frame_rate,
@@ -331,7 +370,7 @@ fn pattern_sensor(
     } else if let Some(x) = &p.explicit {
         patterns::explicit(x, f).map_err(|e| in_pattern(path, "pattern.explicit", e))?
     } else if let Some(csv_path) = &p.csv {
-        let resolved = resolve(path, csv_path);
+        let resolved = src.file("pattern.csv", csv_path)?;
         let csv = load_csv(&resolved, f)?;
         check_times(&csv, &resolved, frame_rate)?;
         csv.pattern
@@ -342,11 +381,22 @@ fn pattern_sensor(
 }
 
 /// The file's values over the preset's or the generic ones.
-fn apply_overrides(sensor: &mut Sensor, file: SensorFile, path: &Path) -> Result<(), SensorError> {
+fn apply_overrides(sensor: &mut Sensor, file: SensorFile, src: &Source) -> Result<(), SensorError> {
+    let path = src.yaml;
     set_given(&mut sensor.name, file.name);
     if let Some(m) = &file.mount {
-        finite3(path, "mount.translation", m.translation)?;
-        finite3(path, "mount.rotation_deg", m.rotation_deg)?;
+        check3(
+            path,
+            "mount.translation",
+            domain::MOUNT_TRANSLATION,
+            m.translation,
+        )?;
+        check3(
+            path,
+            "mount.rotation_deg",
+            domain::MOUNT_ROTATION,
+            m.rotation_deg,
+        )?;
         let [roll, pitch, yaw] = m.rotation_deg.map(f32::to_radians);
         sensor.mount = Pose::from_translation_rpy(Vec3::from(m.translation), roll, pitch, yaw);
     }
@@ -362,7 +412,7 @@ fn apply_overrides(sensor: &mut Sensor, file: SensorFile, path: &Path) -> Result
         };
     }
     if let Some(b) = file.beam {
-        apply_beam(sensor, b, path)?;
+        apply_beam(sensor, b, src)?;
     }
     if let Some(d) = file.detector {
         check_curve(&d, path)?;

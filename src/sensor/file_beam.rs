@@ -40,7 +40,8 @@
 //! as well as shorten it; R_L must stay > 0 from the minimum range on. Every field is
 //! optional and overrides the preset's value.
 //! With `return_mode` but no `max_returns`, max_returns becomes 1 (strongest, first,
-//! last), 2 (the duals) or 8 (all). A relative CSV path is relative to the YAML file.
+//! last), 2 (the duals) or 8 (all). A CSV path is relative to the YAML file's folder
+//! and must lie inside it (unless the loader's `PathPolicy` allows any path).
 //!
 //! Dual returns differ by vendor: `dual_strongest_last` is Velodyne's (the strongest
 //! and the last echo; the second strongest and the last when the strongest is the
@@ -51,9 +52,10 @@
 use super::detector::{
     Detector, DualPolicy, Noise, RangeCurve, RangeEstimator, ReturnMode, MAX_RETURNS,
 };
+use super::domain::{KERNEL_OFFSET, KERNEL_VALUE, MAX_SLICE_SAMPLES, MAX_TABLE_SIDE};
 use super::kernel::{BeamKernel, Sampling, Spot, Table1d, KERNEL};
 use super::{Detection, Sensor, SensorError};
-use crate::config::{first_foreign, set_given, ConfigError};
+use crate::config::{confine, first_foreign, read_text, set_given, ConfigError, PathPolicy};
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
 
@@ -202,19 +204,33 @@ fn deg2(v: [f32; 2]) -> (f32, f32) {
     (v[0].to_radians(), v[1].to_radians())
 }
 
-/// A path written in a YAML file: a relative one is relative to the file's folder.
-pub(super) fn resolve(yaml: &Path, p: &Path) -> PathBuf {
-    if p.is_relative() {
-        yaml.parent().unwrap_or_else(|| Path::new("")).join(p)
-    } else {
-        p.to_path_buf()
+/// The sensor YAML being read and where the files it names may lie.
+pub(super) struct Source<'a> {
+    pub yaml: &'a Path,
+    pub policy: PathPolicy,
+}
+
+impl Source<'_> {
+    /// The file that YAML field `field` names: relative to the YAML's folder and, unless
+    /// the policy allows any path, inside it ([`confine`]).
+    pub fn file(&self, field: &str, reference: &Path) -> Result<PathBuf, SensorError> {
+        let folder = match self.yaml.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p,
+            _ => Path::new("."),
+        };
+        confine(folder, reference, self.policy)
+            .map_err(|e| invalid(self.yaml, field, e.to_string()))
     }
 }
 
 /// Applies the `beam` section to `sensor`.
-pub(super) fn apply_beam(sensor: &mut Sensor, b: BeamSpec, path: &Path) -> Result<(), SensorError> {
+pub(super) fn apply_beam(
+    sensor: &mut Sensor,
+    b: BeamSpec,
+    src: &Source,
+) -> Result<(), SensorError> {
     if let Some(k) = b.kernel {
-        sensor.kernel = kernel(k, path)?;
+        sensor.kernel = kernel(k, src)?;
     }
     set_given(&mut sensor.subrays, b.subrays);
     set_given(&mut sensor.sampling, b.sampling);
@@ -263,7 +279,8 @@ fn kernel_fields(kind: KernelType) -> (&'static str, &'static [&'static str]) {
 /// The error for a field that the kernel type needs and the file leaves out.
 type Need<'a> = &'a dyn Fn(&str) -> SensorError;
 
-fn kernel(k: KernelSpec, path: &Path) -> Result<BeamKernel, SensorError> {
+fn kernel(k: KernelSpec, src: &Source) -> Result<BeamKernel, SensorError> {
+    let path = src.yaml;
     let (name, takes) = kernel_fields(k.kind);
     if let Some(field) = first_foreign(&k.given(), takes) {
         return Err(invalid(
@@ -289,10 +306,10 @@ fn kernel(k: KernelSpec, path: &Path) -> Result<BeamKernel, SensorError> {
         }
         KernelType::CoreHalo => core_halo(&k, &need)?,
         KernelType::Separable => BeamKernel::Separable {
-            h: slice(k.h.ok_or_else(|| need("h"))?, &format!("{KERNEL}.h"), path)?,
-            v: slice(k.v.ok_or_else(|| need("v"))?, &format!("{KERNEL}.v"), path)?,
+            h: slice(k.h.ok_or_else(|| need("h"))?, &format!("{KERNEL}.h"), src)?,
+            v: slice(k.v.ok_or_else(|| need("v"))?, &format!("{KERNEL}.v"), src)?,
         },
-        KernelType::Table2d => table2d(k, path, &need)?,
+        KernelType::Table2d => table2d(k, src, &need)?,
         KernelType::Disc => BeamKernel::Disc {
             radius: k.radius_deg.ok_or_else(|| need("radius_deg"))?.to_radians(),
         },
@@ -320,7 +337,8 @@ fn core_halo(k: &KernelSpec, need: Need) -> Result<BeamKernel, SensorError> {
 
 /// A spot image: inline `values` with their `size`, or a `csv` (whose size, if also
 /// given, must match).
-fn table2d(k: KernelSpec, path: &Path, need: Need) -> Result<BeamKernel, SensorError> {
+fn table2d(k: KernelSpec, src: &Source, need: Need) -> Result<BeamKernel, SensorError> {
+    let path = src.yaml;
     let (extent_h, extent_v) = deg2(k.extent_deg.ok_or_else(|| need("extent_deg"))?);
     let (nx, ny, values) = match (k.csv, k.values) {
         (Some(_), Some(_)) => {
@@ -331,7 +349,7 @@ fn table2d(k: KernelSpec, path: &Path, need: Need) -> Result<BeamKernel, SensorE
             ))
         }
         (Some(csv), None) => {
-            let (nx, ny, values) = image_csv(&resolve(path, &csv))?;
+            let (nx, ny, values) = image_csv(&src.file(&format!("{KERNEL}.csv"), &csv)?)?;
             if let Some([sx, sy]) = k.size {
                 if (sx, sy) != (nx, ny) {
                     return Err(invalid(
@@ -386,9 +404,10 @@ fn multi_spot(spots: Vec<SpotSpec>) -> BeamKernel {
     }
 }
 
-fn slice(s: SliceSpec, field: &str, path: &Path) -> Result<Table1d, SensorError> {
+fn slice(s: SliceSpec, field: &str, src: &Source) -> Result<Table1d, SensorError> {
+    let path = src.yaml;
     match (s.csv, s.offsets_deg, s.values) {
-        (Some(csv), None, None) => slice_csv(&resolve(path, &csv)),
+        (Some(csv), None, None) => slice_csv(&src.file(&format!("{field}.csv"), &csv)?),
         (None, Some(o), Some(values)) => Ok(Table1d {
             offsets: o.into_iter().map(f32::to_radians).collect(),
             values,
@@ -401,15 +420,13 @@ fn slice(s: SliceSpec, field: &str, path: &Path) -> Result<Table1d, SensorError>
     }
 }
 
+/// A kernel CSV's text; files beyond [`MAX_KERNEL_CSV_BYTES`] are refused unread.
 fn read(path: &Path) -> Result<String, SensorError> {
-    std::fs::read_to_string(path).map_err(|source| {
-        ConfigError::Read {
-            path: path.to_path_buf(),
-            source,
-        }
-        .into()
-    })
+    Ok(read_text(path, MAX_KERNEL_CSV_BYTES)?)
 }
+
+/// Kernel CSVs hold at most 1024 × 1024 numbers: 64 MiB leaves room for long decimals.
+const MAX_KERNEL_CSV_BYTES: u64 = 64 << 20;
 
 /// Numbered data lines of a CSV: comments (`#`) and blank lines skipped, cells split at
 /// commas, semicolons or whitespace.
@@ -434,21 +451,23 @@ fn csv_err(path: &Path, line: usize, message: impl Into<String>) -> SensorError 
     }
 }
 
+/// A kernel value of a CSV cell; the message names the cell, never its text.
 fn kernel_value(path: &Path, line: usize, col: usize, cell: &str) -> Result<f32, SensorError> {
     let v: f32 = cell.parse().map_err(|_| {
         csv_err(
             path,
             line,
-            format!("column {}: `{cell}` is not a number", col + 1),
+            format!("column {}: expected a number (a kernel value)", col + 1),
         )
     })?;
-    if !(v.is_finite() && v >= 0.0) {
+    if !KERNEL_VALUE.contains(f64::from(v)) {
         return Err(csv_err(
             path,
             line,
             format!(
-                "column {}: kernel values must be finite and ≥ 0, got {v}",
-                col + 1
+                "column {}: a kernel value must be a finite number with {}",
+                col + 1,
+                KERNEL_VALUE.describe()
             ),
         ));
     }
@@ -476,18 +495,19 @@ fn slice_csv(path: &Path) -> Result<Table1d, SensorError> {
                 ),
             ));
         }
-        let o: f32 = cells[0].parse().map_err(|_| {
-            csv_err(
-                path,
-                line,
-                format!("column 1: `{}` is not a number", cells[0]),
-            )
-        })?;
-        if !o.is_finite() || t.offsets.last().is_some_and(|&p| o.to_radians() <= p) {
+        if t.offsets.len() == MAX_SLICE_SAMPLES {
             return Err(csv_err(
                 path,
                 line,
-                format!("offsets must be finite and increase strictly, got {o}°"),
+                format!("a slice holds at most {MAX_SLICE_SAMPLES} samples"),
+            ));
+        }
+        let o = slice_offset(path, line, cells[0])?;
+        if t.offsets.last().is_some_and(|&p| o.to_radians() <= p) {
+            return Err(csv_err(
+                path,
+                line,
+                "column 1: offsets must increase strictly from line to line",
             ));
         }
         t.offsets.push(o.to_radians());
@@ -496,7 +516,23 @@ fn slice_csv(path: &Path) -> Result<Table1d, SensorError> {
     Ok(t)
 }
 
-/// An image: one row per line, row 0 at the top.
+/// A slice's offset (deg) within [`KERNEL_OFFSET`].
+fn slice_offset(path: &Path, line: usize, cell: &str) -> Result<f32, SensorError> {
+    match cell.parse::<f32>() {
+        Ok(o) if KERNEL_OFFSET.contains(f64::from(o)) => Ok(o),
+        _ => Err(csv_err(
+            path,
+            line,
+            format!(
+                "column 1: expected an offset in degrees, a number with {}",
+                KERNEL_OFFSET.describe()
+            ),
+        )),
+    }
+}
+
+/// An image: one row per line, row 0 at the top; at most [`MAX_TABLE_SIDE`] rows and
+/// columns, refused at the first row beyond.
 fn image_csv(path: &Path) -> Result<(u32, u32, Vec<f32>), SensorError> {
     let text = read(path)?;
     let mut values = Vec::new();
@@ -516,6 +552,13 @@ fn image_csv(path: &Path) -> Result<(u32, u32, Vec<f32>), SensorError> {
                 ))
             }
             Some(_) => {}
+        }
+        if cells.len() > MAX_TABLE_SIDE as usize || ny == MAX_TABLE_SIDE {
+            return Err(csv_err(
+                path,
+                line,
+                format!("a kernel image holds at most {MAX_TABLE_SIDE} × {MAX_TABLE_SIDE} values"),
+            ));
         }
         for (col, c) in cells.iter().enumerate() {
             values.push(kernel_value(path, line, col, c)?);

@@ -7,6 +7,10 @@
 //!
 //! Sampling a kernel into sub-rays lives in `subrays.rs`.
 
+use super::domain::{
+    HALO_FRACTION, KERNEL_ANGLE, KERNEL_OFFSET, KERNEL_VALUE, MAX_SLICE_SAMPLES, MAX_SPOTS,
+    MAX_TABLE_SIDE,
+};
 use super::SensorError;
 use serde::Deserialize;
 use std::f64::consts::PI;
@@ -173,19 +177,20 @@ impl Table1d {
                 ),
             ));
         }
-        if o.len() < 2 {
+        if o.len() < 2 || o.len() > MAX_SLICE_SAMPLES {
             return Err(SensorError::invalid(
                 format!("{field}.offsets_deg"),
-                "a slice needs at least two points",
+                format!(
+                    "a slice needs 2 to {MAX_SLICE_SAMPLES} points, got {}",
+                    o.len()
+                ),
             ));
         }
         for (i, x) in o.iter().enumerate() {
-            if !x.is_finite() {
-                return Err(SensorError::invalid(
-                    format!("{field}.offsets_deg[{i}]"),
-                    format!("must be finite, got {x}"),
-                ));
-            }
+            KERNEL_OFFSET.check(
+                &format!("{field}.offsets_deg[{i}]"),
+                f64::from(*x).to_degrees(),
+            )?;
             if i > 0 && *x <= o[i - 1] {
                 return Err(SensorError::invalid(
                     format!("{field}.offsets_deg[{i}]"),
@@ -212,12 +217,9 @@ fn check_values(field: &str, values: &[f32]) -> Result<(), SensorError> {
     if let Some((i, x)) = values
         .iter()
         .enumerate()
-        .find(|(_, x)| !(x.is_finite() && **x >= 0.0))
+        .find(|(_, x)| !KERNEL_VALUE.contains(f64::from(**x)))
     {
-        return Err(SensorError::invalid(
-            format!("{field}[{i}]"),
-            format!("kernel values must be finite and ≥ 0, got {x}"),
-        ));
+        KERNEL_VALUE.check(&format!("{field}[{i}]"), f64::from(*x))?;
     }
     Ok(())
 }
@@ -225,18 +227,25 @@ fn check_values(field: &str, values: &[f32]) -> Result<(), SensorError> {
 /// The kernel's section in YAML, for errors.
 pub(super) const KERNEL: &str = "beam.kernel";
 
-/// An `[h, v]` pair of angles (rad, shown in degrees), both > 0.
+/// An `[h, v]` pair of angles (rad, checked in degrees) within [`KERNEL_ANGLE`].
 fn positive_pair(field: &str, h: f32, v: f32) -> Result<(), SensorError> {
-    positive(&format!("{field}[0]"), h, true)?;
-    positive(&format!("{field}[1]"), v, true)
+    angle(&format!("{field}[0]"), h)?;
+    angle(&format!("{field}[1]"), v)
+}
+
+/// A divergence, radius or extent (rad) within [`KERNEL_ANGLE`] (degrees).
+fn angle(field: &str, v: f32) -> Result<(), SensorError> {
+    KERNEL_ANGLE.check(field, f64::from(v).to_degrees())
 }
 
 /// A spot image: at least 1 × 1, `nx × ny` values, finite, ≥ 0 and not all zero.
 fn validate_image(nx: u32, ny: u32, values: &[f32]) -> Result<(), SensorError> {
-    if nx == 0 || ny == 0 {
+    if !(1..=MAX_TABLE_SIDE).contains(&nx) || !(1..=MAX_TABLE_SIDE).contains(&ny) {
         return Err(SensorError::invalid(
             format!("{KERNEL}.size"),
-            format!("the table must be at least 1 × 1, got {nx} × {ny}"),
+            format!(
+                "the table must be 1 × 1 to {MAX_TABLE_SIDE} × {MAX_TABLE_SIDE}, got {nx} × {ny}"
+            ),
         ));
     }
     let want = u64::from(nx) * u64::from(ny);
@@ -261,28 +270,20 @@ fn validate_image(nx: u32, ny: u32, values: &[f32]) -> Result<(), SensorError> {
 
 /// At least one spot; finite offsets, positive divergences, weights ≥ 0 and not all 0.
 fn validate_spots(spots: &[Spot]) -> Result<(), SensorError> {
-    if spots.is_empty() {
+    if spots.is_empty() || spots.len() > MAX_SPOTS {
         return Err(SensorError::invalid(
             format!("{KERNEL}.spots"),
-            "give at least one spot",
+            format!("give 1 to {MAX_SPOTS} spots, got {}", spots.len()),
         ));
     }
     let mut total = 0.0f64;
     for (i, s) in spots.iter().enumerate() {
         let f = format!("{KERNEL}.spots[{i}]");
-        if !(s.dh.is_finite() && s.dv.is_finite()) {
-            return Err(SensorError::invalid(
-                format!("{f}.offset_deg"),
-                "must be finite",
-            ));
+        for (k, o) in [s.dh, s.dv].into_iter().enumerate() {
+            KERNEL_OFFSET.check(&format!("{f}.offset_deg[{k}]"), f64::from(o).to_degrees())?;
         }
         positive_pair(&format!("{f}.divergence_deg"), s.div_h, s.div_v)?;
-        if !(s.weight.is_finite() && s.weight >= 0.0) {
-            return Err(SensorError::invalid(
-                format!("{f}.weight"),
-                format!("must be finite and ≥ 0, got {}", s.weight),
-            ));
-        }
+        KERNEL_VALUE.check(&format!("{f}.weight"), f64::from(s.weight))?;
         total += f64::from(s.weight);
     }
     if total <= 0.0 {
@@ -292,18 +293,6 @@ fn validate_spots(spots: &[Spot]) -> Result<(), SensorError> {
         ));
     }
     Ok(())
-}
-
-fn positive(field: &str, v: f32, unit_deg: bool) -> Result<(), SensorError> {
-    if v.is_finite() && v > 0.0 {
-        Ok(())
-    } else {
-        let shown = if unit_deg { v.to_degrees() } else { v };
-        Err(SensorError::invalid(
-            field,
-            format!("must be a finite number > 0, got {shown}"),
-        ))
-    }
 }
 
 /// The axis-aligned box [h0, h1] × [v0, v1] (rad) outside which a kernel is (nearly) zero.
@@ -351,15 +340,10 @@ impl BeamKernel {
             } => {
                 positive_pair(&format!("{KERNEL}.core_divergence_deg"), *core_h, *core_v)?;
                 positive_pair(&format!("{KERNEL}.halo_divergence_deg"), *halo_h, *halo_v)?;
-                if !(halo_fraction.is_finite() && (0.0..=1.0).contains(halo_fraction)) {
-                    return Err(SensorError::invalid(
-                        format!("{KERNEL}.halo_fraction"),
-                        format!(
-                            "the halo's share of the power must be in [0, 1], got {halo_fraction}"
-                        ),
-                    ));
-                }
-                Ok(())
+                HALO_FRACTION.check(
+                    &format!("{KERNEL}.halo_fraction"),
+                    f64::from(*halo_fraction),
+                )
             }
             BeamKernel::Separable { h, v } => {
                 h.validate(&format!("{KERNEL}.h"))?;
@@ -375,7 +359,7 @@ impl BeamKernel {
                 positive_pair(&format!("{KERNEL}.extent_deg"), *extent_h, *extent_v)?;
                 validate_image(*nx, *ny, values)
             }
-            BeamKernel::Disc { radius } => positive(&format!("{KERNEL}.radius_deg"), *radius, true),
+            BeamKernel::Disc { radius } => angle(&format!("{KERNEL}.radius_deg"), *radius),
             BeamKernel::MultiSpot { spots } => validate_spots(spots),
         }
     }

@@ -419,7 +419,7 @@ fn bad_kernels_and_counts_name_their_field() {
     let err = |k: &BeamKernel, n: u32| k.sample(n, Sampling::Grid).unwrap_err().to_string();
     let g = kernels()[0].clone();
     assert!(err(&g, 0).starts_with("beam.subrays:"), "{}", err(&g, 0));
-    assert!(err(&g, MAX_SUBRAYS + 1).starts_with("beam.subrays:"));
+    assert!(err(&g, super::subrays::MAX_SAMPLES + 1).starts_with("beam.subrays:"));
     let cases: Vec<(BeamKernel, &str)> = vec![
         (
             BeamKernel::Table2d {

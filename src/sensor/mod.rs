@@ -22,6 +22,7 @@
 
 mod csv_pattern;
 pub mod detector;
+pub mod domain;
 mod file;
 mod file_beam;
 mod halo;
@@ -54,7 +55,10 @@ pub use detector::{
     Detector, DualPolicy, Noise, RangeCurve, RangeEstimator, RangeLimit, ReturnMode,
     WaveformSettings,
 };
-pub use file::{load_sensor, load_sensor_file, parse_sensor, GenericDefaults, GENERIC};
+pub use file::{
+    load_sensor, load_sensor_file, load_sensor_file_with, load_sensor_with, parse_sensor,
+    parse_sensor_with, GenericDefaults, GENERIC,
+};
 pub use kernel::{BeamKernel, Sampling, Spot, SubRaySample, Support, Table1d};
 pub use presets::{
     preset, preset_detail, preset_with, presets, PresetDetail, PresetInfo, PresetOptions,
@@ -241,35 +245,20 @@ impl Sensor {
     /// Checks every value a caller could have set by hand. Field names follow the YAML
     /// schema so that file errors and these read alike.
     pub fn validate(&self) -> Result<(), SensorError> {
-        if self.beams.is_empty() {
-            return Err(SensorError::invalid(
-                "pattern",
-                "the pattern has zero beams; give at least one beam",
-            ));
-        }
-        if !self.mount.is_finite() {
-            return Err(SensorError::invalid(
-                "mount",
-                "the mounting pose has a NaN or infinite component",
-            ));
-        }
+        domain::check_name(&self.name)?;
+        self.validate_shape()?;
+        self.validate_mount()?;
         self.validate_range()?;
-        finite_positive("frame_rate", self.frame_rate)?;
-        finite_positive("wavelength_nm", self.wavelength_nm)?;
-        finite_positive(
+        domain::FRAME_RATE.check("frame_rate", f64::from(self.frame_rate))?;
+        domain::WAVELENGTH.check("wavelength_nm", f64::from(self.wavelength_nm))?;
+        domain::REFLECTANCE.check(
             "detection.reference_reflectance",
-            self.detection.reference_reflectance,
+            f64::from(self.detection.reference_reflectance),
         )?;
-        finite_positive("detection.reference_range", self.detection.reference_range)?;
-        if self.channels == 0 || self.columns == 0 {
-            return Err(SensorError::invalid(
-                "pattern",
-                format!(
-                    "channels ({}) and columns ({}) must be ≥ 1",
-                    self.channels, self.columns
-                ),
-            ));
-        }
+        domain::REFERENCE_RANGE.check(
+            "detection.reference_range",
+            f64::from(self.detection.reference_range),
+        )?;
         self.kernel.validate()?;
         check_subrays(self.subrays)?;
         self.detector.validate(&self.detection)?;
@@ -278,20 +267,46 @@ impl Sensor {
         self.validate_beams()
     }
 
-    /// 0 ≤ min < max, both finite.
+    /// At least one beam, and beams, rings and columns within their bounds.
+    fn validate_shape(&self) -> Result<(), SensorError> {
+        if self.beams.is_empty() {
+            return Err(SensorError::invalid(
+                "pattern",
+                "the pattern has zero beams; give at least one beam",
+            ));
+        }
+        domain::beams("pattern", self.beams.len() as u64, 1)?;
+        domain::count(
+            "pattern (channels)",
+            u64::from(self.channels),
+            domain::MAX_CHANNELS,
+        )?;
+        domain::count(
+            "pattern (columns)",
+            u64::from(self.columns),
+            domain::MAX_COLUMNS,
+        )?;
+        Ok(())
+    }
+
+    /// A finite pose whose offset from the vehicle stays within the mount's domain.
+    fn validate_mount(&self) -> Result<(), SensorError> {
+        if !self.mount.is_finite() {
+            return Err(SensorError::invalid(
+                "mount",
+                "the mounting pose has a NaN or infinite component",
+            ));
+        }
+        for (i, v) in self.mount.translation.to_array().into_iter().enumerate() {
+            domain::MOUNT_TRANSLATION.check(&format!("mount.translation[{i}]"), f64::from(v))?;
+        }
+        Ok(())
+    }
+
+    /// 0 ≤ min < max ≤ the range domain's end.
     fn validate_range(&self) -> Result<(), SensorError> {
-        if !(self.min_range.is_finite() && self.min_range >= 0.0) {
-            return Err(SensorError::invalid(
-                "range.min",
-                format!("must be finite and ≥ 0, got {}", self.min_range),
-            ));
-        }
-        if !self.max_range.is_finite() {
-            return Err(SensorError::invalid(
-                "range.max",
-                format!("must be finite, got {}", self.max_range),
-            ));
-        }
+        domain::RANGE.check("range.min", f64::from(self.min_range))?;
+        domain::RANGE.check("range.max", f64::from(self.max_range))?;
         if self.min_range >= self.max_range {
             return Err(SensorError::invalid(
                 "range",
@@ -342,18 +357,8 @@ impl Sensor {
     }
 }
 
-fn finite_positive(field: &str, v: f32) -> Result<(), SensorError> {
-    if v.is_finite() && v > 0.0 {
-        Ok(())
-    } else {
-        Err(SensorError::invalid(
-            field,
-            format!("must be a finite number > 0, got {v}"),
-        ))
-    }
-}
-
 /// Ouster OS1-128 at 1024 columns and 10 Hz on the default roof mount.
 pub fn default_sensor() -> Sensor {
-    preset_builders::ouster_sensor(preset_builders::Ouster::Os1, 128, 1024, 10.0)
+    // 128 × 1024 beams, far within the bounds.
+    preset_builders::ouster_within_bounds(preset_builders::Ouster::Os1, 128, 1024, 10.0)
 }

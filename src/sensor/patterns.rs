@@ -2,7 +2,7 @@
 //! rotating and scanning sensors, regular grids, explicit angle lists and the
 //! non-repetitive rosette.
 
-use super::{Beam, SensorError};
+use super::{domain, Beam, SensorError};
 use glam::Vec3;
 use std::f64::consts::PI;
 
@@ -38,6 +38,7 @@ fn channels_of(lasers: &[Laser]) -> u32 {
 /// Column-major sweep: every laser fires once per column at `azimuth_deg(col)` and
 /// `time_s(col)`. `origin_radius` (m) puts each beam's origin on a circle around the
 /// spin axis in the beam's azimuth, as on sensors whose optics sit off the axis.
+/// Callers bound `lasers × columns` with [`domain::beams`] first: this allocates them.
 pub(crate) fn column_sweep(
     lasers: &[Laser],
     columns: u32,
@@ -101,9 +102,10 @@ pub(crate) fn uniform_lasers(top_deg: f64, bottom_deg: f64, count: u32) -> Vec<L
 
 /// Number of grid points `step` apart over `span`, both ends included. Steps come from
 /// f32 YAML values (0.2 is 0.2000000030), so a relative tolerance keeps the end point.
-pub(crate) fn steps_inclusive(span: f64, step: f64) -> u32 {
+/// Saturates (at u64::MAX) rather than wraps, for the caller to refuse.
+pub(crate) fn steps_inclusive(span: f64, step: f64) -> u64 {
     let r = span / step;
-    (r + r.abs().max(1.0) * 1e-6).floor() as u32 + 1
+    ((r + r.abs().max(1.0) * 1e-6).floor() as u64).saturating_add(1)
 }
 
 /// A regular grid over an azimuth and elevation field of view (degrees).
@@ -130,12 +132,7 @@ pub(crate) fn grid(spec: &GridSpec, frame_rate: f64) -> Result<Pattern, SensorEr
     let [v0, v1] = spec.v_fov_deg.map(f64::from);
     check_fov([h0, h1], [v0, v1])?;
     let h_res = f64::from(spec.h_res_deg);
-    if !(h_res.is_finite() && h_res > 0.0) {
-        return Err(SensorError::invalid(
-            "h_res_deg",
-            format!("the resolution must be > 0, got {h_res}"),
-        ));
-    }
+    domain::H_RESOLUTION.check("h_res_deg", h_res)?;
     let h_span = h1 - h0;
     if h_span > 360.0 + 1e-6 {
         return Err(SensorError::invalid(
@@ -146,18 +143,13 @@ pub(crate) fn grid(spec: &GridSpec, frame_rate: f64) -> Result<Pattern, SensorEr
     // A full turn must not fire the seam twice.
     let full_turn = (h_span - 360.0).abs() < 1e-6;
     let columns = if full_turn {
-        (360.0 / h_res).round().max(1.0) as u32
+        ((360.0 / h_res).round() as u64).max(1)
     } else {
         steps_inclusive(h_span, h_res)
     };
+    let columns = domain::count("h_res_deg (columns)", columns, domain::MAX_COLUMNS)?;
     let lasers = grid_lasers(spec, v0, v1)?;
-    let limit = 2_000_000_000u64;
-    if u64::from(columns) * lasers.len() as u64 > limit {
-        return Err(SensorError::invalid(
-            "h_res_deg",
-            format!("the grid would have more than {limit} beams; use a coarser resolution"),
-        ));
-    }
+    domain::beams("h_res_deg", lasers.len() as u64, u64::from(columns))?;
     let w = f64::from(columns);
     Ok(column_sweep(
         &lasers,
@@ -176,19 +168,19 @@ pub(crate) fn grid(spec: &GridSpec, frame_rate: f64) -> Result<Pattern, SensorEr
 
 /// Both fields of view finite and ordered; elevations within ±90°.
 fn check_fov(h: [f64; 2], v: [f64; 2]) -> Result<(), SensorError> {
-    for (field, v) in [("h_fov_deg", h), ("v_fov_deg", v)] {
-        if !(v[0].is_finite() && v[1].is_finite()) || v[0] > v[1] {
+    for (field, v, d) in [
+        ("h_fov_deg", h, domain::AZIMUTH),
+        ("v_fov_deg", v, domain::ELEVATION),
+    ] {
+        for (i, x) in v.iter().enumerate() {
+            d.check(&format!("{field}[{i}]"), *x)?;
+        }
+        if v[0] > v[1] {
             return Err(SensorError::invalid(
                 field,
                 format!("must be finite [min, max] with min ≤ max, got {v:?}"),
             ));
         }
-    }
-    if !(-90.0..=90.0).contains(&v[0]) || !(-90.0..=90.0).contains(&v[1]) {
-        return Err(SensorError::invalid(
-            "v_fov_deg",
-            "elevations must lie within −90°..90°",
-        ));
     }
     Ok(())
 }
@@ -199,13 +191,12 @@ fn grid_lasers(spec: &GridSpec, v0: f64, v1: f64) -> Result<Vec<Laser>, SensorEr
     match (spec.v_res_deg, spec.channels) {
         (Some(v_res), None) => {
             let v_res = f64::from(v_res);
-            if !(v_res.is_finite() && v_res > 0.0) {
-                return Err(SensorError::invalid(
-                    "v_res_deg",
-                    format!("the resolution must be > 0, got {v_res}"),
-                ));
-            }
-            let rows = steps_inclusive(v1 - v0, v_res);
+            domain::V_RESOLUTION.check("v_res_deg", v_res)?;
+            let rows = domain::count(
+                "v_res_deg (rows)",
+                steps_inclusive(v1 - v0, v_res),
+                domain::MAX_CHANNELS,
+            )?;
             Ok((0..rows)
                 .map(|j| Laser {
                     elevation_deg: v1 - v_res * f64::from(j),
@@ -213,8 +204,10 @@ fn grid_lasers(spec: &GridSpec, v0: f64, v1: f64) -> Result<Vec<Laser>, SensorEr
                 })
                 .collect())
         }
-        (None, Some(0)) => Err(SensorError::invalid("channels", "must be ≥ 1")),
-        (None, Some(n)) => Ok(uniform_lasers(v1, v0, n)),
+        (None, Some(n)) => {
+            let n = domain::count("channels", u64::from(n), domain::MAX_CHANNELS)?;
+            Ok(uniform_lasers(v1, v0, n))
+        }
         _ => Err(SensorError::invalid(
             "v_res_deg",
             "give exactly one of `v_res_deg` and `channels`",
@@ -249,6 +242,11 @@ pub(crate) fn explicit(spec: &ExplicitSpec, frame_rate: f64) -> Result<Pattern, 
                     "is empty: the pattern would have zero beams",
                 ));
             }
+            domain::count("elevation_deg", el.len() as u64, domain::MAX_CHANNELS)?;
+            domain::count("azimuth_deg", az.len() as u64, domain::MAX_COLUMNS)?;
+            domain::beams("azimuth_deg", el.len() as u64, az.len() as u64)?;
+            check_angles("azimuth_deg", az, domain::AZIMUTH)?;
+            check_angles("elevation_deg", el, domain::ELEVATION)?;
             let lasers: Vec<Laser> = el
                 .iter()
                 .enumerate()
@@ -274,6 +272,7 @@ pub(crate) fn explicit(spec: &ExplicitSpec, frame_rate: f64) -> Result<Pattern, 
                     "is empty: the pattern would have zero beams",
                 ));
             }
+            domain::beams("beams_deg", list.len() as u64, 1)?;
             let n = list.len() as f64;
             let mut beams = Vec::with_capacity(list.len());
             for (i, b) in list.iter().enumerate() {
@@ -287,6 +286,8 @@ pub(crate) fn explicit(spec: &ExplicitSpec, frame_rate: f64) -> Result<Pattern, 
                         ))
                     }
                 };
+                domain::AZIMUTH.check(&format!("beams_deg[{i}][0]"), f64::from(b[0]))?;
+                domain::ELEVATION.check(&format!("beams_deg[{i}][1]"), f64::from(b[1]))?;
                 beams.push(Beam {
                     azimuth: wrap(f64::from(b[0]).to_radians()) as f32,
                     elevation: b[1].to_radians(),
@@ -309,10 +310,19 @@ pub(crate) fn explicit(spec: &ExplicitSpec, frame_rate: f64) -> Result<Pattern, 
     }
 }
 
+/// Every angle of an explicit list within `d`; the error names the first outside.
+fn check_angles(field: &str, v: &[f32], d: domain::Domain) -> Result<(), SensorError> {
+    for (i, x) in v.iter().enumerate() {
+        d.check(&format!("{field}[{i}]"), f64::from(*x))?;
+    }
+    Ok(())
+}
+
 /// Livox-style non-repetitive rosette around +x. The beam's off-axis angle follows the
 /// rose curve ρ = R·cos(k·φ) while φ turns `turns` times per frame; with an irrational k
 /// the curve never closes, so the frame covers the disc instead of retracing petals,
 /// and it is densest near the axis, as the Risley-prism scanners are.
+/// The caller bounds `points` (it allocates them).
 pub(crate) fn rosette(radius_deg: f64, points: u32, frame_rate: f64) -> Pattern {
     // k = 3·golden ratio: ~9.7 petal passes per turn of φ, never closing.
     let k = 3.0 * (1.0 + 5f64.sqrt()) / 2.0;

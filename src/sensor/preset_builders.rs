@@ -5,7 +5,7 @@
 use super::detector::{Detector, DualPolicy, Noise, ReturnMode};
 use super::kernel::{fwhm_to_1e2, BeamKernel};
 use super::patterns::{self, column_sweep, rotating, steps_inclusive, uniform_lasers, Laser};
-use super::{default_mount, Detection, PresetOptions, Sampling, Sensor, SensorError};
+use super::{default_mount, domain, Detection, PresetOptions, Sampling, Sensor, SensorError};
 
 /// Sensor-wide defaults of a preset.
 struct Defaults {
@@ -171,49 +171,36 @@ fn only(name: &str, o: &PresetOptions, allowed: &[&str]) -> Result<(), SensorErr
 
 fn frame_rate(o: &PresetOptions, default: f32) -> Result<f32, SensorError> {
     let f = o.frame_rate.unwrap_or(default);
-    if f.is_finite() && f > 0.0 {
-        Ok(f)
-    } else {
-        Err(SensorError::invalid(
-            "frame_rate",
-            format!("must be a finite number of Hz > 0, got {f}"),
-        ))
-    }
-}
-
-fn positive_count(field: &str, v: u32) -> Result<u32, SensorError> {
-    if v == 0 {
-        Err(SensorError::invalid(field, "must be ≥ 1"))
-    } else {
-        Ok(v)
-    }
+    domain::FRAME_RATE.check("frame_rate", f64::from(f))?;
+    Ok(f)
 }
 
 fn resolution(field: &str, v: f32) -> Result<f64, SensorError> {
-    if v.is_finite() && v > 0.0 {
-        Ok(f64::from(v))
-    } else {
-        Err(SensorError::invalid(
-            field,
-            format!("the resolution must be > 0, got {v}"),
-        ))
-    }
+    domain::H_RESOLUTION.check(field, f64::from(v))?;
+    Ok(f64::from(v))
+}
+
+fn columns(v: u64) -> Result<u32, SensorError> {
+    domain::count("columns", v, domain::MAX_COLUMNS)
 }
 
 /// Columns of a rotating sensor from `columns`, or `horizontal_resolution_deg`, or the
 /// default.
-fn turn_columns(o: &PresetOptions, default: u32) -> Result<u32, SensorError> {
+fn turn_columns(
+    o: &PresetOptions,
+    default: impl FnOnce() -> Result<u32, SensorError>,
+) -> Result<u32, SensorError> {
     match (o.columns, o.horizontal_resolution_deg) {
         (Some(_), Some(_)) => Err(SensorError::invalid(
             "columns",
             "give `columns` or `horizontal_resolution_deg`, not both",
         )),
-        (Some(c), None) => positive_count("columns", c),
+        (Some(c), None) => columns(u64::from(c)),
         (None, Some(r)) => {
             let r = resolution("horizontal_resolution_deg", r)?;
-            Ok(((360.0 / r).round() as u32).max(1))
+            columns(((360.0 / r).round() as u64).max(1))
         }
-        (None, None) => Ok(default),
+        (None, None) => default(),
     }
 }
 
@@ -229,7 +216,7 @@ fn sweep_columns(
             "give `columns` or `horizontal_resolution_deg`, not both",
         )),
         (Some(c), None) => {
-            let c = positive_count("columns", c)?;
+            let c = columns(u64::from(c))?;
             let step = if c > 1 {
                 span_deg / f64::from(c - 1)
             } else {
@@ -242,9 +229,25 @@ fn sweep_columns(
                 Some(r) => resolution("horizontal_resolution_deg", r)?,
                 None => default_res_deg,
             };
-            Ok((steps_inclusive(span_deg, res), res))
+            Ok((columns(steps_inclusive(span_deg, res))?, res))
         }
     }
+}
+
+/// A rotating pattern of `lasers` × `columns`, refused before it is made when too large.
+fn turning(
+    lasers: &[Laser],
+    columns: u32,
+    frame_rate: f32,
+    origin_radius: f32,
+) -> Result<patterns::Pattern, SensorError> {
+    domain::beams("columns", lasers.len() as u64, u64::from(columns))?;
+    Ok(rotating(
+        lasers,
+        columns,
+        f64::from(frame_rate),
+        origin_radius,
+    ))
 }
 
 // ---------------------------------------------------------------- Velodyne
@@ -360,14 +363,15 @@ fn velodyne(
 ) -> Result<Sensor, SensorError> {
     only(name, o, &["columns", "horizontal_resolution_deg"])?;
     let f = frame_rate(o, d.frame_rate)?;
-    let from_rpm = ((1.0 / (f64::from(f) * cycle_s)).round() as u32).max(1);
+    let from_rpm = || {
+        domain::count(
+            "frame_rate (columns at this rate)",
+            ((1.0 / (f64::from(f) * cycle_s)).round() as u64).max(1),
+            domain::MAX_COLUMNS,
+        )
+    };
     let columns = turn_columns(o, from_rpm)?;
-    Ok(assemble(
-        name,
-        rotating(lasers, columns, f64::from(f), 0.0),
-        &d,
-        f,
-    ))
+    Ok(assemble(name, turning(lasers, columns, f, 0.0)?, &d, f))
 }
 
 // ---------------------------------------------------------------- Ouster
@@ -400,7 +404,18 @@ fn ouster_detector() -> Detector {
     }
 }
 
-pub(crate) fn ouster_sensor(family: Ouster, channels: u32, columns: u32, f: f32) -> Sensor {
+pub(crate) fn ouster_sensor(
+    family: Ouster,
+    channels: u32,
+    columns: u32,
+    f: f32,
+) -> Result<Sensor, SensorError> {
+    domain::beams("columns", u64::from(channels), u64::from(columns))?;
+    Ok(ouster_within_bounds(family, channels, columns, f))
+}
+
+/// [`ouster_sensor`] for `channels × columns` already within [`domain::MAX_BEAMS`].
+pub(crate) fn ouster_within_bounds(family: Ouster, channels: u32, columns: u32, f: f32) -> Sensor {
     let (half, radius, d) = match family {
         Ouster::Os0 => (
             45.0,
@@ -490,8 +505,8 @@ pub(crate) fn ouster(
 ) -> Result<Sensor, SensorError> {
     only(&ouster_name(family, channels), o, &["columns"])?;
     let f = frame_rate(o, 10.0)?;
-    let columns = positive_count("columns", o.columns.unwrap_or(1024))?;
-    Ok(ouster_sensor(family, channels, columns, f))
+    let columns = columns(u64::from(o.columns.unwrap_or(1024)))?;
+    ouster_sensor(family, channels, columns, f)
 }
 
 // ---------------------------------------------------------------- scanners
@@ -592,6 +607,7 @@ fn partial_sweep(
 ) -> Result<patterns::Pattern, SensorError> {
     let span = left - right;
     let (columns, step) = sweep_columns(o, span, default_res)?;
+    domain::beams("columns", lasers.len() as u64, u64::from(columns))?;
     let period = 1.0 / f64::from(f);
     Ok(column_sweep(
         lasers,
@@ -657,15 +673,14 @@ pub(crate) fn cube1(o: &PresetOptions) -> Result<Sensor, SensorError> {
         &["columns", "horizontal_resolution_deg", "lines"],
     )?;
     let f = frame_rate(o, 6.0)?;
-    let lines = positive_count("lines", o.lines.unwrap_or(50))?;
+    let lines = domain::count(
+        "lines",
+        u64::from(o.lines.unwrap_or(50)),
+        domain::MAX_CHANNELS,
+    )?;
     let (columns, step) = sweep_columns(o, 70.0, 0.4)?;
+    domain::beams("lines", u64::from(lines), u64::from(columns))?;
     let total = f64::from(lines) * f64::from(columns);
-    if total > 1e9 {
-        return Err(SensorError::invalid(
-            "lines",
-            "lines × columns exceeds 10⁹ beams",
-        ));
-    }
     let lasers = uniform_lasers(15.0, -15.0, lines);
     let period = 1.0 / f64::from(f);
     let mut beams = Vec::with_capacity(total as usize);
@@ -713,7 +728,11 @@ pub(crate) fn cube1(o: &PresetOptions) -> Result<Sensor, SensorError> {
 pub(crate) fn livox_rosette(o: &PresetOptions) -> Result<Sensor, SensorError> {
     only("livox-mid-40", o, &["points"])?;
     let f = frame_rate(o, 10.0)?;
-    let points = positive_count("points", o.points.unwrap_or(10_000))?;
+    let points = domain::count(
+        "points",
+        u64::from(o.points.unwrap_or(10_000)),
+        domain::MAX_BEAMS as u32,
+    )?;
     Ok(assemble(
         "livox-mid-40",
         patterns::rosette(19.2, points, f64::from(f)),

@@ -346,7 +346,8 @@ fn entry(name: &str) -> Result<&'static Entry, SensorError> {
         .iter()
         .find(|e| key(e.info.name) == k || e.aliases.iter().any(|a| key(a) == k))
         .ok_or_else(|| SensorError::UnknownPreset {
-            name: name.to_string(),
+            // The name may come from a file: quoted, never echoed at length.
+            name: crate::config::shorten(name),
             known: known_names(),
         })
 }

@@ -33,8 +33,15 @@ use super::halo::Halo;
 use super::kernel::{sigma, BeamKernel, Sampling, SubRaySample, Support};
 use super::SensorError;
 
-/// The most sub-rays a beam may have.
-pub const MAX_SUBRAYS: u32 = 65_536;
+/// The most sub-rays a beam may have: the waveform pass reads at most
+/// [`MAX_RECORDS_PER_BEAM`](crate::contract::MAX_RECORDS_PER_BEAM) records per beam, one
+/// per sub-ray in a scene without glass (a scene with glass notes more per sub-ray, and
+/// the simulator refuses kernels that then exceed it).
+pub const MAX_SUBRAYS: u32 = crate::contract::MAX_RECORDS_PER_BEAM;
+
+/// The most sub-rays [`BeamKernel::sample`] makes: more than a beam may trace, for
+/// studies of a kernel's sampling.
+pub const MAX_SAMPLES: u32 = 65_536;
 
 /// Raster cells per axis (at least; a table image gets a whole number per pixel).
 const RASTER: usize = 512;
@@ -43,7 +50,12 @@ impl BeamKernel {
     /// n sub-rays with weights summing to 1 (module docs). Errors name the field:
     /// `beam.subrays` for n, `beam.kernel.…` for the kernel.
     pub fn sample(&self, n: u32, mode: Sampling) -> Result<Vec<SubRaySample>, SensorError> {
-        check_subrays(n)?;
+        if n == 0 || n > MAX_SAMPLES {
+            return Err(SensorError::invalid(
+                "beam.subrays",
+                format!("must be 1..={MAX_SAMPLES} (1 = the thin ray), got {n}"),
+            ));
+        }
         self.validate()?;
         if n == 1 {
             return Ok(vec![SubRaySample::THIN]);

@@ -5,6 +5,7 @@
 use super::convert::push_constants;
 use super::gpu_types::{CompactParams, GpuEcho, GpuPoint, GpuRecord};
 use super::hit_groups::{hit_groups, hit_records};
+use super::memory::check_frame_memory;
 use super::scene_gpu::{GpuScene, SceneStats};
 use super::shaders::FrameShaders;
 use super::slot::{FrameSlot, Pipelines, SensorBuffers, Submitted};
@@ -15,7 +16,7 @@ use crate::gpu::{
     RayTracingPipeline, TlasUpdate,
 };
 use crate::material::{MaterialClass, MaterialDb};
-use crate::model::{Echo, FrameSettings, RecordLayout, SceneTables, SubRayRecord};
+use crate::model::{Echo, FrameExtent, FrameSettings, RecordLayout, SceneTables, SubRayRecord};
 use crate::scene::Scene;
 use crate::sensor::{Beam, SubRaySample};
 use glam::Mat4;
@@ -180,7 +181,9 @@ impl Simulator {
 
     /// Sets the beams (sensor frame), the kernel's sub-rays, the record slots per
     /// sub-ray (1 + transparent layers kept) and the most echoes per beam. Frames in
-    /// flight keep the sensor they were submitted with; nothing waits.
+    /// flight keep the sensor they were submitted with; nothing waits. A sensor whose
+    /// frames would not fit in the device's or the host's memory is refused before any
+    /// of its buffers is allocated ([`check_frame_memory`]).
     pub fn set_sensor(
         &mut self,
         beams: &[Beam],
@@ -196,6 +199,13 @@ impl Simulator {
                 self.ctx.limits.max_launch_width
             )));
         }
+        let extent = FrameExtent {
+            beams: beams.len() as u64,
+            subrays: subrays.len() as u64,
+            slots: u64::from(slots),
+            max_returns: u64::from(max_returns),
+        };
+        check_frame_memory(&self.ctx, &extent)?;
         let buffers = SensorBuffers::new(&self.ctx, beams, subrays, slots, max_returns)?;
         self.sensor = Some(Arc::new(buffers));
         Ok(())

@@ -8,6 +8,7 @@ mod convert;
 mod frame;
 pub mod gpu_types;
 mod hit_groups;
+pub mod memory;
 mod points;
 mod scene_gpu;
 mod shaders;
@@ -34,4 +35,7 @@ pub enum SimError {
     Tables(#[from] crate::model::TablesError),
     #[error("{0}")]
     Input(String),
+    /// A sensor whose frames would not fit in memory, refused before allocating them.
+    #[error("{0}")]
+    Memory(String),
 }
