@@ -4,7 +4,7 @@
 use beamtrace::gpu::ContextOptions;
 use beamtrace::job::{procedural_scene, run_job, FrameDone, JobError, JobOptions};
 use beamtrace::material::{MaterialDb, MaterialMapping};
-use beamtrace::output::{read_cloud, Format};
+use beamtrace::output::{read_cloud, FieldSet, Format};
 use beamtrace::sensor::{load_sensor, Pose};
 use std::path::Path;
 
@@ -27,6 +27,9 @@ fn options(out: &Path, frames: u64) -> JobOptions {
         sun: None,
         seed: 1,
         world_frame: false,
+        fields: FieldSet::default(),
+        organized: None,
+        command_line: vec!["job test".into()],
     }
 }
 

@@ -47,6 +47,15 @@ pub enum JobError {
         #[source]
         source: SimError,
     },
+    #[error(
+        "{asked} needs a sensor whose beams form a grid of rings × columns, but {sensor}'s \
+         do not: {why}; write unorganized clouds (--unorganized)"
+    )]
+    NotGrid {
+        asked: String,
+        sensor: String,
+        why: String,
+    },
     #[error("sampling the beam kernel of {sensor}")]
     Kernel {
         sensor: String,
