@@ -172,17 +172,24 @@ impl OutputPlan {
             });
         }
         if let Err(why) = layout.grid() {
-            let asked = match opts.organized {
-                Some(_) => "--organized".to_string(),
-                None => format!(
-                    "--fields {} (organized, as its driver publishes)",
-                    opts.fields.describe()
+            let (asked, fix) = match opts.organized {
+                Some(_) => (
+                    "--organized".to_string(),
+                    "leave out --organized for one row of returned points",
+                ),
+                None => (
+                    format!(
+                        "--fields {} (organized, as its driver publishes)",
+                        opts.fields.describe()
+                    ),
+                    "add --unorganized for one row of returned points",
                 ),
             };
             return Err(JobError::NotGrid {
                 asked,
                 sensor: opts.sensor.name.clone(),
                 why,
+                fix,
             });
         }
         let organize = Organize {
