@@ -55,7 +55,10 @@ pub const POSES_FILE: &str = "poses.csv";
 /// What a finished job reports.
 #[derive(Debug, Default)]
 pub struct JobReport {
+    /// The frames' files (clouds, return layers, pictures), in the order written.
     pub files: Vec<PathBuf>,
+    /// The run's own files: poses.csv and run.json.
+    pub run_files: Vec<PathBuf>,
     pub points_per_frame: Vec<usize>,
     pub device: String,
     pub trace_ms: Vec<f64>,
@@ -249,11 +252,11 @@ fn write_run_files(
         .collect();
     let poses = opts.out_dir.join(POSES_FILE);
     write_poses(&poses, &rows)?;
-    report.files.push(poses);
+    report.run_files.push(poses);
     let json = serde_json::to_vec_pretty(&run_record(opts, plan, &report.device))?;
     let run = opts.out_dir.join(RUN_FILE);
     write_atomic(&run, |w| w.write_all(&json))?;
-    report.files.push(run);
+    report.run_files.push(run);
     Ok(())
 }
 

@@ -43,6 +43,12 @@ fn each_written_frame_is_reported_in_order() {
     let points: Vec<usize> = seen.iter().map(|d| d.points).collect();
     assert_eq!(points, report.points_per_frame);
     assert_eq!(report.files.len(), 3);
+    let run_files: Vec<_> = report
+        .run_files
+        .iter()
+        .map(|f| f.file_name().unwrap())
+        .collect();
+    assert_eq!(run_files, ["poses.csv", "run.json"]);
     for (file, d) in report.files.iter().zip(&seen) {
         // The file was complete when its frame was reported: it holds what was counted.
         let cloud = read_cloud(file).expect("the frame's file reads back");

@@ -299,6 +299,9 @@ fn print_summary(report: &JobReport, opts: &JobOptions, args: &RunArgs) {
             args.out.display()
         );
     }
+    for f in &report.run_files {
+        println!("  {}", f.display());
+    }
 }
 
 #[cfg(test)]
