@@ -84,26 +84,24 @@ fn points_reported(stdout: &str) -> usize {
         .unwrap_or_else(|| panic!("no point count in {stdout}"))
 }
 
+/// The world pose of the VLP-16 run below, tx ty tz qw qx qy qz: the vehicle at
+/// (5, 2, 0) turned 90° about z, the sensor on its 1.8 m mount.
+const VEHICLE_90: [f64; 7] = [
+    5.0,
+    2.0,
+    1.8,
+    std::f64::consts::FRAC_1_SQRT_2,
+    0.0,
+    0.0,
+    std::f64::consts::FRAC_1_SQRT_2,
+];
+
 #[test]
 fn velodyne_fields_are_organized_by_firing_with_rings_from_the_bottom_in_the_world() {
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("v");
-    let stdout = run(
-        &out,
-        &[
-            "--sensor",
-            "vlp-16",
-            "--fields",
-            "velodyne",
-            "--world",
-            "--frames",
-            "2",
-            "--position",
-            "5,2,0",
-            "--yaw",
-            "90",
-        ],
-    );
+    let args = "--sensor vlp-16 --fields velodyne --world --frames 2 --position 5,2,0 --yaw 90";
+    let stdout = run(&out, &args.split(' ').collect::<Vec<_>>());
     assert_eq!(
         names_in(&out),
         [
@@ -124,31 +122,37 @@ fn velodyne_fields_are_organized_by_firing_with_rings_from_the_bottom_in_the_wor
         (got["width"].as_u64(), got["height"].as_u64()),
         (Some(16), Some(1808))
     );
-    // The sensor sits at the vehicle (5, 2, 0) turned 90° plus the 1.8 m mount: VIEWPOINT
-    // tx ty tz qw qx qy qz = 5 2 1.8 cos 45° 0 0 sin 45°.
-    let h = std::f64::consts::FRAC_1_SQRT_2;
     let vp: Vec<f64> = got["viewpoint"]
         .as_array()
         .unwrap()
         .iter()
         .map(|v| v.as_f64().unwrap())
         .collect();
-    for (a, b) in vp.iter().zip([5.0, 2.0, 1.8, h, 0.0, 0.0, h]) {
+    for (a, b) in vp.iter().zip(VEHICLE_90) {
         assert!((a - b).abs() < 1e-6, "VIEWPOINT {vp:?}");
     }
-    let (x, y, z) = (floats(&got, "x"), floats(&got, "y"), floats(&got, "z"));
+    assert_eq!(velodyne_returns(&got), points_reported(&stdout));
+    check_poses(&out, 2, 0.1, VEHICLE_90);
+    check_run_record(&out);
+}
+
+/// Checks the cells of a VLP-16 frame in velodyne_pointcloud's layout, seen from the
+/// sensor at [`VEHICLE_90`]; returns how many hold a return.
+fn velodyne_returns(got: &Value) -> usize {
+    let (x, y, z) = (floats(got, "x"), floats(got, "y"), floats(got, "z"));
     let (intensity, ring, time) = (
-        floats(&got, "intensity"),
-        ints(&got, "ring"),
-        floats(&got, "time"),
+        floats(got, "intensity"),
+        ints(got, "ring"),
+        floats(got, "time"),
     );
     let mut returns = 0;
     for (i, &r) in ring.iter().enumerate() {
         let (row, col) = (i / 16, i % 16);
         assert_eq!(r, col as u64, "the laser of ring r sits at column r");
+        // Row (firing) c at c / 1808 of a 0.1 s turn.
         assert!(
             (time[i] - row as f32 / 18080.0).abs() < 1e-7,
-            "row {row}: time {}",
+            "row {row}: {}",
             time[i]
         );
         assert_eq!(x[i].is_nan(), intensity[i].is_nan(), "cell {i}");
@@ -157,35 +161,43 @@ fn velodyne_fields_are_organized_by_firing_with_rings_from_the_bottom_in_the_wor
         }
         returns += 1;
         // Ring r (from the bottom) is the laser at −15° + 2°·r.
+        let [sx, sy, sz, ..] = VEHICLE_90;
         let (dx, dy, dz) = (
-            f64::from(x[i]) - 5.0,
-            f64::from(y[i]) - 2.0,
-            f64::from(z[i]) - 1.8,
+            f64::from(x[i]) - sx,
+            f64::from(y[i]) - sy,
+            f64::from(z[i]) - sz,
         );
         let elevation = dz.atan2(dx.hypot(dy)).to_degrees();
         assert!(
             (elevation - (-15.0 + 2.0 * r as f64)).abs() < 0.01,
             "ring {r}: {elevation}°"
         );
-        assert!(intensity[i] >= 0.0 && intensity[i] <= 255.0 && intensity[i].fract() == 0.0);
+        assert!((0.0..=255.0).contains(&intensity[i]) && intensity[i].fract() == 0.0);
     }
-    assert_eq!(returns, points_reported(&stdout));
+    returns
+}
 
+/// `poses.csv` of `out`: a header row and `frames` rows of the same pose, a frame
+/// `period` s apart.
+fn check_poses(out: &Path, frames: usize, period: f64, pose: [f64; 7]) {
     let poses = fs::read_to_string(out.join("poses.csv")).unwrap();
+    assert_eq!(poses.lines().next(), Some("frame,time,x,y,z,qw,qx,qy,qz"));
     let rows: Vec<Vec<f64>> = poses
         .lines()
         .skip(1)
         .map(|l| l.split(',').map(|v| v.parse().unwrap()).collect())
         .collect();
-    assert_eq!(poses.lines().next(), Some("frame,time,x,y,z,qw,qx,qy,qz"));
-    assert_eq!(rows.len(), 2);
+    assert_eq!(rows.len(), frames);
     for (k, row) in rows.iter().enumerate() {
-        let want = [k as f64, 0.1 * k as f64, 5.0, 2.0, 1.8, h, 0.0, 0.0, h];
+        let want = [[k as f64, period * k as f64].as_slice(), &pose].concat();
         for (a, b) in row.iter().zip(want) {
             assert!((a - b).abs() < 1e-6, "poses.csv row {k}: {row:?}");
         }
     }
+}
 
+/// `run.json` of the VLP-16 run above says what was run.
+fn check_run_record(out: &Path) {
     let meta: Value = serde_json::from_slice(&fs::read(out.join("run.json")).unwrap()).unwrap();
     assert_eq!(meta["beamtrace_version"], env!("CARGO_PKG_VERSION"));
     assert_eq!(meta["sensor"], "vlp-16");
@@ -230,20 +242,8 @@ fn ouster_fields_are_an_image_of_rings_with_a_file_per_return() {
     for file in ["frame_000000.pcd", "frame_000000_return2.pcd"] {
         let got = pypcd4(&out.join(file));
         // ouster-ros's original point type.
-        assert_eq!(
-            strs(&got["fields"]),
-            [
-                "x",
-                "y",
-                "z",
-                "intensity",
-                "t",
-                "reflectivity",
-                "ring",
-                "ambient",
-                "range"
-            ]
-        );
+        let fields = "x y z intensity t reflectivity ring ambient range";
+        assert_eq!(strs(&got["fields"]), fields.split(' ').collect::<Vec<_>>());
         assert_eq!(
             strs(&got["type"]),
             ["F", "F", "F", "F", "U", "U", "U", "U", "U"]
@@ -259,43 +259,51 @@ fn ouster_fields_are_an_image_of_rings_with_a_file_per_return() {
             (got["width"].as_u64(), got["height"].as_u64()),
             (Some(1024), Some(16))
         );
-        let (x, y, z) = (floats(&got, "x"), floats(&got, "y"), floats(&got, "z"));
-        let (ring, t, range) = (ints(&got, "ring"), ints(&got, "t"), ints(&got, "range"));
-        for i in 0..x.len() {
-            let (row, col) = (i / 1024, i % 1024);
-            assert_eq!(ring[i], row as u64, "{file}: row r holds ring r");
-            // Column c fires c / 1024 of the way through a 0.1 s frame (beam times are
-            // float32: steps of 7.5 ns near 0.1 s).
-            let ns = col as f64 * 1e8 / 1024.0;
-            assert!(
-                (t[i] as f64 - ns).abs() <= 8.0,
-                "{file}: column {col}: t {}",
-                t[i]
-            );
-            assert_eq!(x[i].is_nan(), range[i] == 0, "{file}: cell {i}");
-            if x[i].is_nan() {
-                continue;
-            }
-            returns += 1;
-            // Seen from its beam origin, 15.806 mm out from the axis towards the point's
-            // azimuth, the point of row r lies on the beam at 22.5° − 3°·r, and Ouster's
-            // range is the distance from there plus those 15.806 mm.
-            let n = 0.015_806;
-            let (dz, out) = (f64::from(z[i]), f64::from(x[i]).hypot(f64::from(y[i])) - n);
-            let elevation = dz.atan2(out).to_degrees();
-            assert!(
-                (elevation - (22.5 - 3.0 * row as f64)).abs() < 0.01,
-                "row {row}: {elevation}°"
-            );
-            let mm = 1000.0 * (dz.hypot(out) + n);
-            assert!(
-                (range[i] as f64 - mm).abs() <= 0.5 + 1e-5 * mm,
-                "{file}: range {} mm, expected {mm}",
-                range[i]
-            );
-        }
+        returns += ouster_returns(&got, file);
     }
     assert_eq!(returns, points_reported(&stdout));
+}
+
+/// Checks the pixels of an OS1-16 frame in ouster-ros's layout; returns how many hold
+/// a return.
+fn ouster_returns(got: &Value, file: &str) -> usize {
+    let (x, y, z) = (floats(got, "x"), floats(got, "y"), floats(got, "z"));
+    let (ring, t, range) = (ints(got, "ring"), ints(got, "t"), ints(got, "range"));
+    let mut returns = 0;
+    for i in 0..x.len() {
+        let (row, col) = (i / 1024, i % 1024);
+        assert_eq!(ring[i], row as u64, "{file}: row r holds ring r");
+        // Column c fires c / 1024 of the way through a 0.1 s frame (beam times are
+        // float32: steps of 7.5 ns near 0.1 s).
+        let ns = col as f64 * 1e8 / 1024.0;
+        assert!(
+            (t[i] as f64 - ns).abs() <= 8.0,
+            "{file}: column {col}: t {}",
+            t[i]
+        );
+        assert_eq!(x[i].is_nan(), range[i] == 0, "{file}: cell {i}");
+        if x[i].is_nan() {
+            continue;
+        }
+        returns += 1;
+        // Seen from its beam origin, 15.806 mm out from the axis towards the point's
+        // azimuth, the point of row r lies on the beam at 22.5° − 3°·r, and Ouster's
+        // range is the distance from there plus those 15.806 mm.
+        let n = 0.015_806;
+        let (dz, out) = (f64::from(z[i]), f64::from(x[i]).hypot(f64::from(y[i])) - n);
+        let elevation = dz.atan2(out).to_degrees();
+        assert!(
+            (elevation - (22.5 - 3.0 * row as f64)).abs() < 0.01,
+            "row {row}: {elevation}°"
+        );
+        let mm = 1000.0 * (dz.hypot(out) + n);
+        assert!(
+            (range[i] as f64 - mm).abs() <= 0.5 + 1e-5 * mm,
+            "{file}: range {} mm, expected {mm}",
+            range[i]
+        );
+    }
+    returns
 }
 
 #[test]

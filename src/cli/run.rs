@@ -204,6 +204,7 @@ fn progress_bar(frames: u64) -> ProgressBar {
     {
         bar.set_style(style.progress_chars("=> "));
     }
+    bar.set_message("first frame");
     bar
 }
 

@@ -201,6 +201,14 @@ fn parse_header(path: &Path, bytes: &[u8]) -> Result<Header, OutputError> {
             continue;
         }
         if line == "end_header" {
+            if h.keys.as_ref().is_some_and(|k| k.len() != h.columns.len()) {
+                return Err(OutputError::parse(
+                    path,
+                    &at,
+                    "the `comment beamtrace fields:` lists more keys than there are \
+                     properties: the header was edited; remove the comment or fix it",
+                ));
+            }
             h.end_line = line_no;
             h.data_start = pos;
             return Ok(h);
@@ -434,6 +442,45 @@ mod tests {
              property float32 intensity\nproperty uint16 ring\nproperty float32 time\n\
              end_header\n"
         );
+    }
+
+    #[test]
+    fn driver_files_read_back_by_their_keys() {
+        // Ouster's 16-bit reflectivity and t in ns go back into beamtrace's fields;
+        // an edited key list is an error.
+        let fields = FieldSet::of(crate::output::Convention::Ouster);
+        let beams = (0..2)
+            .map(|b| crate::output::BeamDesc {
+                ring: 0,
+                azimuth: b as f32,
+                elevation: 0.0,
+                time: 0.0,
+                origin_offset: 0.0,
+            })
+            .collect();
+        let layout = crate::output::BeamLayout::new(beams, 2);
+        let meta = CloudMeta {
+            beams: Some(&layout),
+            ..CloudMeta::plain(&fields)
+        };
+        let cloud = PointCloud {
+            points: vec![crate::output::Point {
+                x: 1.0,
+                reflectivity: 77,
+                time: 0.5,
+                ..Default::default()
+            }],
+        };
+        let mut buf = Vec::new();
+        write_ply_to_with(&mut buf, &cloud, PlyEncoding::Ascii, &meta).unwrap();
+        let p = parse_ply(Path::new("o.ply"), &buf).unwrap().points[0];
+        assert_eq!((p.x, p.reflectivity, p.time), (1.0, 77, 0.5));
+        let text = String::from_utf8(buf).unwrap();
+        let edited = text.replace(" ouster.range\n", "\n");
+        let e = parse_ply(Path::new("o.ply"), edited.as_bytes())
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("fewer keys than there are properties"), "{e}");
     }
 
     #[test]
