@@ -8,8 +8,8 @@
 #  - Mesa lavapipe from bookworm-backports (Mesa >= 25: the first lavapipe with
 #    ray-tracing pipelines) — skipped when a Vulkan device with ray tracing already exists,
 #    so a machine with a real GPU driver is left alone
-#  - Python pypcd4 and plyfile in a private venv (target/pyenv) for the independent
-#    PCD and PLY reader tests
+#  - Python pypcd4, plyfile and Open3D (open3d-cpu; its wheel needs libusb-1.0-0) in a
+#    private venv (target/pyenv) for the independent PCD and PLY reader tests
 set -euo pipefail
 
 log() { printf '[setup] %s\n' "$*"; }
@@ -47,7 +47,8 @@ fi
 
 # 1. Build tools and shader compiler libraries.
 apt_install build-essential pkg-config libshaderc-dev glslang-dev spirv-tools \
-  libvulkan1 libvulkan-dev vulkan-tools vulkan-validationlayers python3-venv ca-certificates
+  libvulkan1 libvulkan-dev vulkan-tools vulkan-validationlayers python3-venv ca-certificates \
+  libusb-1.0-0
 
 # 2. A ray-tracing Vulkan driver: lavapipe from bookworm-backports unless one exists.
 if has_rt_device; then
@@ -73,8 +74,8 @@ else
   fi
 fi
 
-# 3. Independent PCD and PLY readers for the tests (pypcd4, plyfile), in a venv of
-#    their own.
+# 3. Independent PCD and PLY readers for the tests (pypcd4, plyfile, Open3D), in a venv
+#    of their own. Open3D's CPU wheel is about 105 MB.
 root=$(cd "$(dirname "$0")/.." && pwd)
 venv="$root/target/pyenv"
 if ! "$venv/bin/python" -c 'import pypcd4, plyfile' >/dev/null 2>&1; then
@@ -82,6 +83,10 @@ if ! "$venv/bin/python" -c 'import pypcd4, plyfile' >/dev/null 2>&1; then
   mkdir -p "$root/target"
   python3 -m venv "$venv"
   "$venv/bin/pip" install -q pypcd4 plyfile
+fi
+if ! "$venv/bin/python" -c 'import open3d' >/dev/null 2>&1; then
+  log "installing open3d-cpu into $venv"
+  "$venv/bin/pip" install -q open3d-cpu
 fi
 
 # 4. Rust toolchain.

@@ -8,6 +8,7 @@ cd "$root"
 scripts/setup.sh
 cargo fmt --all -- --check
 cargo clippy --all-targets -- -D warnings
-# The independent PCD and PLY reader tests use the pypcd4/plyfile venv made by setup.sh.
+# The independent PCD and PLY reader tests use the pypcd4/plyfile/Open3D venv made by
+# setup.sh.
 export BEAMTRACE_PYTHON="$root/target/pyenv/bin/python"
 cargo test --all-targets "$@"

@@ -10,7 +10,11 @@ pub use error::JobError;
 use crate::gpu::{Context, ContextOptions};
 use crate::material::{MaterialDb, MaterialMapping};
 use crate::model::FrameExtent;
-use crate::output::{frame_file_name, write_cloud, write_picture, Format, PictureOptions};
+use crate::output::{
+    frame_file_name, frame_layer_file_name, organize, write_atomic, write_cloud_with,
+    write_picture, write_poses, BeamDesc, BeamLayout, CloudMeta, FieldSet, Format, Organize,
+    PictureOptions, PointCloud, PoseRow, Viewpoint,
+};
 use crate::scene::{Scene, SceneLoadOptions};
 use crate::sensor::{Pose, Sensor, SubRaySample};
 use crate::sim::memory::check_frame_memory;
@@ -38,14 +42,29 @@ pub struct JobOptions {
     /// The sun for the ambient channel; `None`: night (no ambient light).
     pub sun: Option<Sun>,
     pub seed: u64,
-    /// Write points in the world frame instead of the sensor frame (DESIGN §1).
+    /// Write points in the world frame instead of the sensor frame (DESIGN §1); the
+    /// files then carry the sensor's pose (PCD VIEWPOINT, a PLY comment).
     pub world_frame: bool,
+    /// The fields of the clouds: beamtrace's own, a ROS driver's layout, or a list.
+    pub fields: FieldSet,
+    /// Organized clouds on the sensor's grid; `None`: as the field set's convention
+    /// does (organized for the drivers that publish organized clouds).
+    pub organized: Option<bool>,
+    /// The command line that started the run, recorded in `run.json`.
+    pub command_line: Vec<String>,
 }
+
+/// The files of a run besides its frames.
+pub const RUN_FILE: &str = "run.json";
+pub const POSES_FILE: &str = "poses.csv";
 
 /// What a finished job reports.
 #[derive(Debug, Default)]
 pub struct JobReport {
+    /// The frames' files (clouds, return layers, pictures), in the order written.
     pub files: Vec<PathBuf>,
+    /// The run's own files: poses.csv and run.json.
+    pub run_files: Vec<PathBuf>,
     pub points_per_frame: Vec<usize>,
     pub device: String,
     pub trace_ms: Vec<f64>,
@@ -79,6 +98,7 @@ pub fn run_job(
     if !opts.vehicle_pose.is_finite() {
         return Err(JobError::NonFinitePose);
     }
+    let plan = OutputPlan::new(opts)?;
     let material_map = opts
         .materials
         .resolve(&opts.scene.materials, &opts.mapping)
@@ -129,7 +149,7 @@ pub fn run_job(
         };
         if let Some((done, ticket)) = in_flight.take() {
             let out = sim.collect(ticket)?;
-            let points = write_frame(opts, done, &out, sensor_to_world, &mut report)?;
+            let points = write_frame(opts, &plan, done, &out, sensor_to_world, &mut report)?;
             frame_done(&FrameDone {
                 frame: done,
                 frames: opts.frames,
@@ -142,7 +162,144 @@ pub fn run_job(
     if !messages.is_empty() {
         return Err(JobError::Validation(messages));
     }
+    write_run_files(opts, &plan, sensor_to_world, &mut report)?;
     Ok(report)
+}
+
+/// How the frames of a run are written: the sensor's beams as the writers see them,
+/// and the organized layout when there is one.
+struct OutputPlan {
+    layout: BeamLayout,
+    organize: Option<Organize>,
+}
+
+impl OutputPlan {
+    /// Checked before any work: an organized run needs a sensor whose beams are a grid.
+    fn new(opts: &JobOptions) -> Result<Self, JobError> {
+        let layout = beam_layout(&opts.sensor);
+        let organized = opts
+            .organized
+            .unwrap_or_else(|| opts.fields.organized_by_default());
+        if !organized {
+            return Ok(OutputPlan {
+                layout,
+                organize: None,
+            });
+        }
+        if let Err(why) = layout.grid() {
+            let (asked, fix) = match opts.organized {
+                Some(_) => (
+                    "--organized".to_string(),
+                    "leave out --organized for one row of returned points",
+                ),
+                None => (
+                    format!(
+                        "--fields {} (organized, as its driver publishes)",
+                        opts.fields.describe()
+                    ),
+                    "add --unorganized for one row of returned points",
+                ),
+            };
+            return Err(JobError::NotGrid {
+                asked,
+                sensor: opts.sensor.name.clone(),
+                why,
+                fix,
+            });
+        }
+        let organize = Organize {
+            style: opts.fields.grid_style(),
+            order: opts.fields.layer_order(),
+            layers: opts.sensor.detector.max_returns.max(1) as usize,
+        };
+        Ok(OutputPlan {
+            layout,
+            organize: Some(organize),
+        })
+    }
+}
+
+/// The sensor's beams as the writers see them.
+pub fn beam_layout(sensor: &Sensor) -> BeamLayout {
+    BeamLayout::new(
+        sensor
+            .beams
+            .iter()
+            .map(|b| BeamDesc {
+                ring: b.ring,
+                azimuth: b.azimuth,
+                elevation: b.elevation,
+                time: b.time,
+                origin_offset: b.origin.length(),
+            })
+            .collect(),
+        sensor.columns,
+    )
+}
+
+/// The pose `a` (sensor → world) as PCD's VIEWPOINT numbers.
+pub fn viewpoint(a: glam::Affine3A) -> Viewpoint {
+    let (_, q, t) = a.to_scale_rotation_translation();
+    Viewpoint {
+        translation: t.to_array(),
+        rotation: [q.w, q.x, q.y, q.z],
+    }
+}
+
+/// `poses.csv` (the sensor's pose per frame; it does not move within a run) and
+/// `run.json` (what was run, on what, into which files), each written atomically.
+fn write_run_files(
+    opts: &JobOptions,
+    plan: &OutputPlan,
+    sensor_to_world: glam::Affine3A,
+    report: &mut JobReport,
+) -> Result<(), JobError> {
+    let pose = viewpoint(sensor_to_world);
+    let rows: Vec<PoseRow> = (0..opts.frames)
+        .map(|frame| PoseRow {
+            frame,
+            time: frame as f64 / f64::from(opts.sensor.frame_rate),
+            pose,
+        })
+        .collect();
+    let poses = opts.out_dir.join(POSES_FILE);
+    write_poses(&poses, &rows)?;
+    report.run_files.push(poses);
+    let json = serde_json::to_vec_pretty(&run_record(opts, plan, &report.device))?;
+    let run = opts.out_dir.join(RUN_FILE);
+    write_atomic(&run, |w| w.write_all(&json))?;
+    report.run_files.push(run);
+    Ok(())
+}
+
+/// The contents of `run.json`.
+fn run_record(opts: &JobOptions, plan: &OutputPlan, device: &str) -> serde_json::Value {
+    let organized = plan.organize.map(|o| {
+        serde_json::json!({
+            "style": format!("{:?}", o.style),
+            "return_order": format!("{:?}", o.order),
+            "return_layers": o.layers,
+        })
+    });
+    serde_json::json!({
+        "beamtrace_version": env!("CARGO_PKG_VERSION"),
+        "command_line": opts.command_line,
+        "sensor": opts.sensor.name,
+        "scene": opts.scene_name,
+        "seed": opts.seed,
+        "frames": opts.frames,
+        "frame_rate_hz": opts.sensor.frame_rate,
+        "format": opts.format.name(),
+        "fields": {
+            "set": opts.fields.describe(),
+            "keys": opts.fields.keys(),
+            "names": opts.fields.names(),
+        },
+        "organized": organized,
+        "frame": if opts.world_frame { "world" } else { "sensor" },
+        "poses": POSES_FILE,
+        "device": device,
+    })
 }
 
 /// Makes the output folder before the scene is uploaded and traced, so a bad `--out`
@@ -161,27 +318,36 @@ fn create_out_dir(dir: &Path) -> Result<(), JobError> {
 /// Writes one simulated frame's files and adds it to the report; returns its point count.
 fn write_frame(
     opts: &JobOptions,
+    plan: &OutputPlan,
     frame: u64,
     out: &FrameOutput,
     sensor_to_world: glam::Affine3A,
     report: &mut JobReport,
 ) -> Result<usize, JobError> {
     let cloud = to_point_cloud(&opts.sensor.beams, &out.points)?;
-    let path = opts.out_dir.join(frame_file_name(frame, opts.format));
     if opts.world_frame {
         let mut world = cloud.clone();
         for p in &mut world.points {
             let w = sensor_to_world.transform_point3(glam::Vec3::new(p.x, p.y, p.z));
             (p.x, p.y, p.z) = (w.x, w.y, w.z);
         }
-        write_cloud(&path, &world, opts.format)?;
+        write_clouds(
+            opts,
+            plan,
+            frame,
+            &world,
+            Some(viewpoint(sensor_to_world)),
+            report,
+        )?;
     } else {
-        write_cloud(&path, &cloud, opts.format)?;
+        write_clouds(opts, plan, frame, &cloud, None, report)?;
     }
-    report.files.push(path.clone());
     if opts.picture {
         // The picture is of the sensor's view whatever frame the file uses.
-        let png = path.with_extension("png");
+        let png = opts
+            .out_dir
+            .join(frame_file_name(frame, opts.format))
+            .with_extension("png");
         write_picture(&png, &cloud, &picture_options(&opts.sensor))?;
         report.files.push(png);
     }
@@ -192,6 +358,39 @@ fn write_frame(
         .gpu_ms
         .push(t.tlas_ms + t.trace_ms + t.waveform_ms + t.compaction_ms);
     Ok(cloud.points.len())
+}
+
+/// Writes the cloud file(s) of frame `frame`: one file, or one per return layer of an
+/// organized layout that puts layers in files of their own.
+fn write_clouds(
+    opts: &JobOptions,
+    plan: &OutputPlan,
+    frame: u64,
+    cloud: &PointCloud,
+    world: Option<Viewpoint>,
+    report: &mut JobReport,
+) -> Result<(), JobError> {
+    let meta = |organized| CloudMeta {
+        fields: &opts.fields,
+        organized,
+        world,
+        beams: Some(&plan.layout),
+    };
+    let Some(how) = plan.organize else {
+        let path = opts.out_dir.join(frame_file_name(frame, opts.format));
+        write_cloud_with(&path, cloud, opts.format, &meta(None))?;
+        report.files.push(path);
+        return Ok(());
+    };
+    for (layer, part) in organize(cloud, &plan.layout, how)?.iter().enumerate() {
+        let path = opts
+            .out_dir
+            .join(frame_layer_file_name(frame, layer, opts.format));
+        let size = Some((part.width, part.height));
+        write_cloud_with(&path, &part.cloud, opts.format, &meta(size))?;
+        report.files.push(path);
+    }
+    Ok(())
 }
 
 /// The sensor's beam kernel sampled into the sub-rays the trace launches.

@@ -501,6 +501,17 @@ const FRAME_FILES: [&str; 4] = [
     "frame_000001.png",
 ];
 
+/// Every file of a two-frame run: its frames, the poses and the run's record (which
+/// names the run's own folder, so it differs between runs).
+const RUN_FILES: [&str; 6] = [
+    "frame_000000.ply",
+    "frame_000000.png",
+    "frame_000001.ply",
+    "frame_000001.png",
+    "poses.csv",
+    "run.json",
+];
+
 fn two_vlp16_frames(out: &Path) -> Outcome {
     let o = beamtrace(&[
         "run",
@@ -524,7 +535,7 @@ fn run_writes_sane_frames_reproducibly() {
     let (a, b) = (tmp.path().join("a"), tmp.path().join("b"));
     let first = two_vlp16_frames(&a);
     assert!(first.stdout.contains("vlp-16"), "{}", first.stdout);
-    assert_eq!(files_under(&a), FRAME_FILES);
+    assert_eq!(files_under(&a), RUN_FILES);
 
     let sensor = load_sensor("vlp-16").unwrap();
     let cloud = read_cloud(&a.join("frame_000000.ply")).expect("the PLY reads back");
@@ -566,7 +577,7 @@ fn run_writes_sane_frames_reproducibly() {
     );
 
     two_vlp16_frames(&b);
-    assert_eq!(files_under(&b), FRAME_FILES);
+    assert_eq!(files_under(&b), RUN_FILES);
     for name in FRAME_FILES {
         let (x, y) = (
             fs::read(a.join(name)).unwrap(),
@@ -720,6 +731,10 @@ fn help_options(command: &str) -> Vec<(String, String)> {
         if text.is_empty() || text.starts_with("[default:") {
             continue;
         }
+        if indent == 0 && !options.is_empty() {
+            // Text after the options (run's field table) starts in the first column.
+            break;
+        }
         if indent < 10 {
             // `-h, --help`, `--out <OUT>`, `<KIND>`: the long name, or the positional's;
             // short help puts the description on the same line, two spaces on.
@@ -764,6 +779,9 @@ fn run_help_describes_every_option() {
             "--frames",
             "--out",
             "--format",
+            "--fields",
+            "--organized",
+            "--unorganized",
             "--seed",
             "--device",
             "--position",
@@ -806,23 +824,36 @@ fn bench_and_scene_help_describe_every_option() {
 }
 
 #[test]
-fn run_help_names_the_fields_the_files_carry() {
+fn run_help_lists_every_field_a_cloud_can_hold() {
+    // The table is made from the writers' own field table: every field, with the name
+    // files give it and its unit, and every convention.
     let o = beamtrace(&["run", "--help"]);
     assert!(o.success, "{}", o.stderr);
-    let listed: Vec<&str> = o
+    let table = o
         .stdout
-        .split_once("with the fields ")
-        .and_then(|(_, rest)| rest.split_once(" ("))
-        .map(|(fields, _)| fields.split_whitespace().collect())
-        .unwrap_or_else(|| panic!("run --help lists no fields:\n{}", o.stdout));
-    let header = beamtrace::output::pcd_header(0, beamtrace::output::PcdEncoding::Binary);
-    let written: Vec<&str> = header
-        .lines()
-        .find_map(|l| l.strip_prefix("FIELDS "))
-        .expect("a FIELDS line")
-        .split_whitespace()
-        .collect();
-    assert_eq!(listed, written);
+        .split_once("\nFields (")
+        .map(|(_, t)| t)
+        .unwrap_or_else(|| panic!("run --help has no field table:\n{}", o.stdout));
+    for f in beamtrace::output::FIELDS {
+        let row = table
+            .lines()
+            .find(|l| l.split_whitespace().next() == Some(f.key))
+            .unwrap_or_else(|| panic!("run --help does not list {}", f.key));
+        let words: Vec<&str> = row.split_whitespace().collect();
+        let ty = format!(
+            "{}{}/{}",
+            f.scalar.pcd_type(),
+            f.scalar.size(),
+            f.scalar.ply_type()
+        );
+        assert_eq!(words[1..4], [f.name, ty.as_str(), f.unit], "{row}");
+    }
+    for c in beamtrace::output::Convention::ALL {
+        assert!(
+            table.lines().any(|l| l.trim_start().starts_with(c.name())),
+            "run --help does not list the convention {c}"
+        );
+    }
 }
 
 #[test]

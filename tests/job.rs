@@ -4,7 +4,7 @@
 use beamtrace::gpu::ContextOptions;
 use beamtrace::job::{procedural_scene, run_job, FrameDone, JobError, JobOptions};
 use beamtrace::material::{MaterialDb, MaterialMapping};
-use beamtrace::output::{read_cloud, Format};
+use beamtrace::output::{read_cloud, FieldSet, Format};
 use beamtrace::sensor::{load_sensor, Pose};
 use std::path::Path;
 
@@ -27,6 +27,9 @@ fn options(out: &Path, frames: u64) -> JobOptions {
         sun: None,
         seed: 1,
         world_frame: false,
+        fields: FieldSet::default(),
+        organized: None,
+        command_line: vec!["job test".into()],
     }
 }
 
@@ -40,6 +43,12 @@ fn each_written_frame_is_reported_in_order() {
     let points: Vec<usize> = seen.iter().map(|d| d.points).collect();
     assert_eq!(points, report.points_per_frame);
     assert_eq!(report.files.len(), 3);
+    let run_files: Vec<_> = report
+        .run_files
+        .iter()
+        .map(|f| f.file_name().unwrap())
+        .collect();
+    assert_eq!(run_files, ["poses.csv", "run.json"]);
     for (file, d) in report.files.iter().zip(&seen) {
         // The file was complete when its frame was reported: it holds what was counted.
         let cloud = read_cloud(file).expect("the frame's file reads back");

@@ -91,7 +91,8 @@ fn readme_field_table_is_what_the_files_carry() {
                 ("F", 4) => "float32",
                 ("U", 1) => "uint8",
                 ("U", 2) => "uint16",
-                ("U", 4) => "uint32",
+                // Open3D's PLY reader skips uint32: 32-bit fields are int32 in PLY.
+                ("U", 4) => "int32",
                 other => panic!("README type {other:?} has no PLY name here"),
             };
             format!("{ty} {name}")
@@ -163,6 +164,11 @@ fn readme_examples_use_real_commands_options_and_values() {
                         .parse::<beamtrace::output::Format>()
                         .unwrap_or_else(|e| panic!("README's --format {value}: {e}"));
                 }
+                "--fields" => {
+                    value
+                        .parse::<beamtrace::output::FieldSet>()
+                        .unwrap_or_else(|e| panic!("README's --fields {value}: {e}"));
+                }
                 "scene" if i == 0 => {
                     beamtrace::scene::by_name(value)
                         .unwrap_or_else(|e| panic!("README's scene {value}: {e}"));
@@ -171,4 +177,80 @@ fn readme_examples_use_real_commands_options_and_values() {
             }
         }
     }
+}
+
+#[test]
+fn readme_driver_field_table_is_the_field_table() {
+    // Every driver field (keyed `vendor.name`) is in README's table with the name files
+    // give it and its type, and the table holds no other.
+    let readme = readme();
+    let start = readme
+        .find("| key | written as | type | meaning |")
+        .expect("the drivers' field table in README.md");
+    let rows: Vec<Vec<String>> = readme[start..]
+        .lines()
+        .skip(2)
+        .take_while(|l| l.starts_with('|'))
+        .map(|l| l.split('|').map(|c| c.trim().to_string()).collect())
+        .collect();
+    let drivers: Vec<_> = beamtrace::output::FIELDS
+        .iter()
+        .filter(|f| f.key != f.name)
+        .collect();
+    assert_eq!(rows.len(), drivers.len(), "{rows:?}");
+    for (row, f) in rows.iter().zip(drivers) {
+        let ty = format!("{}{}", f.scalar.pcd_type(), f.scalar.size());
+        assert_eq!(
+            [row[1].as_str(), row[2].as_str(), row[3].as_str()],
+            [f.key, f.name, ty.as_str()],
+            "README's row for {}",
+            f.key
+        );
+    }
+}
+
+#[test]
+fn readme_convention_headers_are_what_the_files_carry() {
+    // Each ```pcd block of README is the header `--fields <name>` writes, <name> the last
+    // one named before the block; organized sizes as the sensors publish them: the
+    // VLP-16's 16 lasers × 1808 firings, the OS1-64's 64 beams × 1024 columns.
+    use beamtrace::output::{pcd_header_with, CloudMeta, FieldSet, PcdEncoding};
+    let readme = readme();
+    let mut seen = Vec::new();
+    for (at, _) in readme.match_indices("```pcd\n") {
+        let block = &readme[at + 7..];
+        let block = &block[..block.find("```").expect("closed block")];
+        let before = &readme[..at];
+        let name = before
+            .rfind("`--fields ")
+            .map(|i| before[i + 10..].split([' ', '`']).next().unwrap())
+            .expect("a --fields before the block");
+        let fields: FieldSet = name.parse().expect("a convention");
+        let number = |key: &str| -> usize {
+            block
+                .lines()
+                .find_map(|l| l.strip_prefix(key))
+                .and_then(|v| v.trim().parse().ok())
+                .unwrap_or_else(|| panic!("no {key} in README's {name} header"))
+        };
+        let (w, h, n) = (number("WIDTH "), number("HEIGHT "), number("POINTS "));
+        let organized = (h > 1).then_some((w, h));
+        let expected_size = match name {
+            "velodyne" => Some((16, 1808)),
+            "ouster" => Some((1024, 64)),
+            _ => None,
+        };
+        assert_eq!(organized, expected_size, "README's {name} header");
+        let meta = CloudMeta {
+            organized,
+            ..CloudMeta::plain(&fields)
+        };
+        assert_eq!(
+            block,
+            pcd_header_with(&meta, n, PcdEncoding::Binary),
+            "README's {name} header"
+        );
+        seen.push(name.to_string());
+    }
+    assert_eq!(seen, ["velodyne", "ouster", "ros"]);
 }

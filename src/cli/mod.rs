@@ -6,7 +6,7 @@ mod interrupt;
 mod run;
 
 use anyhow::Result;
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use std::path::PathBuf;
 
 const ABOUT: &str = "Physically based LiDAR simulator on Vulkan ray tracing.
@@ -36,10 +36,9 @@ enum Command {
     /// Simulate frames and write one point cloud (and a picture) per frame.
     ///
     /// Points are written in the sensor frame (x forward, y left, z up; `--world` for the
-    /// world frame) with the fields x y z intensity range ring azimuth elevation beam
-    /// instance class epw return_index return_count material ambient time reflectivity
-    /// (README.md explains each); intensity is the apparent reflectance (1.0 = a white Lambertian
-    /// target at normal incidence).
+    /// world frame) with beamtrace's fields, or a ROS driver's (`--fields`); the field
+    /// table ends `run --help`. Each run also writes poses.csv (the sensor's pose per
+    /// frame) and run.json (what was run, on which device).
     Run(run::RunArgs),
     /// List the sensor presets with their beam counts and fields of view; `--detail
     /// NAME` shows one preset's beam, receiver, noise, units and vendor conventions.
@@ -83,7 +82,10 @@ struct SceneArgs {
 
 /// Parses the command line and runs the command it names.
 pub fn main() -> Result<()> {
-    let cli = Cli::parse();
+    // The field table is made at run time from the writers' own table, so it cannot
+    // drift from what the files hold.
+    let command = Cli::command().mut_subcommand("run", |c| c.after_long_help(run::fields_help()));
+    let cli = Cli::from_arg_matches(&command.get_matches()).unwrap_or_else(|e| e.exit());
     interrupt::install()?;
     match cli.command {
         Command::Run(args) => run::run(args),

@@ -4,12 +4,13 @@ use anyhow::{bail, Context as _, Result};
 use beamtrace::gpu::ContextOptions;
 use beamtrace::job::{run_job, FrameDone, JobOptions, JobReport};
 use beamtrace::material::{MaterialDb, MaterialMapping};
-use beamtrace::output::Format;
+use beamtrace::output::{Convention, FieldSet, Format, FIELDS};
 use beamtrace::sensor::{load_sensor_with, Pose};
 use beamtrace::sim::Sun;
 use glam::Vec3;
 use indicatif::{ProgressBar, ProgressStyle};
 use std::path::PathBuf;
+use std::time::{Duration, Instant};
 
 #[derive(clap::Args)]
 pub(super) struct RunArgs {
@@ -33,6 +34,19 @@ pub(super) struct RunArgs {
     /// Point cloud format: pcd (binary), pcd-ascii or ply.
     #[arg(long, default_value = "pcd")]
     format: Format,
+    /// The fields of the clouds: a convention — beamtrace (all of beamtrace's fields),
+    /// velodyne, ouster, ouster-native, ros — or a comma-separated list of field keys
+    /// (e.g. x,y,z,intensity,ouster.t). The field table is at the end of this help.
+    #[arg(long, value_name = "SET", default_value = "beamtrace")]
+    fields: FieldSet,
+    /// Organized clouds: HEIGHT × WIDTH cells of the sensor's rings × columns, NaN x y z
+    /// where a beam has no return (the default of --fields velodyne, ouster and
+    /// ouster-native, as their drivers publish). Needs a sensor whose beams form a grid.
+    #[arg(long, conflicts_with = "unorganized")]
+    organized: bool,
+    /// One row of returned points only, also for the conventions that organize.
+    #[arg(long)]
+    unorganized: bool,
     /// Seed of the counter-based random draws (noise); same seed ⇒ same bytes,
     /// another seed ⇒ other noise.
     #[arg(long, default_value_t = 0)]
@@ -142,10 +156,14 @@ fn parse_sun(s: &str) -> Result<Sun, String> {
 pub(super) fn run(args: RunArgs) -> Result<()> {
     let opts = job_options(&args)?;
     let bar = progress_bar(opts.frames);
+    let start = Instant::now();
+    let mut points = 0u64;
     super::interrupt::frames_done(0);
     let result = run_job(&opts, &mut |done: &FrameDone| {
         super::interrupt::frames_done(done.frame + 1);
-        bar.set_position(done.frame + 1)
+        points += done.points as u64;
+        bar.set_message(rates(done.frame + 1, points, start.elapsed()));
+        bar.set_position(done.frame + 1);
     });
     bar.finish_and_clear();
     let report = result.context("simulation failed")?;
@@ -194,6 +212,16 @@ fn job_options(args: &RunArgs) -> Result<JobOptions> {
         seed: args.seed,
         sun: (!args.no_sun).then_some(args.sun),
         world_frame: args.world,
+        fields: args.fields.clone(),
+        organized: match (args.organized, args.unorganized) {
+            (true, _) => Some(true),
+            (_, true) => Some(false),
+            _ => None,
+        },
+        // Lossy: run.json records the command line as text.
+        command_line: std::env::args_os()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect(),
         sensor,
     })
 }
@@ -205,11 +233,74 @@ fn progress_bar(frames: u64) -> ProgressBar {
     }
     let bar = ProgressBar::new(frames);
     if let Ok(style) =
-        ProgressStyle::with_template("{spinner} frame {pos}/{len} [{bar:30}] {per_sec} eta {eta}")
+        ProgressStyle::with_template("{spinner} frame {pos}/{len} [{bar:30}] {msg}, eta {eta}")
     {
         bar.set_style(style.progress_chars("=> "));
     }
+    bar.set_message("first frame");
     bar
+}
+
+/// Frames and points per second after `frames` frames of `points` points in `elapsed`.
+fn rates(frames: u64, points: u64, elapsed: Duration) -> String {
+    let s = elapsed.as_secs_f64().max(1e-9);
+    format!(
+        "{:.2} frames/s, {} points/s",
+        frames as f64 / s,
+        si(points as f64 / s)
+    )
+}
+
+/// `v` with three significant digits and an SI prefix: 950, 12.3 k, 4.56 M.
+fn si(v: f64) -> String {
+    let (scaled, prefix) = match v {
+        v if v >= 1e9 => (v / 1e9, " G"),
+        v if v >= 1e6 => (v / 1e6, " M"),
+        v if v >= 1e3 => (v / 1e3, " k"),
+        v => (v, ""),
+    };
+    let digits = match scaled {
+        s if s >= 100.0 => 0,
+        s if s >= 10.0 => 1,
+        _ => 2,
+    };
+    format!("{scaled:.digits$}{prefix}")
+}
+
+/// The field table at the end of `run --help`: every field a cloud can hold, from the
+/// one table the writers use, and the conventions' field lists.
+pub(super) fn fields_help() -> String {
+    let mut h = String::from(
+        "Fields (--fields takes a convention or a comma-separated list of these keys), \
+         with the name files give them, PCD type/PLY type, unit and meaning:\n",
+    );
+    let width = FIELDS.iter().map(|f| f.key.len()).max().unwrap_or(0);
+    for f in FIELDS {
+        let ty = format!(
+            "{}{}/{}",
+            f.scalar.pcd_type(),
+            f.scalar.size(),
+            f.scalar.ply_type()
+        );
+        h.push_str(&format!(
+            "  {:width$}  {:12} {ty:13} {:6} {}\n",
+            f.key, f.name, f.unit, f.meaning
+        ));
+    }
+    h.push_str(
+        "Types: PCD TYPE and SIZE / PLY type; PLY stores 32-bit unsigned fields as int32 \
+         (values above 2147483647 are refused).\n\nConventions:\n",
+    );
+    for c in Convention::ALL {
+        h.push_str(&format!(
+            "  {:13} {}\n  {:13} {}\n",
+            c.name(),
+            c.summary(),
+            "",
+            FieldSet::of(c).keys().join(" ")
+        ));
+    }
+    h
 }
 
 fn print_summary(report: &JobReport, opts: &JobOptions, args: &RunArgs) {
@@ -241,5 +332,26 @@ fn print_summary(report: &JobReport, opts: &JobOptions, args: &RunArgs) {
             report.files.len() - 4,
             args.out.display()
         );
+    }
+    for f in &report.run_files {
+        println!("  {}", f.display());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rates_are_frames_and_points_per_second() {
+        // 4 frames of 250 000 points in 2 s: 2 frames/s, 500 000 points/s.
+        let r = rates(4, 1_000_000, Duration::from_secs(2));
+        assert_eq!(r, "2.00 frames/s, 500 k points/s");
+        assert_eq!(
+            rates(1, 1234, Duration::from_millis(100)),
+            "10.00 frames/s, 12.3 k points/s"
+        );
+        assert_eq!(si(950.0), "950");
+        assert_eq!(si(4_560_000.0), "4.56 M");
     }
 }

@@ -49,6 +49,18 @@ pub enum JobError {
         #[source]
         source: SimError,
     },
+    #[error(
+        "{asked} needs a sensor whose beams form a grid of rings × columns, but {sensor}'s \
+         do not: {why}; {fix}"
+    )]
+    NotGrid {
+        /// The option that asked for organized clouds.
+        asked: String,
+        sensor: String,
+        why: String,
+        /// What to do instead.
+        fix: &'static str,
+    },
     #[error("sampling the beam kernel of {sensor}")]
     Kernel {
         sensor: String,

@@ -30,6 +30,24 @@ pub enum OutputError {
     },
     #[error("unknown output format `{given}`: use one of pcd, pcd-ascii, ply")]
     UnknownFormat { given: String },
+    #[error("unknown field `{given}`: use {valid}")]
+    UnknownField { given: String, valid: String },
+    /// A list of fields that cannot make a file; the message says why and what to do.
+    #[error("field list: {0}")]
+    FieldList(String),
+    #[error(
+        "an organized cloud needs a sensor whose beams form a grid of rings × columns, \
+         but {why}; write it unorganized (--unorganized)"
+    )]
+    NotGrid { why: String },
+    /// Points that do not fit the organized layout; never dropped, refused.
+    #[error("organizing the frame: {0}")]
+    Organize(String),
+    #[error(
+        "field `{field}` needs the sensor's beams (ring order, beam origins): pass a \
+         BeamLayout in CloudMeta::beams"
+    )]
+    NeedsBeams { field: &'static str },
     #[error("picture option `{field}`: {message}")]
     PictureOptions {
         field: &'static str,
@@ -77,6 +95,9 @@ fn write_hint(e: &io::Error) -> &'static str {
             "permission denied: write to a folder you own or fix its permissions"
         }
         io::ErrorKind::NotFound => "the folder could not be created: check the output path",
+        io::ErrorKind::InvalidData | io::ErrorKind::InvalidInput => {
+            "the values do not fit the format"
+        }
         _ => "check that the output folder exists, is writable and has free space",
     }
 }

@@ -1,7 +1,8 @@
 //! The output format a run asks for, and the file names of its frames.
 
 use super::{
-    read_pcd, read_ply, write_pcd, write_ply, OutputError, PcdEncoding, PlyEncoding, PointCloud,
+    read_pcd, read_ply, write_pcd_with, write_ply_with, CloudMeta, FieldSet, OutputError,
+    PcdEncoding, PlyEncoding, PointCloud,
 };
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -59,12 +60,23 @@ impl FromStr for Format {
     }
 }
 
-/// Writes `cloud` to `path` in `format`, atomically. PLY is written binary little-endian.
+/// Writes `cloud` (beamtrace's fields, one row, sensor frame) to `path` in `format`,
+/// atomically. PLY is written binary little-endian.
 pub fn write_cloud(path: &Path, cloud: &PointCloud, format: Format) -> Result<(), OutputError> {
+    write_cloud_with(path, cloud, format, &CloudMeta::plain(&FieldSet::default()))
+}
+
+/// Writes `cloud` to `path` in `format` with `meta`, atomically.
+pub fn write_cloud_with(
+    path: &Path,
+    cloud: &PointCloud,
+    format: Format,
+    meta: &CloudMeta,
+) -> Result<(), OutputError> {
     match format {
-        Format::Pcd => write_pcd(path, cloud, PcdEncoding::Binary),
-        Format::PcdAscii => write_pcd(path, cloud, PcdEncoding::Ascii),
-        Format::Ply => write_ply(path, cloud, PlyEncoding::BinaryLittleEndian),
+        Format::Pcd => write_pcd_with(path, cloud, PcdEncoding::Binary, meta),
+        Format::PcdAscii => write_pcd_with(path, cloud, PcdEncoding::Ascii, meta),
+        Format::Ply => write_ply_with(path, cloud, PlyEncoding::BinaryLittleEndian, meta),
     }
 }
 
@@ -90,10 +102,24 @@ pub fn frame_file_name(frame: u64, format: Format) -> String {
     format!("frame_{frame:06}.{}", format.extension())
 }
 
+/// The file name of return layer `layer` (0-based) of an organized frame whose layers
+/// are files of their own: layer 0 is [`frame_file_name`], layer 1
+/// `frame_000042_return2.pcd`, and so on.
+pub fn frame_layer_file_name(frame: u64, layer: usize, format: Format) -> String {
+    match layer {
+        0 => frame_file_name(frame, format),
+        _ => format!(
+            "frame_{frame:06}_return{}.{}",
+            layer + 1,
+            format.extension()
+        ),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::output::test_clouds::tricky_cloud;
+    use crate::output::test_clouds::{ply_safe_cloud, tricky_cloud};
 
     #[test]
     fn names_parse_and_print_both_ways() {
@@ -112,6 +138,11 @@ mod tests {
 
     #[test]
     fn frame_names() {
+        assert_eq!(frame_layer_file_name(3, 0, Format::Pcd), "frame_000003.pcd");
+        assert_eq!(
+            frame_layer_file_name(3, 1, Format::Ply),
+            "frame_000003_return2.ply"
+        );
         assert_eq!(frame_file_name(0, Format::Pcd), "frame_000000.pcd");
         assert_eq!(frame_file_name(42, Format::PcdAscii), "frame_000042.pcd");
         assert_eq!(frame_file_name(1_234_567, Format::Ply), "frame_1234567.ply");
@@ -120,8 +151,12 @@ mod tests {
     #[test]
     fn write_cloud_round_trips_every_format() {
         let dir = tempfile::tempdir().unwrap();
-        let cloud = tricky_cloud();
         for f in Format::ALL {
+            // PLY stores 32-bit fields as int32.
+            let cloud = match f {
+                Format::Ply => ply_safe_cloud(),
+                _ => tricky_cloud(),
+            };
             let path = dir.path().join(frame_file_name(7, f));
             write_cloud(&path, &cloud, f).unwrap();
             let back = read_cloud(&path).unwrap();

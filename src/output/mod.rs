@@ -2,30 +2,52 @@
 //!
 //! * [`write_atomic`] — every file goes through a temporary file and a rename, so a crash or
 //!   a full disk never leaves a half-written file under the final name.
+//! * [`FIELDS`] — every per-point field a file can hold; [`FieldSet`] — the fields of a
+//!   run: beamtrace's own, a ROS driver's layout ([`Convention`]) or a list.
 //! * [`write_pcd`] / [`read_pcd`] — PCL's PCD v0.7, ASCII and binary.
 //! * [`write_ply`] / [`read_ply`] — PLY, ASCII and binary little-endian.
+//! * [`CloudMeta`] — what a file says besides its points: fields, organized size, frame.
+//! * [`organize`] — a frame on the sensor's grid of rings × columns.
 //! * [`Format`], [`write_cloud`], [`frame_file_name`] — what the run configuration picks.
+//! * [`write_poses`] — the sensor pose of each frame of a run, as CSV.
 //! * [`write_picture`] — a PNG of a frame: bird's-eye view above a range image.
 
 mod atomic;
 mod colormap;
+mod conventions;
 mod error;
 mod fields;
 mod format;
+mod meta;
+mod organize;
 mod pcd;
 mod picture;
 mod ply;
+mod poses;
 mod records;
 #[cfg(test)]
 mod test_clouds;
 
 pub use atomic::{abandon_writes_before_exit, write_atomic, AtomicFiles};
 pub use colormap::intensity_color;
+pub use conventions::{Convention, FieldSet, GridStyle, LayerOrder};
 pub use error::OutputError;
-pub use format::{frame_file_name, read_cloud, write_cloud, Format};
-pub use pcd::{pcd_header, read_pcd, write_pcd, write_pcd_to, PcdEncoding};
+pub use fields::{by_key, Field, Scalar, FIELDS, NEAR_IR_COUNTS, PLY_INT32_MAX, SIGNAL_COUNTS};
+pub use format::{
+    frame_file_name, frame_layer_file_name, read_cloud, write_cloud, write_cloud_with, Format,
+};
+pub use meta::{CloudMeta, Viewpoint};
+pub use organize::{organize, BeamDesc, BeamLayout, Organize, OrganizedCloud};
+pub use pcd::{
+    pcd_header, pcd_header_with, read_pcd, write_pcd, write_pcd_to, write_pcd_to_with,
+    write_pcd_with, PcdEncoding,
+};
 pub use picture::{render_picture, write_picture, Picture, PictureOptions};
-pub use ply::{ply_header, read_ply, write_ply, write_ply_to, PlyEncoding};
+pub use ply::{
+    ply_header, ply_header_with, read_ply, write_ply, write_ply_to, write_ply_to_with,
+    write_ply_with, PlyEncoding,
+};
+pub use poses::{write_poses, PoseRow};
 
 /// One point as written to PCD/PLY. Coordinates are in the sensor frame (DESIGN §1).
 #[derive(Debug, Clone, Copy, PartialEq, Default)]

@@ -1,12 +1,15 @@
 //! PCL's PCD v0.7 format: <https://pointclouds.org/documentation/tutorials/pcd_file_format.html>.
 //!
-//! Written files carry exactly the ten header lines PCL writes (after its comment line),
-//! one row (HEIGHT 1), the identity viewpoint, and packed little-endian records for
-//! `DATA binary`.
+//! Written files carry the ten header lines PCL writes after its comment line — with a
+//! second comment listing the field keys when a field is written under another name
+//! (see [`super::FieldSet`]) — the WIDTH and HEIGHT of an organized cloud (else one
+//! row), the sensor's pose as VIEWPOINT (the identity in the sensor frame), and packed
+//! little-endian records for `DATA binary`.
 
-use super::fields::{self, FIELDS};
+use super::fields::Scalar;
+use super::meta::{column_field, CloudMeta, Viewpoint};
 use super::records::{self, Body, Column};
-use super::{write_atomic, OutputError, PointCloud};
+use super::{write_atomic, FieldSet, OutputError, PointCloud};
 use std::io::{self, Write};
 use std::path::Path;
 
@@ -26,54 +29,106 @@ impl PcdEncoding {
     }
 }
 
-/// The header of a PCD file holding `points` points, up to and including the DATA line.
+/// The header of a PCD file of beamtrace's fields holding `points` points in one row
+/// in the sensor frame, up to and including the DATA line.
 pub fn pcd_header(points: usize, encoding: PcdEncoding) -> String {
-    let join =
-        |f: &dyn Fn(&fields::Field) -> String| FIELDS.iter().map(f).collect::<Vec<_>>().join(" ");
-    let names = join(&|f| f.name.to_string());
-    let sizes = join(&|f| f.scalar.size().to_string());
-    let types = join(&|f| f.scalar.pcd_type().to_string());
-    let counts = join(&|_| "1".to_string());
+    pcd_header_with(&CloudMeta::plain(&FieldSet::default()), points, encoding)
+}
+
+/// The header of a PCD file of `points` points written with `meta`.
+pub fn pcd_header_with(meta: &CloudMeta, points: usize, encoding: PcdEncoding) -> String {
+    let fields = meta.fields.fields();
+    let join = |f: &dyn Fn(Scalar, &str) -> String| {
+        fields
+            .iter()
+            .map(|x| f(x.scalar, x.name))
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let names = join(&|_, name| name.to_string());
+    let sizes = join(&|s, _| s.size().to_string());
+    let types = join(&|s, _| s.pcd_type().to_string());
+    let counts = join(&|_, _| "1".to_string());
+    let keys = meta
+        .key_comment()
+        .map_or(String::new(), |c| format!("# {c}\n"));
+    let (width, height) = meta.size(points);
+    let viewpoint = meta.world.unwrap_or(Viewpoint::IDENTITY).to_words();
     format!(
         "# .PCD v0.7 - Point Cloud Data file format\n\
+         {keys}\
          VERSION 0.7\n\
          FIELDS {names}\n\
          SIZE {sizes}\n\
          TYPE {types}\n\
          COUNT {counts}\n\
-         WIDTH {points}\n\
-         HEIGHT 1\n\
-         VIEWPOINT 0 0 0 1 0 0 0\n\
+         WIDTH {width}\n\
+         HEIGHT {height}\n\
+         VIEWPOINT {viewpoint}\n\
          POINTS {points}\n\
          DATA {}\n",
         encoding.keyword()
     )
 }
 
-/// Writes `cloud` as a PCD file at `path`, atomically (see [`write_atomic`]).
+/// Writes `cloud` (beamtrace's fields, one row, sensor frame) as a PCD file at `path`,
+/// atomically (see [`write_atomic`]).
 pub fn write_pcd(
     path: &Path,
     cloud: &PointCloud,
     encoding: PcdEncoding,
 ) -> Result<(), OutputError> {
-    write_atomic(path, |w| write_pcd_to(w, cloud, encoding))
+    write_pcd_with(
+        path,
+        cloud,
+        encoding,
+        &CloudMeta::plain(&FieldSet::default()),
+    )
 }
 
-/// Writes `cloud` as PCD into any writer (a socket, a buffer, a file already open).
+/// Writes `cloud` as a PCD file at `path` with `meta`, atomically.
+pub fn write_pcd_with(
+    path: &Path,
+    cloud: &PointCloud,
+    encoding: PcdEncoding,
+    meta: &CloudMeta,
+) -> Result<(), OutputError> {
+    meta.check(cloud)?;
+    write_atomic(path, |w| write_pcd_to_with(w, cloud, encoding, meta))
+}
+
+/// Writes `cloud` (beamtrace's fields, one row, sensor frame) as PCD into any
+/// writer (a socket, a buffer, a file already open).
 pub fn write_pcd_to(
     w: &mut dyn Write,
     cloud: &PointCloud,
     encoding: PcdEncoding,
 ) -> io::Result<()> {
-    w.write_all(pcd_header(cloud.points.len(), encoding).as_bytes())?;
-    records::write(w, &cloud.points, encoding == PcdEncoding::Binary)
+    write_pcd_to_with(w, cloud, encoding, &CloudMeta::plain(&FieldSet::default()))
+}
+
+/// Writes `cloud` as PCD with `meta` into any writer (a socket, a buffer, a file
+/// already open). A value the file cannot hold is an `InvalidData` error.
+pub fn write_pcd_to_with(
+    w: &mut dyn Write,
+    cloud: &PointCloud,
+    encoding: PcdEncoding,
+    meta: &CloudMeta,
+) -> io::Result<()> {
+    meta.check(cloud)
+        .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e.to_string()))?;
+    w.write_all(pcd_header_with(meta, cloud.points.len(), encoding).as_bytes())?;
+    meta.records(false)
+        .write(w, &cloud.points, encoding == PcdEncoding::Binary)
 }
 
 /// Reads a PCD v0.7 file (`DATA ascii` or `binary`).
 ///
-/// Fields are matched by name: x, y and z must be there, the other beamtrace fields are
-/// taken when present (else 0) and must have beamtrace's type; fields beamtrace does not
-/// know are skipped. `binary_compressed` is refused with a message saying how to convert.
+/// Fields are matched by name — or by key, when a `# beamtrace fields:` comment lists
+/// them: x, y and z must be there, the other beamtrace fields are taken when present
+/// (else 0) and must have beamtrace's type; fields beamtrace does not know, and driver
+/// fields whose value cannot be undone without the sensor (e.g. `velodyne.ring`), are
+/// skipped. `binary_compressed` is refused with a message saying how to convert.
 pub fn read_pcd(path: &Path) -> Result<PointCloud, OutputError> {
     let bytes = std::fs::read(path).map_err(|e| OutputError::read(path, e))?;
     parse_pcd(path, &bytes)
@@ -115,7 +170,13 @@ fn parse_header(path: &Path, bytes: &[u8]) -> Result<Header, OutputError> {
         let line = std::str::from_utf8(line)
             .map_err(|_| OutputError::parse(path, &at, "not text: is this a PCD file?"))?
             .trim();
-        if line.is_empty() || line.starts_with('#') {
+        if let Some(comment) = line.strip_prefix('#') {
+            if let Some(keys) = records::key_comment(comment) {
+                declared.keys = Some(keys);
+            }
+            continue;
+        }
+        if line.is_empty() {
             continue;
         }
         let mut tokens = line.split_ascii_whitespace();
@@ -166,6 +227,8 @@ fn data_is_ascii(rest: &[&str]) -> Result<bool, String> {
 #[derive(Default)]
 struct Declared {
     names: Option<Vec<String>>,
+    /// The keys of a `# beamtrace fields:` comment.
+    keys: Option<Vec<String>>,
     sizes: Option<Vec<usize>>,
     types: Option<Vec<String>>,
     counts: Option<Vec<usize>>,
@@ -245,12 +308,21 @@ impl Declared {
                 ));
             }
         }
+        if let Some(keys) = self.keys.as_ref().filter(|k| k.len() != names.len()) {
+            return Err(format!(
+                "the `# beamtrace fields:` comment lists {} keys but FIELDS lists {}: the \
+                 header was edited; remove the comment or fix it",
+                keys.len(),
+                names.len()
+            ));
+        }
         let mut out: Vec<Column> = Vec::with_capacity(names.len());
         for (i, name) in names.iter().enumerate() {
             if out.iter().any(|f| f.name == *name) && name != "_" {
                 return Err(format!("field `{name}` appears twice in FIELDS"));
             }
-            out.push(column(name, &types[i], sizes[i], counts[i])?);
+            let key = self.keys.as_ref().map(|k| k[i].as_str());
+            out.push(column(name, key, &types[i], sizes[i], counts[i])?);
         }
         if let Some(req) = records::missing_required(&out) {
             return Err(format!(
@@ -261,15 +333,21 @@ impl Declared {
     }
 }
 
-/// The field `name` of PCD TYPE `ty`, SIZE `size` and COUNT `count`.
-fn column(name: &str, ty: &str, size: usize, count: usize) -> Result<Column, String> {
+/// The field `name` (keyed `key`) of PCD TYPE `ty`, SIZE `size` and COUNT `count`.
+fn column(
+    name: &str,
+    key: Option<&str>,
+    ty: &str,
+    size: usize,
+    count: usize,
+) -> Result<Column, String> {
     let valid = matches!((ty, size), ("F", 4 | 8) | ("U" | "I", 1 | 2 | 4 | 8));
     if !valid || count == 0 {
         return Err(format!(
             "field `{name}`: TYPE {ty} SIZE {size} COUNT {count} is not a PCD type"
         ));
     }
-    let field = fields::by_name(name);
+    let field = column_field(name, key)?;
     if let Some(want) = field.map(|f| f.scalar) {
         if !ty.starts_with(want.pcd_type()) || size != want.size() || count != 1 {
             return Err(format!(
@@ -284,33 +362,20 @@ fn column(name: &str, ty: &str, size: usize, count: usize) -> Result<Column, Str
         name: name.to_string(),
         size,
         count,
-        field,
+        field: field.filter(|f| f.set.is_some()),
+        signed: false,
     })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::output::fields::{Value, RECORD_SIZE};
-    use crate::output::test_clouds::tricky_cloud;
+    use crate::output::test_clouds::{bits, tricky_cloud};
     use crate::output::Point;
 
-    fn bits(c: &PointCloud) -> Vec<Vec<u32>> {
-        c.points
-            .iter()
-            .map(|p| {
-                FIELDS
-                    .iter()
-                    .map(|f| match (f.get)(p) {
-                        Value::F32(v) => v.to_bits(),
-                        Value::U8(v) => v as u32,
-                        Value::U16(v) => v as u32,
-                        Value::U32(v) => v,
-                    })
-                    .collect()
-            })
-            .collect()
-    }
+    /// Bytes of one record of beamtrace's fields: 10 four-byte floats, 2 four-byte, 5
+    /// two-byte and 1 one-byte unsigned integers (README's table).
+    const RECORD_SIZE: usize = 59;
 
     #[test]
     fn binary_and_ascii_round_trip_bit_exact() {
@@ -471,6 +536,143 @@ mod tests {
             e.contains("0 points found") && e.contains("cut short"),
             "{e}"
         );
+    }
+
+    /// One point of beam 4 with every member set, by hand.
+    fn known_point() -> Point {
+        Point {
+            x: 1.0,
+            y: 2.0,
+            z: 3.0,
+            intensity: 0.5,
+            range: 20.0,
+            ring: 9,
+            time: 0.025,
+            reflectivity: 50,
+            beam: 4,
+            ambient: 0.25,
+            return_count: 1,
+            ..Point::default()
+        }
+    }
+
+    /// A layout of 8 beams: 4 rings × 2 columns, beam b in ring b % 4 (0 = top), the
+    /// beam origins 15 mm off the axis.
+    fn layout() -> crate::output::BeamLayout {
+        let beams = (0..8)
+            .map(|b| crate::output::BeamDesc {
+                ring: b % 4,
+                azimuth: 1.0 - (b / 4) as f32,
+                elevation: 0.1 - 0.05 * (b % 4) as f32,
+                time: 0.0,
+                origin_offset: 0.015,
+            })
+            .collect();
+        crate::output::BeamLayout::new(beams, 2)
+    }
+
+    #[test]
+    fn velodyne_header_and_values_are_the_drivers() {
+        // velodyne_pointcloud XYZIRT: x y z intensity (F4) ring (U2) time (F4); the
+        // organized size and the world pose as VIEWPOINT.
+        let fields = FieldSet::of(crate::output::Convention::Velodyne);
+        let layout = layout();
+        let meta = CloudMeta {
+            fields: &fields,
+            organized: Some((4, 2)),
+            world: Some(Viewpoint {
+                translation: [5.0, 2.0, 1.8],
+                rotation: [0.70710677, 0.0, 0.0, 0.70710677],
+            }),
+            beams: Some(&layout),
+        };
+        let expected = "# .PCD v0.7 - Point Cloud Data file format\n\
+            # beamtrace fields: x y z velodyne.intensity velodyne.ring time\n\
+            VERSION 0.7\nFIELDS x y z intensity ring time\nSIZE 4 4 4 4 2 4\n\
+            TYPE F F F F U F\nCOUNT 1 1 1 1 1 1\nWIDTH 4\nHEIGHT 2\n\
+            VIEWPOINT 5 2 1.8 0.70710677 0 0 0.70710677\nPOINTS 8\nDATA ascii\n";
+        assert_eq!(pcd_header_with(&meta, 8, PcdEncoding::Ascii), expected);
+        let mut cloud = PointCloud {
+            points: vec![known_point(); 8],
+        };
+        cloud.points[1].x = f32::NAN;
+        let mut buf = Vec::new();
+        write_pcd_to_with(&mut buf, &cloud, PcdEncoding::Ascii, &meta).unwrap();
+        let text = String::from_utf8(buf).unwrap();
+        let lines: Vec<&str> = text.lines().skip(12).collect();
+        // Beam 4 is ring 0, the highest: ring 3 counted from the bottom. Intensity is
+        // the reflectivity byte; NaN where there is no return.
+        assert_eq!(lines[0], "1 2 3 50 3 0.025");
+        assert_eq!(lines[1], "nan 2 3 nan 3 0.025");
+    }
+
+    #[test]
+    fn ouster_values_are_in_the_drivers_units() {
+        // t = 0.025 s = 25 000 000 ns; range 20 m + 15 mm offset = 20 015 mm; signal
+        // 10⁶ · 0.5 / 20² = 1250; near_ir 1000 · 0.25 = 250; beam 4 = ring 0 from the top.
+        let fields = FieldSet::of(crate::output::Convention::OusterNative);
+        let layout = layout();
+        let meta = CloudMeta {
+            beams: Some(&layout),
+            ..CloudMeta::plain(&fields)
+        };
+        let cloud = PointCloud {
+            points: vec![known_point()],
+        };
+        let mut buf = Vec::new();
+        write_pcd_to_with(&mut buf, &cloud, PcdEncoding::Ascii, &meta).unwrap();
+        let text = String::from_utf8(buf).unwrap();
+        assert!(
+            text.contains("FIELDS x y z t ring range signal reflectivity near_ir\n")
+                && text.contains("SIZE 4 4 4 4 2 4 2 2 2\nTYPE F F F U U U U U U\n"),
+            "{text}"
+        );
+        assert!(
+            text.ends_with("\n1 2 3 25000000 0 20015 1250 50 250\n"),
+            "{text}"
+        );
+        // Without the sensor's beams the ring and range cannot be made.
+        let e = write_pcd_to_with(
+            &mut Vec::new(),
+            &cloud,
+            PcdEncoding::Ascii,
+            &CloudMeta::plain(&fields),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("ouster.ring") && e.contains("beams"), "{e}");
+    }
+
+    #[test]
+    fn driver_files_read_back_by_their_keys() {
+        // The key comment tells the reader that `intensity` is Velodyne's reflectivity
+        // byte and `reflectivity` Ouster's 16-bit one; values it cannot undo (ring
+        // ranks) are skipped.
+        let dir = tempfile::tempdir().unwrap();
+        let layout = layout();
+        for c in [
+            crate::output::Convention::Velodyne,
+            crate::output::Convention::Ouster,
+        ] {
+            let fields = FieldSet::of(c);
+            let meta = CloudMeta {
+                beams: Some(&layout),
+                ..CloudMeta::plain(&fields)
+            };
+            let path = dir.path().join(format!("{c}.pcd"));
+            let cloud = PointCloud {
+                points: vec![known_point()],
+            };
+            write_pcd_with(&path, &cloud, PcdEncoding::Binary, &meta).unwrap();
+            let p = read_pcd(&path).unwrap().points[0];
+            assert_eq!((p.x, p.y, p.z, p.reflectivity), (1.0, 2.0, 3.0, 50), "{c}");
+            assert_eq!((p.intensity, p.ring), (0.0, 0), "{c}");
+            assert!((p.time - 0.025).abs() < 1e-9, "{c}: {}", p.time);
+        }
+        let edited = b"# beamtrace fields: x y velodyne.ring\nFIELDS x y z\nSIZE 4 4 4\n\
+            TYPE F F F\nWIDTH 0\nDATA ascii\n";
+        let e = parse_err(edited);
+        assert!(e.contains("`velodyne.ring` for the field `z`"), "{e}");
     }
 
     #[test]

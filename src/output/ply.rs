@@ -1,8 +1,11 @@
-//! PLY point clouds: one `vertex` element with beamtrace's per-point fields as properties.
+//! PLY point clouds: one `vertex` element with the fields of a [`FieldSet`] as
+//! properties. Comments say the units, the frame (and, in the world frame, the sensor's
+//! pose), the field keys when a field is written under another name, and the size of
+//! an organized cloud.
 
-use super::fields::{self, Scalar, FIELDS};
+use super::meta::{column_field, CloudMeta};
 use super::records::{self, Body, Column};
-use super::{write_atomic, OutputError, PointCloud};
+use super::{write_atomic, FieldSet, OutputError, PointCloud};
 use std::io::{self, Write};
 use std::path::Path;
 
@@ -13,41 +16,96 @@ pub enum PlyEncoding {
     BinaryLittleEndian,
 }
 
-/// The header of a PLY file holding `points` vertices, up to and including `end_header`.
+/// The header of a PLY file of beamtrace's fields holding `points` vertices in the
+/// sensor frame, up to and including `end_header`.
 pub fn ply_header(points: usize, encoding: PlyEncoding) -> String {
+    ply_header_with(&CloudMeta::plain(&FieldSet::default()), points, encoding)
+}
+
+/// The header of a PLY file of `points` vertices written with `meta`.
+pub fn ply_header_with(meta: &CloudMeta, points: usize, encoding: PlyEncoding) -> String {
     let format = match encoding {
         PlyEncoding::Ascii => "ascii",
         PlyEncoding::BinaryLittleEndian => "binary_little_endian",
     };
-    let mut h = format!(
-        "ply\nformat {format} 1.0\n\
-         comment beamtrace point cloud: metres, radians\n\
-         element vertex {points}\n"
-    );
-    for f in FIELDS {
+    let mut h = format!("ply\nformat {format} 1.0\n");
+    match &meta.world {
+        None => h.push_str(
+            "comment beamtrace point cloud: metres, radians; sensor frame \
+             (x forward, y left, z up)\n",
+        ),
+        Some(pose) => h.push_str(&format!(
+            "comment beamtrace point cloud: metres, radians; world frame\n\
+             comment sensor pose in the world (x y z qw qx qy qz): {}\n",
+            pose.to_words()
+        )),
+    }
+    if let Some(keys) = meta.key_comment() {
+        h.push_str(&format!("comment {keys}\n"));
+    }
+    if let Some((w, hgt)) = meta.organized {
+        h.push_str(&format!(
+            "comment organized: width {w} height {hgt}, row by row; NaN x y z where a \
+             beam has no return\n"
+        ));
+    }
+    h.push_str(&format!("element vertex {points}\n"));
+    for f in meta.fields.fields() {
         h.push_str(&format!("property {} {}\n", f.scalar.ply_type(), f.name));
     }
     h.push_str("end_header\n");
     h
 }
 
-/// Writes `cloud` as a PLY file at `path`, atomically (see [`write_atomic`]).
+/// Writes `cloud` (beamtrace's fields, sensor frame) as a PLY file at `path`,
+/// atomically (see [`write_atomic`]).
 pub fn write_ply(
     path: &Path,
     cloud: &PointCloud,
     encoding: PlyEncoding,
 ) -> Result<(), OutputError> {
-    write_atomic(path, |w| write_ply_to(w, cloud, encoding))
+    write_ply_with(
+        path,
+        cloud,
+        encoding,
+        &CloudMeta::plain(&FieldSet::default()),
+    )
 }
 
-/// Writes `cloud` as PLY into any writer.
+/// Writes `cloud` as a PLY file at `path` with `meta`, atomically. A 32-bit field
+/// whose value exceeds PLY's int32 is an error (no file is left).
+pub fn write_ply_with(
+    path: &Path,
+    cloud: &PointCloud,
+    encoding: PlyEncoding,
+    meta: &CloudMeta,
+) -> Result<(), OutputError> {
+    meta.check(cloud)?;
+    write_atomic(path, |w| write_ply_to_with(w, cloud, encoding, meta))
+}
+
+/// Writes `cloud` (beamtrace's fields, one row, sensor frame) as PLY into any
+/// writer (a socket, a buffer, a file already open).
 pub fn write_ply_to(
     w: &mut dyn Write,
     cloud: &PointCloud,
     encoding: PlyEncoding,
 ) -> io::Result<()> {
-    w.write_all(ply_header(cloud.points.len(), encoding).as_bytes())?;
-    records::write(
+    write_ply_to_with(w, cloud, encoding, &CloudMeta::plain(&FieldSet::default()))
+}
+
+/// Writes `cloud` as PLY with `meta` into any writer. A value the file cannot hold is
+/// an `InvalidData` error.
+pub fn write_ply_to_with(
+    w: &mut dyn Write,
+    cloud: &PointCloud,
+    encoding: PlyEncoding,
+    meta: &CloudMeta,
+) -> io::Result<()> {
+    meta.check(cloud)
+        .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e.to_string()))?;
+    w.write_all(ply_header_with(meta, cloud.points.len(), encoding).as_bytes())?;
+    meta.records(true).write(
         w,
         &cloud.points,
         encoding == PlyEncoding::BinaryLittleEndian,
@@ -56,8 +114,10 @@ pub fn write_ply_to(
 
 /// Reads the `vertex` element of a PLY file (ascii or binary_little_endian).
 ///
-/// Properties are matched by name as in [`super::read_pcd`]: x, y, z required, the other
-/// beamtrace fields optional but with beamtrace's type, unknown scalar properties skipped.
+/// Properties are matched by name (or by the keys of a `comment beamtrace fields:`) as
+/// in [`super::read_pcd`]: x, y, z required, the other beamtrace fields optional but
+/// with beamtrace's type (32-bit fields as `int32`, or `uint32` as older files have
+/// them), unknown scalar properties skipped.
 /// `vertex` must be the first element; elements after it are ignored.
 pub fn read_ply(path: &Path) -> Result<PointCloud, OutputError> {
     let bytes = std::fs::read(path).map_err(|e| OutputError::read(path, e))?;
@@ -74,10 +134,6 @@ fn type_size(name: &str) -> Option<usize> {
     })
 }
 
-fn type_matches(name: &str, want: Scalar) -> bool {
-    name == want.ply_type() || name == want.ply_alias()
-}
-
 /// What the header says about the vertices, and where its last line is.
 #[derive(Default)]
 struct Header {
@@ -85,6 +141,8 @@ struct Header {
     vertices: Option<usize>,
     in_vertex: bool,
     columns: Vec<Column>,
+    /// The keys of a `comment beamtrace fields:`.
+    keys: Option<Vec<String>>,
     /// 1-based number of the `end_header` line; 0 until it is read.
     end_line: usize,
     /// Byte offset of the first byte after `end_header`.
@@ -143,6 +201,14 @@ fn parse_header(path: &Path, bytes: &[u8]) -> Result<Header, OutputError> {
             continue;
         }
         if line == "end_header" {
+            if h.keys.as_ref().is_some_and(|k| k.len() != h.columns.len()) {
+                return Err(OutputError::parse(
+                    path,
+                    &at,
+                    "the `comment beamtrace fields:` lists more keys than there are \
+                     properties: the header was edited; remove the comment or fix it",
+                ));
+            }
             h.end_line = line_no;
             h.data_start = pos;
             return Ok(h);
@@ -161,7 +227,16 @@ fn parse_header(path: &Path, bytes: &[u8]) -> Result<Header, OutputError> {
 fn header_line(h: &mut Header, line: &str) -> Result<(), String> {
     let tokens: Vec<&str> = line.split_ascii_whitespace().collect();
     match tokens.as_slice() {
-        [] | ["comment", ..] | ["obj_info", ..] => {}
+        ["comment", ..] => {
+            let text = line
+                .trim_start()
+                .strip_prefix("comment")
+                .unwrap_or_default();
+            if let Some(keys) = records::key_comment(text) {
+                h.keys = Some(keys);
+            }
+        }
+        [] | ["obj_info", ..] => {}
         ["format", f, _version] => {
             h.ascii = Some(match *f {
                 "ascii" => true,
@@ -191,49 +266,58 @@ fn header_line(h: &mut Header, line: &str) -> Result<(), String> {
         ["property", "list", ..] if h.in_vertex => {
             return Err("list properties on vertices are not read: remove them".into())
         }
-        ["property", ty, name] if h.in_vertex => h.columns.push(column(ty, name)?),
+        ["property", ty, name] if h.in_vertex => {
+            let key = match &h.keys {
+                Some(keys) => Some(keys.get(h.columns.len()).cloned().ok_or_else(|| {
+                    "the `comment beamtrace fields:` lists fewer keys than there are \
+                     properties: the header was edited; remove the comment or fix it"
+                        .to_string()
+                })?),
+                None => None,
+            };
+            h.columns.push(column(ty, name, key.as_deref())?)
+        }
         ["property", ..] => {}
         _ => return Err(format!("`{line}` is not a PLY header line")),
     }
     Ok(())
 }
 
-/// The vertex property `name` of PLY type `ty`.
-fn column(ty: &str, name: &str) -> Result<Column, String> {
+/// The vertex property `name` (keyed `key`) of PLY type `ty`.
+fn column(ty: &str, name: &str, key: Option<&str>) -> Result<Column, String> {
     let size = type_size(ty).ok_or_else(|| format!("unknown property type `{ty}`"))?;
-    let field = fields::by_name(name);
+    let field = column_field(name, key)?;
+    let mut signed = false;
     if let Some(f) = field {
-        if !type_matches(ty, f.scalar) {
-            return Err(format!(
+        signed = f.scalar.ply_accepts(ty).ok_or_else(|| {
+            format!(
                 "property `{name}` is {ty}; beamtrace reads it as {}: convert the file",
                 f.scalar.ply_type()
-            ));
-        }
+            )
+        })?;
     }
     Ok(Column {
         name: name.to_string(),
         size,
         count: 1,
-        field,
+        field: field.filter(|f| f.set.is_some()),
+        signed,
     })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::output::test_clouds::tricky_cloud;
+    use crate::output::test_clouds::{bits, ply_safe_cloud, tricky_cloud};
 
     fn same_bits(a: &PointCloud, b: &PointCloud) -> bool {
-        let (mut ab, mut bb) = (Vec::new(), Vec::new());
-        records::write(&mut ab, &a.points, true).unwrap();
-        records::write(&mut bb, &b.points, true).unwrap();
-        ab == bb
+        bits(a) == bits(b)
     }
 
     #[test]
     fn ascii_and_binary_round_trip_bit_exact() {
         let dir = tempfile::tempdir().unwrap();
-        let cloud = tricky_cloud();
+        let cloud = ply_safe_cloud();
         for enc in [PlyEncoding::Ascii, PlyEncoding::BinaryLittleEndian] {
             let path = dir.path().join(format!("c_{enc:?}.ply"));
             write_ply(&path, &cloud, enc).unwrap();
@@ -246,12 +330,13 @@ mod tests {
     #[test]
     fn header_lists_vertex_and_typed_properties() {
         let h = ply_header(5, PlyEncoding::BinaryLittleEndian);
-        // The sized type names, which plyfile and Open3D's tensor reader list.
+        // The sized type names, which plyfile and Open3D's tensor reader list; 32-bit
+        // fields as int32, since Open3D skips uint32 properties.
         let expected_props = "element vertex 5\n\
             property float32 x\nproperty float32 y\nproperty float32 z\n\
             property float32 intensity\nproperty float32 range\nproperty uint16 ring\n\
-            property float32 azimuth\nproperty float32 elevation\nproperty uint32 beam\n\
-            property uint32 instance\nproperty uint16 class\nproperty float32 epw\n\
+            property float32 azimuth\nproperty float32 elevation\nproperty int32 beam\n\
+            property int32 instance\nproperty uint16 class\nproperty float32 epw\n\
             property uint16 return_index\nproperty uint16 return_count\n\
             property uint16 material\nproperty float32 ambient\nproperty float32 time\n\
             property uint8 reflectivity\nend_header\n";
@@ -261,8 +346,8 @@ mod tests {
         );
         assert!(h.ends_with(expected_props), "{h}");
         let mut buf = Vec::new();
-        write_ply_to(&mut buf, &tricky_cloud(), PlyEncoding::BinaryLittleEndian).unwrap();
-        let n = tricky_cloud().points.len();
+        write_ply_to(&mut buf, &ply_safe_cloud(), PlyEncoding::BinaryLittleEndian).unwrap();
+        let n = ply_safe_cloud().points.len();
         assert_eq!(
             buf.len(),
             ply_header(n, PlyEncoding::BinaryLittleEndian).len() + n * 59
@@ -299,9 +384,109 @@ mod tests {
     }
 
     #[test]
+    fn values_beyond_int32_are_refused_and_leave_no_file() {
+        // tricky_cloud's first point has instance = u32::MAX: PLY's int32 cannot hold
+        // it, PCD's uint32 can.
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("big.ply");
+        let e = write_ply(&path, &tricky_cloud(), PlyEncoding::BinaryLittleEndian)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("big.ply") && e.contains("`instance`") && e.contains("4294967295"),
+            "{e}"
+        );
+        assert!(e.contains("int32") && e.contains("--format pcd"), "{e}");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    }
+
+    #[test]
+    fn older_uint32_files_read_and_negative_int32_is_an_error() {
+        let old = b"ply\nformat ascii 1.0\nelement vertex 1\nproperty float x\nproperty float y\n\
+            property float z\nproperty uint32 beam\nend_header\n1 2 3 4000000000\n";
+        let c = parse_ply(Path::new("old.ply"), old).unwrap();
+        assert_eq!(c.points[0].beam, 4_000_000_000);
+        let mut neg = b"ply\nformat binary_little_endian 1.0\nelement vertex 1\n\
+            property float x\nproperty float y\nproperty float z\nproperty int32 beam\n\
+            end_header\n"
+            .to_vec();
+        for v in [1.0f32, 2.0, 3.0] {
+            neg.extend_from_slice(&v.to_le_bytes());
+        }
+        neg.extend_from_slice(&(-5i32).to_le_bytes());
+        let e = parse_ply(Path::new("n.ply"), &neg).unwrap_err().to_string();
+        assert!(e.contains("`beam` is negative"), "{e}");
+    }
+
+    #[test]
+    fn world_frame_and_organized_files_say_so_in_comments() {
+        let fields = FieldSet::of(crate::output::Convention::Ros);
+        let meta = CloudMeta {
+            fields: &fields,
+            organized: Some((4, 3)),
+            world: Some(crate::output::Viewpoint {
+                translation: [5.0, 2.0, 1.8],
+                rotation: [0.5, 0.5, -0.5, 0.5],
+            }),
+            beams: None,
+        };
+        let h = ply_header_with(&meta, 12, PlyEncoding::BinaryLittleEndian);
+        assert_eq!(
+            h,
+            "ply\nformat binary_little_endian 1.0\n\
+             comment beamtrace point cloud: metres, radians; world frame\n\
+             comment sensor pose in the world (x y z qw qx qy qz): 5 2 1.8 0.5 0.5 -0.5 0.5\n\
+             comment organized: width 4 height 3, row by row; NaN x y z where a beam has no \
+             return\n\
+             element vertex 12\nproperty float32 x\nproperty float32 y\nproperty float32 z\n\
+             property float32 intensity\nproperty uint16 ring\nproperty float32 time\n\
+             end_header\n"
+        );
+    }
+
+    #[test]
+    fn driver_files_read_back_by_their_keys() {
+        // Ouster's 16-bit reflectivity and t in ns go back into beamtrace's fields;
+        // an edited key list is an error.
+        let fields = FieldSet::of(crate::output::Convention::Ouster);
+        let beams = (0..2)
+            .map(|b| crate::output::BeamDesc {
+                ring: 0,
+                azimuth: b as f32,
+                elevation: 0.0,
+                time: 0.0,
+                origin_offset: 0.0,
+            })
+            .collect();
+        let layout = crate::output::BeamLayout::new(beams, 2);
+        let meta = CloudMeta {
+            beams: Some(&layout),
+            ..CloudMeta::plain(&fields)
+        };
+        let cloud = PointCloud {
+            points: vec![crate::output::Point {
+                x: 1.0,
+                reflectivity: 77,
+                time: 0.5,
+                ..Default::default()
+            }],
+        };
+        let mut buf = Vec::new();
+        write_ply_to_with(&mut buf, &cloud, PlyEncoding::Ascii, &meta).unwrap();
+        let p = parse_ply(Path::new("o.ply"), &buf).unwrap().points[0];
+        assert_eq!((p.x, p.reflectivity, p.time), (1.0, 77, 0.5));
+        let text = String::from_utf8(buf).unwrap();
+        let edited = text.replace(" ouster.range\n", "\n");
+        let e = parse_ply(Path::new("o.ply"), edited.as_bytes())
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("fewer keys than there are properties"), "{e}");
+    }
+
+    #[test]
     fn truncated_binary_is_an_error() {
         let mut buf = Vec::new();
-        write_ply_to(&mut buf, &tricky_cloud(), PlyEncoding::BinaryLittleEndian).unwrap();
+        write_ply_to(&mut buf, &ply_safe_cloud(), PlyEncoding::BinaryLittleEndian).unwrap();
         buf.truncate(buf.len() - 3);
         let e = parse_ply(Path::new("t.ply"), &buf).unwrap_err().to_string();
         assert!(e.contains("cut short"), "{e}");

@@ -1,8 +1,9 @@
 //! The point records after a PCD or PLY header — packed little-endian or one ASCII line
-//! per point, the fields of [`FIELDS`] in order — and the header lines before them. Both
-//! formats store their records alike, so both writers and both readers use this.
+//! per point, the fields of a [`FieldSet`] in order — and the header lines before them.
+//! Both formats store their records alike, so both writers and both readers use this.
 
-use super::fields::{Field, Value, FIELDS, RECORD_SIZE, REQUIRED};
+use super::fields::{BeamInfo, Field, Value, PLY_INT32_MAX};
+use super::organize::BeamLayout;
 use super::{OutputError, Point};
 use std::io::{self, Write};
 use std::path::Path;
@@ -11,38 +12,109 @@ use std::path::Path;
 /// the memory of a large frame.
 const CHUNK_POINTS: usize = 16 * 1024;
 
-/// Writes the records of `points`: packed little-endian when `binary`, else ASCII lines
-/// (fields separated by single spaces, `\n` after each point).
-pub(crate) fn write(w: &mut dyn Write, points: &[Point], binary: bool) -> io::Result<()> {
-    if binary {
-        let mut buf = Vec::with_capacity(CHUNK_POINTS * RECORD_SIZE);
-        for chunk in points.chunks(CHUNK_POINTS) {
-            buf.clear();
-            for p in chunk {
-                for f in FIELDS {
-                    (f.get)(p).write_le(&mut buf);
-                }
-            }
-            w.write_all(&buf)?;
-        }
-    } else {
-        let mut buf = String::with_capacity(CHUNK_POINTS * 128);
-        for chunk in points.chunks(CHUNK_POINTS) {
-            buf.clear();
-            for p in chunk {
-                for (i, f) in FIELDS.iter().enumerate() {
-                    if i > 0 {
-                        buf.push(' ');
-                    }
-                    (f.get)(p).write_ascii(&mut buf);
-                }
-                buf.push('\n');
-            }
-            w.write_all(buf.as_bytes())?;
-        }
-    }
-    Ok(())
+/// What the records of a file hold and how.
+pub(crate) struct Records<'a> {
+    pub fields: &'a [&'static Field],
+    /// The sensor's beams, for fields that need them (checked by the caller).
+    pub beams: Option<&'a BeamLayout>,
+    /// PLY stores 32-bit unsigned fields as int32: larger values are refused.
+    pub ply: bool,
 }
+
+impl Records<'_> {
+    /// Bytes of one packed record.
+    pub(crate) fn size(&self) -> usize {
+        self.fields.iter().map(|f| f.scalar.size()).sum()
+    }
+
+    /// The values of `p`, in field order, checked to fit the file.
+    fn values(&self, p: &Point, out: &mut Vec<Value>) -> io::Result<()> {
+        let info = match self.beams {
+            Some(b) => b.info(p.beam).map_err(invalid)?,
+            None => BeamInfo::default(),
+        };
+        out.clear();
+        for f in self.fields {
+            let v = (f.get)(p, &info);
+            if let Value::U32(n) = v {
+                self.check_u32(f, n, p)?;
+            }
+            out.push(v);
+        }
+        Ok(())
+    }
+
+    fn check_u32(&self, f: &Field, n: u32, p: &Point) -> io::Result<()> {
+        if f.key != f.name && n == u32::MAX {
+            return Err(invalid(format!(
+                "field `{}` of beam {} does not fit 32 bits ({})",
+                f.key, p.beam, f.unit
+            )));
+        }
+        if self.ply && n > PLY_INT32_MAX {
+            return Err(invalid(format!(
+                "field `{}` of beam {} is {n}, more than PLY's int32 holds: \
+                 write PCD (--format pcd), which stores it as uint32",
+                f.key, p.beam
+            )));
+        }
+        Ok(())
+    }
+
+    /// Writes the records of `points`: packed little-endian when `binary`, else ASCII
+    /// lines (fields separated by single spaces, `\n` after each point).
+    pub(crate) fn write(
+        &self,
+        w: &mut dyn Write,
+        points: &[Point],
+        binary: bool,
+    ) -> io::Result<()> {
+        let mut values = Vec::with_capacity(self.fields.len());
+        if binary {
+            let mut buf = Vec::with_capacity(CHUNK_POINTS * self.size());
+            for chunk in points.chunks(CHUNK_POINTS) {
+                buf.clear();
+                for p in chunk {
+                    self.values(p, &mut values)?;
+                    values.iter().for_each(|v| v.write_le(&mut buf));
+                }
+                w.write_all(&buf)?;
+            }
+        } else {
+            let mut buf = String::with_capacity(CHUNK_POINTS * 128);
+            for chunk in points.chunks(CHUNK_POINTS) {
+                buf.clear();
+                for p in chunk {
+                    self.values(p, &mut values)?;
+                    for (i, v) in values.iter().enumerate() {
+                        if i > 0 {
+                            buf.push(' ');
+                        }
+                        v.write_ascii(&mut buf);
+                    }
+                    buf.push('\n');
+                }
+                w.write_all(buf.as_bytes())?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Data the format cannot store: an error the writer's caller names as such.
+fn invalid(message: String) -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidData, message)
+}
+
+/// The keys of a header's `beamtrace fields:` comment (the text after the comment
+/// marker), when it is one.
+pub(crate) fn key_comment(comment: &str) -> Option<Vec<String>> {
+    let rest = comment.trim().strip_prefix(KEY_COMMENT)?;
+    Some(rest.split_whitespace().map(str::to_string).collect())
+}
+
+/// How a header names the keys of its columns when they are not their names.
+pub(crate) const KEY_COMMENT: &str = "beamtrace fields:";
 
 /// One column of a file's records, as its header declares it.
 pub(crate) struct Column {
@@ -53,11 +125,13 @@ pub(crate) struct Column {
     pub count: usize,
     /// The beamtrace field it fills, its type already checked; `None`: skipped.
     pub field: Option<&'static Field>,
+    /// Stored signed (PLY int32) for an unsigned field: a negative value is an error.
+    pub signed: bool,
 }
 
 /// The first of x, y and z that no column holds.
 pub(crate) fn missing_required(columns: &[Column]) -> Option<&'static str> {
-    REQUIRED
+    ["x", "y", "z"]
         .into_iter()
         .find(|req| !columns.iter().any(|c| c.name == *req))
 }
@@ -98,12 +172,26 @@ impl Body<'_> {
             ));
         }
         let mut points = Vec::with_capacity(self.points);
-        for rec in data.chunks_exact(record.max(1)).take(self.points) {
+        for (i, rec) in data
+            .chunks_exact(record.max(1))
+            .take(self.points)
+            .enumerate()
+        {
             let mut p = Point::default();
             let mut off = 0;
             for c in self.columns {
-                if let Some(f) = c.field {
-                    (f.set)(&mut p, Value::read_le(f.scalar, &rec[off..off + c.size]));
+                if let (Some(f), Some(set)) = (c.field, c.field.and_then(|f| f.set)) {
+                    let v = Value::read_le(f.scalar, &rec[off..off + c.size]);
+                    if c.signed && matches!(v, Value::U32(n) if n > PLY_INT32_MAX) {
+                        return Err(self.error(
+                            "binary data",
+                            format!(
+                                "point {i}: {} `{}` is negative; beamtrace's values are not",
+                                self.column_word, c.name
+                            ),
+                        ));
+                    }
+                    set(&mut p, v);
                 }
                 off += c.size * c.count;
             }
@@ -172,7 +260,7 @@ impl Body<'_> {
         let mut p = Point::default();
         let mut t = 0;
         for c in self.columns {
-            if let Some(f) = c.field {
+            if let (Some(f), Some(set)) = (c.field, c.field.and_then(|f| f.set)) {
                 let v = Value::parse(f.scalar, tokens[t]).ok_or_else(|| {
                     self.error(
                         at,
@@ -185,7 +273,7 @@ impl Body<'_> {
                         ),
                     )
                 })?;
-                (f.set)(&mut p, v);
+                set(&mut p, v);
             }
             t += c.count;
         }

@@ -44,3 +44,35 @@ pub(crate) fn tricky_cloud() -> PointCloud {
     }
     PointCloud { points }
 }
+
+/// `tricky_cloud` with its 32-bit values capped at what PLY's int32 holds.
+pub(crate) fn ply_safe_cloud() -> PointCloud {
+    let mut c = tricky_cloud();
+    for p in &mut c.points {
+        p.beam = p.beam.min(super::PLY_INT32_MAX);
+        p.instance = p.instance.min(super::PLY_INT32_MAX);
+    }
+    c
+}
+
+/// Every beamtrace field of every point, floats as their bits: equal exactly when the
+/// clouds are equal bit for bit (NaN included).
+pub(crate) fn bits(c: &PointCloud) -> Vec<Vec<u32>> {
+    use super::fields::{BeamInfo, Value};
+    let fields = super::FieldSet::default();
+    c.points
+        .iter()
+        .map(|p| {
+            fields
+                .fields()
+                .iter()
+                .map(|f| match (f.get)(p, &BeamInfo::default()) {
+                    Value::F32(v) => v.to_bits(),
+                    Value::U8(v) => u32::from(v),
+                    Value::U16(v) => u32::from(v),
+                    Value::U32(v) => v,
+                })
+                .collect()
+        })
+        .collect()
+}

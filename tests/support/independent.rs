@@ -1,6 +1,10 @@
-//! What the tests that read beamtrace's files with independent Python readers share:
+//! What the tests that read beamtrace's files with independent Python readers share
+//! (pypcd4, plyfile, Open3D):
 //! the fields as written by hand from README.md's table, known points, and running a
 //! reader script (`tests/support/read_*.py`) that prints what it read as JSON.
+
+// Each test binary compiles this file and uses a part of it.
+#![allow(dead_code)]
 
 use beamtrace::output::{Point, PointCloud};
 use serde_json::Value;
@@ -46,14 +50,25 @@ pub fn python(module: &str) -> PathBuf {
     assert!(
         ok,
         "{} cannot import {module}: run scripts/setup.sh (it creates target/pyenv with \
-         pypcd4 and plyfile), or point BEAMTRACE_PYTHON at a Python that has it",
+         pypcd4, plyfile and open3d), or point BEAMTRACE_PYTHON at a Python that has it",
         python.display()
     );
     python
 }
 
-/// Known points covering the awkward float cases and every integer type's extremes.
-pub fn known_cloud() -> PointCloud {
+/// The dtype a reader reports for field `i` of beamtrace's fields: PCD's TYPE and SIZE,
+/// except that PLY stores the 32-bit unsigned fields as int32.
+pub fn dtype(i: usize, ply: bool) -> String {
+    match (TYPES[i], SIZES[i], ply) {
+        ("U", 4, true) => "I4".to_string(),
+        (t, s, _) => format!("{t}{s}"),
+    }
+}
+
+/// Known points covering the awkward float cases and every integer type's extremes —
+/// for PLY, the 32-bit ones up to what its int32 holds.
+pub fn known_cloud(ply: bool) -> PointCloud {
+    let u32_max = if ply { i32::MAX as u32 } else { u32::MAX };
     let floats = [
         0.0f32,
         0.1,
@@ -80,8 +95,8 @@ pub fn known_cloud() -> PointCloud {
             ring: [0, 7, u16::MAX][i % 3],
             azimuth: -std::f32::consts::PI + 0.5 * i as f32,
             elevation: (0.1 * i as f32).sin(),
-            beam: [0, 123_456, u32::MAX][i % 3],
-            instance: [u32::MAX, 1, 0][i % 3],
+            beam: [0, 123_456, u32_max][i % 3],
+            instance: [u32_max, 1, 0][i % 3],
             class: [3, u16::MAX, 0][i % 3],
             epw: 0.3 * i as f32,
             return_index: [0, 1, u16::MAX][i % 3],
@@ -96,7 +111,7 @@ pub fn known_cloud() -> PointCloud {
 }
 
 /// The value of `field` of `p` as the reader scripts print it: float bits or the integer.
-fn expected(p: &Point, field: &str) -> u64 {
+pub fn expected(p: &Point, field: &str) -> u64 {
     match field {
         "x" => p.x.to_bits() as u64,
         "y" => p.y.to_bits() as u64,
@@ -122,19 +137,24 @@ fn expected(p: &Point, field: &str) -> u64 {
 
 /// Runs `tests/support/<script>` on `file` with `python` and parses its JSON.
 pub fn read_with(python: &Path, script: &str, file: &Path) -> Value {
+    read_all_with(python, script, &[file])
+}
+
+/// Runs `tests/support/<script>` on all `files` at once (for a reader slow to start)
+/// and parses its JSON.
+pub fn read_all_with(python: &Path, script: &str, files: &[&Path]) -> Value {
     let script = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/support")
         .join(script);
     let out = Command::new(python)
         .arg(&script)
-        .arg(file)
+        .args(files)
         .output()
         .unwrap_or_else(|e| panic!("cannot run {}: {e}", python.display()));
     assert!(
         out.status.success(),
-        "{} could not read {}:\n{}",
+        "{} could not read {files:?}:\n{}",
         script.display(),
-        file.display(),
         String::from_utf8_lossy(&out.stderr)
     );
     serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
@@ -147,12 +167,12 @@ pub fn read_with(python: &Path, script: &str, file: &Path) -> Value {
 }
 
 /// Every field's column in a reader script's JSON (`dtypes`, `values`) is the type the
-/// README gives it and holds exactly the values of `cloud`; `reader` names the reader
-/// and the file in messages.
-pub fn assert_columns(got: &Value, cloud: &PointCloud, reader: &str) {
+/// README gives it (`ply`: as PLY stores it) and holds exactly the values of `cloud`;
+/// `reader` names the reader and the file in messages.
+pub fn assert_columns(got: &Value, cloud: &PointCloud, reader: &str, ply: bool) {
     for (i, field) in FIELDS.iter().enumerate() {
         // numpy's view of the column: kind and byte size as written.
-        let dtype = format!("{}{}", TYPES[i], SIZES[i]);
+        let dtype = dtype(i, ply);
         assert_eq!(
             got["dtypes"][field],
             dtype.as_str(),
