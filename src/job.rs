@@ -11,9 +11,9 @@ use crate::gpu::{Context, ContextOptions};
 use crate::material::{MaterialDb, MaterialMapping};
 use crate::model::FrameExtent;
 use crate::output::{
-    frame_file_name, frame_layer_file_name, organize, write_atomic, write_cloud_with,
-    write_picture, write_poses, BeamDesc, BeamLayout, CloudMeta, FieldSet, Format, Organize,
-    PictureOptions, PointCloud, PoseRow, Viewpoint,
+    frame_file_name, frame_layer_file_name, organize, write_atomic, write_cloud_into,
+    write_picture_into, write_poses, AtomicFiles, BeamDesc, BeamLayout, CloudMeta, FieldSet,
+    Format, Organize, PictureOptions, PointCloud, PoseRow, Viewpoint,
 };
 use crate::scene::{Scene, SceneLoadOptions};
 use crate::sensor::{Pose, Sensor, SubRaySample};
@@ -149,12 +149,16 @@ pub fn run_job(
         };
         if let Some((done, ticket)) = in_flight.take() {
             let out = sim.collect(ticket)?;
-            let points = write_frame(opts, &plan, done, &out, sensor_to_world, &mut report)?;
-            frame_done(&FrameDone {
-                frame: done,
-                frames: opts.frames,
-                points,
-            });
+            let (files, points) =
+                write_frame(opts, &plan, done, &out, sensor_to_world, &mut report)?;
+            // A frame's files appear together, and the caller hears of them at once.
+            files.commit_then(|| {
+                frame_done(&FrameDone {
+                    frame: done,
+                    frames: opts.frames,
+                    points,
+                })
+            })?;
         }
         in_flight = next;
     }
@@ -312,10 +316,28 @@ fn create_out_dir(dir: &Path) -> Result<(), JobError> {
     std::fs::create_dir_all(dir).map_err(|source| JobError::CreateOut {
         path: dir.to_path_buf(),
         source,
+    })?;
+    probe_writable(dir).map_err(|source| JobError::OutNotWritable {
+        path: dir.to_path_buf(),
+        source,
     })
 }
 
-/// Writes one simulated frame's files and adds it to the report; returns its point count.
+/// Writes and removes a small hidden file, so a folder that exists but refuses writes
+/// (permissions, a read-only mount, a full disk) fails before a frame is simulated.
+fn probe_writable(dir: &Path) -> std::io::Result<()> {
+    use std::io::Write as _;
+    let probe = dir.join(format!(".beamtrace-write-check-{}", std::process::id()));
+    let result = std::fs::File::create(&probe).and_then(|mut f| {
+        f.write_all(&[0u8; 4096])?;
+        f.sync_all()
+    });
+    let _ = std::fs::remove_file(&probe);
+    result
+}
+
+/// Writes one simulated frame's files, not yet in place (the caller commits the group),
+/// and adds the frame to the report; returns the files and the frame's point count.
 fn write_frame(
     opts: &JobOptions,
     plan: &OutputPlan,
@@ -323,7 +345,8 @@ fn write_frame(
     out: &FrameOutput,
     sensor_to_world: glam::Affine3A,
     report: &mut JobReport,
-) -> Result<usize, JobError> {
+) -> Result<(AtomicFiles, usize), JobError> {
+    let mut files = AtomicFiles::default();
     let cloud = to_point_cloud(&opts.sensor.beams, &out.points)?;
     if opts.world_frame {
         let mut world = cloud.clone();
@@ -331,16 +354,10 @@ fn write_frame(
             let w = sensor_to_world.transform_point3(glam::Vec3::new(p.x, p.y, p.z));
             (p.x, p.y, p.z) = (w.x, w.y, w.z);
         }
-        write_clouds(
-            opts,
-            plan,
-            frame,
-            &world,
-            Some(viewpoint(sensor_to_world)),
-            report,
-        )?;
+        let world_pose = Some(viewpoint(sensor_to_world));
+        write_clouds(opts, plan, frame, &world, world_pose, &mut files, report)?;
     } else {
-        write_clouds(opts, plan, frame, &cloud, None, report)?;
+        write_clouds(opts, plan, frame, &cloud, None, &mut files, report)?;
     }
     if opts.picture {
         // The picture is of the sensor's view whatever frame the file uses.
@@ -348,7 +365,7 @@ fn write_frame(
             .out_dir
             .join(frame_file_name(frame, opts.format))
             .with_extension("png");
-        write_picture(&png, &cloud, &picture_options(&opts.sensor))?;
+        write_picture_into(&mut files, &png, &cloud, &picture_options(&opts.sensor))?;
         report.files.push(png);
     }
     report.points_per_frame.push(cloud.points.len());
@@ -357,7 +374,7 @@ fn write_frame(
     report
         .gpu_ms
         .push(t.tlas_ms + t.trace_ms + t.waveform_ms + t.compaction_ms);
-    Ok(cloud.points.len())
+    Ok((files, cloud.points.len()))
 }
 
 /// Writes the cloud file(s) of frame `frame`: one file, or one per return layer of an
@@ -368,6 +385,7 @@ fn write_clouds(
     frame: u64,
     cloud: &PointCloud,
     world: Option<Viewpoint>,
+    files: &mut AtomicFiles,
     report: &mut JobReport,
 ) -> Result<(), JobError> {
     let meta = |organized| CloudMeta {
@@ -378,7 +396,7 @@ fn write_clouds(
     };
     let Some(how) = plan.organize else {
         let path = opts.out_dir.join(frame_file_name(frame, opts.format));
-        write_cloud_with(&path, cloud, opts.format, &meta(None))?;
+        write_cloud_into(files, &path, cloud, opts.format, &meta(None))?;
         report.files.push(path);
         return Ok(());
     };
@@ -387,7 +405,7 @@ fn write_clouds(
             .out_dir
             .join(frame_layer_file_name(frame, layer, opts.format));
         let size = Some((part.width, part.height));
-        write_cloud_with(&path, &part.cloud, opts.format, &meta(size))?;
+        write_cloud_into(files, &path, &part.cloud, opts.format, &meta(size))?;
         report.files.push(path);
     }
     Ok(())

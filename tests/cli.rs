@@ -377,7 +377,10 @@ fn scene_and_material_map_warnings_are_printed_and_the_run_goes_on() {
         "{}",
         o.stderr
     );
-    assert_eq!(files_under(&out), ["frame_000000.pcd"]);
+    assert_eq!(
+        files_under(&out),
+        ["frame_000000.pcd", "poses.csv", "run.json"]
+    );
 }
 
 #[test]

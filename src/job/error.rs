@@ -42,6 +42,16 @@ pub enum JobError {
         #[source]
         source: std::io::Error,
     },
+    #[error(
+        "cannot write into the output folder {}; check its permissions and free space \
+         (nothing was simulated yet)",
+        path.display()
+    )]
+    OutNotWritable {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
     /// Uploading a scene and making the pipelines failed; `what` names the scene.
     #[error("uploading {what}")]
     Upload {

@@ -73,6 +73,13 @@ impl AtomicFiles {
     /// all of them finished or none. If one rename fails, the ones before it are removed
     /// again: the group stays all or nothing.
     pub fn commit(self) -> Result<(), OutputError> {
+        self.commit_then(|| {})
+    }
+
+    /// [`commit`](Self::commit), then `on_commit` while the in-progress lock is still
+    /// held: a signal handler that reads what `on_commit` records (a count of finished
+    /// frames) never sees the files without the record or the record without the files.
+    pub fn commit_then(self, on_commit: impl FnOnce()) -> Result<(), OutputError> {
         let mut list = in_progress();
         let mut done: Vec<&Path> = Vec::new();
         for (tmp, path) in &self.pending {
@@ -85,6 +92,7 @@ impl AtomicFiles {
             list.retain(|p| p != &tmp.0);
             done.push(path);
         }
+        on_commit();
         drop(list);
         for (_, path) in &self.pending {
             sync_dir(path.parent().unwrap_or(Path::new(".")));

@@ -1,8 +1,8 @@
 //! The output format a run asks for, and the file names of its frames.
 
 use super::{
-    read_pcd, read_ply, write_pcd_with, write_ply_with, CloudMeta, FieldSet, OutputError,
-    PcdEncoding, PlyEncoding, PointCloud,
+    read_pcd, read_ply, write_pcd_to_with, write_ply_to_with, AtomicFiles, CloudMeta, FieldSet,
+    OutputError, PcdEncoding, PlyEncoding, PointCloud,
 };
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -73,11 +73,26 @@ pub fn write_cloud_with(
     format: Format,
     meta: &CloudMeta,
 ) -> Result<(), OutputError> {
-    match format {
-        Format::Pcd => write_pcd_with(path, cloud, PcdEncoding::Binary, meta),
-        Format::PcdAscii => write_pcd_with(path, cloud, PcdEncoding::Ascii, meta),
-        Format::Ply => write_ply_with(path, cloud, PlyEncoding::BinaryLittleEndian, meta),
-    }
+    let mut files = AtomicFiles::default();
+    write_cloud_into(&mut files, path, cloud, format, meta)?;
+    files.commit()
+}
+
+/// Writes `cloud` into `files` as `path` (renamed into place when `files` is committed,
+/// together with the rest of the group: a frame's clouds and its picture).
+pub fn write_cloud_into(
+    files: &mut AtomicFiles,
+    path: &Path,
+    cloud: &PointCloud,
+    format: Format,
+    meta: &CloudMeta,
+) -> Result<(), OutputError> {
+    meta.check(cloud)?;
+    files.write(path, |w| match format {
+        Format::Pcd => write_pcd_to_with(w, cloud, PcdEncoding::Binary, meta),
+        Format::PcdAscii => write_pcd_to_with(w, cloud, PcdEncoding::Ascii, meta),
+        Format::Ply => write_ply_to_with(w, cloud, PlyEncoding::BinaryLittleEndian, meta),
+    })
 }
 
 /// Reads a `.pcd` or `.ply` file, chosen by its extension.

@@ -34,7 +34,8 @@ pub use conventions::{Convention, FieldSet, GridStyle, LayerOrder};
 pub use error::OutputError;
 pub use fields::{by_key, Field, Scalar, FIELDS, NEAR_IR_COUNTS, PLY_INT32_MAX, SIGNAL_COUNTS};
 pub use format::{
-    frame_file_name, frame_layer_file_name, read_cloud, write_cloud, write_cloud_with, Format,
+    frame_file_name, frame_layer_file_name, read_cloud, write_cloud, write_cloud_into,
+    write_cloud_with, Format,
 };
 pub use meta::{CloudMeta, Viewpoint};
 pub use organize::{organize, BeamDesc, BeamLayout, Organize, OrganizedCloud};
@@ -42,7 +43,7 @@ pub use pcd::{
     pcd_header, pcd_header_with, read_pcd, write_pcd, write_pcd_to, write_pcd_to_with,
     write_pcd_with, PcdEncoding,
 };
-pub use picture::{render_picture, write_picture, Picture, PictureOptions};
+pub use picture::{render_picture, write_picture, write_picture_into, Picture, PictureOptions};
 pub use ply::{
     ply_header, ply_header_with, read_ply, write_ply, write_ply_to, write_ply_to_with,
     write_ply_with, PlyEncoding,

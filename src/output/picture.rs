@@ -9,7 +9,7 @@
 //! retroreflectors stay visible at any zoom.
 
 use super::colormap::IntensityMap;
-use super::{write_atomic, OutputError, PointCloud};
+use super::{AtomicFiles, OutputError, PointCloud};
 use std::f32::consts::PI;
 use std::io;
 use std::path::Path;
@@ -203,8 +203,21 @@ pub fn write_picture(
     cloud: &PointCloud,
     opts: &PictureOptions,
 ) -> Result<(), OutputError> {
+    let mut files = AtomicFiles::default();
+    write_picture_into(&mut files, path, cloud, opts)?;
+    files.commit()
+}
+
+/// Renders the picture of `cloud` into `files` as the PNG `path` (renamed into place
+/// when `files` is committed, together with the rest of the group).
+pub fn write_picture_into(
+    files: &mut AtomicFiles,
+    path: &Path,
+    cloud: &PointCloud,
+    opts: &PictureOptions,
+) -> Result<(), OutputError> {
     let pic = render_picture(cloud, opts)?;
-    write_atomic(path, |w| {
+    files.write(path, |w| {
         let mut enc = png::Encoder::new(w, pic.width, pic.height);
         enc.set_color(png::ColorType::Rgb);
         enc.set_depth(png::BitDepth::Eight);
