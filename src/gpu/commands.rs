@@ -122,11 +122,16 @@ impl CommandRecorder {
             retained.push(s.clone());
         }
         let cmds = [self.cmd];
-        let submit = vk::SubmitInfo::default()
-            .command_buffers(&cmds)
-            .wait_semaphores(&wait_raw)
-            .wait_dst_stage_mask(&wait_stages)
-            .signal_semaphores(&signal_raw);
+        let mut submit = vk::SubmitInfo::default().command_buffers(&cmds);
+        // Empty lists stay null pointers: best practices flags a pointer with count 0.
+        if !waits.is_empty() {
+            submit = submit
+                .wait_semaphores(&wait_raw)
+                .wait_dst_stage_mask(&wait_stages);
+        }
+        if !signals.is_empty() {
+            submit = submit.signal_semaphores(&signal_raw);
+        }
         {
             let queue = self.ctx.queue.lock().map_err(|_| poisoned())?;
             // SAFETY: queue externally synchronised by the lock; fence unsignalled; every

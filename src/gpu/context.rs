@@ -624,6 +624,14 @@ impl Context {
             .unwrap_or(0)
     }
 
+    /// How many live allocations the allocator holds now.
+    pub fn allocation_count(&self) -> usize {
+        self.allocator
+            .lock()
+            .map(|a| a.generate_report().allocations.len())
+            .unwrap_or(0)
+    }
+
     /// Refuses graphics work on a queue that cannot do it.
     pub(crate) fn require_graphics(&self, what: &str) -> GpuResult<()> {
         if self.supports_graphics {

@@ -306,6 +306,14 @@ impl Presenter {
         Ok(())
     }
 
+    /// Waits until every submitted frame has finished, releasing what they used.
+    pub fn wait(&mut self) -> GpuResult<()> {
+        for f in &mut self.frames {
+            f.recorder.wait()?;
+        }
+        Ok(())
+    }
+
     /// Waits for every frame and for the queue, so nothing uses the swapchain.
     fn idle(&mut self) -> GpuResult<()> {
         for f in &mut self.frames {
