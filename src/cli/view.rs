@@ -101,7 +101,7 @@ fn print_summary(r: &ViewReport) {
         r.frames, r.sensor, r.beams, r.device
     );
     println!(
-        "swapchains made: {}; live GPU allocations: {} ({} bytes) after the first frame, \
+        "swapchains made: {}; live GPU allocations: {} ({} bytes) after the first frames, \
          {} ({} bytes) at the end",
         r.swapchains_made,
         r.allocations_first.0,

@@ -172,7 +172,9 @@ impl Live {
         if let Some((path, buffer, size)) = picture {
             self.save(&path, &buffer, size, on_event)?;
         }
-        if self.report.frames == 1 {
+        // Once every frame slot of the simulator has been used, what the view holds
+        // should stay the same however long it runs.
+        if self.report.frames == crate::sim::FRAMES_IN_FLIGHT as u64 {
             self.report.allocations_first = self.allocations();
         }
         self.quit |= last_frame;

@@ -67,7 +67,8 @@ pub struct ViewReport {
     /// GPU time of each simulated frame's passes (ms).
     pub sim_gpu_ms: Vec<f64>,
     pub swapchains_made: u64,
-    /// Live allocations and their bytes after the first frame and after the last.
+    /// Live allocations and their bytes once the simulator's frame slots have all been
+    /// used (after its first frames in flight) and after the last frame.
     pub allocations_first: (usize, u64),
     pub allocations_last: (usize, u64),
     pub sensor: String,
