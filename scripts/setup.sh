@@ -10,6 +10,7 @@
 #    so a machine with a real GPU driver is left alone
 #  - Python pypcd4 and plyfile in a private venv (target/pyenv) for the independent
 #    PCD and PLY reader tests
+#  - Xvfb (xvfb, xauth): a virtual X display for the tests of the view window
 set -euo pipefail
 
 log() { printf '[setup] %s\n' "$*"; }
@@ -73,7 +74,11 @@ else
   fi
 fi
 
-# 3. Independent PCD and PLY readers for the tests (pypcd4, plyfile), in a venv of
+# 3. A virtual X display for the window tests (tests/view.rs runs `beamtrace view`
+#    under xvfb-run).
+apt_install xvfb xauth
+
+# 4. Independent PCD and PLY readers for the tests (pypcd4, plyfile), in a venv of
 #    their own.
 root=$(cd "$(dirname "$0")/.." && pwd)
 venv="$root/target/pyenv"
@@ -84,7 +89,7 @@ if ! "$venv/bin/python" -c 'import pypcd4, plyfile' >/dev/null 2>&1; then
   "$venv/bin/pip" install -q pypcd4 plyfile
 fi
 
-# 4. Rust toolchain.
+# 5. Rust toolchain.
 if ! command -v cargo >/dev/null 2>&1; then
   log "cargo not found: install Rust (https://rustup.rs) and run this again"
   exit 1
