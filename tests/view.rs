@@ -33,10 +33,7 @@ fn beamtrace(args: &[&str], display: bool) -> Output {
 
 /// `beamtrace` under `xvfb-run` (Debian's xvfb; scripts/setup.sh installs it).
 fn xvfb_run() -> Command {
-    let found = Command::new("xvfb-run")
-        .arg("--help")
-        .output()
-        .is_ok();
+    let found = Command::new("xvfb-run").arg("--help").output().is_ok();
     assert!(
         found,
         "xvfb-run is missing: run scripts/setup.sh (it installs Debian's xvfb) to test \
@@ -103,7 +100,11 @@ fn ramp_positions(width: u32, height: u32, pixels: &[[u8; 4]]) -> (usize, Vec<us
                 continue;
             }
             lit += 1;
-            let dist = |c: &[u8; 3]| (0..3).map(|k| (c[k] as i32 - p[k] as i32).abs()).sum::<i32>();
+            let dist = |c: &[u8; 3]| {
+                (0..3)
+                    .map(|k| (c[k] as i32 - p[k] as i32).abs())
+                    .sum::<i32>()
+            };
             let (i, d) = map
                 .iter()
                 .enumerate()
@@ -140,7 +141,9 @@ fn assert_points_along_the_ramp(path: &Path) {
 #[test]
 fn render_draws_the_default_scene_the_same_way_every_time() {
     let dir = TempDir::new().expect("temp dir");
-    let pictures: Vec<PathBuf> = (0..2).map(|i| dir.path().join(format!("r{i}.png"))).collect();
+    let pictures: Vec<PathBuf> = (0..2)
+        .map(|i| dir.path().join(format!("r{i}.png")))
+        .collect();
     for p in &pictures {
         let out = beamtrace(&["render", "--out", s(p), "--validate"], false);
         assert!(out.status.success(), "{}", text(&out));
@@ -200,7 +203,10 @@ fn allocations(report: &str) -> [(u64, u64); 2] {
         .collect();
     let n = numbers.len();
     assert!(n >= 4, "{line}");
-    [(numbers[n - 4], numbers[n - 3]), (numbers[n - 2], numbers[n - 1])]
+    [
+        (numbers[n - 4], numbers[n - 3]),
+        (numbers[n - 2], numbers[n - 1]),
+    ]
 }
 
 #[test]
@@ -230,7 +236,10 @@ fn resizes_and_minimises_neither_leak_nor_crash() {
         .unwrap_or_else(|| panic!("no swapchain count in\n{report}"));
     assert!(made >= 5, "{made} swapchains for 6 size changes:\n{report}");
     let [warm, end] = allocations(&report);
-    assert_eq!(warm, end, "GPU allocations grew over the resizes:\n{report}");
+    assert_eq!(
+        warm, end,
+        "GPU allocations grew over the resizes:\n{report}"
+    );
 }
 
 #[test]

@@ -40,7 +40,10 @@ pub struct GraphicsPipeline {
 }
 
 fn check_stages(desc: &GraphicsDesc<'_>) -> GpuResult<()> {
-    for (s, want) in [(desc.vertex, Stage::Vertex), (desc.fragment, Stage::Fragment)] {
+    for (s, want) in [
+        (desc.vertex, Stage::Vertex),
+        (desc.fragment, Stage::Fragment),
+    ] {
         if s.stage != want {
             return Err(GpuError::Usage(format!(
                 "{} is a {:?} shader, expected {want:?}",

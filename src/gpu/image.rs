@@ -204,8 +204,8 @@ fn attachment_dependencies() -> [vk::SubpassDependency; 2] {
     let attachment_stages = vk::PipelineStageFlags::COLOR_ATTACHMENT_OUTPUT
         | vk::PipelineStageFlags::EARLY_FRAGMENT_TESTS
         | vk::PipelineStageFlags::LATE_FRAGMENT_TESTS;
-    let attachment_writes = vk::AccessFlags::COLOR_ATTACHMENT_WRITE
-        | vk::AccessFlags::DEPTH_STENCIL_ATTACHMENT_WRITE;
+    let attachment_writes =
+        vk::AccessFlags::COLOR_ATTACHMENT_WRITE | vk::AccessFlags::DEPTH_STENCIL_ATTACHMENT_WRITE;
     [
         vk::SubpassDependency::default()
             .src_subpass(vk::SUBPASS_EXTERNAL)

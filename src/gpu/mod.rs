@@ -35,9 +35,9 @@ pub use context::{
 pub use error::{GpuError, GpuResult};
 pub use graphics::{GraphicsDesc, GraphicsPipeline, Topology};
 pub use image::{RenderPass, RenderTarget};
-#[cfg(feature = "window")]
-pub use present::{Presenter, PresentOutcome, WindowHandles};
 pub use pipeline::{ComputePipeline, DescriptorSets, HitGroup, RayTracingDesc, RayTracingPipeline};
+#[cfg(feature = "window")]
+pub use present::{PresentOutcome, Presenter, WindowHandles};
 pub use shader::{
     check_layout, compile, BindingInfo, HostLayout, ShaderSources, Spirv, Stage, StructLayout,
 };

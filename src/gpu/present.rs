@@ -383,7 +383,12 @@ impl Recording<'_> {
     /// Copies (scaling if the sizes differ) the colour of `target`, after a render pass
     /// into it, into the acquired swapchain `image`, and leaves the image ready to be
     /// presented. The caller retains the target and the swapchain.
-    fn copy_to_window(&mut self, target: &Arc<RenderTarget>, image: vk::Image, extent: vk::Extent2D) {
+    fn copy_to_window(
+        &mut self,
+        target: &Arc<RenderTarget>,
+        image: vk::Image,
+        extent: vk::Extent2D,
+    ) {
         self.retain(target);
         let range = whole(vk::ImageAspectFlags::COLOR);
         let to_dst = vk::ImageMemoryBarrier::default()

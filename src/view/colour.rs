@@ -183,7 +183,10 @@ mod tests {
         let p = palette();
         assert_eq!(p.len(), (RAMP + CATEGORIES) as usize);
         assert_eq!(p[0], pack(intensity_color(0.01, -2.0, 1.0), 255));
-        assert_eq!(p[RAMP as usize - 1], pack(intensity_color(10.0, -2.0, 1.0), 255));
+        assert_eq!(
+            p[RAMP as usize - 1],
+            pack(intensity_color(10.0, -2.0, 1.0), 255)
+        );
         assert_ne!(p[0], p[RAMP as usize - 1]);
     }
 }

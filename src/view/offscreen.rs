@@ -44,7 +44,11 @@ pub fn render_picture(opts: RenderOptions) -> Result<RenderedPicture, ViewError>
     let ctx = Context::new(&opts.device)?;
     let scene_name = opts.inputs.scene_name.clone();
     let mut session = SimSession::new(&ctx, &opts.inputs)?;
-    let renderer = Renderer::new(&ctx, &ViewShaders::compile(&ShaderSource::Embedded)?, opts.size)?;
+    let renderer = Renderer::new(
+        &ctx,
+        &ViewShaders::compile(&ShaderSource::Embedded)?,
+        opts.size,
+    )?;
     for _ in 1..opts.frames.max(1) {
         let ticket = session.submit()?;
         session.sim.collect_summary(ticket)?;
@@ -64,8 +68,16 @@ pub fn render_picture(opts: RenderOptions) -> Result<RenderedPicture, ViewError>
     let mut overlay = Overlay::default();
     if opts.legend {
         let viewport = opts.size.map(|v| v as f32);
-        overlay.legend(viewport, opts.mode, style.scale, &session.categories(opts.mode));
-        let caption = format!("{} - {} - {} points", sensor.name, scene_name, summary.points);
+        overlay.legend(
+            viewport,
+            opts.mode,
+            style.scale,
+            &session.categories(opts.mode),
+        );
+        let caption = format!(
+            "{} - {} - {} points",
+            sensor.name, scene_name, summary.points
+        );
         overlay.text([12.0, 12.0], WHITE, &caption);
     }
     let (rgba, size) = read_rgba(&ctx, |rec| {
@@ -96,7 +108,9 @@ pub fn write_png(path: &Path, rgba: &[u8], [width, height]: [u32; 2]) -> Result<
         enc.set_color(png::ColorType::Rgba);
         enc.set_depth(png::BitDepth::Eight);
         let mut writer = enc.write_header().map_err(std::io::Error::other)?;
-        writer.write_image_data(rgba).map_err(std::io::Error::other)?;
+        writer
+            .write_image_data(rgba)
+            .map_err(std::io::Error::other)?;
         writer.finish().map_err(std::io::Error::other)
     })
     .map_err(|source| ViewError::Write {

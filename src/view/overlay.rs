@@ -78,9 +78,19 @@ impl Overlay {
 
     /// The legend of `mode` at the right edge of a `viewport`: a ramp with its values
     /// at the ends and middle, or the categories' colours with their `categories` names.
-    pub fn legend(&mut self, viewport: [f32; 2], mode: ColourMode, scale: Scale, categories: &[String]) {
+    pub fn legend(
+        &mut self,
+        viewport: [f32; 2],
+        mode: ColourMode,
+        scale: Scale,
+        categories: &[String],
+    ) {
         let title = format!("colour: {}", mode.name());
-        let widest = categories.iter().map(|c| c.chars().count() + 2).max().unwrap_or(0);
+        let widest = categories
+            .iter()
+            .map(|c| c.chars().count() + 2)
+            .max()
+            .unwrap_or(0);
         let chars = title.chars().count().max(widest).max(10);
         let x = viewport[0] - chars as f32 * GLYPH - 12.0;
         let top = 12.0;

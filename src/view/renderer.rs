@@ -121,7 +121,11 @@ impl Renderer {
     /// Records the frame into the render target and returns it. The points are read
     /// after the simulator's compaction (a barrier orders it) and before the
     /// simulator's next frames write them again (another barrier after the draw).
-    pub fn record(&self, rec: &mut Recording<'_>, frame: &Frame<'_>) -> GpuResult<Arc<RenderTarget>> {
+    pub fn record(
+        &self,
+        rec: &mut Recording<'_>,
+        frame: &Frame<'_>,
+    ) -> GpuResult<Arc<RenderTarget>> {
         let overlay = self.overlay_buffer(frame.overlay)?;
         // Every earlier device write (the compaction's points, the uploads of the beams
         // and the palette) is visible to the vertex shader.
@@ -197,7 +201,10 @@ impl Renderer {
 }
 
 /// Reads a rendered target into RGBA bytes (rows top first): one submission, waited for.
-pub fn read_rgba(ctx: &Arc<Context>, rec_target: impl FnOnce(&mut Recording<'_>) -> GpuResult<Arc<RenderTarget>>) -> Result<(Vec<u8>, [u32; 2]), ViewError> {
+pub fn read_rgba(
+    ctx: &Arc<Context>,
+    rec_target: impl FnOnce(&mut Recording<'_>) -> GpuResult<Arc<RenderTarget>>,
+) -> Result<(Vec<u8>, [u32; 2]), ViewError> {
     let mut size = [0, 0];
     let mut staging: Option<Arc<Buffer>> = None;
     crate::gpu::run_once(ctx, |rec| {

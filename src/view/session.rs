@@ -54,7 +54,12 @@ impl SimSession {
             sun: inputs.sun,
             seed: inputs.seed,
             frame: 0,
-            material_names: inputs.materials.names().iter().map(|s| s.to_string()).collect(),
+            material_names: inputs
+                .materials
+                .names()
+                .iter()
+                .map(|s| s.to_string())
+                .collect(),
         };
         session.set_sensor(inputs.sensor.clone())?;
         Ok(session)
@@ -82,7 +87,10 @@ impl SimSession {
     /// The names a categorical legend gives the first ids of `mode`.
     pub fn categories(&self, mode: ColourMode) -> Vec<String> {
         match mode {
-            ColourMode::Class => SemanticClass::all().iter().map(|c| c.name().into()).collect(),
+            ColourMode::Class => SemanticClass::all()
+                .iter()
+                .map(|c| c.name().into())
+                .collect(),
             ColourMode::Material => self.material_names.clone(),
             ColourMode::ReturnIndex => ["nearest", "2nd", "3rd", "4th"].map(String::from).to_vec(),
             ColourMode::Instance => (0..8).map(|i| format!("id {i} (+16 k)")).collect(),

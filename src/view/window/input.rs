@@ -17,7 +17,11 @@ pub(super) struct Pointer {
 
 impl Live {
     /// Handles an event other than a redraw or close.
-    pub fn input(&mut self, event: WindowEvent, on_event: &mut dyn FnMut(ViewEvent<'_>)) -> Result<(), ViewError> {
+    pub fn input(
+        &mut self,
+        event: WindowEvent,
+        on_event: &mut dyn FnMut(ViewEvent<'_>),
+    ) -> Result<(), ViewError> {
         match event {
             WindowEvent::Resized(size) => self.resized([size.width, size.height])?,
             WindowEvent::KeyboardInput { event, .. } if event.state == ElementState::Pressed => {
@@ -67,7 +71,11 @@ impl Live {
         Ok(())
     }
 
-    fn character(&mut self, c: &str, on_event: &mut dyn FnMut(ViewEvent<'_>)) -> Result<(), ViewError> {
+    fn character(
+        &mut self,
+        c: &str,
+        on_event: &mut dyn FnMut(ViewEvent<'_>),
+    ) -> Result<(), ViewError> {
         match c {
             "q" | "Q" => self.quit = true,
             "n" | "N" => self.step = true,
@@ -98,7 +106,8 @@ impl Live {
 
     /// Pixels ↔ metres, keeping about the size points have at the target's distance.
     fn toggle_metres(&mut self) {
-        let px_per_m = self.renderer.size()[1] as f32 / (2.0 * (self.camera.fov_y / 2.0).tan() * self.camera.distance);
+        let px_per_m = self.renderer.size()[1] as f32
+            / (2.0 * (self.camera.fov_y / 2.0).tan() * self.camera.distance);
         self.style.size = if self.style.in_metres {
             (self.style.size * px_per_m).clamp(1.0, 64.0)
         } else {
@@ -107,13 +116,21 @@ impl Live {
         self.style.in_metres = !self.style.in_metres;
     }
 
-    fn next_preset(&mut self, back: bool, on_event: &mut dyn FnMut(ViewEvent<'_>)) -> Result<(), ViewError> {
+    fn next_preset(
+        &mut self,
+        back: bool,
+        on_event: &mut dyn FnMut(ViewEvent<'_>),
+    ) -> Result<(), ViewError> {
         let presets = crate::sensor::presets();
         let n = presets.len();
         if n == 0 {
             return Ok(());
         }
-        self.preset = if back { (self.preset + n - 1) % n } else { (self.preset + 1) % n };
+        self.preset = if back {
+            (self.preset + n - 1) % n
+        } else {
+            (self.preset + 1) % n
+        };
         let name = presets[self.preset].name;
         match crate::sensor::load_sensor(name) {
             Ok(sensor) => {

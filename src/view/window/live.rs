@@ -88,11 +88,17 @@ impl Live {
         let ctx = Context::for_display(&opts.device, handles.display)?;
         let size = inner_size(&window);
         let presenter = Presenter::new(&ctx, handles, size, opts.vsync)?;
-        let renderer = Renderer::new(&ctx, &ViewShaders::compile(&opts.shaders)?, size.map(|v| v.max(1)))?;
+        let renderer = Renderer::new(
+            &ctx,
+            &ViewShaders::compile(&opts.shaders)?,
+            size.map(|v| v.max(1)),
+        )?;
         let session = SimSession::new(&ctx, &opts.inputs)?;
         let style = PointStyle {
             mode: opts.mode,
-            scale: opts.mode.scale(session.sensor.channels, session.sensor.max_range),
+            scale: opts
+                .mode
+                .scale(session.sensor.channels, session.sensor.max_range),
             size: opts.point_size,
             in_metres: opts.size_in_metres,
         };
@@ -241,9 +247,21 @@ impl Live {
         if self.hud {
             o.panel([12.0, 12.0], &self.hud_lines());
             let mode = self.style.mode;
-            o.legend(viewport, mode, self.style.scale, &self.session.categories(mode));
+            o.legend(
+                viewport,
+                mode,
+                self.style.scale,
+                &self.session.categories(mode),
+            );
         }
-        let errors: Vec<(u32, String)> = self.messages.iter().rev().take(4).rev().map(|m| (RED, m.clone())).collect();
+        let errors: Vec<(u32, String)> = self
+            .messages
+            .iter()
+            .rev()
+            .take(4)
+            .rev()
+            .map(|m| (RED, m.clone()))
+            .collect();
         if !errors.is_empty() {
             let y = viewport[1] - 12.0 - LINE * errors.len() as f32;
             o.panel([12.0, y], &errors);
@@ -258,7 +276,11 @@ impl Live {
     fn hud_lines(&self) -> Vec<(u32, String)> {
         let s = &self.stats;
         let sensor = &self.session.sensor;
-        let fps = if s.frame_ms > 0.0 { 1e3 / s.frame_ms } else { 0.0 };
+        let fps = if s.frame_ms > 0.0 {
+            1e3 / s.frame_ms
+        } else {
+            0.0
+        };
         let [tlas, trace, wave, compact] = s.gpu;
         let size_unit = if self.style.in_metres { "m" } else { "px" };
         let state = if self.paused { "  PAUSED" } else { "" };
@@ -299,13 +321,18 @@ impl Live {
         let shader_stamp = self.opts.shaders.stamp();
         if shader_stamp != self.stamps.1 {
             self.stamps.1 = shader_stamp;
-            let loaded = ViewShaders::compile(&self.opts.shaders)
-                .and_then(|s| self.renderer.reload(&s));
+            let loaded =
+                ViewShaders::compile(&self.opts.shaders).and_then(|s| self.renderer.reload(&s));
             self.reloaded(on_event, loaded, "the view's shaders");
         }
     }
 
-    fn reloaded(&mut self, on_event: &mut dyn FnMut(ViewEvent<'_>), r: Result<(), ViewError>, what: &str) {
+    fn reloaded(
+        &mut self,
+        on_event: &mut dyn FnMut(ViewEvent<'_>),
+        r: Result<(), ViewError>,
+        what: &str,
+    ) {
         match r {
             Ok(()) => {
                 self.messages.clear();
