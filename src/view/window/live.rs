@@ -66,6 +66,9 @@ pub(super) struct Live {
     pub preset: usize,
 }
 
+/// A screenshot copied out of a drawn frame: where it goes, the pixels, their size.
+type Screenshot = (PathBuf, Arc<Buffer>, [u32; 2]);
+
 #[derive(Default)]
 struct Stats {
     points: usize,
@@ -193,7 +196,7 @@ impl Live {
 
     /// Records the frame and presents it; with a screenshot asked for, also copies the
     /// picture out (returned with where it goes).
-    fn draw(&mut self) -> Result<Option<(PathBuf, Arc<Buffer>, [u32; 2])>, ViewError> {
+    fn draw(&mut self) -> Result<Option<Screenshot>, ViewError> {
         let overlay = self.overlay();
         let frame = Frame {
             points: self.last.as_ref(),
