@@ -219,6 +219,8 @@ pub(crate) struct Semaphore {
 }
 
 impl Semaphore {
+    // Only windows (feature `window`) wait on semaphores.
+    #[cfg_attr(not(feature = "window"), allow(dead_code))]
     pub fn new(ctx: &Arc<Context>) -> GpuResult<Arc<Semaphore>> {
         // SAFETY: valid create info.
         let raw = unsafe {

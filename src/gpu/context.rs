@@ -91,6 +91,8 @@ pub struct Context {
     pub presenting: bool,
     /// The device's `largePoints` feature is on: points wider than one pixel.
     pub large_points: bool,
+    // Read when presenting (feature `window`).
+    #[cfg_attr(not(feature = "window"), allow(dead_code))]
     pub(crate) queue_family: u32,
     pub(crate) physical_device: vk::PhysicalDevice,
 }

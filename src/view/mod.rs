@@ -65,6 +65,7 @@ pub enum ViewError {
 
 impl ViewError {
     /// An error of another layer, by its message (sensor files, presets).
+    #[cfg_attr(not(feature = "window"), allow(dead_code))]
     pub(crate) fn from_display(e: impl std::fmt::Display) -> ViewError {
         ViewError::Other(e.to_string())
     }

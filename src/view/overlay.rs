@@ -14,6 +14,8 @@ const GLYPH: f32 = 8.0 * SCALE;
 
 pub const WHITE: u32 = 0xffff_ffff;
 pub const GREY: u32 = 0xffb0_b0b0;
+/// Errors in the window (feature `window`).
+#[cfg_attr(not(feature = "window"), allow(dead_code))]
 pub const RED: u32 = 0xff50_50ff;
 const PANEL: u32 = 0xb000_0000;
 

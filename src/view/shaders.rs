@@ -115,3 +115,77 @@ impl ViewShaders {
         Ok(s)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::contract::{colour_mode, PALETTE};
+
+    #[test]
+    fn the_view_shaders_compile_and_match_the_host_structs() {
+        // Compiling needs no device; `compile` checks every shared struct's layout.
+        if let Err(e) = ViewShaders::compile(&ShaderSource::Embedded) {
+            panic!("{e}");
+        }
+    }
+
+    #[test]
+    fn the_view_shaders_hold_no_copy_of_the_contract() {
+        let names: Vec<&str> = colour_mode::GLSL
+            .iter()
+            .chain(PALETTE)
+            .map(|(n, _)| *n)
+            .collect();
+        assert!(names.contains(&"COLOUR_RING") && names.contains(&"PALETTE_RAMP"));
+        for (file, text) in FILES {
+            for (n, line) in text.lines().enumerate() {
+                let code = line.split("//").next().unwrap_or("").trim();
+                let at = format!("shaders/{file}:{}: {code}", n + 1);
+                let defined = code
+                    .strip_prefix("#define ")
+                    .or_else(|| code.strip_prefix("const uint "))
+                    .and_then(|rest| rest.split_whitespace().next());
+                assert!(
+                    !defined.is_some_and(|d| names.contains(&d)),
+                    "{at}: defines a contract name (src/contract.rs)"
+                );
+                let literal_case = code
+                    .strip_prefix("case ")
+                    .is_some_and(|r| r.starts_with(|c: char| c.is_ascii_digit()));
+                assert!(
+                    !literal_case,
+                    "{at}: colour modes are named by contract.glsl"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_folder_with_a_drifted_struct_is_refused_with_its_name() {
+        // What live reload meets when an edit breaks the host's layout: an error that
+        // names the struct, not a picture of garbage.
+        let dir = tempfile::TempDir::new().expect("temp dir");
+        // `low` and `high` trade places: it compiles, but their offsets differ.
+        let low = "    float low; ";
+        let high = "    float high; ";
+        let common = FILES[0]
+            .1
+            .replace(low, "@")
+            .replace(high, low)
+            .replace('@', high);
+        assert_ne!(common, FILES[0].1, "the edit must change the file");
+        std::fs::write(dir.path().join("view_common.glsl"), common).expect("write");
+        let source = ShaderSource::Folder(dir.path().to_path_buf());
+        assert!(source.stamp().is_some());
+        let err = ViewShaders::compile(&source).err().expect("refused");
+        assert!(err.to_string().contains("PointParams"), "{err}");
+        // A syntax error names the file.
+        std::fs::write(
+            dir.path().join("points.frag"),
+            "#version 460\nvoid main() { oops; }\n",
+        )
+        .expect("write");
+        let err = ViewShaders::compile(&source).err().expect("refused");
+        assert!(err.to_string().contains("points.frag"), "{err}");
+    }
+}
