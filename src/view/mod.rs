@@ -21,7 +21,7 @@ pub use camera::OrbitCamera;
 pub use colour::{palette, ramp_colour, ColourMode, Scale};
 pub use offscreen::{render_picture, write_png, RenderOptions, RenderedPicture};
 pub use overlay::Overlay;
-pub use renderer::{Frame, PointStyle, Renderer};
+pub use renderer::{read_rgba, Frame, PointStyle, Renderer};
 pub use session::{SimSession, ViewInputs};
 pub use shaders::{ShaderSource, ViewShaders};
 
