@@ -47,8 +47,7 @@ fn a_summary_counts_the_points_a_collect_reads_and_leaves_them_on_the_device() {
         .expect("submit a reader");
     let refused = sim
         .collect_summary(ticket)
-        .err()
-        .expect("refused while in use");
+        .expect_err("refused while in use");
     assert!(
         refused.to_string().contains("not yet waited for"),
         "{refused}"
