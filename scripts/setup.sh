@@ -10,6 +10,7 @@
 #    so a machine with a real GPU driver is left alone
 #  - Python pypcd4, plyfile and Open3D (open3d-cpu; its wheel needs libusb-1.0-0) in a
 #    private venv (target/pyenv) for the independent PCD and PLY reader tests
+#  - Xvfb (xvfb, xauth): a virtual X display for the tests of the view window
 set -euo pipefail
 
 log() { printf '[setup] %s\n' "$*"; }
@@ -74,7 +75,11 @@ else
   fi
 fi
 
-# 3. Independent PCD and PLY readers for the tests (pypcd4, plyfile, Open3D), in a venv
+# 3. A virtual X display for the window tests (tests/view.rs runs `beamtrace view`
+#    under xvfb-run).
+apt_install xvfb xauth
+
+# 4. Independent PCD and PLY readers for the tests (pypcd4, plyfile, Open3D), in a venv
 #    of their own. Open3D's CPU wheel is about 105 MB.
 root=$(cd "$(dirname "$0")/.." && pwd)
 venv="$root/target/pyenv"
@@ -89,7 +94,7 @@ if ! "$venv/bin/python" -c 'import open3d' >/dev/null 2>&1; then
   "$venv/bin/pip" install -q open3d-cpu
 fi
 
-# 4. Rust toolchain.
+# 5. Rust toolchain.
 if ! command -v cargo >/dev/null 2>&1; then
   log "cargo not found: install Rust (https://rustup.rs) and run this again"
   exit 1

@@ -20,6 +20,23 @@ struct Beam {
     uint ring;
 };
 
+// One point as the compaction pass writes it (sensor frame) and the view draws it.
+struct Point {
+    float x;
+    float y;
+    float z;
+    float intensity;            // apparent reflectance
+    float range;
+    float epw;
+    float ambient;
+    uint beam;
+    uint instance_id;
+    uint class_id;
+    uint material;
+    uint return_index;
+    uint return_count;
+};
+
 // One sub-ray of the beam kernel: angular offset from the beam centre, its weight, and
 // the width of its stratification cell (0 = no jitter).
 struct SubRay {

@@ -9,22 +9,6 @@
 
 layout(local_size_x = 1024) in;
 
-struct Point {
-    float x;
-    float y;
-    float z;
-    float intensity;            // apparent reflectance
-    float range;
-    float epw;
-    float ambient;
-    uint beam;
-    uint instance_id;
-    uint class_id;
-    uint material;
-    uint return_index;
-    uint return_count;
-};
-
 struct CompactParams {
     uint beam_count;
     uint max_returns;

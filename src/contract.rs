@@ -164,6 +164,30 @@ pub mod curve_model {
     }
 }
 
+/// How the view colours points (`view::ColourMode`): the field its points shader reads.
+pub mod colour_mode {
+    shared_constants! {
+        GLSL: u32, "COLOUR_";
+        INTENSITY = 0;
+        RANGE = 1;
+        EPW = 2;
+        RETURN_INDEX = 3;
+        RING = 4;
+        INSTANCE = 5;
+        CLASS = 6;
+        MATERIAL = 7;
+        AMBIENT = 8;
+    }
+}
+
+shared_constants! {
+    PALETTE: u32, "PALETTE_";
+    /// Entries of the view's continuous colour ramp, at the start of its palette.
+    RAMP = 256;
+    /// Entries of the categorical colours that follow the ramp (ids wrap around).
+    CATEGORIES = 16;
+}
+
 bindings! {
     /// Bindings of the trace pipeline (ray generation and hit shaders).
     TraceBinding, "BINDING_TRACE_";
@@ -254,6 +278,8 @@ pub fn glsl_header() -> String {
         return_mode::GLSL,
         estimator::GLSL,
         curve_model::GLSL,
+        colour_mode::GLSL,
+        PALETTE,
     ];
     for list in codes {
         for (name, value) in list {

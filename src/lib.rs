@@ -16,6 +16,8 @@
 //!   owns the `#[repr(C)]` structs the shaders read and the conversions into them.
 //! * [`reference`] — the CPU implementation of the same model, used to check the GPU.
 //! * [`output`] — point clouds, PCD/PLY writers and the picture of a frame.
+//! * [`view`] — the point cloud drawn as it comes off the GPU: offscreen pictures, and
+//!   the live window (feature `window`). Uses `sim` and `gpu`; prints nothing.
 //!
 //! The plain layers (`config`, `sensor`, `material`, `scene`, `model`, `output`,
 //! `reference`) import nothing from `sim` or `gpu`.
@@ -32,3 +34,4 @@ pub mod reference;
 pub mod scene;
 pub mod sensor;
 pub mod sim;
+pub mod view;

@@ -1,9 +1,13 @@
 //! The commands of the binary: clap's description of them and what each one prints.
 
 mod bench;
+mod draw_args;
 mod info;
 mod interrupt;
+mod render;
 mod run;
+#[cfg(feature = "window")]
+mod view;
 
 use anyhow::Result;
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
@@ -22,7 +26,9 @@ Quick start:
   beamtrace sensors                      list the sensor presets
   beamtrace scene street --out my.glb    write a procedural scene
   beamtrace info                         Vulkan devices and their ray-tracing support
-  beamtrace bench                        GPU pass times and rays/s";
+  beamtrace bench                        GPU pass times and rays/s
+  beamtrace view                         live view in a window
+  beamtrace render --out pic.png         the same view offscreen";
 
 #[derive(Parser)]
 #[command(name = "beamtrace", version, about = ABOUT, long_about = ABOUT)]
@@ -52,6 +58,13 @@ enum Command {
     /// Print a shell completion script, e.g. `beamtrace completions bash >
     /// ~/.local/share/bash-completion/completions/beamtrace`.
     Completions(CompletionsArgs),
+    /// Open a window that simulates live and draws the points as they come off the GPU.
+    #[cfg(feature = "window")]
+    #[command(after_help = view::after_help())]
+    View(view::ViewArgs),
+    /// Draw the view offscreen into a PNG (no display needed): one simulated frame's
+    /// points, coloured, with the legend.
+    Render(render::RenderArgs),
 }
 
 #[derive(clap::Args)]
@@ -106,6 +119,9 @@ pub fn main() -> Result<()> {
             clap_complete::generate(args.shell, &mut cmd, "beamtrace", &mut std::io::stdout());
             Ok(())
         }
+        #[cfg(feature = "window")]
+        Command::View(args) => view::view(args),
+        Command::Render(args) => render::render(args),
     }
 }
 

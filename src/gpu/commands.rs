@@ -88,9 +88,64 @@ impl CommandRecorder {
         &mut self,
         record: impl FnOnce(&mut Recording<'_>) -> GpuResult<R>,
     ) -> GpuResult<R> {
+        self.submit_synced(&[], &[], record)
+    }
+
+    /// Like [`submit`](Self::submit), waiting for each of `waits` before its pass's
+    /// stage and signalling `signals` when done (presentation). The semaphores are
+    /// retained like any resource of the submission.
+    pub(crate) fn submit_synced<R>(
+        &mut self,
+        waits: &[(&Arc<Semaphore>, Pass)],
+        signals: &[&Arc<Semaphore>],
+        record: impl FnOnce(&mut Recording<'_>) -> GpuResult<R>,
+    ) -> GpuResult<R> {
         self.wait()?;
+        self.begin()?;
+        let mut rec = Recording {
+            ctx: &self.ctx,
+            cmd: self.cmd,
+            retained: Vec::new(),
+            in_pass: None,
+        };
+        let result = record(&mut rec);
+        let mut retained = rec.retained;
         let device = self.ctx.raw();
-        // SAFETY: the previous submission of this buffer completed (waited on above).
+        // SAFETY: recording state; ended even when `record` failed so the buffer can reset.
+        unsafe { device.end_command_buffer(self.cmd) }.vk("vkEndCommandBuffer")?;
+        let value = result?;
+        let wait_raw: Vec<vk::Semaphore> = waits.iter().map(|(s, _)| s.raw).collect();
+        let wait_stages: Vec<vk::PipelineStageFlags> =
+            waits.iter().map(|(_, p)| p.stage()).collect();
+        let signal_raw: Vec<vk::Semaphore> = signals.iter().map(|s| s.raw).collect();
+        for s in waits.iter().map(|(s, _)| *s).chain(signals.iter().copied()) {
+            retained.push(s.clone());
+        }
+        let cmds = [self.cmd];
+        let mut submit = vk::SubmitInfo::default().command_buffers(&cmds);
+        // Empty lists stay null pointers: best practices flags a pointer with count 0.
+        if !waits.is_empty() {
+            submit = submit
+                .wait_semaphores(&wait_raw)
+                .wait_dst_stage_mask(&wait_stages);
+        }
+        if !signals.is_empty() {
+            submit = submit.signal_semaphores(&signal_raw);
+        }
+        {
+            let queue = self.ctx.queue.lock().map_err(|_| poisoned())?;
+            // SAFETY: queue externally synchronised by the lock; fence unsignalled; every
+            // resource the commands use is in `retained`, kept until the fence signals.
+            unsafe { device.queue_submit(*queue, &[submit], self.fence) }.vk("vkQueueSubmit")?;
+        }
+        self.in_flight = Some(retained);
+        Ok(value)
+    }
+
+    /// Resets the command buffer and begins recording.
+    fn begin(&mut self) -> GpuResult<()> {
+        let device = self.ctx.raw();
+        // SAFETY: the previous submission of this buffer completed (the caller waited).
         unsafe {
             device
                 .reset_command_buffer(self.cmd, vk::CommandBufferResetFlags::empty())
@@ -101,28 +156,8 @@ impl CommandRecorder {
                     &vk::CommandBufferBeginInfo::default()
                         .flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT),
                 )
-                .vk("vkBeginCommandBuffer")?;
+                .vk("vkBeginCommandBuffer")
         }
-        let mut rec = Recording {
-            ctx: &self.ctx,
-            cmd: self.cmd,
-            retained: Vec::new(),
-        };
-        let result = record(&mut rec);
-        let retained = rec.retained;
-        // SAFETY: recording state; ended even when `record` failed so the buffer can reset.
-        unsafe { device.end_command_buffer(self.cmd) }.vk("vkEndCommandBuffer")?;
-        let value = result?;
-        let cmds = [self.cmd];
-        let submit = vk::SubmitInfo::default().command_buffers(&cmds);
-        {
-            let queue = self.ctx.queue.lock().map_err(|_| poisoned())?;
-            // SAFETY: queue externally synchronised by the lock; fence unsignalled; every
-            // resource the commands use is in `retained`, kept until the fence signals.
-            unsafe { device.queue_submit(*queue, &[submit], self.fence) }.vk("vkQueueSubmit")?;
-        }
-        self.in_flight = Some(retained);
-        Ok(value)
     }
 
     /// Waits until the last submission has finished and releases what it used (no-op
@@ -176,6 +211,38 @@ impl Drop for CommandRecorder {
     }
 }
 
+/// A binary semaphore: orders a submission after an image's acquisition, and the
+/// presentation after the submission. Submissions that wait on or signal one retain it.
+pub(crate) struct Semaphore {
+    ctx: Arc<Context>,
+    pub raw: vk::Semaphore,
+}
+
+impl Semaphore {
+    // Only windows (feature `window`) wait on semaphores.
+    #[cfg_attr(not(feature = "window"), allow(dead_code))]
+    pub fn new(ctx: &Arc<Context>) -> GpuResult<Arc<Semaphore>> {
+        // SAFETY: valid create info.
+        let raw = unsafe {
+            ctx.raw()
+                .create_semaphore(&vk::SemaphoreCreateInfo::default(), None)
+        }
+        .vk("vkCreateSemaphore")?;
+        Ok(Arc::new(Semaphore {
+            ctx: ctx.clone(),
+            raw,
+        }))
+    }
+}
+
+impl Drop for Semaphore {
+    fn drop(&mut self) {
+        // SAFETY: submissions that use the semaphore retain it; presentation's use ends
+        // before its owner lets it go (the presenter waits for the queue first).
+        unsafe { self.ctx.raw().destroy_semaphore(self.raw, None) };
+    }
+}
+
 /// Records and runs one batch of commands, waiting for it.
 pub fn run_once<R>(
     ctx: &Arc<Context>,
@@ -191,6 +258,8 @@ pub struct Recording<'a> {
     pub(crate) ctx: &'a Arc<Context>,
     pub(crate) cmd: vk::CommandBuffer,
     retained: Vec<Retained>,
+    /// The render pass being recorded, if any (draws need one, barriers want none).
+    pub(crate) in_pass: Option<vk::RenderPass>,
 }
 
 impl Recording<'_> {
@@ -292,6 +361,9 @@ pub enum Pass {
     Compute,
     RayTracing,
     AccelerationStructureBuild,
+    /// Vertex shaders of a draw, reading buffers by device address (vertex pulling).
+    /// Not in [`DEVICE`](Self::DEVICE): a compute-only queue has no vertex stage.
+    VertexShader,
     Host,
 }
 
@@ -304,7 +376,7 @@ impl Pass {
         Pass::AccelerationStructureBuild,
     ];
 
-    fn stage(self) -> vk::PipelineStageFlags {
+    pub(crate) fn stage(self) -> vk::PipelineStageFlags {
         match self {
             Pass::Transfer => vk::PipelineStageFlags::TRANSFER,
             Pass::Compute => vk::PipelineStageFlags::COMPUTE_SHADER,
@@ -312,6 +384,7 @@ impl Pass {
             Pass::AccelerationStructureBuild => {
                 vk::PipelineStageFlags::ACCELERATION_STRUCTURE_BUILD_KHR
             }
+            Pass::VertexShader => vk::PipelineStageFlags::VERTEX_SHADER,
             Pass::Host => vk::PipelineStageFlags::HOST,
         }
     }
@@ -322,6 +395,8 @@ impl Pass {
             Pass::Compute | Pass::RayTracing => vk::AccessFlags::SHADER_WRITE,
             Pass::AccelerationStructureBuild => vk::AccessFlags::ACCELERATION_STRUCTURE_WRITE_KHR,
             Pass::Host => vk::AccessFlags::HOST_WRITE,
+            // Vertex pulling only reads.
+            Pass::VertexShader => vk::AccessFlags::empty(),
         }
     }
 
@@ -336,6 +411,7 @@ impl Pass {
             Pass::AccelerationStructureBuild => {
                 vk::AccessFlags::ACCELERATION_STRUCTURE_READ_KHR | vk::AccessFlags::SHADER_READ
             }
+            Pass::VertexShader => vk::AccessFlags::SHADER_READ,
             Pass::Host => vk::AccessFlags::HOST_READ,
         };
         reads | self.writes()

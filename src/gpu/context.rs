@@ -7,7 +7,7 @@ use super::error::{GpuError, GpuResult, VkContext};
 use ash::{ext, khr, vk};
 use gpu_allocator::vulkan::{Allocator, AllocatorCreateDesc};
 use gpu_allocator::{AllocationSizes, AllocatorDebugSettings};
-use std::ffi::{c_void, CStr};
+use std::ffi::{c_char, c_void, CStr};
 use std::mem::ManuallyDrop;
 use std::sync::{Arc, Mutex};
 
@@ -118,6 +118,24 @@ pub struct Context {
     pub driver_info: String,
     /// A CPU implementation (lavapipe): workgroup sizes and batch shapes differ.
     pub is_cpu: bool,
+    /// The queue runs graphics work too (drawing, offscreen pictures); devices whose
+    /// compute family lacks it simulate but cannot draw.
+    pub supports_graphics: bool,
+    /// The device was opened for presenting to a window (VK_KHR_swapchain enabled).
+    pub presenting: bool,
+    /// The device's `largePoints` feature is on: points wider than one pixel.
+    pub large_points: bool,
+    // Read when presenting (feature `window`).
+    #[cfg_attr(not(feature = "window"), allow(dead_code))]
+    pub(crate) queue_family: u32,
+    pub(crate) physical_device: vk::PhysicalDevice,
+}
+
+/// What a device opened for a window needs besides ray tracing: the instance
+/// extensions the window system's surface takes (ash-window lists them).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Presentation<'a> {
+    pub instance_extensions: &'a [*const c_char],
 }
 
 unsafe extern "system" fn debug_callback(
@@ -189,13 +207,19 @@ fn load_entry() -> GpuResult<ash::Entry> {
     unsafe { ash::Entry::load() }.map_err(|e| GpuError::Loader(e.to_string()))
 }
 
-fn create_instance(entry: &ash::Entry, validation: bool) -> GpuResult<ash::Instance> {
+fn create_instance(
+    entry: &ash::Entry,
+    validation: bool,
+    presentation: Option<Presentation<'_>>,
+) -> GpuResult<ash::Instance> {
     let app = vk::ApplicationInfo::default()
         .application_name(c"beamtrace")
         .engine_name(c"beamtrace")
         .api_version(vk::API_VERSION_1_2);
     let mut layers = Vec::new();
-    let mut extensions = Vec::new();
+    let mut extensions: Vec<*const c_char> = presentation
+        .map(|p| p.instance_extensions.to_vec())
+        .unwrap_or_default();
     if validation {
         // SAFETY: plain query of the loader.
         let available = unsafe { entry.enumerate_instance_layer_properties() }
@@ -281,19 +305,29 @@ fn missing_rt_support(instance: &ash::Instance, pd: vk::PhysicalDevice) -> Vec<S
     missing
 }
 
-fn compute_queue_family(instance: &ash::Instance, pd: vk::PhysicalDevice) -> Option<u32> {
+/// The queue family to use: one with compute and graphics if there is one (the view
+/// draws the points the simulation leaves on the device, on the same queue), else the
+/// first with compute. Returns the family and whether it has graphics.
+fn compute_queue_family(instance: &ash::Instance, pd: vk::PhysicalDevice) -> Option<(u32, bool)> {
     // SAFETY: `pd` comes from this instance.
     let families = unsafe { instance.get_physical_device_queue_family_properties(pd) };
-    families
-        .iter()
-        .position(|f| f.queue_flags.contains(vk::QueueFlags::COMPUTE))
-        .map(|i| i as u32)
+    let both = vk::QueueFlags::COMPUTE | vk::QueueFlags::GRAPHICS;
+    let with = |flags: vk::QueueFlags| families.iter().position(|f| f.queue_flags.contains(flags));
+    with(both)
+        .map(|i| (i as u32, true))
+        .or_else(|| with(vk::QueueFlags::COMPUTE).map(|i| (i as u32, false)))
+}
+
+/// Whether `pd` draws points wider than one pixel.
+fn has_large_points(instance: &ash::Instance, pd: vk::PhysicalDevice) -> bool {
+    // SAFETY: plain query.
+    unsafe { instance.get_physical_device_features(pd) }.large_points != 0
 }
 
 /// Lists every Vulkan device with its ray-tracing support (for `beamtrace info`).
 pub fn list_devices() -> GpuResult<Vec<DeviceInfo>> {
     let entry = load_entry()?;
-    let instance = create_instance(&entry, false)?;
+    let instance = create_instance(&entry, false, None)?;
     let result = describe_devices(&instance);
     // SAFETY: nothing created from the instance survives this function.
     unsafe { instance.destroy_instance(None) };
@@ -424,6 +458,7 @@ fn create_device(
     instance: &ash::Instance,
     pd: vk::PhysicalDevice,
     queue_family: u32,
+    presenting: bool,
 ) -> GpuResult<ash::Device> {
     let mut f12 = vk::PhysicalDeviceVulkan12Features::default()
         .buffer_device_address(true)
@@ -434,7 +469,11 @@ fn create_device(
     let mut frt =
         vk::PhysicalDeviceRayTracingPipelineFeaturesKHR::default().ray_tracing_pipeline(true);
     let mut features2 = vk::PhysicalDeviceFeatures2::default()
-        .features(vk::PhysicalDeviceFeatures::default().shader_int64(true))
+        .features(
+            vk::PhysicalDeviceFeatures::default()
+                .shader_int64(true)
+                .large_points(has_large_points(instance, pd)),
+        )
         .push_next(&mut f12)
         .push_next(&mut fas)
         .push_next(&mut frt);
@@ -442,7 +481,11 @@ fn create_device(
     let queues = [vk::DeviceQueueCreateInfo::default()
         .queue_family_index(queue_family)
         .queue_priorities(&priorities)];
-    let ext_names: Vec<*const i8> = REQUIRED_EXTENSIONS.iter().map(|e| e.as_ptr()).collect();
+    let mut ext_names: Vec<*const c_char> =
+        REQUIRED_EXTENSIONS.iter().map(|e| e.as_ptr()).collect();
+    if presenting {
+        ext_names.push(khr::swapchain::NAME.as_ptr());
+    }
     let device_info = vk::DeviceCreateInfo::default()
         .queue_create_infos(&queues)
         .enabled_extension_names(&ext_names)
@@ -512,8 +555,17 @@ impl Context {
     /// first, lavapipe last). With `validation`, the Khronos layer runs with
     /// synchronization validation and its messages are recorded.
     pub fn new(options: &ContextOptions) -> GpuResult<Arc<Context>> {
+        Context::open(options, None)
+    }
+
+    /// Like [`new`](Self::new), with the instance extensions a window's surface needs
+    /// and VK_KHR_swapchain on the device.
+    pub(crate) fn open(
+        options: &ContextOptions,
+        presentation: Option<Presentation<'_>>,
+    ) -> GpuResult<Arc<Context>> {
         let entry = load_entry()?;
-        let instance = create_instance(&entry, options.validation)?;
+        let instance = create_instance(&entry, options.validation, presentation)?;
         // From here on, `partial` cleans up if anything fails.
         let mut partial = PartialInstance {
             instance,
@@ -533,13 +585,15 @@ impl Context {
         // SAFETY: plain query.
         let pd = unsafe { partial.instance.enumerate_physical_devices() }
             .vk("vkEnumeratePhysicalDevices")?[chosen];
-        let queue_family =
-            compute_queue_family(&partial.instance, pd).ok_or_else(|| GpuError::Unsupported {
+        let (queue_family, supports_graphics) = compute_queue_family(&partial.instance, pd)
+            .ok_or_else(|| GpuError::Unsupported {
                 index: chosen,
                 name: info.name.clone(),
                 reason: "it has no compute queue".into(),
             })?;
-        let device = create_device(&partial.instance, pd, queue_family)?;
+        let presenting = presentation.is_some();
+        let large_points = has_large_points(&partial.instance, pd);
+        let device = create_device(&partial.instance, pd, queue_family, presenting)?;
         let limits = read_limits(&partial.instance, pd, queue_family);
         let memory_heaps = read_heaps(&partial.instance, pd);
         let (allocator, command_pool) =
@@ -572,6 +626,11 @@ impl Context {
             device_name: info.name.clone(),
             driver_info: info.driver.clone(),
             is_cpu: info.kind == "CPU",
+            supports_graphics,
+            presenting,
+            large_points,
+            queue_family,
+            physical_device: pd,
         }))
     }
 
@@ -586,6 +645,42 @@ impl Context {
 
     pub fn validation_enabled(&self) -> bool {
         self.debug.is_some()
+    }
+
+    /// The Vulkan loader's entry points, for the window surface.
+    #[cfg(feature = "window")]
+    pub(crate) fn entry(&self) -> &ash::Entry {
+        &self._entry
+    }
+
+    /// Bytes of device memory in live allocations now: a loop that frees what it makes
+    /// keeps this flat.
+    pub fn allocated_bytes(&self) -> u64 {
+        self.allocator
+            .lock()
+            .map(|a| a.generate_report().total_allocated_bytes)
+            .unwrap_or(0)
+    }
+
+    /// How many live allocations the allocator holds now.
+    pub fn allocation_count(&self) -> usize {
+        self.allocator
+            .lock()
+            .map(|a| a.generate_report().allocations.len())
+            .unwrap_or(0)
+    }
+
+    /// Refuses graphics work on a queue that cannot do it.
+    pub(crate) fn require_graphics(&self, what: &str) -> GpuResult<()> {
+        if self.supports_graphics {
+            Ok(())
+        } else {
+            Err(GpuError::Usage(format!(
+                "{what} needs a queue with graphics, and device {} has none beside its \
+                 compute queue; choose another with --device (see `beamtrace info`)",
+                self.device_name
+            )))
+        }
     }
 
     /// The raw device, for the modules of `gpu`.

@@ -1,4 +1,4 @@
-//! Vulkan ray tracing and compute, and nothing about LiDAR.
+//! Vulkan ray tracing, compute and drawing, and nothing about LiDAR.
 //!
 //! Every object here owns its Vulkan handles (RAII) and holds an `Arc<Context>`, so the
 //! device is destroyed last. `unsafe` lives in this module only; each block says why it
@@ -14,7 +14,11 @@ mod buffer;
 mod commands;
 mod context;
 mod error;
+mod graphics;
+mod image;
 mod pipeline;
+#[cfg(feature = "window")]
+mod present;
 mod shader;
 mod timestamps;
 
@@ -29,7 +33,11 @@ pub use context::{
     RtLimits, REQUIRED_EXTENSIONS,
 };
 pub use error::{GpuError, GpuResult};
+pub use graphics::{GraphicsDesc, GraphicsPipeline, Topology};
+pub use image::{RenderPass, RenderTarget};
 pub use pipeline::{ComputePipeline, DescriptorSets, HitGroup, RayTracingDesc, RayTracingPipeline};
+#[cfg(feature = "window")]
+pub use present::{PresentOutcome, Presenter, WindowHandles};
 pub use shader::{
     check_layout, compile, BindingInfo, HostLayout, ShaderSources, Spirv, Stage, StructLayout,
 };

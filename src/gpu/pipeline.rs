@@ -15,12 +15,12 @@ use std::sync::Arc;
 /// The layouts of a pipeline, derived from what its shaders declare: descriptor set
 /// layouts, push-constant range and pipeline layout. Shared (Arc) by the pipeline and
 /// every [`DescriptorSets`] made for it.
-struct Layout {
+pub(super) struct Layout {
     ctx: Arc<Context>,
-    infos: BindingMap,
+    pub(super) infos: BindingMap,
     set_layouts: Vec<vk::DescriptorSetLayout>,
-    raw: vk::PipelineLayout,
-    push_size: u32,
+    pub(super) raw: vk::PipelineLayout,
+    pub(super) push_size: u32,
     push_stages: vk::ShaderStageFlags,
 }
 
@@ -58,7 +58,7 @@ fn merge_bindings(shaders: &[&Spirv]) -> GpuResult<(BindingMap, u32, vk::ShaderS
 }
 
 impl Layout {
-    fn new(ctx: &Arc<Context>, shaders: &[&Spirv]) -> GpuResult<Arc<Layout>> {
+    pub(super) fn new(ctx: &Arc<Context>, shaders: &[&Spirv]) -> GpuResult<Arc<Layout>> {
         let (infos, push_size, push_stages) = merge_bindings(shaders)?;
         let set_count = infos.keys().map(|(s, _)| s + 1).max().unwrap_or(0);
         let mut layout = Layout {
@@ -103,7 +103,7 @@ impl Layout {
         Ok(Arc::new(layout))
     }
 
-    fn push(&self, rec: &Recording<'_>, data: &[u8]) -> GpuResult<()> {
+    pub(super) fn push(&self, rec: &Recording<'_>, data: &[u8]) -> GpuResult<()> {
         if data.len() as u32 != self.push_size {
             return Err(GpuError::Layout(format!(
                 "push constants: shaders declare {} bytes, host passes {}",
@@ -346,13 +346,13 @@ pub struct RayTracingPipeline {
     regions: [vk::StridedDeviceAddressRegionKHR; 4],
 }
 
-struct ShaderModule<'a> {
+pub(super) struct ShaderModule<'a> {
     ctx: &'a Context,
-    raw: vk::ShaderModule,
+    pub(super) raw: vk::ShaderModule,
 }
 
 impl<'a> ShaderModule<'a> {
-    fn new(ctx: &'a Context, spirv: &Spirv) -> GpuResult<Self> {
+    pub(super) fn new(ctx: &'a Context, spirv: &Spirv) -> GpuResult<Self> {
         let info = vk::ShaderModuleCreateInfo::default().code(&spirv.words);
         // SAFETY: words are SPIR-V produced by shaderc.
         let raw =

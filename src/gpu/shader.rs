@@ -16,10 +16,13 @@ pub enum Stage {
     ClosestHit,
     AnyHit,
     Compute,
+    Vertex,
+    Fragment,
 }
 
 impl Stage {
-    /// The stage of a file by its extension (`.rgen`, `.rmiss`, `.rchit`, `.rahit`, `.comp`).
+    /// The stage of a file by its extension (`.rgen`, `.rmiss`, `.rchit`, `.rahit`,
+    /// `.comp`, `.vert`, `.frag`).
     pub fn from_file_name(name: &str) -> Option<Stage> {
         let ext = name.rsplit('.').next()?;
         Some(match ext {
@@ -28,6 +31,8 @@ impl Stage {
             "rchit" => Stage::ClosestHit,
             "rahit" => Stage::AnyHit,
             "comp" => Stage::Compute,
+            "vert" => Stage::Vertex,
+            "frag" => Stage::Fragment,
             _ => return None,
         })
     }
@@ -39,6 +44,8 @@ impl Stage {
             Stage::ClosestHit => shaderc::ShaderKind::ClosestHit,
             Stage::AnyHit => shaderc::ShaderKind::AnyHit,
             Stage::Compute => shaderc::ShaderKind::Compute,
+            Stage::Vertex => shaderc::ShaderKind::Vertex,
+            Stage::Fragment => shaderc::ShaderKind::Fragment,
         }
     }
 
@@ -49,6 +56,8 @@ impl Stage {
             Stage::ClosestHit => vk::ShaderStageFlags::CLOSEST_HIT_KHR,
             Stage::AnyHit => vk::ShaderStageFlags::ANY_HIT_KHR,
             Stage::Compute => vk::ShaderStageFlags::COMPUTE,
+            Stage::Vertex => vk::ShaderStageFlags::VERTEX,
+            Stage::Fragment => vk::ShaderStageFlags::FRAGMENT,
         }
     }
 }

@@ -57,6 +57,26 @@ pub struct FrameOutput {
     pub times: PassTimes,
 }
 
+/// A frame's point count and pass times, its points left on the device.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct FrameSummary {
+    pub points: usize,
+    pub times: PassTimes,
+}
+
+/// A submitted frame's points on the device ([`Simulator::device_points`]).
+pub struct DevicePoints {
+    /// The points ([`GpuPoint`]s, beam order then return order) the frame's
+    /// compaction writes.
+    pub points: Arc<Buffer>,
+    /// How many points it wrote: one `u32`.
+    pub count: Arc<Buffer>,
+    /// The sensor's beams as the shaders read them (`GpuBeam`), for each point's ring.
+    pub beams: Arc<Buffer>,
+    /// The most points the buffer holds (beams × most returns).
+    pub capacity: u32,
+}
+
 /// A scene on the GPU with the frame pipeline, ready to simulate frames.
 ///
 /// Lifetimes hold by construction (see `gpu`): every frame's submission retains the
@@ -292,43 +312,86 @@ impl Simulator {
 
     /// Waits for a submitted frame and reads its points.
     pub fn collect(&mut self, ticket: FrameTicket) -> Result<FrameOutput, SimError> {
-        let slot = &mut self.slots[ticket.slot % FRAMES_IN_FLIGHT];
-        match &slot.submitted {
-            Some(s) if s.serial == ticket.serial => {}
-            _ => {
-                return Err(SimError::Input(
-                    "this ticket's frame was already collected, or belongs to another \
-                     simulator"
-                        .into(),
-                ))
-            }
-        }
-        slot.recorder.wait()?;
-        let Some(submitted) = slot.submitted.take() else {
-            return Err(SimError::Input("frame slot lost its submission".into()));
-        };
-        let host_frame_ms = submitted.at.elapsed().as_secs_f64() * 1e3;
+        let (slot, submitted) = self.finish(ticket)?;
+        let slot = &self.slots[slot];
+        let mut times = pass_times(slot, &submitted)?;
         let read_start = Instant::now();
         let total = slot.total.read::<u32>(1)?[0] as usize;
         let points = slot.points.read::<GpuPoint>(total)?;
-        let host_readback_ms = read_start.elapsed().as_secs_f64() * 1e3;
-        let t = slot.timestamps.read_ns()?;
-        let ms = |a: u32, b: u32| ((t[b as usize] - t[a as usize]) / 1e6).max(0.0);
+        times.host_readback_ms = read_start.elapsed().as_secs_f64() * 1e3;
         Ok(FrameOutput {
             points,
             records: None,
             echoes: None,
-            times: PassTimes {
-                tlas_ms: ms(TS_START, TS_TLAS),
-                trace_ms: ms(TS_TLAS, TS_TRACE),
-                waveform_ms: ms(TS_TRACE, TS_WAVEFORM),
-                compaction_ms: ms(TS_WAVEFORM, TS_COMPACT),
-                host_frame_ms,
-                host_readback_ms,
-                tlas_update: submitted.tlas_update,
-            },
+            times,
         })
     }
+
+    /// Waits for a submitted frame and reads its point count and pass times, leaving
+    /// the points where they are (a view draws them from [`device_points`](Self::device_points)).
+    /// Fails while a submission that reads the frame's point count has not been waited for.
+    pub fn collect_summary(&mut self, ticket: FrameTicket) -> Result<FrameSummary, SimError> {
+        let (slot, submitted) = self.finish(ticket)?;
+        let slot = &self.slots[slot];
+        Ok(FrameSummary {
+            points: slot.total.read::<u32>(1)?[0] as usize,
+            times: pass_times(slot, &submitted)?,
+        })
+    }
+
+    /// Where a submitted frame's points are on the device, to be read by later GPU work
+    /// (drawing) that a barrier orders after the frame's compaction. Call it before the
+    /// ticket is collected; work that uses the buffers retains them.
+    pub fn device_points(&self, ticket: &FrameTicket) -> Result<DevicePoints, SimError> {
+        let slot = &self.slots[ticket.slot % FRAMES_IN_FLIGHT];
+        let sensor = match (&slot.submitted, &slot.sensor) {
+            (Some(s), Some(sensor)) if s.serial == ticket.serial => sensor,
+            _ => return Err(stale_ticket()),
+        };
+        Ok(DevicePoints {
+            points: slot.points.clone(),
+            count: slot.total.clone(),
+            beams: sensor.beams.clone(),
+            capacity: sensor.beam_count * sensor.max_returns,
+        })
+    }
+
+    /// Waits for the ticket's frame; returns its slot and what its submission noted.
+    fn finish(&mut self, ticket: FrameTicket) -> Result<(usize, Submitted), SimError> {
+        let index = ticket.slot % FRAMES_IN_FLIGHT;
+        let slot = &mut self.slots[index];
+        match &slot.submitted {
+            Some(s) if s.serial == ticket.serial => {}
+            _ => return Err(stale_ticket()),
+        }
+        slot.recorder.wait()?;
+        let submitted = slot
+            .submitted
+            .take()
+            .ok_or_else(|| SimError::Input("frame slot lost its submission".into()))?;
+        Ok((index, submitted))
+    }
+}
+
+fn stale_ticket() -> SimError {
+    SimError::Input(
+        "this ticket's frame was already collected, or belongs to another simulator".into(),
+    )
+}
+
+/// The pass times of a finished frame from its slot's timestamps.
+fn pass_times(slot: &FrameSlot, submitted: &Submitted) -> Result<PassTimes, SimError> {
+    let t = slot.timestamps.read_ns()?;
+    let ms = |a: u32, b: u32| ((t[b as usize] - t[a as usize]) / 1e6).max(0.0);
+    Ok(PassTimes {
+        tlas_ms: ms(TS_START, TS_TLAS),
+        trace_ms: ms(TS_TLAS, TS_TRACE),
+        waveform_ms: ms(TS_TRACE, TS_WAVEFORM),
+        compaction_ms: ms(TS_WAVEFORM, TS_COMPACT),
+        host_frame_ms: submitted.at.elapsed().as_secs_f64() * 1e3,
+        host_readback_ms: 0.0,
+        tlas_update: submitted.tlas_update,
+    })
 }
 
 /// Refuses sensors the pipeline cannot hold.

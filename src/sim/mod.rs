@@ -17,8 +17,11 @@ mod slot;
 pub use crate::contract::MAX_RETURNS;
 pub use crate::model::{Echo, FrameSettings, SubRayRecord, Sun};
 pub use convert::{gpu_subrays, waveform_params};
-pub use frame::{Capture, FrameOutput, FrameTicket, PassTimes, Simulator, FRAMES_IN_FLIGHT};
-pub use gpu_types::{GpuEcho, GpuPoint, GpuRecord, GpuSubRay, WaveformParams};
+pub use frame::{
+    Capture, DevicePoints, FrameOutput, FrameSummary, FrameTicket, PassTimes, Simulator,
+    FRAMES_IN_FLIGHT,
+};
+pub use gpu_types::{GpuBeam, GpuEcho, GpuPoint, GpuRecord, GpuSubRay, WaveformParams};
 pub use points::{gpu_beams, to_point_cloud};
 pub use scene_gpu::SceneStats;
 pub use shaders::shader_sources;

@@ -1,0 +1,157 @@
+//! Options `view` and `render` share: what to simulate and how to draw it.
+
+use anyhow::{bail, Result};
+use beamtrace::gpu::ContextOptions;
+use beamtrace::material::{MaterialDb, MaterialMapping};
+use beamtrace::sensor::{load_sensor_with, Pose, Sensor};
+use beamtrace::sim::Sun;
+use beamtrace::view::{ColourMode, OrbitCamera, ViewInputs};
+use glam::Vec3;
+use std::path::PathBuf;
+
+#[derive(clap::Args, Debug, Clone)]
+pub(super) struct SimArgs {
+    /// glTF scene (.gltf or .glb). Default: scenes/street.glb, the bundled street.
+    #[arg(long)]
+    pub scene: Option<PathBuf>,
+    /// Let the scene's URIs and the sensor file's CSV paths name files outside their
+    /// file's folder (absolute paths, `..`). Only for files you trust.
+    #[arg(long)]
+    pub allow_outside_paths: bool,
+    /// Sensor: a preset name (see `beamtrace sensors`) or a YAML file.
+    #[arg(long, default_value = "os1-128")]
+    pub sensor: String,
+    /// Seed of the random draws (noise).
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// No measurement noise.
+    #[arg(long)]
+    pub ideal: bool,
+    /// One ray per beam instead of the beam's sub-rays (faster).
+    #[arg(long)]
+    pub thin: bool,
+    /// Night: no sunlight, no ambient channel.
+    #[arg(long)]
+    pub no_sun: bool,
+    /// IR material database (YAML). Default: the bundled configs/materials.yaml.
+    #[arg(long)]
+    pub materials: Option<PathBuf>,
+    /// Vulkan device index (see `beamtrace info`); default: the best ray-tracing device.
+    #[arg(long)]
+    pub device: Option<usize>,
+    /// Enable the Vulkan validation layer (any message fails the command).
+    #[arg(long)]
+    pub validate: bool,
+}
+
+#[derive(clap::Args, Debug, Clone)]
+pub(super) struct DrawArgs {
+    /// Colour points by: intensity, range, epw, return, ring, instance, class,
+    /// material or ambient.
+    #[arg(long, default_value = "intensity", value_parser = parse_colour)]
+    pub colour: ColourMode,
+    /// Point size in pixels (in metres with --metres).
+    #[arg(long, default_value_t = 2.0)]
+    pub point_size: f32,
+    /// The point size is in metres: near points are drawn bigger.
+    #[arg(long)]
+    pub metres: bool,
+    /// Camera "yaw,pitch,distance": degrees around the sensor (counter-clockwise
+    /// from +x), degrees above the horizon, metres.
+    #[arg(long, value_parser = parse_camera, default_value = "200,35,45")]
+    pub camera: OrbitCamera,
+}
+
+fn parse_colour(s: &str) -> Result<ColourMode, String> {
+    ColourMode::from_name(s)
+        .ok_or_else(|| format!("unknown colouring '{s}'; one of {}", ColourMode::names()))
+}
+
+fn numbers(s: &str) -> Result<Vec<f32>, String> {
+    s.split(',')
+        .map(|p| {
+            let v: f32 = p.trim().parse().map_err(|e| format!("'{p}': {e}"))?;
+            v.is_finite()
+                .then_some(v)
+                .ok_or_else(|| format!("'{p}' is not a finite number"))
+        })
+        .collect()
+}
+
+fn parse_camera(s: &str) -> Result<OrbitCamera, String> {
+    match numbers(s)?[..] {
+        [yaw, pitch, distance] if distance > 0.0 => {
+            Ok(OrbitCamera::from_angles(yaw, pitch, distance))
+        }
+        [_, _, _] => Err("the distance must be positive".into()),
+        _ => Err("expected yaw,pitch,distance (three numbers)".into()),
+    }
+}
+
+/// "WIDTHxHEIGHT" in pixels, each 1 to 8192.
+pub(super) fn parse_size(s: &str) -> Result<[u32; 2], String> {
+    let (w, h) = s
+        .split_once('x')
+        .ok_or_else(|| format!("'{s}': expected WIDTHxHEIGHT, e.g. 1280x720"))?;
+    let side = |v: &str| -> Result<u32, String> {
+        let n: u32 = v.trim().parse().map_err(|e| format!("'{v}': {e}"))?;
+        (1..=8192)
+            .contains(&n)
+            .then_some(n)
+            .ok_or_else(|| format!("{n} pixels: each side must be 1 to 8192"))
+    };
+    Ok([side(w)?, side(h)?])
+}
+
+impl SimArgs {
+    pub fn context_options(&self) -> ContextOptions {
+        ContextOptions {
+            device_index: self.device,
+            validation: self.validate,
+        }
+    }
+
+    /// The sensor as asked for, with --ideal and --thin applied.
+    pub fn load_sensor(&self) -> Result<Sensor> {
+        let policy = super::path_policy(self.allow_outside_paths);
+        let mut sensor = load_sensor_with(&self.sensor, policy)?;
+        if self.ideal {
+            sensor = sensor.ideal();
+        }
+        if self.thin {
+            sensor = sensor.thin();
+        }
+        Ok(sensor)
+    }
+
+    /// Scene, sensor and materials loaded.
+    pub fn inputs(&self) -> Result<ViewInputs> {
+        let scene = super::load_scene(self.scene.as_deref(), self.allow_outside_paths)?;
+        let materials = match &self.materials {
+            Some(p) => MaterialDb::load(p)?,
+            None => MaterialDb::builtin()?,
+        };
+        if self.sensor.trim().is_empty() {
+            bail!("--sensor is empty: give a preset name or a YAML file");
+        }
+        Ok(ViewInputs {
+            scene: scene.scene,
+            scene_name: scene.name,
+            sensor: self.load_sensor()?,
+            materials,
+            mapping: MaterialMapping::default(),
+            vehicle_pose: Pose::from_translation_rpy(Vec3::ZERO, 0.0, 0.0, 0.0),
+            sun: (!self.no_sun).then(default_sun),
+            seed: self.seed,
+        })
+    }
+}
+
+/// The run's default sun: azimuth 135°, elevation 45°, irradiance 1.
+fn default_sun() -> Sun {
+    let (az, el) = (135f32.to_radians(), 45f32.to_radians());
+    Sun {
+        direction: Vec3::new(el.cos() * az.cos(), el.cos() * az.sin(), el.sin()),
+        irradiance: 1.0,
+    }
+}

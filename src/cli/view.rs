@@ -1,0 +1,112 @@
+//! `beamtrace view`: the live view window, its options and the summary it prints.
+
+use super::draw_args::{parse_size, DrawArgs, SimArgs};
+use anyhow::{Context as _, Result};
+use beamtrace::view::keys::help_lines;
+use beamtrace::view::window::{run_window, ViewEvent, ViewReport, WindowOptions};
+use beamtrace::view::ShaderSource;
+use std::path::{Path, PathBuf};
+
+#[derive(clap::Args, Debug, Clone)]
+pub(super) struct ViewArgs {
+    #[command(flatten)]
+    sim: SimArgs,
+    #[command(flatten)]
+    draw: DrawArgs,
+    /// Window size WIDTHxHEIGHT in pixels.
+    #[arg(long, default_value = "1280x720", value_parser = parse_size)]
+    size: [u32; 2],
+    /// Present frames as soon as they are drawn instead of at the display's refresh.
+    #[arg(long)]
+    no_vsync: bool,
+    /// Quit after this many frames (with --screenshot: save the last one first).
+    #[arg(long, value_name = "FRAMES")]
+    exit_after: Option<u64>,
+    /// Save the last frame to this PNG when quitting after --exit-after frames.
+    #[arg(long, requires = "exit_after")]
+    screenshot: Option<PathBuf>,
+    /// Read the view's shaders (points.vert, points.frag, overlay.vert, overlay.frag,
+    /// view_common.glsl) from this folder and reload them when they change; errors are
+    /// shown in the window. Default: the shaders built into beamtrace.
+    #[arg(long, value_name = "DIR")]
+    shaders: Option<PathBuf>,
+    /// Resize the window every N frames through a cycle of sizes and a minimise
+    /// (for testing).
+    #[arg(long, value_name = "N", hide = true)]
+    resize_every: Option<u64>,
+}
+
+/// The key and mouse map, for `--help`.
+pub(super) fn after_help() -> String {
+    let mut s = String::from(
+        "The window runs the simulation frame after frame and draws each frame's points \
+         as they come off the GPU. A sensor given as a YAML file is reloaded when the file \
+         changes; a failed reload is shown in the window and keeps the last good sensor.\n\n\
+         Keys and mouse:\n",
+    );
+    for line in help_lines() {
+        s.push_str("  ");
+        s.push_str(&line);
+        s.push('\n');
+    }
+    s
+}
+
+pub(super) fn view(args: ViewArgs) -> Result<()> {
+    let inputs = args.sim.inputs()?;
+    let sensor_file = Path::new(&args.sim.sensor);
+    let options = WindowOptions {
+        inputs,
+        device: args.sim.context_options(),
+        size: args.size,
+        vsync: !args.no_vsync,
+        camera: args.draw.camera,
+        mode: args.draw.colour,
+        point_size: args.draw.point_size,
+        size_in_metres: args.draw.metres,
+        exit_after: args.exit_after,
+        screenshot: args.screenshot.clone(),
+        sensor_file: sensor_file.is_file().then(|| sensor_file.to_path_buf()),
+        ideal: args.sim.ideal,
+        thin: args.sim.thin,
+        shaders: args
+            .shaders
+            .clone()
+            .map_or(ShaderSource::Embedded, ShaderSource::Folder),
+        resize_every: args.resize_every,
+    };
+    let report = run_window(options, &mut |event| match event {
+        ViewEvent::Message(m) => eprintln!("{m}"),
+        ViewEvent::Screenshot(p) => println!("wrote {}", p.display()),
+    })
+    .context("the view failed")?;
+    print_summary(&report);
+    let late = beamtrace::gpu::validation_messages_total();
+    if args.sim.validate && late > 0 {
+        anyhow::bail!("{late} Vulkan validation message(s) while the view ran or closed");
+    }
+    Ok(())
+}
+
+fn print_summary(r: &ViewReport) {
+    let mut ms = r.frame_ms.clone();
+    ms.sort_by(f64::total_cmp);
+    let median = ms.get(ms.len() / 2).copied().unwrap_or(0.0);
+    let mut gpu = r.sim_gpu_ms.clone();
+    gpu.sort_by(f64::total_cmp);
+    let gpu_median = gpu.get(gpu.len() / 2).copied().unwrap_or(0.0);
+    println!(
+        "{} frame(s) of {} ({} beams) on {}: {median:.1} ms per frame (sim + draw, median), \
+         simulation passes {gpu_median:.1} ms on the GPU",
+        r.frames, r.sensor, r.beams, r.device
+    );
+    println!(
+        "swapchains made: {}; live GPU allocations: {} ({} bytes) after the first frames, \
+         {} ({} bytes) at the end",
+        r.swapchains_made,
+        r.allocations_first.0,
+        r.allocations_first.1,
+        r.allocations_last.0,
+        r.allocations_last.1
+    );
+}

@@ -1,0 +1,72 @@
+//! The view: the point cloud drawn as it comes off the GPU, in a window
+//! ([`window`], behind the `window` feature) or offscreen into a picture
+//! ([`render_picture`]). Simulation and drawing share one device: the points shader
+//! pulls the simulator's point buffer by device address, ordered after the frame's
+//! compaction by a barrier, with no host round trip. Knows LiDAR (colour by intensity,
+//! range, EPW, …) and draws through `crate::gpu`'s owners only.
+
+mod camera;
+mod colour;
+mod gpu_types;
+pub mod keys;
+mod offscreen;
+mod overlay;
+mod renderer;
+mod session;
+mod shaders;
+#[cfg(feature = "window")]
+pub mod window;
+
+pub use camera::OrbitCamera;
+pub use colour::{palette, ramp_colour, ColourMode, Scale};
+pub use offscreen::{render_picture, write_png, RenderOptions, RenderedPicture};
+pub use overlay::Overlay;
+pub use renderer::{read_rgba, Frame, PointStyle, Renderer};
+pub use session::{SimSession, ViewInputs};
+pub use shaders::{ShaderSource, ViewShaders};
+
+use crate::gpu::GpuError;
+use crate::job::JobError;
+use crate::sim::SimError;
+use std::path::PathBuf;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ViewError {
+    #[error(transparent)]
+    Gpu(#[from] GpuError),
+    #[error(transparent)]
+    Sim(#[from] SimError),
+    #[error(transparent)]
+    Job(#[from] JobError),
+    #[error("view shaders: {0}")]
+    Shader(String),
+    #[error("cannot read {path}: {source}")]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("cannot write {path}: {source}")]
+    Write {
+        path: PathBuf,
+        source: crate::output::OutputError,
+    },
+    #[error(
+        "no display to open a window on ({0}); set DISPLAY or WAYLAND_DISPLAY, or draw \
+         the same view offscreen with `beamtrace render`"
+    )]
+    NoDisplay(String),
+    #[error("window: {0}")]
+    Window(String),
+    #[error("{0}")]
+    Other(String),
+    #[error("{} Vulkan validation message(s):\n{}", .0.len(), .0.iter().take(5).cloned().collect::<Vec<_>>().join("\n"))]
+    Validation(Vec<String>),
+}
+
+impl ViewError {
+    /// An error of another layer, by its message (sensor files, presets).
+    #[cfg_attr(not(feature = "window"), allow(dead_code))]
+    pub(crate) fn from_display(e: impl std::fmt::Display) -> ViewError {
+        ViewError::Other(e.to_string())
+    }
+}

@@ -1,0 +1,228 @@
+//! Drawing a frame's points, straight from the simulator's point buffer, and the
+//! overlay into a render target — the same recording for the window and for pictures.
+
+use super::camera::OrbitCamera;
+use super::colour::{palette, ColourMode, Scale};
+use super::gpu_types::{OverlayParams, PointParams};
+use super::overlay::Overlay;
+use super::shaders::ViewShaders;
+use super::ViewError;
+use crate::gpu::{
+    Buffer, BufferUsageFlags, Context, GpuResult, GraphicsDesc, GraphicsPipeline, MemoryLocation,
+    Pass, Recording, RenderPass, RenderTarget, Topology,
+};
+use crate::sim::DevicePoints;
+use std::sync::Arc;
+
+/// The background colour (dark blue-grey: the darkest ramp colour still shows on it).
+const BACKGROUND: [f32; 4] = [0.06, 0.07, 0.09, 1.0];
+
+/// How points are drawn.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PointStyle {
+    pub mode: ColourMode,
+    pub scale: Scale,
+    /// Pixels, or metres when `in_metres`.
+    pub size: f32,
+    pub in_metres: bool,
+}
+
+/// What one drawn frame shows.
+pub struct Frame<'a> {
+    /// The points, `None` before the first frame.
+    pub points: Option<&'a DevicePoints>,
+    pub camera: &'a OrbitCamera,
+    pub style: &'a PointStyle,
+    pub overlay: &'a Overlay,
+}
+
+/// The view's pipelines, palette and render target.
+pub struct Renderer {
+    ctx: Arc<Context>,
+    pass: Arc<RenderPass>,
+    points: Arc<GraphicsPipeline>,
+    overlay: Arc<GraphicsPipeline>,
+    palette: Arc<Buffer>,
+    target: Arc<RenderTarget>,
+}
+
+/// The two pipelines of the view, made from `shaders` for `pass`.
+fn pipelines(
+    ctx: &Arc<Context>,
+    pass: &Arc<RenderPass>,
+    shaders: &ViewShaders,
+) -> GpuResult<(Arc<GraphicsPipeline>, Arc<GraphicsPipeline>)> {
+    let points = GraphicsPipeline::new(
+        ctx,
+        pass,
+        &GraphicsDesc {
+            vertex: &shaders.points_vert,
+            fragment: &shaders.points_frag,
+            topology: Topology::Points,
+            depth: true,
+            blend: false,
+        },
+    )?;
+    let overlay = GraphicsPipeline::new(
+        ctx,
+        pass,
+        &GraphicsDesc {
+            vertex: &shaders.overlay_vert,
+            fragment: &shaders.overlay_frag,
+            topology: Topology::Triangles,
+            depth: false,
+            blend: true,
+        },
+    )?;
+    Ok((Arc::new(points), Arc::new(overlay)))
+}
+
+impl Renderer {
+    /// A renderer drawing `size` pixels (width, height).
+    pub fn new(
+        ctx: &Arc<Context>,
+        shaders: &ViewShaders,
+        size: [u32; 2],
+    ) -> Result<Renderer, ViewError> {
+        let pass = RenderPass::new(ctx)?;
+        let (points, overlay) = pipelines(ctx, &pass, shaders)?;
+        let palette = Buffer::upload(ctx, "palette", &palette(), BufferUsageFlags::STORAGE_BUFFER)?;
+        let target = Arc::new(RenderTarget::new(ctx, &pass, size)?);
+        Ok(Renderer {
+            ctx: ctx.clone(),
+            pass,
+            points,
+            overlay,
+            palette: Arc::new(palette),
+            target,
+        })
+    }
+
+    /// Draws at `size` from now on. Frames in flight keep the target they draw into.
+    pub fn resize(&mut self, size: [u32; 2]) -> Result<(), ViewError> {
+        if size != self.target.size() && !size.contains(&0) {
+            self.target = Arc::new(RenderTarget::new(&self.ctx, &self.pass, size)?);
+        }
+        Ok(())
+    }
+
+    pub fn size(&self) -> [u32; 2] {
+        self.target.size()
+    }
+
+    /// Makes the pipelines again from `shaders` (live reload); on an error the old
+    /// ones stay. Frames in flight keep the pipelines they were recorded with.
+    pub fn reload(&mut self, shaders: &ViewShaders) -> Result<(), ViewError> {
+        let (points, overlay) = pipelines(&self.ctx, &self.pass, shaders)?;
+        (self.points, self.overlay) = (points, overlay);
+        Ok(())
+    }
+
+    /// Records the frame into the render target and returns it. The points are read
+    /// after the simulator's compaction (a barrier orders it) and before the
+    /// simulator's next frames write them again (another barrier after the draw).
+    pub fn record(
+        &self,
+        rec: &mut Recording<'_>,
+        frame: &Frame<'_>,
+    ) -> GpuResult<Arc<RenderTarget>> {
+        let overlay = self.overlay_buffer(frame.overlay)?;
+        // Every earlier device write (the compaction's points, the uploads of the beams
+        // and the palette) is visible to the vertex shader.
+        rec.barrier(Pass::DEVICE, &[Pass::VertexShader]);
+        rec.render_pass(&self.target, BACKGROUND, |rec| {
+            if let Some(points) = frame.points {
+                self.draw_points(rec, points, frame)?;
+            }
+            if let Some(rects) = &overlay {
+                let params = OverlayParams {
+                    rects_address: rec.address_of(rects),
+                    viewport: self.target.size().map(|v| v as f32),
+                };
+                let vertices = 6 * frame.overlay.rects.len() as u32;
+                rec.draw(&self.overlay, bytemuck::bytes_of(&params), vertices)?;
+            }
+            Ok(())
+        })?;
+        // The simulator's later frames overwrite these points: their passes wait for
+        // this draw's reads.
+        rec.barrier(&[Pass::VertexShader], &[Pass::Compute]);
+        Ok(self.target.clone())
+    }
+
+    fn draw_points(
+        &self,
+        rec: &mut Recording<'_>,
+        points: &DevicePoints,
+        frame: &Frame<'_>,
+    ) -> GpuResult<()> {
+        let [w, h] = self.target.size();
+        let (low, high, log) = match frame.style.scale {
+            Scale::Ramp { low, high, log, .. } => (low, high, log),
+            Scale::Categories => (0.0, 1.0, false),
+        };
+        let params = PointParams {
+            view_proj: frame.camera.view_proj(w as f32 / h as f32).to_cols_array(),
+            points_address: rec.address_of(&points.points),
+            count_address: rec.address_of(&points.count),
+            beams_address: rec.address_of(&points.beams),
+            palette_address: rec.address_of(&self.palette),
+            mode: frame.style.mode.code(),
+            size: frame.style.size,
+            size_in_metres: frame.style.in_metres as u32,
+            viewport_height: h as f32,
+            low,
+            high,
+            log_scale: log as u32,
+            pad0: 0,
+        };
+        rec.draw(&self.points, bytemuck::bytes_of(&params), points.capacity)
+    }
+
+    /// A new host-visible buffer with the overlay's rectangles (each frame its own: the
+    /// recording retains it until its submission has finished).
+    fn overlay_buffer(&self, overlay: &Overlay) -> GpuResult<Option<Arc<Buffer>>> {
+        if overlay.rects.is_empty() {
+            return Ok(None);
+        }
+        let buffer = Buffer::from_slice(
+            &self.ctx,
+            "overlay",
+            &overlay.rects,
+            BufferUsageFlags::STORAGE_BUFFER,
+        )?;
+        Ok(Some(Arc::new(buffer)))
+    }
+
+    /// Whether the device draws points wider than a pixel.
+    pub fn large_points(&self) -> bool {
+        self.ctx.large_points
+    }
+}
+
+/// Reads a rendered target into RGBA bytes (rows top first): one submission, waited for.
+pub fn read_rgba(
+    ctx: &Arc<Context>,
+    rec_target: impl FnOnce(&mut Recording<'_>) -> GpuResult<Arc<RenderTarget>>,
+) -> Result<(Vec<u8>, [u32; 2]), ViewError> {
+    let mut size = [0, 0];
+    let mut staging: Option<Arc<Buffer>> = None;
+    crate::gpu::run_once(ctx, |rec| {
+        let target = rec_target(rec)?;
+        size = target.size();
+        let buffer = Arc::new(Buffer::new(
+            ctx,
+            "picture",
+            target.rgba_bytes(),
+            BufferUsageFlags::TRANSFER_DST,
+            MemoryLocation::GpuToCpu,
+        )?);
+        rec.read_target(&target, &buffer)?;
+        rec.barrier_to_host();
+        staging = Some(buffer);
+        Ok(())
+    })?;
+    let staging = staging.ok_or_else(|| ViewError::Shader("no picture was drawn".into()))?;
+    let bytes = staging.read::<u8>(4 * size[0] as usize * size[1] as usize)?;
+    Ok((bytes, size))
+}

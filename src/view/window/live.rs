@@ -1,0 +1,407 @@
+//! The window's state and its frame: simulate, draw, present, report.
+
+use super::{ViewEvent, ViewReport, WindowOptions};
+use crate::gpu::{
+    Buffer, BufferUsageFlags, Context, MemoryLocation, PresentOutcome, Presenter, WindowHandles,
+};
+use crate::sim::DevicePoints;
+use crate::view::camera::OrbitCamera;
+use crate::view::keys::help_lines;
+use crate::view::overlay::{number, Overlay, GREY, LINE, RED, WHITE};
+use crate::view::renderer::{Frame, PointStyle, Renderer};
+use crate::view::session::SimSession;
+use crate::view::shaders::{modified, ViewShaders};
+use crate::view::{write_png, ViewError};
+use raw_window_handle::{HasDisplayHandle, HasWindowHandle};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Instant, SystemTime};
+use winit::window::Window;
+
+/// One step of the programmatic resize cycle.
+#[derive(Clone, Copy)]
+enum ResizeStep {
+    Size([u32; 2]),
+    /// What a minimised window reports: no area.
+    Minimise,
+    /// Back to the size the window opened with.
+    Original,
+}
+
+/// The resize cycle: it ends where it started.
+const RESIZE_CYCLE: [ResizeStep; 4] = [
+    ResizeStep::Size([640, 400]),
+    ResizeStep::Minimise,
+    ResizeStep::Size([900, 700]),
+    ResizeStep::Original,
+];
+
+pub(super) struct Live {
+    pub window: Arc<Window>,
+    pub opts: WindowOptions,
+    ctx: Arc<Context>,
+    pub session: SimSession,
+    pub renderer: Renderer,
+    pub presenter: Presenter,
+    pub camera: OrbitCamera,
+    pub style: PointStyle,
+    /// The last simulated frame's points (drawn again while paused).
+    last: Option<DevicePoints>,
+    pub paused: bool,
+    pub step: bool,
+    pub help: bool,
+    pub hud: bool,
+    pub vsync: bool,
+    pub quit: bool,
+    /// A screenshot to take with the next frame.
+    pub shot: Option<PathBuf>,
+    pub shots_taken: u32,
+    /// Messages shown in red until the next successful reload.
+    pub messages: Vec<String>,
+    stamps: (Option<SystemTime>, Option<SystemTime>),
+    last_check: Instant,
+    stats: Stats,
+    report: ViewReport,
+    pub input: super::input::Pointer,
+    pub preset: usize,
+}
+
+/// A screenshot copied out of a drawn frame: where it goes, the pixels, their size.
+type Screenshot = (PathBuf, Arc<Buffer>, [u32; 2]);
+
+#[derive(Default)]
+struct Stats {
+    points: usize,
+    frame_ms: f64,
+    gpu: [f64; 4],
+}
+
+fn window_handles(window: &Arc<Window>) -> Result<WindowHandles, ViewError> {
+    let err = |e: raw_window_handle::HandleError| ViewError::Window(e.to_string());
+    Ok(WindowHandles {
+        display: window.display_handle().map_err(err)?.as_raw(),
+        window: window.window_handle().map_err(err)?.as_raw(),
+        keep_alive: window.clone(),
+    })
+}
+
+impl Live {
+    pub fn new(window: Arc<Window>, opts: WindowOptions) -> Result<Live, ViewError> {
+        let handles = window_handles(&window)?;
+        let ctx = Context::for_display(&opts.device, handles.display)?;
+        let size = inner_size(&window);
+        let presenter = Presenter::new(&ctx, handles, size, opts.vsync)?;
+        let renderer = Renderer::new(
+            &ctx,
+            &ViewShaders::compile(&opts.shaders)?,
+            size.map(|v| v.max(1)),
+        )?;
+        let session = SimSession::new(&ctx, &opts.inputs)?;
+        let style = PointStyle {
+            mode: opts.mode,
+            scale: opts
+                .mode
+                .scale(session.sensor.channels, session.sensor.max_range),
+            size: opts.point_size,
+            in_metres: opts.size_in_metres,
+        };
+        let stamps = (
+            opts.sensor_file.as_deref().and_then(modified),
+            opts.shaders.stamp(),
+        );
+        let report = ViewReport {
+            device: format!("{} ({})", ctx.device_name, ctx.driver_info),
+            ..ViewReport::default()
+        };
+        Ok(Live {
+            window,
+            camera: opts.camera,
+            vsync: opts.vsync,
+            ctx,
+            session,
+            renderer,
+            presenter,
+            style,
+            last: None,
+            paused: false,
+            step: false,
+            help: false,
+            hud: true,
+            quit: false,
+            shot: None,
+            shots_taken: 0,
+            messages: Vec::new(),
+            stamps,
+            last_check: Instant::now(),
+            stats: Stats::default(),
+            report,
+            input: Default::default(),
+            preset: 0,
+            opts,
+        })
+    }
+}
+
+pub(super) fn inner_size(window: &Window) -> [u32; 2] {
+    let s = window.inner_size();
+    [s.width, s.height]
+}
+
+impl Live {
+    /// One frame: reloads what changed, simulates (unless paused), draws, presents,
+    /// and waits for it, so the HUD shows this frame's count and times.
+    pub fn redraw(&mut self, on_event: &mut dyn FnMut(ViewEvent<'_>)) -> Result<(), ViewError> {
+        self.check_reloads(on_event);
+        self.drive_resize();
+        let started = Instant::now();
+        let ticket = if !self.paused || std::mem::take(&mut self.step) {
+            let ticket = self.session.submit()?;
+            self.last = Some(self.session.sim.device_points(&ticket)?);
+            Some(ticket)
+        } else {
+            None
+        };
+        let last_frame = self.opts.exit_after == Some(self.report.frames + 1);
+        if last_frame {
+            self.shot = self.shot.take().or_else(|| self.opts.screenshot.clone());
+        }
+        let picture = self.draw()?;
+        // The draw read the frame's point count: it has finished, so the host may too.
+        self.presenter.wait()?;
+        if let Some(ticket) = ticket {
+            let summary = self.session.sim.collect_summary(ticket)?;
+            let t = summary.times;
+            self.stats.points = summary.points;
+            self.stats.gpu = [t.tlas_ms, t.trace_ms, t.waveform_ms, t.compaction_ms];
+            self.report.sim_gpu_ms.push(self.stats.gpu.iter().sum());
+        }
+        self.stats.frame_ms = started.elapsed().as_secs_f64() * 1e3;
+        self.report.frame_ms.push(self.stats.frame_ms);
+        self.report.frames += 1;
+        if let Some((path, buffer, size)) = picture {
+            self.save(&path, &buffer, size, on_event)?;
+        }
+        // Once every frame slot of the simulator has been used, what the view holds
+        // should stay the same however long it runs.
+        if self.report.frames == crate::sim::FRAMES_IN_FLIGHT as u64 {
+            self.report.allocations_first = self.allocations();
+        }
+        self.quit |= last_frame;
+        Ok(())
+    }
+
+    fn allocations(&self) -> (usize, u64) {
+        (self.ctx.allocation_count(), self.ctx.allocated_bytes())
+    }
+
+    /// Records the frame and presents it; with a screenshot asked for, also copies the
+    /// picture out (returned with where it goes).
+    fn draw(&mut self) -> Result<Option<Screenshot>, ViewError> {
+        let overlay = self.overlay();
+        let frame = Frame {
+            points: self.last.as_ref(),
+            camera: &self.camera,
+            style: &self.style,
+            overlay: &overlay,
+        };
+        let (renderer, ctx, shot) = (&self.renderer, &self.ctx, &self.shot);
+        let outcome = self.presenter.present(|rec| {
+            let target = renderer.record(rec, &frame)?;
+            let mut copy = None;
+            if shot.is_some() {
+                let buffer = Arc::new(Buffer::new(
+                    ctx,
+                    "screenshot",
+                    target.rgba_bytes(),
+                    BufferUsageFlags::TRANSFER_DST,
+                    MemoryLocation::GpuToCpu,
+                )?);
+                rec.read_target(&target, &buffer)?;
+                rec.barrier_to_host();
+                copy = Some((buffer, target.size()));
+            }
+            Ok((target, copy))
+        })?;
+        Ok(match outcome {
+            PresentOutcome::Presented(Some((buffer, size))) => {
+                self.shot.take().map(|path| (path, buffer, size))
+            }
+            _ => None,
+        })
+    }
+
+    fn save(
+        &mut self,
+        path: &std::path::Path,
+        buffer: &Buffer,
+        size: [u32; 2],
+        on_event: &mut dyn FnMut(ViewEvent<'_>),
+    ) -> Result<(), ViewError> {
+        let rgba = buffer.read::<u8>(4 * size[0] as usize * size[1] as usize)?;
+        write_png(path, &rgba, size)?;
+        on_event(ViewEvent::Screenshot(path));
+        Ok(())
+    }
+
+    /// The HUD, legend, messages and help of the coming frame.
+    fn overlay(&self) -> Overlay {
+        let mut o = Overlay::default();
+        let viewport = self.renderer.size().map(|v| v as f32);
+        if self.hud {
+            o.panel([12.0, 12.0], &self.hud_lines());
+            let mode = self.style.mode;
+            o.legend(
+                viewport,
+                mode,
+                self.style.scale,
+                &self.session.categories(mode),
+            );
+        }
+        let errors: Vec<(u32, String)> = self
+            .messages
+            .iter()
+            .rev()
+            .take(4)
+            .rev()
+            .map(|m| (RED, m.clone()))
+            .collect();
+        if !errors.is_empty() {
+            let y = viewport[1] - 12.0 - LINE * errors.len() as f32;
+            o.panel([12.0, y], &errors);
+        }
+        if self.help {
+            let lines: Vec<(u32, String)> = help_lines().into_iter().map(|l| (WHITE, l)).collect();
+            o.panel([viewport[0] * 0.2, viewport[1] * 0.2], &lines);
+        }
+        o
+    }
+
+    fn hud_lines(&self) -> Vec<(u32, String)> {
+        let s = &self.stats;
+        let sensor = &self.session.sensor;
+        let fps = if s.frame_ms > 0.0 {
+            1e3 / s.frame_ms
+        } else {
+            0.0
+        };
+        let [tlas, trace, wave, compact] = s.gpu;
+        let size_unit = if self.style.in_metres { "m" } else { "px" };
+        let state = if self.paused { "  PAUSED" } else { "" };
+        vec![
+            (WHITE, format!("{} - {} beams - {}", sensor.name, sensor.beams.len(), self.opts.inputs.scene_name)),
+            (WHITE, format!("frame {}  {:.1} ms ({fps:.1} fps) sim+draw{state}", self.session.frame, s.frame_ms)),
+            (GREY, format!("{} points", s.points)),
+            (GREY, format!("GPU ms: tlas {tlas:.2} trace {trace:.1} waveform {wave:.1} compact {compact:.2}")),
+            (GREY, format!("colour {}  size {} {size_unit}  vsync {}", self.style.mode.name(), number(self.style.size), if self.vsync { "on" } else { "off" })),
+            (GREY, "F1: keys and mouse".to_string()),
+        ]
+    }
+}
+
+impl Live {
+    /// A message for the window (in red until the next successful reload) and the log.
+    pub fn note(&mut self, on_event: &mut dyn FnMut(ViewEvent<'_>), message: String) {
+        on_event(ViewEvent::Message(&message));
+        self.messages.push(message);
+    }
+
+    /// Half a second after the last look, reloads the sensor file and the shaders if
+    /// they changed. A failed reload keeps what runs and says why.
+    fn check_reloads(&mut self, on_event: &mut dyn FnMut(ViewEvent<'_>)) {
+        if self.last_check.elapsed().as_secs_f32() < 0.5 {
+            return;
+        }
+        self.last_check = Instant::now();
+        let sensor_stamp = self.opts.sensor_file.as_deref().and_then(modified);
+        if sensor_stamp != self.stamps.0 {
+            self.stamps.0 = sensor_stamp;
+            let path = self.opts.sensor_file.clone().unwrap_or_default();
+            let loaded = crate::sensor::load_sensor(&path.to_string_lossy())
+                .map_err(ViewError::from_display)
+                .and_then(|s| self.set_sensor(s));
+            self.reloaded(on_event, loaded, &format!("sensor {}", path.display()));
+        }
+        let shader_stamp = self.opts.shaders.stamp();
+        if shader_stamp != self.stamps.1 {
+            self.stamps.1 = shader_stamp;
+            let loaded =
+                ViewShaders::compile(&self.opts.shaders).and_then(|s| self.renderer.reload(&s));
+            self.reloaded(on_event, loaded, "the view's shaders");
+        }
+    }
+
+    fn reloaded(
+        &mut self,
+        on_event: &mut dyn FnMut(ViewEvent<'_>),
+        r: Result<(), ViewError>,
+        what: &str,
+    ) {
+        match r {
+            Ok(()) => {
+                self.messages.clear();
+                on_event(ViewEvent::Message(&format!("reloaded {what}")));
+            }
+            Err(e) => self.note(on_event, format!("reloading {what} failed: {e}")),
+        }
+    }
+
+    /// Simulates `sensor` (with the view's --ideal/--thin) from the next frame on.
+    pub fn set_sensor(&mut self, mut sensor: crate::sensor::Sensor) -> Result<(), ViewError> {
+        if self.opts.ideal {
+            sensor = sensor.ideal();
+        }
+        if self.opts.thin {
+            sensor = sensor.thin();
+        }
+        self.style.scale = self.style.mode.scale(sensor.channels, sensor.max_range);
+        self.session.set_sensor(sensor)
+    }
+
+    /// The window's drawable area changed (zero while minimised).
+    pub fn resized(&mut self, size: [u32; 2]) -> Result<(), ViewError> {
+        self.presenter.resize(size);
+        self.renderer.resize(size)
+    }
+
+    /// Every `resize_every` frames, the next step of the resize cycle: a new window
+    /// size, or a minimise (the zero size a minimised window reports).
+    fn drive_resize(&mut self) {
+        let Some(every) = self.opts.resize_every.filter(|&n| n > 0) else {
+            return;
+        };
+        let frame = self.report.frames;
+        if frame == 0 || frame % every != 0 {
+            return;
+        }
+        let step = RESIZE_CYCLE[((frame / every - 1) % RESIZE_CYCLE.len() as u64) as usize];
+        let size = match step {
+            ResizeStep::Original => self.opts.size,
+            ResizeStep::Size(size) => size,
+            ResizeStep::Minimise => {
+                let _ = self.resized([0, 0]);
+                return;
+            }
+        };
+        let physical = winit::dpi::PhysicalSize::new(size[0], size[1]);
+        if let Some(now) = self.window.request_inner_size(physical) {
+            let _ = self.resized([now.width, now.height]);
+        } else if self.presenter.size() == [0, 0] {
+            // Back from the minimise at the size the window still has.
+            let _ = self.resized(inner_size(&self.window));
+        }
+    }
+
+    /// Waits for the device and returns the report.
+    pub fn finish(mut self) -> Result<ViewReport, ViewError> {
+        self.presenter.wait()?;
+        self.report.allocations_last = self.allocations();
+        self.report.swapchains_made = self.presenter.swapchains_made;
+        self.report.sensor = self.session.sensor.name.clone();
+        self.report.beams = self.session.sensor.beams.len();
+        let messages = self.ctx.validation_messages();
+        if !messages.is_empty() {
+            return Err(ViewError::Validation(messages));
+        }
+        Ok(self.report)
+    }
+}

@@ -1,0 +1,126 @@
+//! The points a view draws stay on the device: a frame's summary gives the count that
+//! its collected points would have, the device buffers are those of the frame's slot,
+//! and the count cannot be read on the host while GPU work that reads it is unfinished.
+//! A drawing into an offscreen target of a wall in front of the sensor shows points
+//! where the wall is and only there. Validation, with synchronization validation, is
+//! on: any message fails a test.
+
+mod support;
+
+use beamtrace::gpu::CommandRecorder;
+use beamtrace::sim::{Capture, FrameSettings, Simulator};
+use beamtrace::view::{
+    ColourMode, Frame, OrbitCamera, Overlay, PointStyle, Renderer, ShaderSource, ViewShaders,
+};
+use glam::{Affine3A, Vec3};
+use support::*;
+
+fn settings(frame: u32) -> FrameSettings {
+    let mut s = trace(Affine3A::IDENTITY, 100.0).settings();
+    s.waveform.max_returns = 4;
+    s.frame = frame;
+    s
+}
+
+#[test]
+fn a_summary_counts_the_points_a_collect_reads_and_leaves_them_on_the_device() {
+    let scene = procedural("wall:distance=10,size=40");
+    let beams = grid((-20.0, 20.0), (-10.0, 10.0), 1.0);
+    let ctx = context();
+    let (db, map) = materials(&scene);
+    let mut sim = Simulator::new(&ctx, &scene, &db, &map).expect("simulator");
+    sim.set_sensor(&beams, &[THIN], 1, 4).expect("sensor");
+    let full = sim.frame(&settings(0), Capture::default()).expect("frame");
+    // Every beam of the grid hits the 40 m wall at 10 m: one point each.
+    assert_eq!(full.points.len(), beams.len());
+    let ticket = sim.submit(&settings(0)).expect("submit");
+    let on_device = sim.device_points(&ticket).expect("device points");
+    assert_eq!(on_device.capacity as usize, beams.len() * 4);
+    // Work that reads the count (as a draw does) holds it: the host may not read it
+    // until that work has been waited for.
+    let mut recorder = CommandRecorder::new(&ctx).expect("recorder");
+    recorder
+        .submit(|rec| {
+            rec.address_of(&on_device.count);
+            Ok(())
+        })
+        .expect("submit a reader");
+    let refused = sim
+        .collect_summary(ticket)
+        .expect_err("refused while in use");
+    assert!(
+        refused.to_string().contains("not yet waited for"),
+        "{refused}"
+    );
+    recorder.wait().expect("wait");
+    let ticket = sim.submit(&settings(0)).expect("submit again");
+    let summary = sim.collect_summary(ticket).expect("summary");
+    assert_eq!(summary.points, full.points.len());
+    let read = on_device
+        .points
+        .read::<beamtrace::sim::GpuPoint>(summary.points);
+    assert_eq!(read.expect("host-visible points"), full.points);
+    drop(sim);
+    assert_no_validation_messages(&ctx);
+}
+
+#[test]
+fn a_wall_ahead_is_drawn_where_it_is() {
+    let scene = procedural("wall:distance=10,size=40");
+    let beams = grid((-20.0, 20.0), (-10.0, 10.0), 0.5);
+    let ctx = context();
+    let (db, map) = materials(&scene);
+    let mut sim = Simulator::new(&ctx, &scene, &db, &map).expect("simulator");
+    sim.set_sensor(&beams, &[THIN], 1, 4).expect("sensor");
+    let ticket = sim.submit(&settings(0)).expect("submit");
+    let points = sim.device_points(&ticket).expect("device points");
+    let shaders = ViewShaders::compile(&ShaderSource::Embedded).expect("shaders");
+    let renderer = Renderer::new(&ctx, &shaders, [200, 100]).expect("renderer");
+    // From the sensor's own place looking along +x: the wall (±20° × ±10° of beams at
+    // 10 m) fills the middle of the picture; above and below it there is nothing.
+    let camera = OrbitCamera {
+        target: Vec3::new(10.0, 0.0, 0.0),
+        yaw: std::f32::consts::PI,
+        pitch: 0.0,
+        distance: 10.0,
+        fov_y: 60f32.to_radians(),
+    };
+    let style = PointStyle {
+        mode: ColourMode::Range,
+        scale: ColourMode::Range.scale(1, 20.0),
+        size: 3.0,
+        in_metres: false,
+    };
+    let overlay = Overlay::default();
+    let frame = Frame {
+        points: Some(&points),
+        camera: &camera,
+        style: &style,
+        overlay: &overlay,
+    };
+    let (rgba, size) =
+        beamtrace::view::read_rgba(&ctx, |rec| renderer.record(rec, &frame)).expect("picture");
+    sim.collect_summary(ticket).expect("summary");
+    let lit = |x: u32, y: u32| {
+        let i = 4 * (y * size[0] + x) as usize;
+        rgba[i..i + 3].iter().map(|&c| c as u32).sum::<u32>() > 120
+    };
+    // tan 20° · 10 m = 3.6 m half width at 10 m; the view's half width is
+    // tan 30° · 10 m · 2 = 11.5 m: the wall spans about 31 % of the width around the
+    // centre, and tan 10° / tan 30° = 31 % of the half height.
+    assert!(lit(100, 50), "nothing at the centre");
+    assert!(
+        lit(100 - 25, 50) && lit(100 + 25, 50),
+        "the wall is narrower than its beams"
+    );
+    assert!(
+        !lit(100 - 45, 50) && !lit(100 + 45, 50),
+        "points beyond the wall's beams"
+    );
+    assert!(
+        !lit(100, 10) && !lit(100, 90),
+        "points above or below the beams"
+    );
+    drop(sim);
+    assert_no_validation_messages(&ctx);
+}
