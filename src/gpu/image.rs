@@ -317,6 +317,25 @@ impl Drop for RenderTarget {
 }
 
 impl Recording<'_> {
+    /// Copies the colour image of `target` into a new host-readable buffer named `name`
+    /// (RGBA rows, top first), made visible to the host once the submission is waited for.
+    pub fn read_target_to_host(
+        &mut self,
+        target: &Arc<RenderTarget>,
+        name: &str,
+    ) -> GpuResult<Arc<Buffer>> {
+        let buffer = Arc::new(Buffer::new(
+            self.ctx,
+            name,
+            target.rgba_bytes(),
+            vk::BufferUsageFlags::TRANSFER_DST,
+            MemoryLocation::GpuToCpu,
+        )?);
+        self.read_target(target, &buffer)?;
+        self.barrier_to_host();
+        Ok(buffer)
+    }
+
     /// Copies the colour image of `target` (after a render pass into it) to the start of
     /// `dst` as tightly packed RGBA rows, top row first. Follow with
     /// [`barrier_to_host`](Self::barrier_to_host) to read it after the wait.

@@ -8,8 +8,8 @@ use super::overlay::Overlay;
 use super::shaders::ViewShaders;
 use super::ViewError;
 use crate::gpu::{
-    Buffer, BufferUsageFlags, Context, GpuResult, GraphicsDesc, GraphicsPipeline, MemoryLocation,
-    Pass, Recording, RenderPass, RenderTarget, Topology,
+    Buffer, BufferUsageFlags, Context, GpuResult, GraphicsDesc, GraphicsPipeline, Pass, Recording,
+    RenderPass, RenderTarget, Topology,
 };
 use crate::sim::DevicePoints;
 use std::sync::Arc;
@@ -210,16 +210,7 @@ pub fn read_rgba(
     crate::gpu::run_once(ctx, |rec| {
         let target = rec_target(rec)?;
         size = target.size();
-        let buffer = Arc::new(Buffer::new(
-            ctx,
-            "picture",
-            target.rgba_bytes(),
-            BufferUsageFlags::TRANSFER_DST,
-            MemoryLocation::GpuToCpu,
-        )?);
-        rec.read_target(&target, &buffer)?;
-        rec.barrier_to_host();
-        staging = Some(buffer);
+        staging = Some(rec.read_target_to_host(&target, "picture")?);
         Ok(())
     })?;
     let staging = staging.ok_or_else(|| ViewError::Shader("no picture was drawn".into()))?;

@@ -1,9 +1,7 @@
 //! The window's state and its frame: simulate, draw, present, report.
 
 use super::{ViewEvent, ViewReport, WindowOptions};
-use crate::gpu::{
-    Buffer, BufferUsageFlags, Context, MemoryLocation, PresentOutcome, Presenter, WindowHandles,
-};
+use crate::gpu::{Buffer, Context, PresentOutcome, Presenter, WindowHandles};
 use crate::sim::DevicePoints;
 use crate::view::camera::OrbitCamera;
 use crate::view::keys::help_lines;
@@ -204,20 +202,12 @@ impl Live {
             style: &self.style,
             overlay: &overlay,
         };
-        let (renderer, ctx, shot) = (&self.renderer, &self.ctx, &self.shot);
+        let (renderer, shot) = (&self.renderer, &self.shot);
         let outcome = self.presenter.present(|rec| {
             let target = renderer.record(rec, &frame)?;
             let mut copy = None;
             if shot.is_some() {
-                let buffer = Arc::new(Buffer::new(
-                    ctx,
-                    "screenshot",
-                    target.rgba_bytes(),
-                    BufferUsageFlags::TRANSFER_DST,
-                    MemoryLocation::GpuToCpu,
-                )?);
-                rec.read_target(&target, &buffer)?;
-                rec.barrier_to_host();
+                let buffer = rec.read_target_to_host(&target, "screenshot")?;
                 copy = Some((buffer, target.size()));
             }
             Ok((target, copy))
