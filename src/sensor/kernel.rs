@@ -304,6 +304,18 @@ pub struct Support {
     pub v1: f64,
 }
 
+impl Support {
+    /// The box from −h to h and −v to v.
+    fn symmetric(h: f64, v: f64) -> Support {
+        Support {
+            h0: -h,
+            h1: h,
+            v0: -v,
+            v1: v,
+        }
+    }
+}
+
 impl BeamKernel {
     /// A Gaussian from datasheet FWHM divergences (rad).
     pub fn gaussian_fwhm(fwhm_h: f32, fwhm_v: f32) -> Self {
@@ -527,12 +539,7 @@ impl BeamKernel {
     /// peak (for a core + halo kernel also the halo out to where the power beyond it is
     /// below SUPPORT_LEVEL of the beam's), or the table's extent.
     pub fn support(&self) -> Support {
-        let sym = |h: f64, v: f64| Support {
-            h0: -h,
-            h1: h,
-            v0: -v,
-            v1: v,
-        };
+        let sym = Support::symmetric;
         match self {
             BeamKernel::Gaussian { div_h, div_v } => sym(
                 gauss_reach(sigma(*div_h), SUPPORT_LEVEL),
@@ -543,49 +550,7 @@ impl BeamKernel {
                 halo_v,
                 halo_fraction,
                 ..
-            } => {
-                // Both components peak at 0 and are separable, so K(x, y) ≤ K(x, 0): the
-                // box of the level set is set by the two axes.
-                let peak = self.raw(0.0, 0.0);
-                let reach = |axis: usize| {
-                    let on_axis = |x: f64| {
-                        if axis == 0 {
-                            self.raw(x, 0.0)
-                        } else {
-                            self.raw(0.0, x)
-                        }
-                    };
-                    let mut hi = 1e-6;
-                    while on_axis(hi) > SUPPORT_LEVEL * peak && hi < PI {
-                        hi *= 2.0;
-                    }
-                    let mut lo = 0.0;
-                    for _ in 0..60 {
-                        let mid = 0.5 * (lo + hi);
-                        if on_axis(mid) > SUPPORT_LEVEL * peak {
-                            lo = mid;
-                        } else {
-                            hi = mid;
-                        }
-                    }
-                    hi
-                };
-                // The level set follows the core's peak, so a narrow core would cut the
-                // halo short (at 2.06° for a 0.2° core and a 3° halo). The halo reaches
-                // at least to where the power it holds beyond its normalised radius ρ,
-                // f·e^(−ρ²/2), falls below SUPPORT_LEVEL of the beam's, as its sub-ray
-                // rings do (halo.rs).
-                let f = f64::from(*halo_fraction);
-                let rho = if f > SUPPORT_LEVEL {
-                    (2.0 * (f / SUPPORT_LEVEL).ln()).sqrt()
-                } else {
-                    0.0
-                };
-                sym(
-                    reach(0).max(rho * sigma(*halo_h)),
-                    reach(1).max(rho * sigma(*halo_v)),
-                )
-            }
+            } => self.core_halo_support(*halo_h, *halo_v, *halo_fraction),
             BeamKernel::Separable { h, v } => Support {
                 h0: f64::from(*h.offsets.first().unwrap_or(&0.0)),
                 h1: f64::from(*h.offsets.last().unwrap_or(&0.0)),
@@ -596,33 +561,80 @@ impl BeamKernel {
                 extent_h, extent_v, ..
             } => sym(f64::from(*extent_h), f64::from(*extent_v)),
             BeamKernel::Disc { radius } => sym(f64::from(*radius), f64::from(*radius)),
-            BeamKernel::MultiSpot { spots } => {
-                // Each spot reaches as far as its own Gaussian stays above the level of
-                // the brightest spot's peak (a lower bound of K's peak, so the box is
-                // never too small).
-                let peak_of = |s: &Spot| {
-                    f64::from(s.weight) * gauss(0.0, sigma(s.div_h)) * gauss(0.0, sigma(s.div_v))
-                };
-                let peak = spots.iter().map(peak_of).fold(0.0, f64::max);
-                let mut b = Support {
-                    h0: f64::INFINITY,
-                    h1: f64::NEG_INFINITY,
-                    v0: f64::INFINITY,
-                    v1: f64::NEG_INFINITY,
-                };
-                for s in spots.iter().filter(|s| s.weight > 0.0) {
-                    let level = SUPPORT_LEVEL * peak / peak_of(s);
-                    let (rh, rv) = (
-                        gauss_reach(sigma(s.div_h), level),
-                        gauss_reach(sigma(s.div_v), level),
-                    );
-                    b.h0 = b.h0.min(f64::from(s.dh) - rh);
-                    b.h1 = b.h1.max(f64::from(s.dh) + rh);
-                    b.v0 = b.v0.min(f64::from(s.dv) - rv);
-                    b.v1 = b.v1.max(f64::from(s.dv) + rv);
-                }
-                b
-            }
+            BeamKernel::MultiSpot { spots } => multi_spot_support(spots),
         }
     }
+
+    /// [`support`](Self::support) of a core + halo kernel.
+    fn core_halo_support(&self, halo_h: f32, halo_v: f32, halo_fraction: f32) -> Support {
+        let sym = Support::symmetric;
+        // Both components peak at 0 and are separable, so K(x, y) ≤ K(x, 0): the
+        // box of the level set is set by the two axes.
+        let peak = self.raw(0.0, 0.0);
+        let reach = |axis: usize| {
+            let on_axis = |x: f64| {
+                if axis == 0 {
+                    self.raw(x, 0.0)
+                } else {
+                    self.raw(0.0, x)
+                }
+            };
+            let mut hi = 1e-6;
+            while on_axis(hi) > SUPPORT_LEVEL * peak && hi < PI {
+                hi *= 2.0;
+            }
+            let mut lo = 0.0;
+            for _ in 0..60 {
+                let mid = 0.5 * (lo + hi);
+                if on_axis(mid) > SUPPORT_LEVEL * peak {
+                    lo = mid;
+                } else {
+                    hi = mid;
+                }
+            }
+            hi
+        };
+        // The level set follows the core's peak, so a narrow core would cut the
+        // halo short (at 2.06° for a 0.2° core and a 3° halo). The halo reaches
+        // at least to where the power it holds beyond its normalised radius ρ,
+        // f·e^(−ρ²/2), falls below SUPPORT_LEVEL of the beam's, as its sub-ray
+        // rings do (halo.rs).
+        let f = f64::from(halo_fraction);
+        let rho = if f > SUPPORT_LEVEL {
+            (2.0 * (f / SUPPORT_LEVEL).ln()).sqrt()
+        } else {
+            0.0
+        };
+        sym(
+            reach(0).max(rho * sigma(halo_h)),
+            reach(1).max(rho * sigma(halo_v)),
+        )
+    }
+}
+
+/// [`BeamKernel::support`] of several spots: each spot reaches as far as its own
+/// Gaussian stays above the level of the brightest spot's peak (a lower bound of K's
+/// peak, so the box is never too small).
+fn multi_spot_support(spots: &[Spot]) -> Support {
+    let peak_of =
+        |s: &Spot| f64::from(s.weight) * gauss(0.0, sigma(s.div_h)) * gauss(0.0, sigma(s.div_v));
+    let peak = spots.iter().map(peak_of).fold(0.0, f64::max);
+    let mut b = Support {
+        h0: f64::INFINITY,
+        h1: f64::NEG_INFINITY,
+        v0: f64::INFINITY,
+        v1: f64::NEG_INFINITY,
+    };
+    for s in spots.iter().filter(|s| s.weight > 0.0) {
+        let level = SUPPORT_LEVEL * peak / peak_of(s);
+        let (rh, rv) = (
+            gauss_reach(sigma(s.div_h), level),
+            gauss_reach(sigma(s.div_v), level),
+        );
+        b.h0 = b.h0.min(f64::from(s.dh) - rh);
+        b.h1 = b.h1.max(f64::from(s.dh) + rh);
+        b.v0 = b.v0.min(f64::from(s.dv) - rv);
+        b.v1 = b.v1.max(f64::from(s.dv) + rv);
+    }
+    b
 }
