@@ -99,13 +99,12 @@ pub fn run_job(
         return Err(JobError::NonFinitePose);
     }
     let plan = OutputPlan::new(opts)?;
-    let material_map = opts
-        .materials
-        .resolve(&opts.scene.materials, &opts.mapping)
-        .map_err(|source| JobError::Materials {
-            scene: opts.scene_name.clone(),
-            source,
-        })?;
+    let material_map = resolve_materials(
+        &opts.materials,
+        &opts.scene,
+        &opts.scene_name,
+        &opts.mapping,
+    )?;
     let ctx = Context::new(&opts.device).map_err(JobError::Device)?;
     let subrays = sensor_subrays(&opts.sensor)?;
     // Before the scene is uploaded: frames that cannot fit even with one record slot
@@ -409,6 +408,21 @@ fn write_clouds(
         report.files.push(path);
     }
     Ok(())
+}
+
+/// Each of `scene`'s materials resolved to an IR material of `db` (DESIGN §3 order), the
+/// table `Simulator::new` takes; errors name the scene.
+pub fn resolve_materials(
+    db: &MaterialDb,
+    scene: &Scene,
+    scene_name: &str,
+    mapping: &MaterialMapping,
+) -> Result<Vec<u32>, JobError> {
+    db.resolve(&scene.materials, mapping)
+        .map_err(|source| JobError::Materials {
+            scene: scene_name.to_string(),
+            source,
+        })
 }
 
 /// The sensor's beam kernel sampled into the sub-rays the trace launches.

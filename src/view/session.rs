@@ -4,7 +4,7 @@
 use super::colour::ColourMode;
 use super::ViewError;
 use crate::gpu::Context;
-use crate::job::{frame_settings, sensor_subrays, JobError};
+use crate::job::{frame_settings, resolve_materials, sensor_subrays};
 use crate::material::{MaterialDb, MaterialMapping};
 use crate::scene::{Scene, SemanticClass};
 use crate::sensor::{Pose, Sensor};
@@ -38,13 +38,12 @@ pub struct SimSession {
 
 impl SimSession {
     pub fn new(ctx: &Arc<Context>, inputs: &ViewInputs) -> Result<SimSession, ViewError> {
-        let material_map = inputs
-            .materials
-            .resolve(&inputs.scene.materials, &inputs.mapping)
-            .map_err(|source| JobError::Materials {
-                scene: inputs.scene_name.clone(),
-                source,
-            })?;
+        let material_map = resolve_materials(
+            &inputs.materials,
+            &inputs.scene,
+            &inputs.scene_name,
+            &inputs.mapping,
+        )?;
         let materials = inputs.materials.for_wavelength(inputs.sensor.wavelength_nm);
         let sim = Simulator::new(ctx, &inputs.scene, &materials, &material_map)?;
         let mut session = SimSession {
