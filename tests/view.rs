@@ -261,3 +261,38 @@ fn help_lists_the_keys() {
         assert!(help.contains(key), "--help lacks {key}:\n{help}");
     }
 }
+
+/// The points `render` reports drawing (its summary line: "… N points, …").
+fn rendered_points(o: &Output) -> u64 {
+    let out = String::from_utf8_lossy(&o.stdout);
+    let words: Vec<&str> = out.split_whitespace().collect();
+    let at = words
+        .iter()
+        .position(|w| w.starts_with("points"))
+        .expect("a point count");
+    words[at - 1].parse().expect("a number of points")
+}
+
+#[test]
+fn render_places_the_vehicle_and_the_sun_as_run_does() {
+    let dir = TempDir::new().unwrap();
+    let png = dir.path().join("r.png");
+    let render = |extra: &[&str]| {
+        let mut args = vec!["render", "--sensor", "vlp-16", "--thin", "--ideal"];
+        args.extend_from_slice(&["--size", "320x200", "--validate", "--out", s(&png)]);
+        args.extend_from_slice(extra);
+        beamtrace(&args, false)
+    };
+    // Negative values parse, and a pose inside the street sees it.
+    let near = render(&["--position", "-3,0,0", "--yaw", "-90", "--sun", "-30,20"]);
+    assert!(near.status.success(), "{}", text(&near));
+    assert!(rendered_points(&near) > 1000, "{}", text(&near));
+    // 5 km above the street, beyond any preset's range: nothing comes back.
+    let far = render(&["--position", "0,0,5000"]);
+    assert!(far.status.success(), "{}", text(&far));
+    assert_eq!(rendered_points(&far), 0, "{}", text(&far));
+    // The sun's elevation has a domain, as for `run`.
+    let bad = render(&["--sun", "0,95"]);
+    assert_eq!(bad.status.code(), Some(2), "{}", text(&bad));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("elevation"));
+}

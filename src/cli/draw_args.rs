@@ -30,9 +30,22 @@ pub(super) struct SimArgs {
     /// One ray per beam instead of the beam's sub-rays (faster).
     #[arg(long)]
     pub thin: bool,
+    /// Vehicle position in the world "x,y,z" (m, each within ±100 km); the sensor sits
+    /// at its mount on top.
+    #[arg(long, value_parser = super::parse::vec3, default_value = "0,0,0", allow_hyphen_values = true)]
+    pub position: Vec3,
+    /// Vehicle heading (deg, counter-clockwise from +x; −360 to 360).
+    #[arg(long, default_value_t = 0.0, allow_negative_numbers = true)]
+    pub yaw: f32,
+    /// The sun: "azimuth,elevation[,irradiance]" in degrees (as for `run`).
+    #[arg(long, value_parser = super::parse::sun, default_value = "135,45,1", allow_hyphen_values = true)]
+    pub sun: Sun,
     /// Night: no sunlight, no ambient channel.
     #[arg(long)]
     pub no_sun: bool,
+    /// Mapping table glTF material name → IR material (YAML of `name: ir_material`).
+    #[arg(long)]
+    pub material_map: Option<PathBuf>,
     /// IR material database (YAML). Default: the bundled configs/materials.yaml.
     #[arg(long)]
     pub materials: Option<PathBuf>,
@@ -67,19 +80,8 @@ fn parse_colour(s: &str) -> Result<ColourMode, String> {
         .ok_or_else(|| format!("unknown colouring '{s}'; one of {}", ColourMode::names()))
 }
 
-fn numbers(s: &str) -> Result<Vec<f32>, String> {
-    s.split(',')
-        .map(|p| {
-            let v: f32 = p.trim().parse().map_err(|e| format!("'{p}': {e}"))?;
-            v.is_finite()
-                .then_some(v)
-                .ok_or_else(|| format!("'{p}' is not a finite number"))
-        })
-        .collect()
-}
-
 fn parse_camera(s: &str) -> Result<OrbitCamera, String> {
-    match numbers(s)?[..] {
+    match super::parse::numbers(s)?[..] {
         [yaw, pitch, distance] if distance > 0.0 => {
             Ok(OrbitCamera::from_angles(yaw, pitch, distance))
         }
@@ -134,24 +136,30 @@ impl SimArgs {
         if self.sensor.trim().is_empty() {
             bail!("--sensor is empty: give a preset name or a YAML file");
         }
+        if !(-360.0..=360.0).contains(&self.yaw) {
+            bail!("--yaw must be a finite number of degrees within −360..360");
+        }
+        let mapping = match &self.material_map {
+            Some(p) => MaterialMapping::load(p)?,
+            None => MaterialMapping::default(),
+        };
+        for o in mapping.overrides(&scene.scene.materials) {
+            eprintln!("warning: {o}");
+        }
         Ok(ViewInputs {
             scene: scene.scene,
             scene_name: scene.name,
             sensor: self.load_sensor()?,
             materials,
-            mapping: MaterialMapping::default(),
-            vehicle_pose: Pose::from_translation_rpy(Vec3::ZERO, 0.0, 0.0, 0.0),
-            sun: (!self.no_sun).then(default_sun),
+            mapping,
+            vehicle_pose: Pose::from_translation_rpy(
+                self.position,
+                0.0,
+                0.0,
+                self.yaw.to_radians(),
+            ),
+            sun: (!self.no_sun).then_some(self.sun),
             seed: self.seed,
         })
-    }
-}
-
-/// The run's default sun: azimuth 135°, elevation 45°, irradiance 1.
-fn default_sun() -> Sun {
-    let (az, el) = (135f32.to_radians(), 45f32.to_radians());
-    Sun {
-        direction: Vec3::new(el.cos() * az.cos(), el.cos() * az.sin(), el.sin()),
-        irradiance: 1.0,
     }
 }

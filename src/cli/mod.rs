@@ -4,6 +4,7 @@ mod bench;
 mod draw_args;
 mod info;
 mod interrupt;
+mod parse;
 mod render;
 mod run;
 #[cfg(feature = "window")]

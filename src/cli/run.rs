@@ -64,7 +64,7 @@ pub(super) struct RunArgs {
     device: Option<usize>,
     /// Vehicle position in the world "x,y,z" (m, each within ±100 km); the sensor sits
     /// at its mount on top.
-    #[arg(long, value_parser = parse_vec3, default_value = "0,0,0", allow_hyphen_values = true)]
+    #[arg(long, value_parser = super::parse::vec3, default_value = "0,0,0", allow_hyphen_values = true)]
     position: Vec3,
     /// Vehicle heading (deg, counter-clockwise from +x; −360 to 360).
     #[arg(long, default_value_t = 0.0, allow_negative_numbers = true)]
@@ -79,7 +79,7 @@ pub(super) struct RunArgs {
     /// "azimuth,elevation[,irradiance]" in degrees, azimuth counter-clockwise from the
     /// world's +x (−360 to 360), elevation −90 to 90; irradiance relative to the
     /// default 1 (0 to 1000).
-    #[arg(long, value_parser = parse_sun, default_value = "135,45,1", allow_hyphen_values = true)]
+    #[arg(long, value_parser = super::parse::sun, default_value = "135,45,1", allow_hyphen_values = true)]
     sun: Sun,
     /// Night: no sunlight, so no ambient channel and no shadow rays.
     #[arg(long)]
@@ -94,63 +94,6 @@ pub(super) struct RunArgs {
     /// Enable the Vulkan validation layer (any message fails the run).
     #[arg(long)]
     validate: bool,
-}
-
-/// The comma-separated numbers of an option's value; the error quotes the bad one.
-fn numbers(s: &str) -> Result<Vec<f32>, String> {
-    s.split(',')
-        .map(|p| p.trim().parse::<f32>().map_err(|e| format!("'{p}': {e}")))
-        .collect()
-}
-
-/// Each coordinate of `--position` within ±100 km: f32 keeps 1 cm steps there.
-const POSITION_LIMIT_M: f32 = 100_000.0;
-
-fn parse_vec3(s: &str) -> Result<Vec3, String> {
-    let parts = numbers(s)?;
-    match parts[..] {
-        [x, y, z] if [x, y, z].iter().all(|c| c.abs() <= POSITION_LIMIT_M) => {
-            Ok(Vec3::new(x, y, z))
-        }
-        [_, _, _] => Err(format!(
-            "coordinates must be finite numbers within ±{POSITION_LIMIT_M} m"
-        )),
-        _ => Err(format!(
-            "expected x,y,z (three numbers), got {} values",
-            parts.len()
-        )),
-    }
-}
-
-/// The largest `--sun` irradiance, relative to the default sun.
-const MAX_IRRADIANCE: f32 = 1000.0;
-
-fn parse_sun(s: &str) -> Result<Sun, String> {
-    let parts = numbers(s)?;
-    let (az, el, e) = match parts[..] {
-        [az, el] => (az, el, 1.0),
-        [az, el, e] => (az, el, e),
-        _ => return Err("expected azimuth,elevation[,irradiance] in degrees".into()),
-    };
-    // `contains` is false for NaN, so these also refuse non-finite values.
-    if !(-360.0..=360.0).contains(&az) {
-        return Err(format!("azimuth {az}° must be within −360°..360°"));
-    }
-    if !(-90.0..=90.0).contains(&el) {
-        return Err(format!(
-            "elevation {el}° must be within −90°..90° (90° = overhead)"
-        ));
-    }
-    if !(0.0..=MAX_IRRADIANCE).contains(&e) {
-        return Err(format!(
-            "irradiance {e} must be within 0..{MAX_IRRADIANCE} (1 = the default sun)"
-        ));
-    }
-    let (az, el) = (az.to_radians(), el.to_radians());
-    Ok(Sun {
-        direction: Vec3::new(el.cos() * az.cos(), el.cos() * az.sin(), el.sin()),
-        irradiance: e,
-    })
 }
 
 pub(super) fn run(args: RunArgs) -> Result<()> {

@@ -1,0 +1,68 @@
+//! Option values with more than one number: their parsers, shared by the commands.
+
+use beamtrace::sim::Sun;
+use glam::Vec3;
+
+/// The comma-separated finite numbers of an option's value; the error quotes the bad one.
+pub(super) fn numbers(s: &str) -> Result<Vec<f32>, String> {
+    s.split(',')
+        .map(|p| {
+            let v: f32 = p.trim().parse().map_err(|e| format!("'{p}': {e}"))?;
+            v.is_finite()
+                .then_some(v)
+                .ok_or_else(|| format!("'{p}' is not a finite number"))
+        })
+        .collect()
+}
+
+/// Each coordinate of `--position` within ±100 km: f32 keeps 1 cm steps there.
+const POSITION_LIMIT_M: f32 = 100_000.0;
+
+/// `x,y,z` in metres.
+pub(super) fn vec3(s: &str) -> Result<Vec3, String> {
+    let parts = numbers(s)?;
+    match parts[..] {
+        [x, y, z] if [x, y, z].iter().all(|c| c.abs() <= POSITION_LIMIT_M) => {
+            Ok(Vec3::new(x, y, z))
+        }
+        [_, _, _] => Err(format!(
+            "coordinates must be finite numbers within ±{POSITION_LIMIT_M} m"
+        )),
+        _ => Err(format!(
+            "expected x,y,z (three numbers), got {} values",
+            parts.len()
+        )),
+    }
+}
+
+/// The largest `--sun` irradiance, relative to the default sun.
+const MAX_IRRADIANCE: f32 = 1000.0;
+
+/// `azimuth,elevation[,irradiance]` in degrees, as the sun's direction and irradiance.
+pub(super) fn sun(s: &str) -> Result<Sun, String> {
+    let parts = numbers(s)?;
+    let (az, el, e) = match parts[..] {
+        [az, el] => (az, el, 1.0),
+        [az, el, e] => (az, el, e),
+        _ => return Err("expected azimuth,elevation[,irradiance] in degrees".into()),
+    };
+    // `contains` is false for NaN, so these also refuse non-finite values.
+    if !(-360.0..=360.0).contains(&az) {
+        return Err(format!("azimuth {az}° must be within −360°..360°"));
+    }
+    if !(-90.0..=90.0).contains(&el) {
+        return Err(format!(
+            "elevation {el}° must be within −90°..90° (90° = overhead)"
+        ));
+    }
+    if !(0.0..=MAX_IRRADIANCE).contains(&e) {
+        return Err(format!(
+            "irradiance {e} must be within 0..{MAX_IRRADIANCE} (1 = the default sun)"
+        ));
+    }
+    let (az, el) = (az.to_radians(), el.to_radians());
+    Ok(Sun {
+        direction: Vec3::new(el.cos() * az.cos(), el.cos() * az.sin(), el.sin()),
+        irradiance: e,
+    })
+}
