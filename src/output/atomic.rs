@@ -94,8 +94,15 @@ impl AtomicFiles {
         }
         on_commit();
         drop(list);
-        for (_, path) in &self.pending {
-            sync_dir(path.parent().unwrap_or(Path::new(".")));
+        // Once per folder: a frame's files share one.
+        let mut folders: Vec<&Path> = self
+            .pending
+            .iter()
+            .map(|(_, path)| path.parent().unwrap_or(Path::new(".")))
+            .collect();
+        folders.dedup();
+        for folder in folders {
+            sync_dir(folder);
         }
         Ok(())
     }
