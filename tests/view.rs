@@ -296,3 +296,33 @@ fn render_places_the_vehicle_and_the_sun_as_run_does() {
     assert_eq!(bad.status.code(), Some(2), "{}", text(&bad));
     assert!(String::from_utf8_lossy(&bad.stderr).contains("elevation"));
 }
+
+#[test]
+fn a_screenshot_of_a_minimised_last_frame_is_an_error_not_silence() {
+    // With a resize every frame, the third frame is drawn into a minimised window
+    // (640×400, then minimised): there is nothing to save.
+    let dir = TempDir::new().unwrap();
+    let shot = dir.path().join("shot.png");
+    let args = [
+        "view",
+        "--sensor",
+        "vlp-16",
+        "--thin",
+        "--exit-after",
+        "3",
+        "--resize-every",
+        "1",
+        "--screenshot",
+        s(&shot),
+        "--no-vsync",
+    ];
+    let out = beamtrace(&args, true);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("shot.png") && stderr.contains("was not written"),
+        "{}",
+        text(&out)
+    );
+    assert!(!shot.exists());
+}

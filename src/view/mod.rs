@@ -57,6 +57,12 @@ pub enum ViewError {
     NoDisplay(String),
     #[error("window: {0}")]
     Window(String),
+    #[error(
+        "{} was not written: the last frame was not drawn (the window was minimised or \
+         closed first); `beamtrace render` draws a picture without a window",
+        .0.display()
+    )]
+    ScreenshotMissed(PathBuf),
     #[error("{0}")]
     Other(String),
     #[error("{} Vulkan validation message(s):\n{}", .0.len(), .0.iter().take(5).cloned().collect::<Vec<_>>().join("\n"))]

@@ -54,6 +54,8 @@ pub(super) struct Live {
     /// A screenshot to take with the next frame.
     pub shot: Option<PathBuf>,
     pub shots_taken: u32,
+    /// Whether the `--screenshot` of the last frame has been written.
+    exit_shot_saved: bool,
     /// Messages shown in red until the next successful reload.
     pub messages: Vec<String>,
     stamps: (Option<SystemTime>, Option<SystemTime>),
@@ -128,6 +130,7 @@ impl Live {
             quit: false,
             shot: None,
             shots_taken: 0,
+            exit_shot_saved: false,
             messages: Vec::new(),
             stamps,
             last_check: Instant::now(),
@@ -229,6 +232,9 @@ impl Live {
     ) -> Result<(), ViewError> {
         let rgba = buffer.read::<u8>(4 * size[0] as usize * size[1] as usize)?;
         write_png(path, &rgba, size)?;
+        if self.opts.screenshot.as_deref() == Some(path) {
+            self.exit_shot_saved = true;
+        }
         on_event(ViewEvent::Screenshot(path));
         Ok(())
     }
@@ -384,6 +390,15 @@ impl Live {
     /// Waits for the device and returns the report.
     pub fn finish(mut self) -> Result<ViewReport, ViewError> {
         self.presenter.wait()?;
+        // Asked for but never taken: the last frame was skipped or never came.
+        if let Some(shot) = self
+            .opts
+            .screenshot
+            .as_ref()
+            .filter(|_| !self.exit_shot_saved)
+        {
+            return Err(ViewError::ScreenshotMissed(shot.clone()));
+        }
         self.report.allocations_last = self.allocations();
         self.report.swapchains_made = self.presenter.swapchains_made;
         self.report.sensor = self.session.sensor.name.clone();
