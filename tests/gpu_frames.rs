@@ -26,11 +26,9 @@ fn settings_for(frame: u32, max_returns: u32) -> FrameSettings {
 
 #[test]
 fn frames_in_flight_match_frame_by_frame() {
-    let scene = procedural("wall:distance=10,size=40");
     let beams = grid((-20.0, 20.0), (-10.0, 10.0), 1.0);
     let ctx = context();
-    let (db, map) = materials(&scene);
-    let mut sim = Simulator::new(&ctx, &scene, &db, &map).expect("simulator");
+    let mut sim = wall_simulator(&ctx);
     sim.set_sensor(&beams, &[THIN], 1, 4).expect("sensor");
     let sequential: Vec<_> = (0..4)
         .map(|f| {
@@ -86,11 +84,9 @@ fn two_sensors() -> (Vec<beamtrace::sensor::Beam>, Vec<beamtrace::sensor::Beam>)
 
 #[test]
 fn switching_sensors_with_frames_in_flight_matches_a_run_that_never_pipelines() {
-    let scene = procedural("wall:distance=10,size=40");
     let (a, b) = two_sensors();
     let ctx = context();
-    let (db, map) = materials(&scene);
-    let mut sim = Simulator::new(&ctx, &scene, &db, &map).expect("simulator");
+    let mut sim = wall_simulator(&ctx);
     // Sensor A reports up to 4 returns per beam, B up to 2.
     let (sa, sb) = (|f| settings_for(f, 4), |f| settings_for(f, 2));
     let frame = |sim: &mut Simulator, s: FrameSettings| {
@@ -129,11 +125,9 @@ fn switching_sensors_with_frames_in_flight_matches_a_run_that_never_pipelines() 
 
 #[test]
 fn dropping_the_simulator_with_frames_in_flight_is_clean() {
-    let scene = procedural("wall:distance=10,size=40");
     let (a, b) = two_sensors();
     let ctx = context();
-    let (db, map) = materials(&scene);
-    let mut sim = Simulator::new(&ctx, &scene, &db, &map).expect("simulator");
+    let mut sim = wall_simulator(&ctx);
     sim.set_sensor(&a, &[THIN], 1, 4).expect("sensor a");
     let _t0 = sim.submit(&settings(0)).expect("submit 0");
     sim.set_instance_transform(0, Mat4::from_translation(Vec3::new(2.0, 0.0, 0.0)))
@@ -144,7 +138,7 @@ fn dropping_the_simulator_with_frames_in_flight_is_clean() {
     // pipelines must outlive them although their owner goes now.
     drop(sim);
     // The device is still usable, and nothing was reported.
-    let mut sim = Simulator::new(&ctx, &scene, &db, &map).expect("a second simulator");
+    let mut sim = wall_simulator(&ctx);
     sim.set_sensor(&a, &[THIN], 1, 4).expect("sensor a");
     let points = sim
         .frame(&settings(0), Capture::default())
@@ -157,11 +151,9 @@ fn dropping_the_simulator_with_frames_in_flight_is_clean() {
 
 #[test]
 fn a_ticket_is_collected_once() {
-    let scene = procedural("wall:distance=10,size=40");
     let (a, _) = two_sensors();
     let ctx = context();
-    let (db, map) = materials(&scene);
-    let mut sim = Simulator::new(&ctx, &scene, &db, &map).expect("simulator");
+    let mut sim = wall_simulator(&ctx);
     sim.set_sensor(&a, &[THIN], 1, 4).expect("sensor");
     let t0 = sim.submit(&settings(0)).expect("submit 0");
     let t1 = sim.submit(&settings(1)).expect("submit 1");
@@ -170,7 +162,7 @@ fn a_ticket_is_collected_once() {
     sim.collect(t1).expect("collect 1");
     sim.collect(t2).expect("collect 2");
     // A ticket from another simulator's slot is refused, not read.
-    let mut other = Simulator::new(&ctx, &scene, &db, &map).expect("simulator");
+    let mut other = wall_simulator(&ctx);
     other.set_sensor(&a, &[THIN], 1, 4).expect("sensor");
     let foreign = other.submit(&settings(0)).expect("submit");
     let _mine = sim.submit(&settings(3)).expect("submit 3");

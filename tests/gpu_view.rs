@@ -8,7 +8,7 @@
 mod support;
 
 use beamtrace::gpu::CommandRecorder;
-use beamtrace::sim::{Capture, FrameSettings, Simulator};
+use beamtrace::sim::{Capture, FrameSettings};
 use beamtrace::view::{
     ColourMode, Frame, OrbitCamera, Overlay, PointStyle, Renderer, ShaderSource, ViewShaders,
 };
@@ -24,11 +24,9 @@ fn settings(frame: u32) -> FrameSettings {
 
 #[test]
 fn a_summary_counts_the_points_a_collect_reads_and_leaves_them_on_the_device() {
-    let scene = procedural("wall:distance=10,size=40");
     let beams = grid((-20.0, 20.0), (-10.0, 10.0), 1.0);
     let ctx = context();
-    let (db, map) = materials(&scene);
-    let mut sim = Simulator::new(&ctx, &scene, &db, &map).expect("simulator");
+    let mut sim = wall_simulator(&ctx);
     sim.set_sensor(&beams, &[THIN], 1, 4).expect("sensor");
     let full = sim.frame(&settings(0), Capture::default()).expect("frame");
     // Every beam of the grid hits the 40 m wall at 10 m: one point each.
@@ -66,11 +64,9 @@ fn a_summary_counts_the_points_a_collect_reads_and_leaves_them_on_the_device() {
 
 #[test]
 fn a_wall_ahead_is_drawn_where_it_is() {
-    let scene = procedural("wall:distance=10,size=40");
     let beams = grid((-20.0, 20.0), (-10.0, 10.0), 0.5);
     let ctx = context();
-    let (db, map) = materials(&scene);
-    let mut sim = Simulator::new(&ctx, &scene, &db, &map).expect("simulator");
+    let mut sim = wall_simulator(&ctx);
     sim.set_sensor(&beams, &[THIN], 1, 4).expect("sensor");
     let ticket = sim.submit(&settings(0)).expect("submit");
     let points = sim.device_points(&ticket).expect("device points");

@@ -155,6 +155,14 @@ pub fn cpu_records(
     cpu.trace(beams, subrays, &t.settings(), t.slots)
 }
 
+/// A simulator on a 40 m wall 10 m ahead (no sensor set yet): the scene of the frame
+/// pipelining and view tests, whose beams all return one echo.
+pub fn wall_simulator(ctx: &Arc<Context>) -> Simulator {
+    let scene = procedural("wall:distance=10,size=40");
+    let (db, map) = materials(&scene);
+    Simulator::new(ctx, &scene, &db, &map).expect("simulator")
+}
+
 pub fn procedural(spec: &str) -> Scene {
     beamtrace::job::procedural_scene(spec).expect("procedural scene")
 }
