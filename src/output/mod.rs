@@ -20,6 +20,7 @@ mod fields;
 mod format;
 mod meta;
 mod organize;
+pub mod packets;
 mod pcd;
 mod picture;
 mod ply;

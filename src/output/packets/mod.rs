@@ -1,0 +1,55 @@
+//! Real sensors' wire formats: the UDP payloads a Velodyne or Ouster sensor sends for
+//! the points of a frame, and the pcap files that hold them offline.
+//!
+//! An encoder turns frames (a [`PointCloud`] each, in frame order) into [`Packet`]s:
+//! payloads with the sensor time at which the real sensor would send them. Packets do
+//! not align with frames on every sensor (a VLP-16 at 10 Hz sends 75⅓ packets per
+//! turn), so an encoder keeps the columns that do not fill a packet for the next frame
+//! and sends them with [`PacketEncoder::finish`] at the end of a stream.
+
+use super::PointCloud;
+
+/// One UDP payload and when the real sensor sends it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Packet {
+    /// Sensor time (s since the stream's first frame began) at which the payload is
+    /// sent: after the last firing it holds.
+    pub time_s: f64,
+    /// The UDP port the vendor sends it to (Velodyne data 2368, Ouster lidar 7502).
+    pub port: u16,
+    pub payload: Vec<u8>,
+}
+
+/// A frame that cannot be put into the chosen wire format.
+#[derive(Debug, thiserror::Error)]
+pub enum PacketError {
+    /// The sensor does not match the format (e.g. VLP-16 packets for a 128-beam
+    /// pattern); the message says what the format needs.
+    #[error("{format} packets: {message}")]
+    Sensor {
+        format: &'static str,
+        message: String,
+    },
+    /// A point that the format cannot carry (its beam is not in the pattern, its range
+    /// is beyond what the format encodes, …); never dropped silently.
+    #[error("{format} packets: {message}")]
+    Point {
+        format: &'static str,
+        message: String,
+    },
+}
+
+/// Turns frames into packets; one per stream, fed every frame in order.
+pub trait PacketEncoder: Send {
+    /// The packets of `cloud`, frame `frame` of the stream, which began `frame_start_s`
+    /// seconds (sensor time) after the stream's first frame began.
+    fn push_frame(
+        &mut self,
+        frame: u64,
+        frame_start_s: f64,
+        cloud: &PointCloud,
+    ) -> Result<Vec<Packet>, PacketError>;
+
+    /// The packets still held (a partly filled last packet), at the end of a stream.
+    fn finish(&mut self) -> Vec<Packet>;
+}
