@@ -98,7 +98,9 @@ struct Material {
 
 // Per-frame parameters (push constants).
 struct FrameParams {
-    mat4 sensor_to_world;       // column-major
+    uint64_t sweep_address;     // SweepBuffer: the sensor's poses over the frame
+    float sweep_duration;       // s from the first pose to the last; 0: one pose
+    uint time_slices;           // moving instances' time slices; <= 1: one placement
     vec3 sun_direction;         // world, unit, towards the sun
     float sun_irradiance;       // relative; 0 = no ambient pass
     uint beam_count;
@@ -110,6 +112,17 @@ struct FrameParams {
     uint seed_hi;
     uint frame;
     uint64_t records_address;   // SubRayRecord[beams * subrays * slots]
+};
+
+// The sensor's pose at SWEEP_POSES evenly spaced times over the frame (rolling
+// shutter): translations, and rotation quaternions (x, y, z, w) each in the hemisphere
+// of the one before (model::Sweep::samples).
+struct Sweep {
+    vec4 translation[SWEEP_POSES];
+    vec4 rotation[SWEEP_POSES];
+};
+layout(buffer_reference, scalar, buffer_reference_align = 16) readonly buffer SweepBuffer {
+    Sweep sweep;
 };
 
 const uint RAY_PRIMARY = 0u;

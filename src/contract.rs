@@ -87,6 +87,12 @@ shared_constants! {
     MAX_CANDIDATES = 64;
     /// The most false alarms drawn per beam.
     MAX_FALSE_ALARMS = 8;
+    /// Sensor poses sampled evenly over a frame's sweep, first and last included; a beam
+    /// leaves from the pose interpolated at its firing time (rolling shutter).
+    SWEEP_POSES = 9;
+    /// The most time slices of moving instances per frame: one bit each of the 8-bit
+    /// instance mask a ray is traced with.
+    MAX_TIME_SLICES = 8;
 }
 
 shared_constants! {

@@ -453,6 +453,7 @@ pub fn frame_settings(
 ) -> FrameSettings {
     FrameSettings {
         sensor_to_world,
+        sweep: None,
         min_range: sensor.min_range,
         max_range: sensor.max_range,
         sun,

@@ -1,7 +1,8 @@
 //! What changes per frame, and how a frame's return records are laid out.
 
+use crate::contract::SWEEP_POSES;
 use crate::sensor::WaveformSettings;
-use glam::{Affine3A, Vec3};
+use glam::{Affine3A, Quat, Vec3};
 
 /// The sun of the ambient-light model (DESIGN §4).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -16,7 +17,13 @@ pub struct Sun {
 /// is empty); it only lets callers name the fields they set.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct FrameSettings {
+    /// The sensor's pose when the frame begins; every beam leaves from it unless
+    /// `sweep` says how the sensor moves during the frame.
     pub sensor_to_world: Affine3A,
+    /// The sensor's motion over the frame (rolling shutter); `None`: it stands still.
+    /// Its duration also times the moving instances' slices (`Simulator::
+    /// with_time_slices`): a beam fired at t sees slice ⌊t / duration · slices⌋.
+    pub sweep: Option<Sweep>,
     /// Range window (m): echoes outside it are dropped, before the return selection.
     /// Rays are traced from the origin, so a surface nearer than `min_range` (the blind
     /// zone) still blocks the beam, or dims it if it is glass, though its echo is
@@ -79,5 +86,76 @@ impl FrameExtent {
     /// Echo slots per frame, which is also the most points a frame can give.
     pub fn echoes(&self) -> u64 {
         self.beams.saturating_mul(self.max_returns)
+    }
+}
+
+/// The sensor's pose over one frame's sweep: `SWEEP_POSES` poses at evenly spaced times
+/// from 0 to `duration_s` (both included). A beam fired at time t leaves from
+/// [`Sweep::pose_at`]`(t)`: translation linear and rotation normalised-linear between the
+/// two samples around t. Exact for a vehicle moving straight at constant speed; a turn
+/// of yaw rate ω at speed v between samples Δt apart deviates from the true arc by at most
+/// v·ω·Δt²/8 (the sagitta of the chord).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Sweep {
+    pub duration_s: f32,
+    pub poses: [Affine3A; SWEEP_POSES as usize],
+}
+
+impl Sweep {
+    /// The sweep of `pose(t)` sampled over `[0, duration_s]`.
+    pub fn sample(duration_s: f32, mut pose: impl FnMut(f32) -> Affine3A) -> Sweep {
+        let last = (SWEEP_POSES - 1) as f32;
+        Sweep {
+            duration_s,
+            poses: std::array::from_fn(|k| pose(duration_s * k as f32 / last)),
+        }
+    }
+
+    /// Sample `k`'s translation and rotation quaternion, as the trace shader reads them:
+    /// each quaternion in the hemisphere of the one before it, so interpolation never
+    /// takes the long way round.
+    pub fn samples(&self) -> [(Vec3, Quat); SWEEP_POSES as usize] {
+        let mut out = [(Vec3::ZERO, Quat::IDENTITY); SWEEP_POSES as usize];
+        for (k, pose) in self.poses.iter().enumerate() {
+            let (_, mut q, t) = pose.to_scale_rotation_translation();
+            if k > 0 && q.dot(out[k - 1].1) < 0.0 {
+                q = -q;
+            }
+            out[k] = (t, q);
+        }
+        out
+    }
+
+    /// The pose at time `t` (s, clamped to the sweep), interpolated as the trace shader
+    /// does (shaders/trace.rgen `sweep_pose`).
+    pub fn pose_at(&self, t: f32) -> Affine3A {
+        let s = self.samples();
+        let (k, f) = sweep_segment(t, self.duration_s);
+        let translation = s[k].0.lerp(s[k + 1].0, f);
+        let rotation = s[k].1.lerp(s[k + 1].1, f).normalize();
+        Affine3A::from_rotation_translation(rotation, translation)
+    }
+}
+
+/// The segment (first sample's index) and the fraction within it of time `t` in a sweep
+/// of `duration` s.
+fn sweep_segment(t: f32, duration: f32) -> (usize, f32) {
+    let last = (SWEEP_POSES - 1) as f32;
+    let u = if duration > 0.0 {
+        (t / duration).clamp(0.0, 1.0) * last
+    } else {
+        0.0
+    };
+    let k = (u as usize).min(SWEEP_POSES as usize - 2);
+    (k, u - k as f32)
+}
+
+impl FrameSettings {
+    /// The pose a beam fired at `t` (s into the frame) leaves from.
+    pub fn pose_at(&self, t: f32) -> Affine3A {
+        match &self.sweep {
+            Some(sweep) => sweep.pose_at(t),
+            None => self.sensor_to_world,
+        }
     }
 }

@@ -159,8 +159,12 @@ impl CpuSimulator {
     ) {
         let (dh, dv) = jittered_offset(sub, beam_index, sub_index, f);
         let d = subray_direction(beam.direction(), dh, dv);
-        let origin = f.sensor_to_world.transform_point3(beam.origin);
-        let dir = f.sensor_to_world.transform_vector3(d).normalize();
+        // The sensor's pose at the beam's firing time (rolling shutter), as the trace
+        // shader interpolates it. Moving instances' time slices are the GPU's alone:
+        // the reference traces the scene as uploaded.
+        let pose = f.pose_at(beam.time);
+        let origin = pose.transform_point3(beam.origin);
+        let dir = pose.transform_vector3(d).normalize();
         let (closest, notes) = self.trace_primary(origin, dir, f);
         for r in out.iter_mut() {
             *r = SubRayRecord::default();

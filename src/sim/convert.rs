@@ -1,14 +1,16 @@
 //! From the plain model to the structs the shaders read: enums become the contract's
 //! codes, seeds split into words, and the figures only the simulator knows (record
-//! layout, echo slots, device addresses) are filled in here and nowhere else.
+//! layout, echo slots, device addresses, time slices) are filled in here and nowhere else.
 
-use super::gpu_types::{FrameParams, GpuAlphaTexture, GpuMaterial, GpuSubRay, WaveformParams};
+use super::gpu_types::{
+    FrameParams, GpuAlphaTexture, GpuMaterial, GpuSubRay, GpuSweep, WaveformParams,
+};
 use super::SimError;
 use crate::contract::{curve_model, estimator, material_class, return_mode};
 use crate::material::MaterialClass;
-use crate::model::{AlphaTexture, FrameSettings, MaterialEntry, RecordLayout};
+use crate::model::{AlphaTexture, FrameSettings, MaterialEntry, RecordLayout, Sweep};
 use crate::sensor::{DualPolicy, RangeEstimator, RangeLimit, ReturnMode, SubRaySample};
-use glam::{Mat4, Vec3};
+use glam::Vec3;
 
 /// The kernel's sub-rays as the ray generation shader reads them.
 pub fn gpu_subrays(subrays: &[SubRaySample]) -> Vec<GpuSubRay> {
@@ -133,7 +135,7 @@ pub fn waveform_params(
 fn frame_params(
     frame: &FrameSettings,
     layout: RecordLayout,
-    records_address: u64,
+    resources: FrameResources,
 ) -> Result<FrameParams, SimError> {
     let (sun_direction, sun_irradiance) = match frame.sun {
         Some(sun) if sun.irradiance > 0.0 => {
@@ -148,7 +150,9 @@ fn frame_params(
         _ => ([0.0, 0.0, 1.0], 0.0),
     };
     Ok(FrameParams {
-        sensor_to_world: Mat4::from(frame.sensor_to_world).to_cols_array(),
+        sweep_address: resources.sweep,
+        sweep_duration: frame.sweep.map_or(0.0, |s| s.duration_s),
+        time_slices: resources.time_slices,
         sun_direction,
         sun_irradiance,
         beam_count: layout.beams,
@@ -159,8 +163,30 @@ fn frame_params(
         seed_lo: frame.seed as u32,
         seed_hi: (frame.seed >> 32) as u32,
         frame: frame.frame,
-        records_address,
+        records_address: resources.records,
     })
+}
+
+/// What the push constants hold beside the frame's settings: the device addresses of
+/// the buffers they point to, and the scene's time slices of its moving instances.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct FrameResources {
+    pub records: u64,
+    pub sweep: u64,
+    pub time_slices: u32,
+}
+
+/// The sensor's poses over the frame as the trace reads them: the sweep's samples, or
+/// the frame's one pose in every sample when the sensor stands still.
+pub(super) fn gpu_sweep(frame: &FrameSettings) -> GpuSweep {
+    let samples = match &frame.sweep {
+        Some(sweep) => sweep.samples(),
+        None => Sweep::sample(0.0, |_| frame.sensor_to_world).samples(),
+    };
+    GpuSweep {
+        translation: samples.map(|(t, _)| t.extend(0.0).to_array()),
+        rotation: samples.map(|(_, q)| q.to_array()),
+    }
 }
 
 /// The push constants of a frame's trace and waveform passes. `echo_slots` is the
@@ -171,7 +197,7 @@ pub(super) fn push_constants(
     frame: &FrameSettings,
     layout: RecordLayout,
     echo_slots: u32,
-    records_address: u64,
+    resources: FrameResources,
 ) -> Result<(FrameParams, WaveformParams), SimError> {
     if frame.waveform.max_returns != echo_slots {
         return Err(SimError::Input(format!(
@@ -181,7 +207,7 @@ pub(super) fn push_constants(
         )));
     }
     Ok((
-        frame_params(frame, layout, records_address)?,
-        waveform_params(frame, layout, records_address),
+        frame_params(frame, layout, resources)?,
+        waveform_params(frame, layout, resources.records),
     ))
 }

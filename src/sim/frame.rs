@@ -2,18 +2,18 @@
 //! waveform (one workgroup per beam) → compaction → points, in one submission with no
 //! host round trip between passes.
 
-use super::convert::push_constants;
+use super::convert::{gpu_sweep, push_constants, FrameResources};
 use super::gpu_types::{CompactParams, GpuEcho, GpuPoint, GpuRecord};
 use super::hit_groups::{hit_groups, hit_records};
 use super::memory::check_frame_memory;
-use super::scene_gpu::{GpuScene, SceneStats};
+use super::scene_gpu::{GpuScene, SceneStats, TimeSlices};
 use super::shaders::FrameShaders;
 use super::slot::{FrameSlot, Pipelines, SensorBuffers, Submitted};
 use super::SimError;
 use crate::contract::{MAX_RECORDS_PER_BEAM, MAX_RECORD_SLOTS, MAX_RETURNS};
 use crate::gpu::{
-    Buffer, BufferUsageFlags, ComputePipeline, Context, MemoryLocation, Pass, RayTracingDesc,
-    RayTracingPipeline, TlasUpdate,
+    exclusive, Buffer, BufferUsageFlags, ComputePipeline, Context, MemoryLocation, Pass,
+    RayTracingDesc, RayTracingPipeline, TlasUpdate,
 };
 use crate::material::{MaterialClass, MaterialDb};
 use crate::model::{Echo, FrameExtent, FrameSettings, RecordLayout, SceneTables, SubRayRecord};
@@ -138,14 +138,29 @@ fn trace_pipeline(
 
 impl Simulator {
     /// Uploads `scene` and makes the pipelines. `material_map[i]` is the IR material of
-    /// scene material i (`MaterialDb::resolve`).
+    /// scene material i (`MaterialDb::resolve`). Nothing moves within a frame; see
+    /// [`with_time_slices`](Self::with_time_slices).
     pub fn new(
         ctx: &Arc<Context>,
         scene: &Scene,
         db: &MaterialDb,
         material_map: &[u32],
     ) -> Result<Simulator, SimError> {
-        let gpu_scene = GpuScene::new(ctx, scene, db, material_map)?;
+        Simulator::with_time_slices(ctx, scene, db, material_map, TimeSlices::none())
+    }
+
+    /// [`new`](Self::new) for a scene whose `slices.moving` instances move during a
+    /// frame: each is placed once per time slice ([`set_instance_slices`](
+    /// Self::set_instance_slices)), and a beam sees the placement of the slice its
+    /// firing time falls in (the frame's `sweep` times the slices).
+    pub fn with_time_slices(
+        ctx: &Arc<Context>,
+        scene: &Scene,
+        db: &MaterialDb,
+        material_map: &[u32],
+        slices: TimeSlices,
+    ) -> Result<Simulator, SimError> {
+        let gpu_scene = GpuScene::new(ctx, scene, db, material_map, slices)?;
         let start = Instant::now();
         let s = FrameShaders::compile(ctx.is_cpu)?;
         let pipelines = Pipelines {
@@ -239,6 +254,22 @@ impl Simulator {
         transform: Mat4,
     ) -> Result<(), SimError> {
         self.scene.set_transform(index, transform)
+    }
+
+    /// Places instance `index` in each time slice (one transform per slice for a moving
+    /// instance, at the slice's middle time; one for a static instance); the next frame
+    /// refits the TLAS, frames in flight keep their placements.
+    pub fn set_instance_slices(
+        &mut self,
+        index: usize,
+        transforms: &[Mat4],
+    ) -> Result<(), SimError> {
+        self.scene.set_slice_transforms(index, transforms)
+    }
+
+    /// The moving instances' time slices per frame (1 for [`new`](Self::new)).
+    pub fn time_slices(&self) -> u32 {
+        self.scene.time_slices()
     }
 
     /// Marks instance `index` as moved without moving it, so the next frame refits the
@@ -452,16 +483,22 @@ fn record_frame(
     sensor: &SensorBuffers,
     settings: &FrameSettings,
 ) -> Result<Option<TlasUpdate>, SimError> {
+    exclusive(&mut slot.sweep, "a frame slot's sweep poses")?
+        .write(0, bytemuck::bytes_of(&gpu_sweep(settings)))?;
     let (ts, sets) = (&slot.timestamps, &slot.sets);
-    let (points, total) = (&slot.points, &slot.total);
+    let (points, total, sweep) = (&slot.points, &slot.total, &slot.sweep);
     let update = slot.recorder.submit(|rec| {
-        let records = rec.address_of(&sensor.records);
+        let resources = FrameResources {
+            records: rec.address_of(&sensor.records),
+            sweep: rec.address_of(sweep),
+            time_slices: scene.time_slices(),
+        };
         let layout = RecordLayout {
             beams: sensor.beam_count,
             subrays: sensor.subray_count,
             slots: sensor.slots,
         };
-        let (params, wave) = push_constants(settings, layout, sensor.max_returns, records)
+        let (params, wave) = push_constants(settings, layout, sensor.max_returns, resources)
             .map_err(|e| crate::gpu::GpuError::Usage(e.to_string()))?;
         let compact = CompactParams {
             beam_count: sensor.beam_count,

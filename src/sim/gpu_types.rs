@@ -4,6 +4,7 @@
 //! lives; `trace_layouts` and `echo_layouts` feed the reflection check that runs whenever
 //! the pipelines are made. `super::convert` fills them from the plain model.
 
+use crate::contract::SWEEP_POSES;
 use crate::gpu::HostLayout;
 use crate::model::{Echo, SubRayRecord};
 use bytemuck::{Pod, Zeroable};
@@ -83,7 +84,10 @@ pub struct GpuMaterial {
 #[repr(C)]
 #[derive(Debug, Clone, Copy, Pod, Zeroable, PartialEq)]
 pub struct FrameParams {
-    pub sensor_to_world: [f32; 16],
+    /// Device address of the slot's [`GpuSweep`].
+    pub sweep_address: u64,
+    pub sweep_duration: f32,
+    pub time_slices: u32,
     pub sun_direction: [f32; 3],
     pub sun_irradiance: f32,
     pub beam_count: u32,
@@ -99,6 +103,15 @@ pub struct FrameParams {
     pub frame: u32,
     /// Device address of the records (a buffer reference: they outgrow descriptor ranges).
     pub records_address: u64,
+}
+
+/// The sensor's poses over a frame (`model::Sweep::samples`): translations (w unused) and
+/// rotation quaternions (x, y, z, w).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Pod, Zeroable, PartialEq)]
+pub struct GpuSweep {
+    pub translation: [[f32; 4]; SWEEP_POSES as usize],
+    pub rotation: [[f32; 4]; SWEEP_POSES as usize],
 }
 
 /// One point as the compaction pass writes it (sensor frame).
@@ -300,11 +313,14 @@ pub fn trace_layouts() -> Vec<HostLayout> {
             [class_id, transmission, table_offset, diffuse_offset]
         ),
         subray_record_layout(),
+        layout!(GpuSweep, "Sweep", [translation, rotation]),
         layout!(
             FrameParams,
             "FrameParams",
             [
-                sensor_to_world,
+                sweep_address,
+                sweep_duration,
+                time_slices,
                 sun_direction,
                 sun_irradiance,
                 beam_count,

@@ -15,7 +15,7 @@ mod shaders;
 mod slot;
 
 pub use crate::contract::MAX_RETURNS;
-pub use crate::model::{Echo, FrameSettings, SubRayRecord, Sun};
+pub use crate::model::{Echo, FrameSettings, SubRayRecord, Sun, Sweep};
 pub use convert::{gpu_subrays, waveform_params};
 pub use frame::{
     Capture, DevicePoints, FrameOutput, FrameSummary, FrameTicket, PassTimes, Simulator,
@@ -23,7 +23,7 @@ pub use frame::{
 };
 pub use gpu_types::{GpuBeam, GpuEcho, GpuPoint, GpuRecord, GpuSubRay, WaveformParams};
 pub use points::{gpu_beams, to_point_cloud};
-pub use scene_gpu::SceneStats;
+pub use scene_gpu::{SceneStats, TimeSlices};
 pub use shaders::shader_sources;
 
 use crate::gpu::GpuError;

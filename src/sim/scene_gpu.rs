@@ -4,7 +4,7 @@
 use super::convert::{gpu_alpha_texture, gpu_material};
 use super::gpu_types::{GpuAlphaTexture, GpuGeometry, GpuInstanceInfo, GpuMaterial};
 use super::SimError;
-use crate::contract::NO_TEXTURE;
+use crate::contract::{MAX_TIME_SLICES, NO_TEXTURE};
 use crate::gpu::{
     build_blases, AccelerationStructure, Buffer, BufferUsageFlags, Context, Recording, Tlas,
     TlasInstance, TlasUpdate, TriangleGeometry,
@@ -40,9 +40,76 @@ pub struct GpuScene {
     pub(super) textures: Arc<Buffer>,
     pub(super) texels: Arc<Buffer>,
     pub(super) tables: SceneTables,
+    /// The scene's instances in order, then the moving ones' placements for time slices
+    /// 1.. (see [`TimeSlices`]).
     tlas_instances: Vec<TlasInstance>,
+    slices: TimeSlices,
     dirty: bool,
     pub stats: SceneStats,
+}
+
+/// Which instances move during a frame, and into how many time slices a frame is cut
+/// for them. Each moving instance is placed once per slice, at the slice's own time,
+/// under one bit of the instance mask (slice k: bit k); a beam traces with the bit of
+/// the slice its firing time falls in, so it sees the instance where it was then, to
+/// within the instance's travel over half a slice. Static instances carry every bit.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TimeSlices {
+    /// Indices into the scene's instances, sorted, unique.
+    pub moving: Vec<usize>,
+    /// 1 ..= MAX_TIME_SLICES; 1 places every instance once.
+    pub slices: u32,
+}
+
+impl TimeSlices {
+    /// One placement per instance: nothing moves within a frame.
+    pub fn none() -> TimeSlices {
+        TimeSlices {
+            moving: Vec::new(),
+            slices: 1,
+        }
+    }
+
+    fn check(&self, instances: usize) -> Result<(), SimError> {
+        if !(1..=MAX_TIME_SLICES).contains(&self.slices) {
+            return Err(SimError::Input(format!(
+                "{} time slices: use 1 to {MAX_TIME_SLICES} (one instance-mask bit each)",
+                self.slices
+            )));
+        }
+        let sorted = self.moving.windows(2).all(|w| w[0] < w[1]);
+        match self.moving.last() {
+            Some(&last) if last >= instances || !sorted => Err(SimError::Input(format!(
+                "moving instances must be sorted, unique indices below {instances}"
+            ))),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// The TLAS placements of the scene (one per instance, in order) extended by the moving
+/// instances' copies for slices 1..; the instance table follows, so that a hit on any
+/// copy reports its instance's id and class.
+fn slice_placements(
+    mut tlas: Vec<TlasInstance>,
+    mut table: Vec<GpuInstanceInfo>,
+    slices: &TimeSlices,
+) -> (Vec<TlasInstance>, Vec<GpuInstanceInfo>) {
+    if slices.slices <= 1 {
+        return (tlas, table);
+    }
+    for &m in &slices.moving {
+        tlas[m].mask = 1;
+    }
+    for k in 1..slices.slices {
+        for &m in &slices.moving {
+            let mut copy = tlas[m].clone();
+            copy.mask = 1 << k;
+            tlas.push(copy);
+            table.push(table[m]);
+        }
+    }
+    (tlas, table)
 }
 
 /// Row-major 3×4 of an affine Mat4, as the TLAS wants it.
@@ -240,7 +307,9 @@ impl GpuScene {
         scene: &Scene,
         db: &MaterialDb,
         material_map: &[u32],
+        slices: TimeSlices,
     ) -> Result<GpuScene, SimError> {
+        slices.check(scene.instances.len())?;
         let start = Instant::now();
         let tables = SceneTables::new(scene, db, material_map)?;
         let packed = PackedMeshes::new(scene)?;
@@ -249,6 +318,8 @@ impl GpuScene {
         let inputs = blas_inputs(scene, &packed, &geometry_table, &tables);
         let (blases, blas_stats) = build_blases(ctx, &inputs)?;
         let (tlas_instances, instance_table) = place_instances(scene, &blases, &tables)?;
+        let (tlas_instances, instance_table) =
+            slice_placements(tlas_instances, instance_table, &slices);
         let table = BufferUsageFlags::STORAGE_BUFFER;
         let up = |name: &str, bytes: &[u8]| Buffer::upload(ctx, name, bytes, table);
         let mut geometries = up("geometry table", bytemuck::cast_slice(&geometry_table))?;
@@ -282,32 +353,83 @@ impl GpuScene {
             texels: Arc::new(up("alpha texels", &tables.texels)?),
             tables,
             tlas_instances,
+            slices,
             dirty: true,
             stats,
         })
     }
 
-    /// Moves instance `index` (mesh → world); the next frame refits the TLAS.
+    /// Moves instance `index` (mesh → world), in every time slice; the next frame
+    /// refits the TLAS.
     pub fn set_transform(&mut self, index: usize, transform: Mat4) -> Result<(), SimError> {
-        if !transform.is_finite() {
+        let slices = vec![transform; self.slice_count_of(index)?];
+        self.set_slice_transforms(index, &slices)
+    }
+
+    /// Places instance `index` in each time slice: one transform per slice for a moving
+    /// instance ([`TimeSlices`]), one for a static one. The next frame refits the TLAS.
+    pub fn set_slice_transforms(
+        &mut self,
+        index: usize,
+        transforms: &[Mat4],
+    ) -> Result<(), SimError> {
+        let want = self.slice_count_of(index)?;
+        if transforms.len() != want {
             return Err(SimError::Input(format!(
-                "transform of instance {index} is not finite"
+                "instance {index} has {want} time slice(s), {} transforms given",
+                transforms.len()
             )));
         }
-        let count = self.tlas_instances.len();
-        let inst = self.tlas_instances.get_mut(index).ok_or_else(|| {
-            SimError::Input(format!(
-                "instance {index} does not exist ({count} instances)"
-            ))
-        })?;
-        inst.transform = row_major_3x4(&transform);
+        if let Some(bad) = transforms.iter().position(|t| !t.is_finite()) {
+            return Err(SimError::Input(format!(
+                "transform of instance {index} in time slice {bad} is not finite"
+            )));
+        }
+        for (k, t) in transforms.iter().enumerate() {
+            let placement = self.placement(index, k);
+            self.tlas_instances[placement].transform = row_major_3x4(t);
+        }
         self.dirty = true;
         Ok(())
     }
 
+    /// The moving instances' time slices per frame (1: every instance placed once).
+    pub fn time_slices(&self) -> u32 {
+        self.slices.slices
+    }
+
+    /// How many placements instance `index` has: the slices if it moves, else 1.
+    fn slice_count_of(&self, index: usize) -> Result<usize, SimError> {
+        let count = self.scene_instances();
+        if index >= count {
+            return Err(SimError::Input(format!(
+                "instance {index} does not exist ({count} instances)"
+            )));
+        }
+        Ok(match self.slices.moving.binary_search(&index) {
+            Ok(_) => self.slices.slices as usize,
+            Err(_) => 1,
+        })
+    }
+
+    /// The TLAS placement of instance `index` in slice `k` (< its slice count).
+    fn placement(&self, index: usize, k: usize) -> usize {
+        if k == 0 {
+            return index;
+        }
+        let j = self.slices.moving.binary_search(&index).unwrap_or(0);
+        let moving = self.slices.moving.len();
+        self.scene_instances() + (k - 1) * moving + j
+    }
+
+    /// The scene's own instances (the TLAS also holds the slices' copies).
+    fn scene_instances(&self) -> usize {
+        self.stats.instances
+    }
+
     /// Marks instance `index` as moved (the next frame refits).
     pub fn touch(&mut self, index: usize) -> Result<(), SimError> {
-        if index >= self.tlas_instances.len() {
+        if index >= self.scene_instances() {
             return Err(SimError::Input(format!("instance {index} does not exist")));
         }
         self.dirty = true;

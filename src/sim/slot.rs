@@ -8,7 +8,7 @@
 //! rebound when the frame it is about to run has another sensor than its last one.
 
 use super::convert::gpu_subrays;
-use super::gpu_types::{GpuEcho, GpuPoint, GpuRecord};
+use super::gpu_types::{GpuEcho, GpuPoint, GpuRecord, GpuSweep};
 use super::points::gpu_beams;
 use super::scene_gpu::GpuScene;
 use super::SimError;
@@ -111,6 +111,8 @@ pub(super) struct FrameSlot {
     /// Where the compaction writes this slot's points (host-visible, by address).
     pub points: Arc<Buffer>,
     pub total: Arc<Buffer>,
+    /// The sensor's poses over the frame, written at submission (host-visible).
+    pub sweep: Arc<Buffer>,
     /// The sensor the sets and point buffer are made for.
     pub sensor: Option<Arc<SensorBuffers>>,
     pub submitted: Option<Submitted>,
@@ -147,6 +149,13 @@ impl FrameSlot {
             },
             points: host(format!("points {index}"), 16)?,
             total: host(format!("point count {index}"), 16)?,
+            sweep: Arc::new(Buffer::new(
+                ctx,
+                &format!("sweep poses {index}"),
+                std::mem::size_of::<GpuSweep>() as u64,
+                BufferUsageFlags::STORAGE_BUFFER,
+                MemoryLocation::CpuToGpu,
+            )?),
             sensor: None,
             submitted: None,
         })

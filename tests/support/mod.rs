@@ -64,6 +64,7 @@ impl Trace {
     pub fn settings(&self) -> FrameSettings {
         FrameSettings {
             sensor_to_world: self.pose,
+            sweep: None,
             min_range: self.min_range,
             max_range: self.max_range,
             sun: self.sun,
