@@ -7,6 +7,10 @@
 //! turn), so an encoder keeps the columns that do not fill a packet for the next frame
 //! and sends them with [`PacketEncoder::finish`] at the end of a stream.
 
+mod udp;
+
+pub use udp::{Pacing, SendStats, SinkError, UdpSink};
+
 use super::PointCloud;
 
 /// One UDP payload and when the real sensor sends it.

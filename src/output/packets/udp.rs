@@ -1,0 +1,196 @@
+//! Sending packets over UDP as a sensor on the network does: each at its real send time
+//! (the sensor's clock started when the stream started), or as fast as possible.
+//!
+//! A sensor does not care whether anyone listens, and neither does the sink: it sends
+//! from an unconnected socket, so a destination without a receiver costs nothing (no
+//! ICMP "port unreachable" comes back as an error), and an error the kernel reports for
+//! one datagram anyway (`ECONNREFUSED` on some systems) is counted, not fatal. Errors
+//! that mean the stream cannot go on (no route, a message too long) stop it.
+
+use super::Packet;
+use std::io;
+use std::net::{SocketAddr, UdpSocket};
+use std::time::{Duration, Instant};
+
+/// The sink could not be set up, or a packet could not be sent.
+#[derive(Debug, thiserror::Error)]
+pub enum SinkError {
+    #[error("cannot open a UDP socket to send to {to}: {source}")]
+    Bind {
+        to: SocketAddr,
+        #[source]
+        source: io::Error,
+    },
+    #[error(
+        "sending a {bytes}-byte packet to {to} failed: {source}; check the address and \
+         that the network is up (see `ip route get {ip}`)",
+        ip = to.ip()
+    )]
+    Send {
+        to: SocketAddr,
+        bytes: usize,
+        #[source]
+        source: io::Error,
+    },
+}
+
+/// When packets leave.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Pacing {
+    /// Each packet at `start + packet.time_s`, as the real sensor sends it.
+    RealTime { start: Instant },
+    /// Each packet as soon as it is there.
+    AsFastAsPossible,
+}
+
+/// What a sink has sent.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct SendStats {
+    pub packets: u64,
+    pub bytes: u64,
+    /// Datagrams the kernel refused for want of a receiver (counted, not resent).
+    pub refused: u64,
+    /// Packets that left after their send time (real time only), and by how much the
+    /// latest was late (s).
+    pub late: u64,
+    pub max_late_s: f64,
+}
+
+/// Packets sent late by less than this are on time: the scheduler's wake-up jitter.
+const ON_TIME: f64 = 1e-3;
+
+/// A UDP sender to one address.
+pub struct UdpSink {
+    socket: UdpSocket,
+    to: SocketAddr,
+    pub stats: SendStats,
+}
+
+impl UdpSink {
+    /// A sink sending to `to` (broadcast addresses allowed).
+    pub fn new(to: SocketAddr) -> Result<UdpSink, SinkError> {
+        let any: SocketAddr = if to.is_ipv4() {
+            ([0, 0, 0, 0], 0).into()
+        } else {
+            (std::net::Ipv6Addr::UNSPECIFIED, 0).into()
+        };
+        let bind = |source| SinkError::Bind { to, source };
+        let socket = UdpSocket::bind(any).map_err(bind)?;
+        socket.set_broadcast(true).map_err(bind)?;
+        Ok(UdpSink {
+            socket,
+            to,
+            stats: SendStats::default(),
+        })
+    }
+
+    /// Where the packets go.
+    pub fn destination(&self) -> SocketAddr {
+        self.to
+    }
+
+    /// Sends `packet` when `pacing` says (sleeping until then).
+    pub fn send(&mut self, packet: &Packet, pacing: Pacing) -> Result<(), SinkError> {
+        if let Pacing::RealTime { start } = pacing {
+            self.wait_until(start, packet.time_s);
+        }
+        match self.socket.send_to(&packet.payload, self.to) {
+            Ok(_) => {
+                self.stats.packets += 1;
+                self.stats.bytes += packet.payload.len() as u64;
+                Ok(())
+            }
+            Err(e) if e.kind() == io::ErrorKind::ConnectionRefused => {
+                self.stats.refused += 1;
+                Ok(())
+            }
+            Err(source) => Err(SinkError::Send {
+                to: self.to,
+                bytes: packet.payload.len(),
+                source,
+            }),
+        }
+    }
+
+    fn wait_until(&mut self, start: Instant, time_s: f64) {
+        let due = start + Duration::from_secs_f64(time_s.max(0.0));
+        let now = Instant::now();
+        if due > now {
+            std::thread::sleep(due - now);
+            return;
+        }
+        let late = (now - due).as_secs_f64();
+        if late > ON_TIME {
+            self.stats.late += 1;
+            self.stats.max_late_s = self.stats.max_late_s.max(late);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn packet(time_s: f64, byte: u8) -> Packet {
+        Packet {
+            time_s,
+            port: 2368,
+            payload: vec![byte; 100],
+        }
+    }
+
+    /// A receiver on loopback gets every packet, in order, with its bytes; real-time
+    /// pacing holds them to their times (measured by the receiver's clock).
+    #[test]
+    fn sends_in_order_at_their_times() {
+        let rx = UdpSocket::bind("127.0.0.1:0").unwrap();
+        rx.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        let mut sink = UdpSink::new(rx.local_addr().unwrap()).unwrap();
+        let start = Instant::now();
+        let pacing = Pacing::RealTime { start };
+        let times = [0.0, 0.05, 0.10, 0.15];
+        for (i, t) in times.iter().enumerate() {
+            sink.send(&packet(*t, i as u8), pacing).unwrap();
+        }
+        let mut buf = [0u8; 200];
+        for (i, t) in times.iter().enumerate() {
+            let n = rx.recv(&mut buf).unwrap();
+            assert_eq!(n, 100);
+            assert_eq!(buf[0], i as u8, "packet {i} out of order");
+            let at = start.elapsed().as_secs_f64();
+            assert!(
+                at >= *t,
+                "packet {i} arrived at {at} s, before its time {t} s"
+            );
+        }
+        assert_eq!(sink.stats.packets, 4);
+        assert_eq!(sink.stats.bytes, 400);
+    }
+
+    /// Nobody listens on the port: sending goes on, nothing fails.
+    #[test]
+    fn no_receiver_is_not_an_error() {
+        let port = {
+            let s = UdpSocket::bind("127.0.0.1:0").unwrap();
+            s.local_addr().unwrap().port()
+        };
+        let mut sink = UdpSink::new(([127, 0, 0, 1], port).into()).unwrap();
+        for i in 0..20 {
+            sink.send(&packet(0.0, i), Pacing::AsFastAsPossible)
+                .unwrap();
+        }
+        assert_eq!(sink.stats.packets + sink.stats.refused, 20);
+    }
+
+    /// A packet whose time has passed leaves at once and is counted late.
+    #[test]
+    fn late_packets_are_counted() {
+        let rx = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let mut sink = UdpSink::new(rx.local_addr().unwrap()).unwrap();
+        let start = Instant::now() - Duration::from_millis(200);
+        sink.send(&packet(0.0, 0), Pacing::RealTime { start })
+            .unwrap();
+        assert_eq!(sink.stats.late, 1);
+        assert!(sink.stats.max_late_s >= 0.19);
+    }
+}
