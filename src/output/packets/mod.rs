@@ -7,8 +7,17 @@
 //! turn), so an encoder keeps the columns that do not fill a packet for the next frame
 //! and sends them with [`PacketEncoder::finish`] at the end of a stream.
 
+mod pcap;
 mod udp;
+mod velodyne;
 
+pub use pcap::{
+    write_pcap, write_pcap_to, PcapError, PcapOptions, PcapWriter, MAX_UDP_PAYLOAD, MTU,
+};
+pub use velodyne::{
+    VelodyneEncoder, VelodyneModel, VelodyneOptions, VelodyneReturnMode, VELODYNE_DATA_PORT,
+    VELODYNE_MAX_RANGE_M, VELODYNE_PAYLOAD_LEN,
+};
 pub use udp::{Pacing, SendStats, SinkError, UdpSink};
 
 use super::PointCloud;
