@@ -4,8 +4,16 @@
 //! [`JobReport`]; progress bars and messages are the caller's.
 
 mod error;
+mod packets;
+mod playback;
+mod sender;
 
 pub use error::JobError;
+pub use packets::{PacketFormat, PACKET_FORMATS};
+pub use playback::{Playback, TIME_SLICES};
+pub use sender::{SenderReport, QUEUE_FRAMES};
+
+use sender::{FramePackets, PacketSinks, Sender};
 
 use crate::gpu::{Context, ContextOptions};
 use crate::material::{MaterialDb, MaterialMapping};
@@ -15,11 +23,14 @@ use crate::output::{
     write_picture_into, write_poses, AtomicFiles, BeamDesc, BeamLayout, CloudMeta, FieldSet,
     Format, Organize, PictureOptions, PointCloud, PoseRow, Viewpoint,
 };
-use crate::scene::{Scene, SceneLoadOptions};
+use crate::output::packets::{Pacing, PacketEncoder, PcapOptions, UdpSink};
+use crate::scene::{Motion, Scenario, Scene, SceneLoadOptions};
 use crate::sensor::{Pose, Sensor, SubRaySample};
 use crate::sim::memory::check_frame_memory;
-use crate::sim::{to_point_cloud, FrameOutput, FrameSettings, Simulator, Sun};
+use crate::sim::{to_point_cloud, FrameOutput, FrameSettings, FrameTicket, Simulator, Sun};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Instant;
 
 /// Frames a job writes at most: frame_000000 to frame_999999 (and the frame number
 /// keys the noise as a 32-bit value).
@@ -52,6 +63,30 @@ pub struct JobOptions {
     pub organized: Option<bool>,
     /// The command line that started the run, recorded in `run.json`.
     pub command_line: Vec<String>,
+    /// Moves the vehicle and the scene's objects over time; `None`: the scene's own glTF
+    /// animations play, and the vehicle stands at `vehicle_pose`.
+    pub scenario: Option<Scenario>,
+    /// Write each frame's point cloud (and picture) into `out_dir`, with poses.csv and
+    /// run.json; without it only packets go out.
+    pub clouds: bool,
+    /// The frames as a real sensor's packets, over UDP and/or into a pcap file.
+    pub packets: Option<PacketOutput>,
+}
+
+/// Where a run's packets go.
+#[derive(Debug, Clone)]
+pub struct PacketOutput {
+    pub format: PacketFormat,
+    /// Send each packet over UDP to this address.
+    pub udp: Option<std::net::SocketAddr>,
+    /// Write every packet into this pcap file (atomically, at the end).
+    pub pcap: Option<PathBuf>,
+    /// Send at the sensor's real rate (frames the simulation cannot keep up with are
+    /// dropped and counted); else as fast as frames are made.
+    pub real_time: bool,
+    /// Unix time of the first frame: the packets' and the capture's timestamps count
+    /// from it (a fixed value keeps offline files reproducible).
+    pub start: std::time::Duration,
 }
 
 /// The files of a run besides its frames.
@@ -70,6 +105,12 @@ pub struct JobReport {
     pub trace_ms: Vec<f64>,
     /// GPU time of each frame's passes (TLAS, trace, waveform, compaction), ms.
     pub gpu_ms: Vec<f64>,
+    /// The sensor's pose (sensor → world) when each simulated frame began.
+    pub poses: Vec<(u64, glam::Affine3A)>,
+    /// Frames skipped in real time because the simulation fell behind the sensor's clock.
+    pub dropped_frames: u64,
+    /// What the packet writer sent and wrote.
+    pub packets: Option<SenderReport>,
 }
 
 /// One frame's files are written: sent to [`run_job`]'s callback, in frame order.
@@ -83,12 +124,40 @@ pub struct FrameDone {
     pub points: usize,
 }
 
-/// Runs the job: simulates `opts.frames` frames and writes their files, calling
-/// `frame_done` after each frame is written (for a progress bar; `&mut |_| {}` for none).
+/// Runs the job: simulates `opts.frames` frames and writes their files (and sends or
+/// writes their packets), calling `frame_done` after each frame is done (for a progress
+/// bar; `&mut |_| {}` for none).
 pub fn run_job(
     opts: &JobOptions,
     frame_done: &mut dyn FnMut(&FrameDone),
 ) -> Result<JobReport, JobError> {
+    check_options(opts)?;
+    let plan = OutputPlan::new(opts)?;
+    let motion = match &opts.scenario {
+        Some(scenario) => Motion::new(&opts.scene, scenario)?,
+        None => Motion::from_scene(&opts.scene),
+    };
+    let playback = Playback::new(
+        motion,
+        opts.vehicle_pose,
+        opts.sensor.mount,
+        opts.sensor.frame_rate,
+    );
+    // Refused before the device opens and before anything is sent or written.
+    let encoder = match &opts.packets {
+        Some(p) => Some(p.format.encoder(&opts.sensor, p.start)?),
+        None => None,
+    };
+    let mut runner = Runner::new(opts, plan, playback)?;
+    runner.packets = match (&opts.packets, encoder) {
+        (Some(p), Some(encoder)) => Some(PacketStream::start(p, encoder)?),
+        _ => None,
+    };
+    runner.run(frame_done)?;
+    runner.finish()
+}
+
+fn check_options(opts: &JobOptions) -> Result<(), JobError> {
     if opts.frames == 0 {
         return Err(JobError::NoFrames);
     }
@@ -98,75 +167,222 @@ pub fn run_job(
     if !opts.vehicle_pose.is_finite() {
         return Err(JobError::NonFinitePose);
     }
-    let plan = OutputPlan::new(opts)?;
-    let material_map = resolve_materials(
-        &opts.materials,
-        &opts.scene,
-        &opts.scene_name,
-        &opts.mapping,
-    )?;
-    let ctx = Context::new(&opts.device).map_err(JobError::Device)?;
-    let subrays = sensor_subrays(&opts.sensor)?;
-    // Before the scene is uploaded: frames that cannot fit even with one record slot
-    // per sub-ray (the fewest a scene needs) are refused now; set_sensor checks again.
-    check_frame_memory(&ctx, &frame_extent(&opts.sensor, subrays.len(), 1))?;
-    create_out_dir(&opts.out_dir)?;
-    // Each material's values at the sensor's wavelength (nearest given within 50 nm).
-    let materials = opts.materials.for_wavelength(opts.sensor.wavelength_nm);
-    let mut sim =
-        Simulator::new(&ctx, &opts.scene, &materials, &material_map).map_err(|source| {
-            JobError::Upload {
+    Ok(())
+}
+
+/// A frame on the GPU.
+struct InFlight {
+    frame: u64,
+    ticket: FrameTicket,
+    settings: FrameSettings,
+    submitted: Instant,
+}
+
+/// The frames' packets: the encoder on this thread, the writer on its own.
+struct PacketStream {
+    encoder: Box<dyn PacketEncoder>,
+    sender: Sender,
+    /// Real time: when the sensor's clock started.
+    real_time: Option<Instant>,
+}
+
+impl PacketStream {
+    fn start(p: &PacketOutput, encoder: Box<dyn PacketEncoder>) -> Result<Self, JobError> {
+        let start = Instant::now();
+        let udp = p.udp.map(UdpSink::new).transpose().map_err(JobError::Sink)?;
+        let pcap = p.pcap.clone().map(|path| {
+            let options = PcapOptions {
+                start: p.start,
+                ..PcapOptions::default()
+            };
+            (path, options)
+        });
+        let pacing = match p.real_time {
+            true => Pacing::RealTime { start },
+            false => Pacing::AsFastAsPossible,
+        };
+        Ok(PacketStream {
+            encoder,
+            sender: Sender::spawn(PacketSinks { udp, pcap, pacing })?,
+            real_time: p.real_time.then_some(start),
+        })
+    }
+}
+
+/// The job's state between frames.
+struct Runner<'a> {
+    opts: &'a JobOptions,
+    plan: OutputPlan,
+    ctx: Arc<Context>,
+    sim: Simulator,
+    playback: Playback,
+    packets: Option<PacketStream>,
+    report: JobReport,
+}
+
+impl<'a> Runner<'a> {
+    fn new(opts: &'a JobOptions, plan: OutputPlan, playback: Playback) -> Result<Self, JobError> {
+        let material_map = resolve_materials(
+            &opts.materials,
+            &opts.scene,
+            &opts.scene_name,
+            &opts.mapping,
+        )?;
+        let ctx = Context::new(&opts.device).map_err(JobError::Device)?;
+        let subrays = sensor_subrays(&opts.sensor)?;
+        // Before the scene is uploaded: frames that cannot fit even with one record slot
+        // per sub-ray (the fewest a scene needs) are refused now; set_sensor checks again.
+        check_frame_memory(&ctx, &frame_extent(&opts.sensor, subrays.len(), 1))?;
+        if opts.clouds {
+            create_out_dir(&opts.out_dir)?;
+        }
+        // Each material's values at the sensor's wavelength (nearest given within 50 nm).
+        let materials = opts.materials.for_wavelength(opts.sensor.wavelength_nm);
+        let slices = playback.time_slices();
+        let mut sim = Simulator::with_time_slices(&ctx, &opts.scene, &materials, &material_map, slices)
+            .map_err(|source| JobError::Upload {
                 what: format!("{} to the GPU", opts.scene_name),
                 source,
-            }
-        })?;
-    sim.set_sensor(
-        &opts.sensor.beams,
-        &subrays,
-        sim.record_slots(),
-        opts.sensor.detector.max_returns,
-    )?;
-    let sensor_to_world = opts.vehicle_pose.to_affine() * opts.sensor.mount.to_affine();
-    let mut report = JobReport {
-        device: format!("{} ({})", ctx.device_name, ctx.driver_info),
-        ..Default::default()
-    };
-    // Two frames in flight: while the GPU computes frame f + 1, the host writes frame f.
-    let mut in_flight: Option<(u64, crate::sim::FrameTicket)> = None;
-    for frame in 0..=opts.frames {
-        let next = if frame < opts.frames {
-            let settings = frame_settings(
-                &opts.sensor,
-                sensor_to_world,
-                opts.sun,
-                opts.seed,
-                frame as u32,
-            );
-            Some((frame, sim.submit(&settings)?))
-        } else {
-            None
+            })?;
+        sim.set_sensor(
+            &opts.sensor.beams,
+            &subrays,
+            sim.record_slots(),
+            opts.sensor.detector.max_returns,
+        )?;
+        let report = JobReport {
+            device: format!("{} ({})", ctx.device_name, ctx.driver_info),
+            ..Default::default()
         };
-        if let Some((done, ticket)) = in_flight.take() {
-            let out = sim.collect(ticket)?;
-            let (files, points) =
-                write_frame(opts, &plan, done, &out, sensor_to_world, &mut report)?;
-            // A frame's files appear together, and the caller hears of them at once.
-            files.commit_then(|| {
-                frame_done(&FrameDone {
-                    frame: done,
-                    frames: opts.frames,
-                    points,
-                })
+        Ok(Runner {
+            opts,
+            plan,
+            ctx,
+            sim,
+            playback,
+            packets: None,
+            report,
+        })
+    }
+
+    /// Two frames in flight: while the GPU computes frame f + 1, the host writes frame f.
+    fn run(&mut self, frame_done: &mut dyn FnMut(&FrameDone)) -> Result<(), JobError> {
+        let mut in_flight: Option<InFlight> = None;
+        let mut frame = 0;
+        loop {
+            let next = match self.next_frame(frame) {
+                Some(f) => {
+                    frame = f + 1;
+                    Some(self.submit(f)?)
+                }
+                None => None,
+            };
+            if let Some(done) = in_flight.take() {
+                self.finish_frame(done, frame_done)?;
+            }
+            match next {
+                Some(n) => in_flight = Some(n),
+                None => return Ok(()),
+            }
+        }
+    }
+
+    /// The next frame to simulate from `frame` on: in real time, frames whose sweep has
+    /// already passed are skipped and counted as dropped (a real sensor does not wait).
+    fn next_frame(&mut self, mut frame: u64) -> Option<u64> {
+        if let Some(start) = self.packets.as_ref().and_then(|p| p.real_time) {
+            let now = start.elapsed().as_secs_f64();
+            while frame < self.opts.frames && now > self.playback.frame_time(frame + 1) {
+                self.report.dropped_frames += 1;
+                frame += 1;
+            }
+        }
+        (frame < self.opts.frames).then_some(frame)
+    }
+
+    fn submit(&mut self, frame: u64) -> Result<InFlight, JobError> {
+        self.playback.place(&mut self.sim, frame)?;
+        let t = self.playback.frame_time(frame);
+        let mut settings = frame_settings(
+            &self.opts.sensor,
+            self.playback.sensor_to_world(t),
+            self.opts.sun,
+            self.opts.seed,
+            frame as u32,
+        );
+        settings.sweep = self.playback.sweep(frame);
+        let submitted = Instant::now();
+        Ok(InFlight {
+            frame,
+            ticket: self.sim.submit(&settings)?,
+            settings,
+            submitted,
+        })
+    }
+
+    fn finish_frame(
+        &mut self,
+        done: InFlight,
+        frame_done: &mut dyn FnMut(&FrameDone),
+    ) -> Result<(), JobError> {
+        let out = self.sim.collect(done.ticket)?;
+        let cloud = to_point_cloud(&self.opts.sensor.beams, &out.points)?;
+        self.report.record_times(&out);
+        self.report.points_per_frame.push(cloud.points.len());
+        self.report.poses.push((done.frame, done.settings.sensor_to_world));
+        if let Some(p) = &mut self.packets {
+            let t = self.playback.frame_time(done.frame);
+            let packets = p.encoder.push_frame(done.frame, t, &cloud)?;
+            p.sender.send(FramePackets {
+                packets,
+                submitted: done.submitted,
             })?;
         }
-        in_flight = next;
+        let info = FrameDone {
+            frame: done.frame,
+            frames: self.opts.frames,
+            points: cloud.points.len(),
+        };
+        if !self.opts.clouds {
+            frame_done(&info);
+            return Ok(());
+        }
+        let files = write_frame(self.opts, &self.plan, done.frame, &cloud, &done.settings, &mut self.report)?;
+        // A frame's files appear together, and the caller hears of them at once.
+        files.commit_then(|| frame_done(&info))?;
+        Ok(())
     }
-    let messages = ctx.validation_messages();
-    if !messages.is_empty() {
-        return Err(JobError::Validation(messages));
+
+    fn finish(mut self) -> Result<JobReport, JobError> {
+        if let Some(mut p) = self.packets.take() {
+            let last = p.encoder.finish();
+            p.sender.send(FramePackets {
+                packets: last,
+                submitted: Instant::now(),
+            })?;
+            let mut sent = p.sender.finish()?;
+            // The flush of held firings is not a frame.
+            sent.latency_ms.pop();
+            self.report.packets = Some(sent);
+        }
+        let messages = self.ctx.validation_messages();
+        if !messages.is_empty() {
+            return Err(JobError::Validation(messages));
+        }
+        if self.opts.clouds {
+            write_run_files(self.opts, &self.plan, &mut self.report)?;
+        }
+        Ok(self.report)
     }
-    write_run_files(opts, &plan, sensor_to_world, &mut report)?;
-    Ok(report)
+}
+
+impl JobReport {
+    fn record_times(&mut self, out: &FrameOutput) {
+        let t = &out.times;
+        self.trace_ms.push(t.trace_ms);
+        self.gpu_ms
+            .push(t.tlas_ms + t.trace_ms + t.waveform_ms + t.compaction_ms);
+    }
 }
 
 /// How the frames of a run are written: the sensor's beams as the writers see them,
@@ -254,15 +470,15 @@ pub fn viewpoint(a: glam::Affine3A) -> Viewpoint {
 fn write_run_files(
     opts: &JobOptions,
     plan: &OutputPlan,
-    sensor_to_world: glam::Affine3A,
     report: &mut JobReport,
 ) -> Result<(), JobError> {
-    let pose = viewpoint(sensor_to_world);
-    let rows: Vec<PoseRow> = (0..opts.frames)
-        .map(|frame| PoseRow {
+    let rows: Vec<PoseRow> = report
+        .poses
+        .iter()
+        .map(|&(frame, pose)| PoseRow {
             frame,
             time: frame as f64 / f64::from(opts.sensor.frame_rate),
-            pose,
+            pose: viewpoint(pose),
         })
         .collect();
     let poses = opts.out_dir.join(POSES_FILE);
@@ -336,27 +552,28 @@ fn probe_writable(dir: &Path) -> std::io::Result<()> {
 }
 
 /// Writes one simulated frame's files, not yet in place (the caller commits the group),
-/// and adds the frame to the report; returns the files and the frame's point count.
+/// and adds them to the report. In the world frame each point is placed by the sensor's
+/// pose when its beam fired (the sweep), which undoes the rolling shutter.
 fn write_frame(
     opts: &JobOptions,
     plan: &OutputPlan,
     frame: u64,
-    out: &FrameOutput,
-    sensor_to_world: glam::Affine3A,
+    cloud: &PointCloud,
+    settings: &FrameSettings,
     report: &mut JobReport,
-) -> Result<(AtomicFiles, usize), JobError> {
+) -> Result<AtomicFiles, JobError> {
     let mut files = AtomicFiles::default();
-    let cloud = to_point_cloud(&opts.sensor.beams, &out.points)?;
     if opts.world_frame {
         let mut world = cloud.clone();
         for p in &mut world.points {
-            let w = sensor_to_world.transform_point3(glam::Vec3::new(p.x, p.y, p.z));
+            let pose = settings.pose_at(p.time);
+            let w = pose.transform_point3(glam::Vec3::new(p.x, p.y, p.z));
             (p.x, p.y, p.z) = (w.x, w.y, w.z);
         }
-        let world_pose = Some(viewpoint(sensor_to_world));
+        let world_pose = Some(viewpoint(settings.sensor_to_world));
         write_clouds(opts, plan, frame, &world, world_pose, &mut files, report)?;
     } else {
-        write_clouds(opts, plan, frame, &cloud, None, &mut files, report)?;
+        write_clouds(opts, plan, frame, cloud, None, &mut files, report)?;
     }
     if opts.picture {
         // The picture is of the sensor's view whatever frame the file uses.
@@ -364,16 +581,10 @@ fn write_frame(
             .out_dir
             .join(frame_file_name(frame, opts.format))
             .with_extension("png");
-        write_picture_into(&mut files, &png, &cloud, &picture_options(&opts.sensor))?;
+        write_picture_into(&mut files, &png, cloud, &picture_options(&opts.sensor))?;
         report.files.push(png);
     }
-    report.points_per_frame.push(cloud.points.len());
-    report.trace_ms.push(out.times.trace_ms);
-    let t = &out.times;
-    report
-        .gpu_ms
-        .push(t.tlas_ms + t.trace_ms + t.waveform_ms + t.compaction_ms);
-    Ok((files, cloud.points.len()))
+    Ok(files)
 }
 
 /// Writes the cloud file(s) of frame `frame`: one file, or one per return layer of an

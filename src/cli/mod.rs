@@ -7,6 +7,7 @@ mod interrupt;
 mod parse;
 mod render;
 mod run;
+mod stream;
 #[cfg(feature = "window")]
 mod view;
 
@@ -24,6 +25,8 @@ detection threshold the sensor's datasheet pair (e.g. 10 % at 120 m) implies.
 Quick start:
   beamtrace run                          default street scene, Ouster OS1-128 → out/
   beamtrace run --sensor vlp-16 --frames 10 --format ply
+  beamtrace run --scenario configs/scenarios/drive.yaml --sensor vlp-16 --pcap
+  beamtrace stream --sensor vlp-16 --to 127.0.0.1:2368   a VLP-16 on the network
   beamtrace sensors                      list the sensor presets
   beamtrace scene street --out my.glb    write a procedural scene
   beamtrace info                         Vulkan devices and their ray-tracing support
@@ -66,6 +69,11 @@ enum Command {
     /// Draw the view offscreen into a PNG (no display needed): one simulated frame's
     /// points, coloured, with the legend.
     Render(render::RenderArgs),
+    /// Be a LiDAR on the network: send the real sensor's UDP packets (Velodyne VLP-16,
+    /// HDL-32E) for a moving scene, at the sensor's real rate, so a rig's unmodified
+    /// driver decodes them.
+    #[command(after_help = stream::after_help())]
+    Stream(stream::StreamArgs),
 }
 
 #[derive(clap::Args)]
@@ -103,6 +111,7 @@ pub fn main() -> Result<()> {
     interrupt::install()?;
     match cli.command {
         Command::Run(args) => run::run(args),
+        Command::Stream(args) => stream::stream(args),
         Command::Sensors(args) => match args.detail {
             Some(name) => info::print_sensor_detail(&name),
             None => info::print_sensors(),

@@ -2,51 +2,42 @@
 
 use anyhow::{bail, Context as _, Result};
 use beamtrace::gpu::ContextOptions;
-use beamtrace::job::{run_job, FrameDone, JobOptions, JobReport};
+use beamtrace::job::{
+    run_job, FrameDone, JobOptions, JobReport, PacketFormat, PacketOutput, PACKET_FORMATS,
+};
 use beamtrace::material::{MaterialDb, MaterialMapping};
 use beamtrace::output::{Convention, FieldSet, Format, FIELDS};
-use beamtrace::sensor::{load_sensor_with, Pose};
+use beamtrace::scene::{Motion, Scenario};
+use beamtrace::sensor::{load_sensor_with, Pose, Sensor};
 use beamtrace::sim::Sun;
 use glam::Vec3;
 use indicatif::{ProgressBar, ProgressStyle};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
+/// What `run` and `stream` both take: the scene and its motion, the sensor, the device.
 #[derive(clap::Args)]
-pub(super) struct RunArgs {
-    /// glTF scene (.gltf or .glb). Default: scenes/street.glb, the bundled street.
+pub(super) struct SimArgs {
+    /// glTF scene (.gltf or .glb). Default: the scenario's scene, else
+    /// scenes/street.glb, the bundled street.
     #[arg(long)]
     scene: Option<PathBuf>,
-    /// Let the scene's buffer and image URIs, and the sensor file's CSV paths, name files
-    /// outside their file's folder (absolute paths, `..`); by default they must lie
-    /// inside it. Only for files you trust.
+    /// Scenario (YAML): the vehicle's trajectory and the scene objects' keyframes over
+    /// time (configs/scenarios/drive.yaml is a commented example). Without it the
+    /// scene's own glTF animations play and the vehicle stands at --position/--yaw.
+    #[arg(long)]
+    scenario: Option<PathBuf>,
+    /// Let the scene's buffer and image URIs, the sensor file's CSV paths and the
+    /// scenario's scene name files outside their file's folder (absolute paths, `..`);
+    /// by default they must lie inside it. Only for files you trust.
     #[arg(long)]
     allow_outside_paths: bool,
     /// Sensor: a preset name (see `beamtrace sensors`) or a YAML file.
     #[arg(long, default_value = "os1-128")]
     sensor: String,
-    /// Number of frames to simulate.
-    #[arg(long, default_value_t = 1)]
-    frames: u64,
-    /// Output folder; files are named frame_000000.<ext>.
-    #[arg(long, default_value = "out")]
-    out: PathBuf,
-    /// Point cloud format: pcd (binary), pcd-ascii or ply.
-    #[arg(long, default_value = "pcd")]
-    format: Format,
-    /// The fields of the clouds: a convention — beamtrace (all of beamtrace's fields),
-    /// velodyne, ouster, ouster-native, ros — or a comma-separated list of field keys
-    /// (e.g. x,y,z,intensity,ouster.t). The field table is at the end of this help.
-    #[arg(long, value_name = "SET", default_value = "beamtrace")]
-    fields: FieldSet,
-    /// Organized clouds: HEIGHT × WIDTH cells of the sensor's rings × columns, NaN x y z
-    /// where a beam has no return (the default of --fields velodyne, ouster and
-    /// ouster-native, as their drivers publish). Needs a sensor whose beams form a grid.
-    #[arg(long, conflicts_with = "unorganized")]
-    organized: bool,
-    /// One row of returned points only, also for the conventions that organize.
+    /// Number of frames to simulate. Default: the scenario's length, else 1.
     #[arg(long)]
-    unorganized: bool,
+    frames: Option<u64>,
     /// Seed of the counter-based random draws (noise); same seed ⇒ same bytes,
     /// another seed ⇒ other noise.
     #[arg(long, default_value_t = 0)]
@@ -63,7 +54,7 @@ pub(super) struct RunArgs {
     #[arg(long)]
     device: Option<usize>,
     /// Vehicle position in the world "x,y,z" (m, each within ±100 km); the sensor sits
-    /// at its mount on top.
+    /// at its mount on top. A scenario's vehicle track replaces it.
     #[arg(long, value_parser = super::parse::vec3, default_value = "0,0,0", allow_hyphen_values = true)]
     position: Vec3,
     /// Vehicle heading (deg, counter-clockwise from +x; −360 to 360).
@@ -84,16 +75,49 @@ pub(super) struct RunArgs {
     /// Night: no sunlight, so no ambient channel and no shadow rays.
     #[arg(long)]
     no_sun: bool,
-    /// Write points in the world frame (the vehicle pose and mount applied) instead of
-    /// the sensor frame. The picture stays sensor-centred.
+    /// Enable the Vulkan validation layer (any message fails the run).
+    #[arg(long)]
+    validate: bool,
+}
+
+#[derive(clap::Args)]
+pub(super) struct RunArgs {
+    #[command(flatten)]
+    sim: SimArgs,
+    /// Output folder; files are named frame_000000.<ext>.
+    #[arg(long, default_value = "out")]
+    out: PathBuf,
+    /// Point cloud format: pcd (binary), pcd-ascii or ply.
+    #[arg(long, default_value = "pcd")]
+    format: Format,
+    /// The fields of the clouds: a convention — beamtrace (all of beamtrace's fields),
+    /// velodyne, ouster, ouster-native, ros — or a comma-separated list of field keys
+    /// (e.g. x,y,z,intensity,ouster.t). The field table is at the end of this help.
+    #[arg(long, value_name = "SET", default_value = "beamtrace")]
+    fields: FieldSet,
+    /// Organized clouds: HEIGHT × WIDTH cells of the sensor's rings × columns, NaN x y z
+    /// where a beam has no return (the default of --fields velodyne, ouster and
+    /// ouster-native, as their drivers publish). Needs a sensor whose beams form a grid.
+    #[arg(long, conflicts_with = "unorganized")]
+    organized: bool,
+    /// One row of returned points only, also for the conventions that organize.
+    #[arg(long)]
+    unorganized: bool,
+    /// Write points in the world frame (each placed by the sensor's pose when its beam
+    /// fired) instead of the sensor frame. The picture stays sensor-centred.
     #[arg(long)]
     world: bool,
     /// Do not write the PNG picture next to each cloud.
     #[arg(long)]
     no_picture: bool,
-    /// Enable the Vulkan validation layer (any message fails the run).
+    /// Also write the frames as the real sensor's packets into <out>/packets.pcap
+    /// (Ethernet/IPv4/UDP, as a capture of the sensor; timestamps from Unix time 0).
     #[arg(long)]
-    validate: bool,
+    pcap: bool,
+    /// The packets' format (with --pcap): see `beamtrace stream --help`. Default: the
+    /// sensor's own (vlp16 for vlp-16, …).
+    #[arg(long, requires = "pcap")]
+    packets: Option<String>,
 }
 
 pub(super) fn run(args: RunArgs) -> Result<()> {
@@ -116,8 +140,62 @@ pub(super) fn run(args: RunArgs) -> Result<()> {
 
 /// The job the options describe: scene, sensor and materials loaded, the pose checked.
 fn job_options(args: &RunArgs) -> Result<JobOptions> {
-    let scene = super::load_scene(args.scene.as_deref(), args.allow_outside_paths)?;
-    let mut sensor = load_sensor_with(&args.sensor, super::path_policy(args.allow_outside_paths))?;
+    let mut opts = sim_options(&args.sim)?;
+    opts.out_dir = args.out.clone();
+    opts.format = args.format;
+    opts.picture = !args.no_picture;
+    opts.world_frame = args.world;
+    opts.fields = args.fields.clone();
+    opts.organized = match (args.organized, args.unorganized) {
+        (true, _) => Some(true),
+        (_, true) => Some(false),
+        _ => None,
+    };
+    opts.clouds = true;
+    if args.pcap {
+        opts.packets = Some(PacketOutput {
+            format: packet_format(args.packets.as_deref(), &opts.sensor)?,
+            udp: None,
+            pcap: Some(args.out.join(PCAP_FILE)),
+            real_time: false,
+            start: Duration::ZERO,
+        });
+    }
+    Ok(opts)
+}
+
+/// The pcap file `run --pcap` writes into the output folder.
+pub(super) const PCAP_FILE: &str = "packets.pcap";
+
+/// `--packets NAME`, or the sensor's own format.
+pub(super) fn packet_format(name: Option<&str>, sensor: &Sensor) -> Result<PacketFormat> {
+    match name {
+        Some(n) => Ok(PacketFormat::parse(n)?),
+        None => PacketFormat::for_sensor(sensor).with_context(|| {
+            format!(
+                "no packet format is known for sensor {}: give --packets ({})",
+                sensor.name,
+                PACKET_FORMATS.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ")
+            )
+        }),
+    }
+}
+
+/// The job `run` and `stream` share: scene, scenario, sensor and materials loaded, the
+/// pose checked; no output yet (no clouds, no packets).
+pub(super) fn sim_options(args: &SimArgs) -> Result<JobOptions> {
+    let policy = super::path_policy(args.allow_outside_paths);
+    let scenario = args
+        .scenario
+        .as_deref()
+        .map(|p| Scenario::load(p, policy))
+        .transpose()?;
+    let scene_path = args
+        .scene
+        .as_deref()
+        .or_else(|| scenario.as_ref().and_then(|s| s.scene()));
+    let scene = super::load_scene(scene_path, args.allow_outside_paths)?;
+    let mut sensor = load_sensor_with(&args.sensor, policy)?;
     if args.ideal {
         sensor = sensor.ideal();
     }
@@ -138,14 +216,21 @@ fn job_options(args: &RunArgs) -> Result<JobOptions> {
     if !(-360.0..=360.0).contains(&args.yaw) {
         bail!("--yaw must be a finite number of degrees within −360..360");
     }
+    let frames = match (args.frames, &scenario) {
+        (Some(n), _) => n,
+        (None, Some(s)) => Motion::new(&scene.scene, s)?
+            .frames_at(sensor.frame_rate)
+            .unwrap_or(1),
+        (None, None) => 1,
+    };
     Ok(JobOptions {
         scene: scene.scene,
         scene_name: scene.name,
         vehicle_pose: Pose::from_translation_rpy(args.position, 0.0, 0.0, args.yaw.to_radians()),
-        frames: args.frames,
-        out_dir: args.out.clone(),
-        format: args.format,
-        picture: !args.no_picture,
+        frames,
+        out_dir: PathBuf::new(),
+        format: Format::Pcd,
+        picture: false,
         materials,
         mapping,
         device: ContextOptions {
@@ -154,13 +239,12 @@ fn job_options(args: &RunArgs) -> Result<JobOptions> {
         },
         seed: args.seed,
         sun: (!args.no_sun).then_some(args.sun),
-        world_frame: args.world,
-        fields: args.fields.clone(),
-        organized: match (args.organized, args.unorganized) {
-            (true, _) => Some(true),
-            (_, true) => Some(false),
-            _ => None,
-        },
+        world_frame: false,
+        fields: FieldSet::default(),
+        organized: None,
+        scenario,
+        clouds: false,
+        packets: None,
         // Lossy: run.json records the command line as text.
         command_line: std::env::args_os()
             .map(|a| a.to_string_lossy().into_owned())

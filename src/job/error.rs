@@ -3,9 +3,10 @@
 
 use crate::gpu::GpuError;
 use crate::material::MaterialError;
+use crate::output::packets::{PacketError, PcapError, SinkError};
 use crate::output::OutputError;
 use crate::reference::ReferenceError;
-use crate::scene::SceneError;
+use crate::scene::{ScenarioError, SceneError};
 use crate::sensor::SensorError;
 use crate::sim::SimError;
 use std::path::PathBuf;
@@ -95,4 +96,16 @@ pub enum JobError {
     Reference(#[from] ReferenceError),
     #[error("encoding the bench results as JSON: {0}")]
     Json(#[from] serde_json::Error),
+    #[error(transparent)]
+    Scenario(#[from] ScenarioError),
+    #[error(transparent)]
+    Packets(#[from] PacketError),
+    #[error(transparent)]
+    Sink(SinkError),
+    #[error(transparent)]
+    Pcap(PcapError),
+    #[error("starting the packet writer thread: {0}")]
+    Thread(#[source] std::io::Error),
+    #[error("the packet writer thread stopped without saying why (it panicked)")]
+    WriterGone,
 }

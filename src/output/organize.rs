@@ -69,6 +69,11 @@ impl BeamLayout {
         })
     }
 
+    /// The beams, in the pattern's order.
+    pub fn beams(&self) -> &[BeamDesc] {
+        &self.beams
+    }
+
     /// `Ok(rings, columns)` when the beams form a grid, else why not.
     pub fn grid(&self) -> Result<(usize, usize), String> {
         self.grid

@@ -1,0 +1,182 @@
+//! The packet writer thread: sends each frame's packets over UDP (paced) and/or writes
+//! them to a pcap file, behind a bounded queue. The simulation never waits for it unless
+//! the queue is full (back-pressure, so memory stays flat); nothing is dropped on the
+//! way. The pcap file is written atomically: it appears, whole, when the stream ends.
+
+use super::JobError;
+use crate::output::packets::{
+    Pacing, Packet, PcapError, PcapOptions, PcapWriter, SendStats, UdpSink,
+};
+use crate::output::AtomicFiles;
+use std::io;
+use std::path::PathBuf;
+use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
+use std::thread::JoinHandle;
+use std::time::Instant;
+
+/// Frames queued for the writer at most: beyond this the simulation waits.
+pub const QUEUE_FRAMES: usize = 4;
+
+/// Where a frame's packets go.
+pub struct PacketSinks {
+    pub udp: Option<UdpSink>,
+    pub pcap: Option<(PathBuf, PcapOptions)>,
+    pub pacing: Pacing,
+}
+
+/// One frame's packets and when its simulation began (for the latency figures).
+pub struct FramePackets {
+    pub packets: Vec<Packet>,
+    pub submitted: Instant,
+}
+
+/// What the writer did.
+#[derive(Debug, Clone, Default)]
+pub struct SenderReport {
+    pub udp: Option<SendStats>,
+    pub pcap_packets: u64,
+    /// Per frame: from its submission to the GPU to its last packet sent (ms).
+    pub latency_ms: Vec<f64>,
+}
+
+/// The writer thread and its queue.
+pub struct Sender {
+    queue: Option<SyncSender<FramePackets>>,
+    thread: Option<JoinHandle<Result<SenderReport, JobError>>>,
+}
+
+impl Sender {
+    pub fn spawn(sinks: PacketSinks) -> Result<Sender, JobError> {
+        let (queue, rx) = sync_channel(QUEUE_FRAMES);
+        let thread = std::thread::Builder::new()
+            .name("packets".into())
+            .spawn(move || write_all(sinks, rx))
+            .map_err(JobError::Thread)?;
+        Ok(Sender {
+            queue: Some(queue),
+            thread: Some(thread),
+        })
+    }
+
+    /// Queues a frame's packets, waiting while the queue is full. If the writer has
+    /// stopped, its error comes back here.
+    pub fn send(&mut self, frame: FramePackets) -> Result<(), JobError> {
+        let sent = self.queue.as_ref().map(|q| q.send(frame));
+        match sent {
+            Some(Ok(())) => Ok(()),
+            _ => Err(self.join().err().unwrap_or(JobError::WriterGone)),
+        }
+    }
+
+    /// Ends the stream: the writer sends what is queued, finishes the pcap file and
+    /// reports.
+    pub fn finish(mut self) -> Result<SenderReport, JobError> {
+        self.join()
+    }
+
+    fn join(&mut self) -> Result<SenderReport, JobError> {
+        self.queue = None;
+        match self.thread.take().map(|t| t.join()) {
+            Some(Ok(result)) => result,
+            Some(Err(_)) => Err(JobError::WriterGone),
+            None => Err(JobError::WriterGone),
+        }
+    }
+}
+
+impl Drop for Sender {
+    fn drop(&mut self) {
+        // Closing the queue ends the writer; an unfinished pcap file is removed.
+        self.queue = None;
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// The writer thread's body.
+fn write_all(sinks: PacketSinks, rx: Receiver<FramePackets>) -> Result<SenderReport, JobError> {
+    let PacketSinks { udp, pcap, pacing } = sinks;
+    let mut state = Writer {
+        udp,
+        pacing,
+        report: SenderReport::default(),
+        error: None,
+    };
+    match pcap {
+        None => state.drain(&rx, None::<&mut PcapWriter<io::Sink>>),
+        Some((path, options)) => {
+            let mut files = AtomicFiles::default();
+            let written = files.write(&path, |out| {
+                let mut pcap = PcapWriter::new(out, options).map_err(pcap_io)?;
+                state.drain(&rx, Some(&mut pcap));
+                state.report.pcap_packets = pcap.packets_written();
+                pcap.into_inner().map(drop).map_err(pcap_io)?;
+                match state.error.take() {
+                    // The stream failed: no pcap file is left to pass for a whole one.
+                    Some(e) => Err(io::Error::other(e.to_string())),
+                    None => Ok(()),
+                }
+            });
+            if let Some(e) = state.error.take() {
+                return Err(e);
+            }
+            written?;
+            files.commit()?;
+        }
+    }
+    if let Some(e) = state.error {
+        return Err(e);
+    }
+    state.report.udp = state.udp.map(|u| u.stats);
+    Ok(state.report)
+}
+
+fn pcap_io(e: PcapError) -> io::Error {
+    match e {
+        PcapError::Io(e) => e,
+        other => io::Error::new(io::ErrorKind::InvalidInput, other.to_string()),
+    }
+}
+
+struct Writer {
+    udp: Option<UdpSink>,
+    pacing: Pacing,
+    report: SenderReport,
+    /// The first error; the writer stops at it (the queue's next send reports it).
+    error: Option<JobError>,
+}
+
+impl Writer {
+    /// Writes frames until the queue closes or an error stops it.
+    fn drain<W: io::Write>(
+        &mut self,
+        rx: &Receiver<FramePackets>,
+        mut pcap: Option<&mut PcapWriter<W>>,
+    ) {
+        while let Ok(frame) = rx.recv() {
+            if let Err(e) = self.frame(&frame, pcap.as_deref_mut()) {
+                self.error = Some(e);
+                return;
+            }
+            let ms = frame.submitted.elapsed().as_secs_f64() * 1e3;
+            self.report.latency_ms.push(ms);
+        }
+    }
+
+    fn frame<W: io::Write>(
+        &mut self,
+        frame: &FramePackets,
+        mut pcap: Option<&mut PcapWriter<W>>,
+    ) -> Result<(), JobError> {
+        for p in &frame.packets {
+            if let Some(udp) = &mut self.udp {
+                udp.send(p, self.pacing).map_err(JobError::Sink)?;
+            }
+            if let Some(pcap) = pcap.as_deref_mut() {
+                pcap.write(p).map_err(JobError::Pcap)?;
+            }
+        }
+        Ok(())
+    }
+}
