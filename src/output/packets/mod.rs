@@ -22,6 +22,17 @@ pub use udp::{Pacing, SendStats, SinkError, UdpSink};
 
 use super::PointCloud;
 
+mod ouster;
+mod ouster_encode;
+mod ouster_meta;
+
+pub use ouster::{
+    OusterFamily, OusterOptions, OusterProfile, OusterSensor, COLUMNS_PER_PACKET, DEFAULT_SERIAL,
+    LIDAR_PORT,
+};
+pub use ouster_encode::OusterEncoder;
+pub use ouster_meta::{OusterMetadata, FIRMWARE_VERSION};
+
 /// One UDP payload and when the real sensor sends it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Packet {

@@ -1,0 +1,389 @@
+//! Ouster lidar packets from beamtrace frames: [`OusterEncoder`].
+//!
+//! Each frame fills `columns / 16` packets of 16 columns, in measurement-id order; all
+//! little-endian, as Ouster's "Sensor Data" chapter and ouster-sdk's `PacketFormat`
+//! lay them out:
+//!
+//! * LEGACY — no packet header. Per column: timestamp (u64, ns), measurement id (u16
+//!   = column), frame id (u16), encoder count (u32, 90112 ticks per turn), then per
+//!   channel 12 bytes: range (u32, low 20 bits, mm), reflectivity (u16), signal (u16),
+//!   near-IR (u16), 2 unused; then the column status, u32 0xFFFFFFFF (valid).
+//! * RNG19_RFL8_SIG16_NIR16 — a 32-byte packet header: packet type (u16, 1 = lidar),
+//!   frame id (u16), initialization id (24 bits), serial number (40 bits), then
+//!   alert flags, the thermal-shutdown and shot-limiting countdowns and states (all 0:
+//!   normal operation), reserved. Per column a 12-byte header: timestamp (u64, ns),
+//!   measurement id (u16), status (u16, bit 0 = valid); per channel 12 bytes: range
+//!   (u32, low 19 bits, mm; the flag bits above 0), reflectivity (u8), reserved,
+//!   signal (u16), near-IR (u16), 2 reserved. A 32-byte packet footer whose last 8
+//!   bytes are the CRC-64 (ECMA-182 polynomial, reflected, initial and final value all
+//!   ones: CRC-64/XZ) of everything before them.
+//! * RNG19_RFL8_SIG16_NIR16_DUAL — as the single-return profile, with 16 bytes per
+//!   channel: range (19 bits) | reflectivity << 24 of the strongest return (u32), the
+//!   same of the second strongest (u32), signal (u16), second signal (u16), near-IR
+//!   (u16), 2 reserved.
+//!
+//! A pixel's values are `output::fields`' `ouster.*` fields of its point: range =
+//! `ouster.range` (the range along the beam plus the beam origin's offset, as Ouster
+//! measures from the lidar origin), signal = `ouster.signal`, near-IR =
+//! `ouster.near_ir`, reflectivity the point's calibrated byte. A pixel without a
+//! return is all zeros (Ouster's range 0 = no return); its near-IR is 0 too, as
+//! beamtrace has an ambient level only for beams that returned. A point the packets
+//! cannot carry — a range beyond the field, one that rounds to 0 mm, a beam the sensor
+//! lacks — is an error, never dropped.
+
+use super::ouster::{OusterSensor, Sizes, COLUMNS_PER_PACKET};
+use super::{Packet, PacketEncoder, PacketError};
+use crate::output::fields::{by_key, BeamInfo, Field, Value};
+use crate::output::{Point, PointCloud};
+
+/// Encoder ticks per turn in the LEGACY column header.
+const ENCODER_TICKS: u64 = 90_112;
+
+/// Turns frames into the lidar packets of an [`OusterSensor`].
+#[derive(Debug)]
+pub struct OusterEncoder {
+    sensor: OusterSensor,
+    sizes: Sizes,
+    fields: OusterFields,
+    /// Per beam of the frame being encoded: what its pixel carries.
+    cells: Vec<Cell>,
+}
+
+/// The `ouster.*` fields of `output::fields`, looked up once.
+#[derive(Debug, Clone, Copy)]
+struct OusterFields {
+    range: &'static Field,
+    signal: &'static Field,
+    near_ir: &'static Field,
+}
+
+impl OusterFields {
+    fn new() -> Self {
+        let field = |key| by_key(key).expect("output::FIELDS has every ouster.* field");
+        OusterFields {
+            range: field("ouster.range"),
+            signal: field("ouster.signal"),
+            near_ir: field("ouster.near_ir"),
+        }
+    }
+}
+
+/// One return of a pixel.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Return {
+    range_mm: u32,
+    reflectivity: u8,
+    signal: u16,
+    /// The echo's peak R_app/r², which ranks returns (the detector's "strongest").
+    peak: f64,
+}
+
+impl Return {
+    /// Stronger than `other`: a larger peak, the nearer on a tie (as the detector ranks).
+    fn beats(&self, other: &Return) -> bool {
+        self.peak > other.peak || (self.peak == other.peak && self.range_mm < other.range_mm)
+    }
+}
+
+/// A pixel: its strongest and second-strongest return and the beam's near-IR.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+struct Cell {
+    strongest: Option<Return>,
+    second: Option<Return>,
+    near_ir: u16,
+}
+
+impl Cell {
+    fn insert(&mut self, r: Return) {
+        match self.strongest {
+            Some(s) if !r.beats(&s) => {
+                if self.second.map_or(true, |t| r.beats(&t)) {
+                    self.second = Some(r);
+                }
+            }
+            _ => {
+                self.second = self.strongest;
+                self.strongest = Some(r);
+            }
+        }
+    }
+}
+
+impl OusterSensor {
+    /// An encoder of this sensor's frames, one per stream.
+    pub fn encoder(&self) -> OusterEncoder {
+        OusterEncoder {
+            sensor: self.clone(),
+            sizes: self.options.profile.sizes(),
+            fields: OusterFields::new(),
+            cells: vec![Cell::default(); self.channels * self.columns],
+        }
+    }
+}
+
+impl PacketEncoder for OusterEncoder {
+    fn push_frame(
+        &mut self,
+        frame: u64,
+        frame_start_s: f64,
+        cloud: &PointCloud,
+    ) -> Result<Vec<Packet>, PacketError> {
+        if !(frame_start_s.is_finite() && frame_start_s >= 0.0) {
+            return Err(self.point_error(format!(
+                "frame {frame} starts at {frame_start_s} s: its points cannot be timed \
+                 (a frame starts at a finite time ≥ 0 since the stream began)"
+            )));
+        }
+        self.collect(cloud)?;
+        // The header's frame id is 16 bits and wraps, as a sensor's does.
+        let frame_id = frame as u16;
+        (0..self.sensor.packets_per_frame())
+            .map(|k| self.packet(frame_id, k, frame_start_s))
+            .collect()
+    }
+
+    /// Nothing: a frame's columns fill whole packets.
+    fn finish(&mut self) -> Vec<Packet> {
+        Vec::new()
+    }
+}
+
+impl OusterEncoder {
+    pub fn sensor(&self) -> &OusterSensor {
+        &self.sensor
+    }
+
+    fn point_error(&self, message: String) -> PacketError {
+        PacketError::Point {
+            format: self.sensor.options.profile.format(),
+            message,
+        }
+    }
+
+    /// Puts every point of `cloud` into its beam's pixel.
+    fn collect(&mut self, cloud: &PointCloud) -> Result<(), PacketError> {
+        self.cells.fill(Cell::default());
+        for (i, p) in cloud.points.iter().enumerate() {
+            let (r, near_ir) = self.pixel_values(i, p)?;
+            let cell = &mut self.cells[p.beam as usize];
+            cell.near_ir = near_ir;
+            cell.insert(r);
+        }
+        Ok(())
+    }
+
+    /// Point `i`'s return and near-IR, checked against what the packets hold.
+    fn pixel_values(&self, i: usize, p: &Point) -> Result<(Return, u16), PacketError> {
+        let beams = self.cells.len();
+        if p.beam as usize >= beams {
+            return Err(self.point_error(format!(
+                "point {i} names beam {} but the sensor has {beams} beams",
+                p.beam
+            )));
+        }
+        if !(p.range.is_finite() && p.range >= 0.0) {
+            return Err(self.point_error(format!(
+                "point {i} (beam {}) has range {} m, not a distance",
+                p.beam, p.range
+            )));
+        }
+        let info = BeamInfo {
+            origin_offset: self.sensor.origin_offset,
+            ..BeamInfo::default()
+        };
+        let range_mm = self.range_mm(i, p, &info)?;
+        let peak = f64::from(p.intensity) / (f64::from(p.range) * f64::from(p.range));
+        let r = Return {
+            range_mm,
+            reflectivity: p.reflectivity,
+            signal: value(self.fields.signal, p, &info) as u16,
+            // A point without a usable peak (NaN intensity) ranks last.
+            peak: if peak.is_nan() {
+                f64::NEG_INFINITY
+            } else {
+                peak
+            },
+        };
+        Ok((r, value(self.fields.near_ir, p, &info) as u16))
+    }
+
+    /// `ouster.range` of point `i`, within the profile's range field and not 0.
+    fn range_mm(&self, i: usize, p: &Point, info: &BeamInfo) -> Result<u32, PacketError> {
+        let mm = value(self.fields.range, p, info);
+        let profile = self.sensor.options.profile;
+        let max = profile.max_range_mm();
+        if mm > max {
+            return Err(self.point_error(format!(
+                "point {i} (beam {}) lies {} m from the lidar origin, beyond the {} m \
+                 (2^{} − 1 mm) that the {profile} range field holds",
+                p.beam,
+                f64::from(p.range) + f64::from(self.sensor.origin_offset),
+                f64::from(max) / 1000.0,
+                max.count_ones()
+            )));
+        }
+        if mm == 0 {
+            return Err(self.point_error(format!(
+                "point {i} (beam {}) lies {} m from the lidar origin, which rounds to \
+                 0 mm: Ouster's range 0 means no return",
+                p.beam,
+                f64::from(p.range) + f64::from(self.sensor.origin_offset)
+            )));
+        }
+        Ok(mm)
+    }
+
+    /// Packet `k` of the frame: columns 16k … 16k + 15.
+    fn packet(&self, frame_id: u16, k: usize, frame_start_s: f64) -> Result<Packet, PacketError> {
+        let channels = self.sensor.channels;
+        let mut buf = vec![0u8; self.sizes.packet(channels)];
+        self.write_header(&mut buf, frame_id);
+        let column_bytes = self.sizes.column(channels);
+        for i in 0..COLUMNS_PER_PACKET {
+            let col = k * COLUMNS_PER_PACKET + i;
+            let at = self.sizes.header + i * column_bytes;
+            let ts = self.timestamp_ns(frame_start_s, col)?;
+            self.write_column(&mut buf[at..at + column_bytes], frame_id, col, ts);
+        }
+        self.write_footer(&mut buf);
+        let last = (k + 1) * COLUMNS_PER_PACKET - 1;
+        Ok(Packet {
+            time_s: frame_start_s + self.sensor.column_time[last],
+            port: self.sensor.options.udp_port_lidar,
+            payload: buf,
+        })
+    }
+
+    /// Column `col`'s timestamp: the stream's start plus its firing time (ns).
+    fn timestamp_ns(&self, frame_start_s: f64, col: usize) -> Result<u64, PacketError> {
+        let ns = ((frame_start_s + self.sensor.column_time[col]) * 1e9).round();
+        let start = self.sensor.options.start_ns;
+        // 2⁶⁴ as f64 is exact; anything at or above it does not fit.
+        let fits = ns < 18_446_744_073_709_551_616.0;
+        match start.checked_add(ns as u64).filter(|_| fits) {
+            Some(t) => Ok(t),
+            None => Err(self.point_error(format!(
+                "column {col} fires {ns} ns after the stream began, which with the start \
+                 time {start} ns overflows the 64-bit timestamp"
+            ))),
+        }
+    }
+
+    /// The eUDP packet header; LEGACY has none.
+    fn write_header(&self, buf: &mut [u8], frame_id: u16) {
+        if self.sizes.header == 0 {
+            return;
+        }
+        let o = &self.sensor.options;
+        put(buf, 0, &1u16.to_le_bytes()); // packet type: lidar
+        put(buf, 2, &frame_id.to_le_bytes());
+        // Initialization id (24 bits) and serial number (40 bits) share one word.
+        let ids = u64::from(o.init_id) | (o.serial << 24);
+        put(buf, 4, &ids.to_le_bytes());
+    }
+
+    /// The eUDP packet footer: its last 8 bytes are the CRC of all before them.
+    fn write_footer(&self, buf: &mut [u8]) {
+        if self.sizes.footer == 0 {
+            return;
+        }
+        let end = buf.len() - 8;
+        let crc = crc64(&buf[..end]);
+        put(buf, end, &crc.to_le_bytes());
+    }
+
+    fn write_column(&self, out: &mut [u8], frame_id: u16, col: usize, ts: u64) {
+        let channels = self.sensor.channels;
+        put(out, 0, &ts.to_le_bytes());
+        put(out, 8, &(col as u16).to_le_bytes());
+        if self.sizes.column_footer > 0 {
+            // LEGACY: frame id and encoder count in the header, status at the end.
+            let ticks = col as u64 * ENCODER_TICKS / self.sensor.columns as u64;
+            put(out, 10, &frame_id.to_le_bytes());
+            put(out, 12, &(ticks as u32).to_le_bytes());
+            let end = out.len();
+            put(out, end - 4, &u32::MAX.to_le_bytes());
+        } else {
+            put(out, 10, &1u16.to_le_bytes()); // status bit 0: valid
+        }
+        let cells = &self.cells[col * channels..(col + 1) * channels];
+        for (ch, cell) in cells.iter().enumerate() {
+            let at = self.sizes.column_header + ch * self.sizes.pixel;
+            self.write_pixel(&mut out[at..at + self.sizes.pixel], cell);
+        }
+    }
+
+    fn write_pixel(&self, out: &mut [u8], cell: &Cell) {
+        let zero = Return {
+            range_mm: 0,
+            reflectivity: 0,
+            signal: 0,
+            peak: 0.0,
+        };
+        let a = cell.strongest.unwrap_or(zero);
+        let b = cell.second.unwrap_or(zero);
+        match self.sizes.pixel {
+            // LEGACY and the single-return profile differ in the reflectivity's width.
+            12 => {
+                put(out, 0, &a.range_mm.to_le_bytes());
+                if self.sizes.header == 0 {
+                    put(out, 4, &u16::from(a.reflectivity).to_le_bytes());
+                } else {
+                    out[4] = a.reflectivity;
+                }
+                put(out, 6, &a.signal.to_le_bytes());
+                put(out, 8, &cell.near_ir.to_le_bytes());
+            }
+            _ => {
+                let word = |r: Return| r.range_mm | (u32::from(r.reflectivity) << 24);
+                put(out, 0, &word(a).to_le_bytes());
+                put(out, 4, &word(b).to_le_bytes());
+                put(out, 8, &a.signal.to_le_bytes());
+                put(out, 10, &b.signal.to_le_bytes());
+                put(out, 12, &cell.near_ir.to_le_bytes());
+            }
+        }
+    }
+}
+
+/// A driver field's value for `p`, as `output::fields` defines it.
+fn value(field: &Field, p: &Point, info: &BeamInfo) -> u32 {
+    match (field.get)(p, info) {
+        Value::U8(v) => u32::from(v),
+        Value::U16(v) => u32::from(v),
+        Value::U32(v) => v,
+        // The ouster.* fields used here are integers.
+        Value::F32(v) => v as u32,
+    }
+}
+
+fn put(buf: &mut [u8], at: usize, bytes: &[u8]) {
+    buf[at..at + bytes.len()].copy_from_slice(bytes);
+}
+
+/// CRC-64/XZ: ECMA-182's polynomial reflected (0xC96C5795D7870F42), initial value and
+/// final XOR all ones — the packet footer's CRC (ouster-sdk `PacketFormat::crc`).
+pub(crate) fn crc64(bytes: &[u8]) -> u64 {
+    const TABLE: [u64; 256] = crc64_table();
+    let crc = bytes.iter().fold(!0u64, |crc, &b| {
+        TABLE[((crc ^ u64::from(b)) & 0xff) as usize] ^ (crc >> 8)
+    });
+    !crc
+}
+
+const fn crc64_table() -> [u64; 256] {
+    const POLY: u64 = 0xC96C_5795_D787_0F42;
+    let mut table = [0u64; 256];
+    let mut i = 0;
+    while i < 256 {
+        let mut r = i as u64;
+        let mut bit = 0;
+        while bit < 8 {
+            r = if r & 1 == 1 { (r >> 1) ^ POLY } else { r >> 1 };
+            bit += 1;
+        }
+        table[i] = r;
+        i += 1;
+    }
+    table
+}

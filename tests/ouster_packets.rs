@@ -1,0 +1,488 @@
+//! Ouster lidar packets and sensor metadata, read back by an independent decoder:
+//! ouster-sdk (PyPI `ouster-sdk`, installed into `target/pyenv` by `scripts/setup.sh`),
+//! through `tests/support/read_ouster.py`. Its `FrameBatcher` assembles our packets
+//! into frames with our metadata JSON, and its `XYZLut` turns them into points.
+//!
+//! Expectations come from the frames the tests build (each beam's returns, which is the
+//! strongest, the signal and near-IR counts chosen), Ouster's documented packet layouts
+//! and scales, and DESIGN §1/§5 (a point lies at its beam's origin + direction ·
+//! range) — never from the encoder. The interpreter is `$BEAMTRACE_PYTHON` when set,
+//! else `target/pyenv/bin/python`; if it lacks ouster-sdk the tests fail, never skip.
+
+#[path = "support/independent.rs"]
+mod independent;
+
+use beamtrace::output::packets::{
+    OusterFamily, OusterOptions, OusterProfile, OusterSensor, Packet, PacketEncoder,
+};
+use beamtrace::output::{BeamDesc, Point, PointCloud};
+use beamtrace::sensor::{preset, Sensor};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+/// The sensor's beams as the writers see them (as `job::beam_layout` maps them).
+fn beam_descs(sensor: &Sensor) -> Vec<BeamDesc> {
+    sensor
+        .beams
+        .iter()
+        .map(|b| BeamDesc {
+            ring: b.ring,
+            azimuth: b.azimuth,
+            elevation: b.elevation,
+            time: b.time,
+            origin_offset: b.origin.length(),
+        })
+        .collect()
+}
+
+fn ouster_of(sensor: &Sensor, family: OusterFamily, profile: OusterProfile) -> OusterSensor {
+    let mut options = OusterOptions::new(family, profile);
+    options.serial = 992_146_000_760;
+    options.init_id = 4_321_987;
+    options.start_ns = START_NS;
+    OusterSensor::new(
+        options,
+        &beam_descs(sensor),
+        sensor.columns,
+        sensor.frame_rate,
+    )
+    .expect("an Ouster preset fits Ouster's packets")
+}
+
+/// Writes the metadata and the packets of `frames` (frame number, start time, cloud)
+/// into `dir`; returns the two paths.
+fn write_case(
+    dir: &Path,
+    name: &str,
+    ouster: &OusterSensor,
+    frames: &[(u64, f64, &PointCloud)],
+) -> (PathBuf, PathBuf, Vec<Packet>) {
+    let meta = dir.join(format!("{name}.json"));
+    std::fs::write(&meta, ouster.metadata().to_json_string()).unwrap();
+    let mut enc = ouster.encoder();
+    let mut packets = Vec::new();
+    for &(frame, start, cloud) in frames {
+        packets.extend(enc.push_frame(frame, start, cloud).expect("frame encodes"));
+    }
+    packets.extend(enc.finish());
+    let mut bytes = Vec::new();
+    for p in &packets {
+        bytes.extend_from_slice(&(p.payload.len() as u32).to_le_bytes());
+        bytes.extend_from_slice(&p.payload);
+    }
+    let bin = dir.join(format!("{name}.bin"));
+    std::fs::write(&bin, bytes).unwrap();
+    (meta, bin, packets)
+}
+
+/// ouster-sdk's reading of each (metadata, packets) pair, in one interpreter start;
+/// the frames' arrays go to files in `dir`.
+fn decode(dir: &Path, cases: &[(PathBuf, PathBuf)]) -> Vec<Value> {
+    let python = independent::python("ouster.sdk.core");
+    let files: Vec<&Path> = std::iter::once(dir)
+        .chain(cases.iter().flat_map(|(m, b)| [m.as_path(), b.as_path()]))
+        .collect();
+    let got = independent::read_all_with(&python, "read_ouster.py", &files);
+    got.as_array().expect("a list, one entry per case").clone()
+}
+
+/// One return the packets must carry: the point, and its signal in counts.
+#[derive(Debug, Clone, Copy)]
+struct Want {
+    point: usize,
+    signal: i64,
+}
+
+/// A frame built for the test, with each beam's returns in Ouster's order.
+struct Synthetic {
+    cloud: PointCloud,
+    /// Per beam: its returns, the strongest first.
+    order: Vec<Vec<Want>>,
+    /// Per beam: its near-IR counts (1000 × the ambient level chosen).
+    near_ir: Vec<i64>,
+}
+
+/// A point of `beam` (index `index`) at `range` with signal `counts`
+/// (= 10⁶ · R_app / r², README), where DESIGN §5 puts it: origin + direction · range.
+fn point_on(sensor: &Sensor, index: usize, range: f64, counts: f64) -> Point {
+    let beam = &sensor.beams[index];
+    let d = beam.direction().as_dvec3();
+    let p = beam.origin.as_dvec3() + d * range;
+    Point {
+        x: p.x as f32,
+        y: p.y as f32,
+        z: p.z as f32,
+        range: range as f32,
+        intensity: (counts * range * range / 1e6) as f32,
+        reflectivity: ((index * 13) % 256) as u8,
+        ring: beam.ring as u16,
+        azimuth: beam.azimuth,
+        elevation: beam.elevation,
+        beam: index as u32,
+        ambient: ((index * 7) % 4000) as f32 / 1000.0,
+        time: beam.time,
+        ..Point::default()
+    }
+}
+
+/// Each beam gets none, one or two returns (the nearer or the farther the stronger),
+/// or one far return that saturates the 16-bit signal; ranges grow with channel and
+/// column, by `shift` more in a later frame.
+fn synthetic(sensor: &Sensor, shift: f64) -> Synthetic {
+    let n = sensor.channels as usize;
+    let mut cloud = PointCloud::default();
+    let mut order = Vec::new();
+    let mut near_ir = Vec::new();
+    for b in 0..sensor.beams.len() {
+        let (col, ch) = (b / n, b % n);
+        let r1 = 1.0 + 0.173 * ch as f64 + 0.0311 * col as f64 + shift;
+        let r2 = r1 + 3.7 + 0.01 * ch as f64;
+        let strong = 2000 + (b as i64 * 37) % 60000;
+        let weak = strong / 2 - 7;
+        let mut add = |range: f64, counts: i64, index: u16, count: u16| {
+            let mut p = point_on(sensor, b, range, counts as f64);
+            p.return_index = index;
+            p.return_count = count;
+            if index == 1 {
+                p.reflectivity = p.reflectivity.wrapping_add(100);
+            }
+            cloud.points.push(p);
+            Want {
+                point: cloud.points.len() - 1,
+                signal: counts.min(65535),
+            }
+        };
+        let wants = match (col * 7 + ch * 3) % 5 {
+            0 => vec![],
+            1 => vec![add(r1, strong, 0, 1)],
+            2 => {
+                let near = add(r1, strong, 0, 2);
+                vec![near, add(r2, weak, 1, 2)]
+            }
+            3 => {
+                let near = add(r1, weak, 0, 2);
+                vec![add(r2, strong, 1, 2), near]
+            }
+            _ => vec![add(400.0 + 0.01 * col as f64, 70_000, 0, 1)],
+        };
+        near_ir.push(if wants.is_empty() {
+            0
+        } else {
+            ((b * 7) % 4000) as i64
+        });
+        order.push(wants);
+    }
+    Synthetic {
+        cloud,
+        order,
+        near_ir,
+    }
+}
+
+/// The little-endian 8-byte values of the file the decoder named in `v`.
+fn array<T>(v: &Value, what: &str, from: fn([u8; 8]) -> T) -> Vec<T> {
+    let path = v
+        .as_str()
+        .unwrap_or_else(|| panic!("{what}: no file in {v}"));
+    let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{what}: {path}: {e}"));
+    bytes
+        .chunks_exact(8)
+        .map(|c| from(c.try_into().unwrap()))
+        .collect()
+}
+
+fn ints(v: &Value, what: &str) -> Vec<i64> {
+    v.as_array()
+        .unwrap_or_else(|| panic!("{what}: not a list"))
+        .iter()
+        .map(|x| {
+            x.as_i64()
+                .unwrap_or_else(|| panic!("{what}: {x} not an integer"))
+        })
+        .collect()
+}
+
+/// The decoded fields of return `k` (0 or 1) by ouster-sdk's names.
+fn return_fields(k: usize) -> [&'static str; 3] {
+    if k == 0 {
+        ["RANGE", "REFLECTIVITY", "SIGNAL"]
+    } else {
+        ["RANGE2", "REFLECTIVITY2", "SIGNAL2"]
+    }
+}
+
+/// Every pixel of a frame ouster-sdk decoded holds the returns `want` has for its beam:
+/// range within the 1 mm quantisation (measured from the lidar origin, Ouster's range),
+/// reflectivity, signal and near-IR as chosen, and XYZLut's point, less the lidar
+/// origin's height `h` in Ouster's sensor frame, on beamtrace's point.
+fn check_pixels(got: &Value, sensor: &Sensor, want: &Synthetic, returns: usize, h: f64) {
+    let (w, n) = (sensor.columns as usize, sensor.channels as usize);
+    let field = |name: &str| array(&got["fields"][name], name, i64::from_le_bytes);
+    let near_ir = field("NEAR_IR");
+    assert_eq!(near_ir.len(), w * n, "pixels");
+    for k in 0..2 {
+        let names = return_fields(k);
+        if k >= returns {
+            assert!(
+                got["fields"].get(names[0]).is_none(),
+                "{} in a 1-return profile",
+                names[0]
+            );
+            continue;
+        }
+        let [range, refl, signal] = names.map(field);
+        let xyz = array(&got["xyz"][names[0]], "xyz", f64::from_le_bytes);
+        for b in 0..w * n {
+            let px = (b % n) * w + b / n;
+            let what = format!("beam {b} (column {}, channel {}) return {k}", b / n, b % n);
+            assert_eq!(near_ir[px], want.near_ir[b], "{what}: near-IR");
+            let Some(r) = want.order[b].get(k) else {
+                assert_eq!(
+                    (range[px], refl[px], signal[px]),
+                    (0, 0, 0),
+                    "{what}: no return"
+                );
+                continue;
+            };
+            let p = &want.cloud.points[r.point];
+            let offset = f64::from(sensor.beams[b].origin.length());
+            let exact_mm = (f64::from(p.range) + offset) * 1000.0;
+            assert!(
+                (range[px] as f64 - exact_mm).abs() <= 0.5 + 1e-6,
+                "{what}: range {} mm for {exact_mm} mm",
+                range[px]
+            );
+            assert_eq!(refl[px], i64::from(p.reflectivity), "{what}: reflectivity");
+            assert_eq!(signal[px], r.signal, "{what}: signal");
+            let q = &xyz[3 * px..3 * px + 3];
+            let d = [
+                q[0] - f64::from(p.x),
+                q[1] - f64::from(p.y),
+                q[2] - h - f64::from(p.z),
+            ];
+            let dist = (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]).sqrt();
+            assert!(
+                dist <= 6e-4,
+                "{what}: XYZLut {q:?} is {dist} m from ({}, {}, {}) + h",
+                p.x,
+                p.y,
+                p.z
+            );
+        }
+    }
+}
+
+/// Column headers: measurement id = column, status valid, timestamp = the stream's
+/// start + the frame's start + the column's firing time (columns evenly spread over
+/// the turn, datasheet), within the f32 firing times' few ns.
+fn check_columns(got: &Value, sensor: &Sensor, start_ns: u64, frame_start: f64) {
+    let w = sensor.columns as usize;
+    let ids = ints(&got["measurement_id"], "measurement_id");
+    assert_eq!(ids.len(), w, "columns");
+    let wrong = ids.iter().enumerate().find(|&(c, &id)| id != c as i64);
+    assert_eq!(wrong, None, "(column, measurement id) off");
+    let status = ints(&got["status"], "status");
+    let invalid = status.iter().position(|s| s & 1 != 1);
+    assert_eq!(
+        invalid,
+        None,
+        "a column not valid: {:?}",
+        invalid.map(|c| status[c])
+    );
+    let ts = got["timestamp"].as_array().unwrap();
+    for (col, t) in ts.iter().enumerate() {
+        let since = t.as_u64().unwrap() - start_ns;
+        let firing = col as f64 / w as f64 / f64::from(sensor.frame_rate);
+        let expected = (frame_start + firing) * 1e9;
+        assert!(
+            (since as f64 - expected).abs() <= 10.0,
+            "column {col}: {since} ns after the stream's start, expected {expected}"
+        );
+    }
+}
+
+/// Sensor time (ns) of the test streams' start.
+const START_NS: u64 = 1_700_000_000_000_000_000;
+
+/// The metadata as ouster-sdk parsed it: the product, lidar mode and profile, the
+/// beams as the datasheet spaces them, and Ouster's frames.
+fn check_info(info: &Value, sensor: &Sensor, family: &str, profile: OusterProfile) {
+    let (w, n) = (sensor.columns as usize, sensor.channels as usize);
+    assert_eq!(info["critical"], serde_json::json!([]), "validator: {info}");
+    assert_eq!(info["warning"], serde_json::json!([]), "validator: {info}");
+    assert_eq!(info["prod_line"], format!("OS-{family}-{n}"));
+    assert_eq!(info["sn"], "992146000760");
+    assert_eq!(info["init_id"], 4_321_987);
+    assert_eq!(info["fw_rev"], "v3.1.0");
+    assert!(
+        info["image_rev"].as_str().unwrap().contains("beamtrace"),
+        "{info}"
+    );
+    assert!(
+        info["prod_pn"].as_str().unwrap().contains("beamtrace"),
+        "{info}"
+    );
+    assert_eq!(info["lidar_mode"], format!("{w}x10"));
+    assert_eq!(info["udp_profile_lidar"], profile.name());
+    assert_eq!(info["columns_per_frame"], w);
+    assert_eq!(info["columns_per_packet"], 16);
+    assert_eq!(info["pixels_per_column"], n);
+    assert_eq!(info["column_window"], serde_json::json!([0, w - 1]));
+    assert_eq!(info["pixel_shift_by_row"], serde_json::json!(vec![0; n]));
+    assert_eq!(
+        (info["udp_dest"].as_str(), info["udp_port_lidar"].as_u64()),
+        (Some("127.0.0.1"), Some(7502))
+    );
+    // Datasheets: OS0 90° and OS1 45° vertical field of view, beams evenly spaced,
+    // channel 0 at the top; no azimuth offsets.
+    let half = if family == "0" { 45.0 } else { 22.5 };
+    let alt: Vec<f64> = info["beam_altitude_angles"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_f64().unwrap())
+        .collect();
+    for (i, a) in alt.iter().enumerate() {
+        let want = half - 2.0 * half * i as f64 / (n - 1) as f64;
+        assert!(
+            (a - want).abs() < 1e-4,
+            "channel {i}: altitude {a}°, datasheet {want}°"
+        );
+    }
+    assert!(info["beam_azimuth_angles"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|a| a.as_f64().unwrap().abs() < 1e-4));
+    // The OS1's beams leave 15.806 mm off the axis (its metadata); the OS0 preset's at 0.
+    let offset = if family == "1" { 15.806 } else { 0.0 };
+    assert!(
+        (info["beam_to_lidar_transform"][3].as_f64().unwrap() - offset).abs() < 1e-3,
+        "{info}"
+    );
+    // Rev-6 units' metadata: the lidar frame turned 180° about z, 36.18 mm up.
+    let lidar_to_sensor = serde_json::json!([
+        -1.0, 0.0, 0.0, 0.0, 0.0, -1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 36.18, 0.0, 0.0, 0.0, 1.0
+    ]);
+    assert_eq!(info["lidar_to_sensor_transform"], lidar_to_sensor);
+}
+
+/// Every packet has the profile's size by the manual's layout, passes ouster-sdk's
+/// checks (size, initialization id and serial number against the metadata), carries
+/// its frame's id and, in the eUDP profiles, a header with our identity and a CRC
+/// that ouster-sdk recomputes; and is sent after its last column fired.
+fn check_packets(
+    got: &[Value],
+    ours: &[Packet],
+    sensor: &Sensor,
+    profile: OusterProfile,
+    size: u64,
+) {
+    let per_frame = sensor.columns as usize / 16;
+    assert_eq!(got.len(), 3 * per_frame);
+    assert_eq!(ours.len(), got.len());
+    let period = 1.0 / f64::from(sensor.frame_rate);
+    for (k, (p, ours)) in got.iter().zip(ours).enumerate() {
+        let frame = k / per_frame;
+        assert_eq!(p["size"], size, "packet {k}");
+        assert_eq!(ours.port, 7502);
+        assert_eq!(
+            p["valid"], "PacketValidationFailure.NONE",
+            "packet {k}: {p}"
+        );
+        assert_eq!(p["frame_id"], 41 + frame as u64, "packet {k}");
+        let legacy = profile == OusterProfile::Legacy;
+        let ids = (
+            p["packet_type"].as_u64(),
+            p["init_id"].as_u64(),
+            p["prod_sn"].as_u64(),
+        );
+        if legacy {
+            assert_eq!(ids, (Some(0), Some(0), Some(0)), "LEGACY has no header");
+            assert!(p["crc"].is_null());
+        } else {
+            assert_eq!(
+                ids,
+                (Some(1), Some(4_321_987), Some(992_146_000_760)),
+                "packet {k}"
+            );
+            assert_eq!(p["crc"], p["calculated_crc"], "packet {k}");
+            assert_eq!(
+                (p["thermal_shutdown"].as_u64(), p["shot_limiting"].as_u64()),
+                (Some(0), Some(0))
+            );
+        }
+        let last_column = (k % per_frame * 16 + 15) as f64;
+        let sent = 4.1 + 0.1 * frame as f64 + last_column / f64::from(sensor.columns) * period;
+        assert!(
+            (ours.time_s - sent).abs() < 1e-6,
+            "packet {k} sent at {}, expected {sent}",
+            ours.time_s
+        );
+    }
+}
+
+/// Decodes every profile's packets of two synthetic frames (and an empty third, after
+/// which ouster-sdk's batcher hands out the second) of an OS1-128 × 1024 and an
+/// OS0-32 × 512.
+#[test]
+fn ouster_sdk_decodes_every_pixel_of_every_profile_and_size() {
+    use OusterProfile::*;
+    // Packet sizes by the manual's layouts: LEGACY 16 × (16 + n·12 + 4); eUDP
+    // 32 + 16 × (12 + n·12 or n·16) + 32.
+    let cases = [
+        ("os1-128", 1024, "1", Legacy, 24_896),
+        ("os1-128", 1024, "1", Rng19Rfl8Sig16Nir16, 24_832),
+        ("os1-128", 1024, "1", Rng19Rfl8Sig16Nir16Dual, 33_024),
+        ("os0-32", 512, "0", Legacy, 6_464),
+        ("os0-32", 512, "0", Rng19Rfl8Sig16Nir16Dual, 8_448),
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    let mut files = Vec::new();
+    let mut built = Vec::new();
+    for (i, &(name, columns, family, profile, _)) in cases.iter().enumerate() {
+        let sensor = preset(name, Some(columns)).unwrap();
+        let fam = if family == "0" {
+            OusterFamily::Os0
+        } else {
+            OusterFamily::Os1
+        };
+        let ouster = ouster_of(&sensor, fam, profile);
+        let frames = [synthetic(&sensor, 0.0), synthetic(&sensor, 1.0)];
+        let empty = PointCloud::default();
+        let stream = [
+            (41, 4.1, &frames[0].cloud),
+            (42, 4.2, &frames[1].cloud),
+            (43, 4.3, &empty),
+        ];
+        let (meta, bin, packets) = write_case(dir.path(), &format!("case{i}"), &ouster, &stream);
+        files.push((meta, bin));
+        built.push((sensor, frames, packets));
+    }
+    let decoded = decode(dir.path(), &files);
+    for (((name, _, family, profile, size), (sensor, frames, packets)), got) in
+        cases.iter().zip(&built).zip(&decoded)
+    {
+        let what = format!("{name} {profile}");
+        check_info(&got["info"], sensor, family, *profile);
+        assert_eq!(
+            got["packet_size"], *size,
+            "{what}: ouster-sdk's packet size"
+        );
+        check_packets(
+            got["packets"].as_array().unwrap(),
+            packets,
+            sensor,
+            *profile,
+            *size,
+        );
+        let got_frames = got["frames"].as_array().unwrap();
+        assert_eq!(got_frames.len(), 2, "{what}: frames batched");
+        let h = 0.036_18;
+        for (k, (f, want)) in got_frames.iter().zip(frames).enumerate() {
+            assert_eq!(f["frame_id"], 41 + k as u64, "{what}");
+            check_columns(f, sensor, START_NS, 4.1 + 0.1 * k as f64);
+            check_pixels(f, sensor, want, profile.returns(), h);
+        }
+    }
+}
