@@ -153,8 +153,28 @@ pub fn run_job(
         (Some(p), Some(encoder)) => Some(PacketStream::start(p, encoder)?),
         _ => None,
     };
+    if let Some(p) = &opts.packets {
+        write_packet_metadata(p, &opts.sensor, &mut runner.report)?;
+    }
     runner.run(frame_done)?;
     runner.finish()
+}
+
+/// Ouster's metadata JSON beside the pcap file, with the same stem (`packets.json` for
+/// `packets.pcap`, where ouster-sdk looks for it): the packets cannot be decoded
+/// without it.
+fn write_packet_metadata(
+    p: &PacketOutput,
+    sensor: &Sensor,
+    report: &mut JobReport,
+) -> Result<(), JobError> {
+    let (Some(pcap), Some(json)) = (&p.pcap, p.format.metadata(sensor, p.start)?) else {
+        return Ok(());
+    };
+    let path = pcap.with_extension("json");
+    write_atomic(&path, |w| w.write_all(json.as_bytes()))?;
+    report.run_files.push(path);
+    Ok(())
 }
 
 fn check_options(opts: &JobOptions) -> Result<(), JobError> {

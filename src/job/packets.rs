@@ -2,8 +2,8 @@
 
 use super::beam_layout;
 use crate::output::packets::{
-    PacketEncoder, PacketError, VelodyneEncoder, VelodyneModel, VelodyneOptions,
-    VelodyneReturnMode,
+    OusterFamily, OusterOptions, OusterProfile, OusterSensor, PacketEncoder, PacketError,
+    VelodyneEncoder, VelodyneModel, VelodyneOptions, VelodyneReturnMode,
 };
 use crate::sensor::{DualPolicy, ReturnMode, Sensor};
 use std::time::Duration;
@@ -12,12 +12,25 @@ use std::time::Duration;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PacketFormat {
     Velodyne(VelodyneModel),
+    Ouster(OusterProfile),
 }
 
 /// `--packets` names, with what each is.
 pub const PACKET_FORMATS: &[(&str, &str)] = &[
     ("vlp16", "Velodyne VLP-16 data packets (UDP 2368), for --sensor vlp-16"),
     ("hdl32e", "Velodyne HDL-32E data packets (UDP 2368), for --sensor hdl-32e"),
+    (
+        "ouster-legacy",
+        "Ouster lidar packets, LEGACY profile (UDP 7502), for the os0/os1/os2 presets",
+    ),
+    (
+        "ouster-rng19",
+        "Ouster RNG19_RFL8_SIG16_NIR16 (strongest return), for the os0/os1/os2 presets",
+    ),
+    (
+        "ouster-rng19-dual",
+        "Ouster RNG19_RFL8_SIG16_NIR16_DUAL (two returns), for the os0/os1/os2 presets",
+    ),
 ];
 
 impl PacketFormat {
@@ -26,6 +39,11 @@ impl PacketFormat {
         match name.to_ascii_lowercase().as_str() {
             "vlp16" | "vlp-16" => Ok(PacketFormat::Velodyne(VelodyneModel::Vlp16)),
             "hdl32e" | "hdl-32e" => Ok(PacketFormat::Velodyne(VelodyneModel::Hdl32e)),
+            "ouster-legacy" => Ok(PacketFormat::Ouster(OusterProfile::Legacy)),
+            "ouster-rng19" => Ok(PacketFormat::Ouster(OusterProfile::Rng19Rfl8Sig16Nir16)),
+            "ouster-rng19-dual" => Ok(PacketFormat::Ouster(
+                OusterProfile::Rng19Rfl8Sig16Nir16Dual,
+            )),
             _ => Err(PacketError::Sensor {
                 format: "--packets",
                 message: format!(
@@ -40,9 +58,17 @@ impl PacketFormat {
         }
     }
 
-    /// The format of the sensor a preset is: vlp-16 → vlp16, …; `None` for sensors no
-    /// supported format carries.
+    /// The format of the sensor a preset is: vlp-16 → vlp16, hdl-32e → hdl32e, the
+    /// Ouster presets → their dual-return profile (as they are dual by default) or
+    /// RNG19 single return; `None` for sensors no supported format carries.
     pub fn for_sensor(sensor: &Sensor) -> Option<PacketFormat> {
+        if OusterFamily::of_preset(&sensor.name).is_some() {
+            let dual = sensor.detector.max_returns >= 2;
+            return Some(PacketFormat::Ouster(match dual {
+                true => OusterProfile::Rng19Rfl8Sig16Nir16Dual,
+                false => OusterProfile::Rng19Rfl8Sig16Nir16,
+            }));
+        }
         PacketFormat::parse(&sensor.name).ok()
     }
 
@@ -50,6 +76,22 @@ impl PacketFormat {
         match self {
             PacketFormat::Velodyne(VelodyneModel::Vlp16) => "vlp16",
             PacketFormat::Velodyne(VelodyneModel::Hdl32e) => "hdl32e",
+            PacketFormat::Ouster(OusterProfile::Legacy) => "ouster-legacy",
+            PacketFormat::Ouster(OusterProfile::Rng19Rfl8Sig16Nir16) => "ouster-rng19",
+            PacketFormat::Ouster(OusterProfile::Rng19Rfl8Sig16Nir16Dual) => "ouster-rng19-dual",
+        }
+    }
+
+    /// What a decoder needs besides the packets: Ouster's sensor metadata JSON (the
+    /// file ouster-sdk and ouster-ros read); `None` for Velodyne, whose decoders know
+    /// the model's geometry.
+    pub fn metadata(self, sensor: &Sensor, start: Duration) -> Result<Option<String>, PacketError> {
+        match self {
+            PacketFormat::Velodyne(_) => Ok(None),
+            PacketFormat::Ouster(profile) => {
+                let ouster = ouster_sensor(sensor, profile, start)?;
+                Ok(Some(ouster.metadata().to_json_string()))
+            }
         }
     }
 
@@ -76,8 +118,32 @@ impl PacketFormat {
                 )?;
                 Ok(Box::new(encoder))
             }
+            PacketFormat::Ouster(profile) => {
+                Ok(Box::new(ouster_sensor(sensor, profile, start)?.encoder()))
+            }
         }
     }
+}
+
+/// `sensor` checked as an Ouster product in `profile`, its clock starting at `start`.
+fn ouster_sensor(
+    sensor: &Sensor,
+    profile: OusterProfile,
+    start: Duration,
+) -> Result<OusterSensor, PacketError> {
+    let family = OusterFamily::of_preset(&sensor.name).ok_or_else(|| PacketError::Sensor {
+        format: profile.format(),
+        message: format!(
+            "sensor {} is not an Ouster preset (os0-…, os1-…, os2-…): use --sensor os1-128              or another Ouster preset, or --packets vlp16/hdl32e for a Velodyne",
+            sensor.name
+        ),
+    })?;
+    let options = OusterOptions {
+        start_ns: start.as_nanos() as u64,
+        ..OusterOptions::new(family, profile)
+    };
+    let layout = beam_layout(sensor);
+    OusterSensor::new(options, layout.beams(), sensor.columns, sensor.frame_rate)
 }
 
 /// The Velodyne return mode setting that gives the sensor's configured returns.
