@@ -23,7 +23,7 @@ use crate::output::{
     write_picture_into, write_poses, AtomicFiles, BeamDesc, BeamLayout, CloudMeta, FieldSet,
     Format, Organize, PictureOptions, PointCloud, PoseRow, Viewpoint,
 };
-use crate::output::packets::{Pacing, PacketEncoder, PcapOptions, UdpSink};
+use crate::output::packets::{Pacing, Packet, PacketEncoder, PcapOptions, UdpSink};
 use crate::scene::{Motion, Scenario, Scene, SceneLoadOptions};
 use crate::sensor::{Pose, Sensor, SubRaySample};
 use crate::sim::memory::check_frame_memory;
@@ -87,6 +87,9 @@ pub struct PacketOutput {
     /// Unix time of the first frame: the packets' and the capture's timestamps count
     /// from it (a fixed value keeps offline files reproducible).
     pub start: std::time::Duration,
+    /// Simulate every frame first and send them afterwards (in real time, then, on any
+    /// machine: for scenarios the machine cannot simulate at the sensor's rate).
+    pub preload: bool,
 }
 
 /// The files of a run besides its frames.
@@ -107,7 +110,8 @@ pub struct JobReport {
     pub gpu_ms: Vec<f64>,
     /// The sensor's pose (sensor → world) when each simulated frame began.
     pub poses: Vec<(u64, glam::Affine3A)>,
-    /// Frames skipped in real time because the simulation fell behind the sensor's clock.
+    /// Frames skipped in real time because the simulation fell behind the sensor's
+    /// clock: not simulated, or simulated too late to be sent on time.
     pub dropped_frames: u64,
     /// What the packet writer sent and wrote.
     pub packets: Option<SenderReport>,
@@ -202,13 +206,16 @@ struct InFlight {
 struct PacketStream {
     encoder: Box<dyn PacketEncoder>,
     sender: Sender,
-    /// Real time: when the sensor's clock started.
-    real_time: Option<Instant>,
+    real_time: bool,
+    /// Frames simulated but held back until all are (`PacketOutput::preload`).
+    preloaded: Option<Vec<FramePackets>>,
+    /// In real time: when the sensor's clock started, which is when the first frame's
+    /// packets were ready (start-up and the first frame's warm-up are not the stream's).
+    clock: Option<Instant>,
 }
 
 impl PacketStream {
     fn start(p: &PacketOutput, encoder: Box<dyn PacketEncoder>) -> Result<Self, JobError> {
-        let start = Instant::now();
         let udp = p.udp.map(UdpSink::new).transpose().map_err(JobError::Sink)?;
         let pcap = p.pcap.clone().map(|path| {
             let options = PcapOptions {
@@ -217,15 +224,60 @@ impl PacketStream {
             };
             (path, options)
         });
-        let pacing = match p.real_time {
-            true => Pacing::RealTime { start },
-            false => Pacing::AsFastAsPossible,
-        };
         Ok(PacketStream {
             encoder,
-            sender: Sender::spawn(PacketSinks { udp, pcap, pacing })?,
-            real_time: p.real_time.then_some(start),
+            sender: Sender::spawn(PacketSinks { udp, pcap })?,
+            real_time: p.real_time,
+            preloaded: p.preload.then(Vec::new),
+            clock: None,
         })
+    }
+
+    /// Sends a frame's packets, or holds them while preloading.
+    fn send(&mut self, packets: Vec<Packet>, submitted: Instant) -> Result<(), JobError> {
+        if let Some(held) = &mut self.preloaded {
+            held.push(FramePackets {
+                packets,
+                submitted,
+                pacing: Pacing::AsFastAsPossible,
+            });
+            return Ok(());
+        }
+        let pacing = self.pacing();
+        self.sender.send(FramePackets {
+            packets,
+            submitted,
+            pacing,
+        })
+    }
+
+    /// Sends the held frames (the clock starts now) and what the encoder still holds,
+    /// and waits for the writer.
+    fn finish(mut self) -> Result<SenderReport, JobError> {
+        for frame in self.preloaded.take().unwrap_or_default() {
+            self.send(frame.packets, Instant::now())?;
+        }
+        let last = self.encoder.finish();
+        let flushed = !last.is_empty();
+        if flushed {
+            self.send(last, Instant::now())?;
+        }
+        let mut sent = self.sender.finish()?;
+        if flushed {
+            // The flush of held firings is not a frame.
+            sent.latency_ms.pop();
+        }
+        Ok(sent)
+    }
+
+    /// When this frame's packets leave (the sensor's clock starts at the first).
+    fn pacing(&mut self) -> Pacing {
+        match self.real_time {
+            true => Pacing::RealTime {
+                start: *self.clock.get_or_insert_with(Instant::now),
+            },
+            false => Pacing::AsFastAsPossible,
+        }
     }
 }
 
@@ -310,7 +362,7 @@ impl<'a> Runner<'a> {
     /// The next frame to simulate from `frame` on: in real time, frames whose sweep has
     /// already passed are skipped and counted as dropped (a real sensor does not wait).
     fn next_frame(&mut self, mut frame: u64) -> Option<u64> {
-        if let Some(start) = self.packets.as_ref().and_then(|p| p.real_time) {
+        if let Some(start) = self.packets.as_ref().and_then(|p| p.clock) {
             let now = start.elapsed().as_secs_f64();
             while frame < self.opts.frames && now > self.playback.frame_time(frame + 1) {
                 self.report.dropped_frames += 1;
@@ -353,10 +405,7 @@ impl<'a> Runner<'a> {
         if let Some(p) = &mut self.packets {
             let t = self.playback.frame_time(done.frame);
             let packets = p.encoder.push_frame(done.frame, t, &cloud)?;
-            p.sender.send(FramePackets {
-                packets,
-                submitted: done.submitted,
-            })?;
+            p.send(packets, done.submitted)?;
         }
         let info = FrameDone {
             frame: done.frame,
@@ -374,15 +423,9 @@ impl<'a> Runner<'a> {
     }
 
     fn finish(mut self) -> Result<JobReport, JobError> {
-        if let Some(mut p) = self.packets.take() {
-            let last = p.encoder.finish();
-            p.sender.send(FramePackets {
-                packets: last,
-                submitted: Instant::now(),
-            })?;
-            let mut sent = p.sender.finish()?;
-            // The flush of held firings is not a frame.
-            sent.latency_ms.pop();
+        if let Some(p) = self.packets.take() {
+            let sent = p.finish()?;
+            self.report.dropped_frames += sent.late_frames;
             self.report.packets = Some(sent);
         }
         let messages = self.ctx.validation_messages();

@@ -159,6 +159,7 @@ fn job_options(args: &RunArgs) -> Result<JobOptions> {
             pcap: Some(args.out.join(PCAP_FILE)),
             real_time: false,
             start: Duration::ZERO,
+            preload: false,
         });
     }
     Ok(opts)

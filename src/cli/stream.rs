@@ -22,6 +22,10 @@ pub(super) struct StreamArgs {
     /// Send as fast as frames are made instead of at the sensor's real rate.
     #[arg(long)]
     fast: bool,
+    /// Simulate all frames first, then send them at the sensor's rate: a real-time
+    /// stream of a bounded scenario on a machine too slow to simulate it live.
+    #[arg(long, conflicts_with = "fast")]
+    preload: bool,
     /// Also write every packet sent into this pcap file (it appears when the stream
     /// ends, whole).
     #[arg(long)]
@@ -63,6 +67,7 @@ pub(super) fn stream(args: StreamArgs) -> Result<()> {
         pcap: args.pcap.clone(),
         real_time: !args.fast,
         start,
+        preload: args.preload,
     });
     eprintln!(
         "streaming {} frames of {} as {} packets to {}{}",

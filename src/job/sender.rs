@@ -21,19 +21,23 @@ pub const QUEUE_FRAMES: usize = 4;
 pub struct PacketSinks {
     pub udp: Option<UdpSink>,
     pub pcap: Option<(PathBuf, PcapOptions)>,
-    pub pacing: Pacing,
 }
 
-/// One frame's packets and when its simulation began (for the latency figures).
+/// One frame's packets, when they leave, and when its simulation began (for the
+/// latency figures).
 pub struct FramePackets {
     pub packets: Vec<Packet>,
     pub submitted: Instant,
+    pub pacing: Pacing,
 }
 
 /// What the writer did.
 #[derive(Debug, Clone, Default)]
 pub struct SenderReport {
     pub udp: Option<SendStats>,
+    /// Frames not sent because they were ready only after their first packet's send
+    /// time (real time): sent late, they would arrive in a burst no real sensor sends.
+    pub late_frames: u64,
     pub pcap_packets: u64,
     /// Per frame: from its submission to the GPU to its last packet sent (ms).
     pub latency_ms: Vec<f64>,
@@ -96,10 +100,9 @@ impl Drop for Sender {
 
 /// The writer thread's body.
 fn write_all(sinks: PacketSinks, rx: Receiver<FramePackets>) -> Result<SenderReport, JobError> {
-    let PacketSinks { udp, pcap, pacing } = sinks;
+    let PacketSinks { udp, pcap } = sinks;
     let mut state = Writer {
         udp,
-        pacing,
         report: SenderReport::default(),
         error: None,
     };
@@ -139,9 +142,18 @@ fn pcap_io(e: PcapError) -> io::Error {
     }
 }
 
+/// A frame whose first packet is due more than this long ago is late (s).
+const LATE_FRAME_S: f64 = 5e-3;
+
+fn is_late(frame: &FramePackets) -> bool {
+    let (Pacing::RealTime { start }, Some(first)) = (frame.pacing, frame.packets.first()) else {
+        return false;
+    };
+    start.elapsed().as_secs_f64() > first.time_s + LATE_FRAME_S
+}
+
 struct Writer {
     udp: Option<UdpSink>,
-    pacing: Pacing,
     report: SenderReport,
     /// The first error; the writer stops at it (the queue's next send reports it).
     error: Option<JobError>,
@@ -159,8 +171,6 @@ impl Writer {
                 self.error = Some(e);
                 return;
             }
-            let ms = frame.submitted.elapsed().as_secs_f64() * 1e3;
-            self.report.latency_ms.push(ms);
         }
     }
 
@@ -169,14 +179,20 @@ impl Writer {
         frame: &FramePackets,
         mut pcap: Option<&mut PcapWriter<W>>,
     ) -> Result<(), JobError> {
+        if is_late(frame) {
+            self.report.late_frames += 1;
+            return Ok(());
+        }
         for p in &frame.packets {
             if let Some(udp) = &mut self.udp {
-                udp.send(p, self.pacing).map_err(JobError::Sink)?;
+                udp.send(p, frame.pacing).map_err(JobError::Sink)?;
             }
             if let Some(pcap) = pcap.as_deref_mut() {
                 pcap.write(p).map_err(JobError::Pcap)?;
             }
         }
+        let ms = frame.submitted.elapsed().as_secs_f64() * 1e3;
+        self.report.latency_ms.push(ms);
         Ok(())
     }
 }
