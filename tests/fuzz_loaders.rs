@@ -1,9 +1,11 @@
-//! Property-based fuzzing of the loaders users feed files to: the sensor YAML and glTF.
+//! Property-based fuzzing of the loaders users feed files to: the sensor YAML, glTF and
+//! scenario YAML.
 //! Every mutation of a valid bundled file must end in `Ok` or a clear `Err` — never a
 //! panic, an abort or a hang. CI runs a bounded number of cases; set
 //! `BEAMTRACE_FUZZ_CASES` (e.g. 20000) for a longer run on demand.
 
-use beamtrace::scene::load_from_bytes;
+use beamtrace::config::PathPolicy;
+use beamtrace::scene::{load_from_bytes, load_scene, Motion, Scenario, ScenarioError};
 use beamtrace::sensor::parse_sensor;
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
@@ -226,6 +228,72 @@ fn mutated_gltf_files_load_or_fail_cleanly() {
             let bytes = mutations.iter().fold(bytes.clone(), |t, m| apply(&t, m));
             let base = path.parent().unwrap();
             tally.load("load_from_bytes", || load_from_bytes(&bytes, path, base))
+        })
+        .unwrap();
+    tally.check_both_paths();
+}
+
+/// A scenario with every kind of track, target and setting, besides the bundled drive.
+const SCENARIO_SEED: &str = "frame_rate: 20
+frames: 40
+vehicle:
+  interpolation: catmull-rom
+  keyframes:
+    - { t: 0, position: [-10, -1.75, 0], rotation_deg: [0, 1.5, 0] }
+    - { t: 0.7, position: [-4, -1.5, 0.1], rotation_deg: [0.5, 0, 10] }
+    - { t: 2, position: [6, -1.75, 0], rotation_deg: [0, 0, 0] }
+objects:
+  - instance: 12
+    interpolation: step
+    keyframes: [ { t: 0, position: [1, 2, 0] }, { t: 1, position: [3, 2, 0] } ]
+  - node: vehicles
+    keyframes: [ { t: 0.5, position: [0, 0, 0], yaw_deg: 0 }, { t: 1.5, position: [2, 0, 0], yaw_deg: 3 } ]
+  - node: pedestrian_0
+    keyframes: [ { t: 0, position: [12, 5, 0.15], yaw_deg: -90 } ]
+animations: { play: all, loop: true }
+";
+
+#[test]
+fn mutated_scenario_files_load_or_fail_cleanly() {
+    let street = load_scene(&repo("scenes/street.glb")).expect("the bundled street");
+    let drive = repo("configs/scenarios/drive.yaml");
+    let seeds: Vec<(PathBuf, String)> = vec![
+        (
+            drive.clone(),
+            std::fs::read_to_string(&drive).expect("bundled scenario"),
+        ),
+        (
+            repo("configs/scenarios/seed.yaml"),
+            SCENARIO_SEED.to_string(),
+        ),
+    ];
+    for (path, text) in &seeds {
+        let scenario = Scenario::parse(text, path, PathPolicy::InsideFolder).expect("seed parses");
+        Motion::new(&street, &scenario).expect("seed resolves on the street");
+    }
+    let strategy = (0..seeds.len(), prop::collection::vec(mutation(), 1..4));
+    let tally = Tally::default();
+    runner(300)
+        .run(&strategy, |(seed, mutations)| {
+            let (path, text) = &seeds[seed];
+            let bytes = mutations
+                .iter()
+                .fold(text.as_bytes().to_vec(), |t, m| apply(&t, m));
+            let text = String::from_utf8_lossy(&bytes);
+            tally.load("scenario", || {
+                let scenario = Scenario::parse(&text, path, PathPolicy::InsideFolder)?;
+                let motion = Motion::new(&street, &scenario)?;
+                // Whatever loads moves everything to finite places.
+                let mut out = Vec::new();
+                for t in [0.0, 0.35, 1.0, 8.0, 1e6] {
+                    let pose = motion.vehicle_pose(t);
+                    assert!(pose.map_or(true, |p| p.translation.is_finite()
+                        && p.rotation.is_finite()));
+                    motion.instance_transforms(t, &mut out);
+                    assert!(out.iter().all(|m| m.is_finite()), "t = {t}");
+                }
+                Ok::<_, ScenarioError>(())
+            })
         })
         .unwrap();
     tally.check_both_paths();

@@ -67,6 +67,7 @@ fn instance(mesh: u32, transform: Mat4) -> Instance {
         instance_id: 100 + mesh,
         class: 0,
         name: format!("node{mesh}"),
+        node: None,
     }
 }
 
@@ -80,6 +81,7 @@ fn single_mesh_scene(primitives: Vec<Primitive>) -> Scene {
         materials: Vec::new(),
         alpha_textures: Vec::new(),
         warnings: Vec::new(),
+        ..Default::default()
     }
 }
 
@@ -603,6 +605,7 @@ fn instance_transforms_place_scale_and_rotate_the_mesh() {
         materials: Vec::new(),
         alpha_textures: Vec::new(),
         warnings: Vec::new(),
+        ..Default::default()
     };
     let b = bvh(&scene);
     assert_eq!(b.triangle_count(), 4);

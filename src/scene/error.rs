@@ -135,6 +135,16 @@ pub enum SceneError {
         places: String,
     },
 
+    #[error("{path}: {animation}, {part}: {message}")]
+    Animation {
+        path: PathBuf,
+        /// "animation 0 \"drive\"".
+        animation: String,
+        /// "channel 2" or "sampler 1".
+        part: String,
+        message: String,
+    },
+
     #[error("{path}: {node}: {message}")]
     Node {
         path: PathBuf,

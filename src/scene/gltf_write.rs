@@ -99,6 +99,21 @@ impl NodeTransform {
     }
 }
 
+/// One animation channel to write, with a sampler of its own. Values are in glTF terms
+/// (the node's local frame, y up) and never turned with the axes.
+#[derive(Debug, Clone)]
+#[cfg_attr(not(test), allow(dead_code))]
+pub(crate) struct ChannelData {
+    pub node: json::Index<json::Node>,
+    pub property: json::animation::Property,
+    pub interpolation: json::animation::Interpolation,
+    /// Keyframe times (s), written as they are (tests write bad ones on purpose).
+    pub times: Vec<f32>,
+    /// Flat components: 3 per value (translation, scale) or 4 (rotation x, y, z, w);
+    /// CUBICSPLINE stores in-tangent, value and out-tangent per keyframe.
+    pub values: Vec<f32>,
+}
+
 /// (x, y, z)_world → (x, z, −y)_gltf.
 pub(crate) fn world_to_gltf(v: Vec3) -> Vec3 {
     Vec3::new(v.x, v.z, -v.y)
@@ -386,6 +401,80 @@ impl GltfBuilder {
             name: Some(name.to_string()),
             primitives: out,
             weights: None,
+        })
+    }
+
+    /// A float accessor over `data`, `n` components per element; `bounds` writes its
+    /// min/max (glTF requires them on animation inputs).
+    #[cfg_attr(not(test), allow(dead_code))]
+    fn float_accessor(
+        &mut self,
+        data: &[f32],
+        type_: Type,
+        bounds: bool,
+    ) -> json::Index<json::Accessor> {
+        let n = match type_ {
+            Type::Scalar => 1,
+            Type::Vec3 => 3,
+            _ => 4,
+        };
+        let bytes: Vec<u8> = data.iter().flat_map(|v| v.to_le_bytes()).collect();
+        let range = if bounds {
+            let finite = data.iter().copied().filter(|v| v.is_finite());
+            let lo = finite.clone().fold(f32::MAX, f32::min);
+            let hi = finite.fold(f32::MIN, f32::max);
+            let (lo, hi) = if lo > hi { (0.0, 0.0) } else { (lo, hi) };
+            (Some(serde_json::json!([lo])), Some(serde_json::json!([hi])))
+        } else {
+            (None, None)
+        };
+        let view = self.push_bytes(&bytes, None);
+        self.push_accessor(view, data.len() / n, ComponentType::F32, type_, range)
+    }
+
+    /// Adds an animation with one sampler per channel.
+    #[cfg_attr(not(test), allow(dead_code))]
+    pub fn animation(
+        &mut self,
+        name: &str,
+        channels: &[ChannelData],
+    ) -> json::Index<json::Animation> {
+        use json::animation::{Channel, Property, Sampler, Target};
+        let mut samplers = Vec::with_capacity(channels.len());
+        let mut out = Vec::with_capacity(channels.len());
+        for (i, c) in channels.iter().enumerate() {
+            let input = self.float_accessor(&c.times, Type::Scalar, true);
+            let type_ = match c.property {
+                Property::Rotation => Type::Vec4,
+                Property::MorphTargetWeights => Type::Scalar,
+                _ => Type::Vec3,
+            };
+            let output = self.float_accessor(&c.values, type_, false);
+            samplers.push(Sampler {
+                extensions: None,
+                extras: Default::default(),
+                input,
+                interpolation: Checked::Valid(c.interpolation),
+                output,
+            });
+            out.push(Channel {
+                sampler: json::Index::new(i as u32),
+                target: Target {
+                    extensions: None,
+                    extras: Default::default(),
+                    node: c.node,
+                    path: Checked::Valid(c.property),
+                },
+                extensions: None,
+                extras: Default::default(),
+            });
+        }
+        self.root.push(json::Animation {
+            extensions: None,
+            extras: Default::default(),
+            channels: out,
+            name: Some(name.to_string()),
+            samplers,
         })
     }
 

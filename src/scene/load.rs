@@ -28,7 +28,11 @@
 //!   [`SceneLoadOptions::paths`] allows more, regular files only, a buffer's `byteLength`
 //!   bytes at most. Required extensions are checked first (`extensions.rs`).
 //! * What is skipped or simplified is reported in [`Scene::warnings`].
+//! * The nodes walked are kept in [`Scene::nodes`] (in walk order, so parents come
+//!   first) with their local TRS; each instance names its node and its offset in it.
+//!   Animations are read after the walk (`animation.rs`).
 
+use super::animation;
 use super::extensions::{self, QUANTIZATION};
 use super::files::{open_regular, FileRefs};
 use super::texture::{self, AlphaTexture, ImageFormat, WRAP_REPEAT};
@@ -465,6 +469,8 @@ impl Loader {
             ..Default::default()
         };
         let placed = Walk::new(&self, &mut scene).run(&self.roots())?;
+        scene.animations =
+            animation::read(&self, &placed.node_map, &scene.nodes, &mut scene.warnings)?;
         if placed.mesh_nodes == 0 {
             return Err(SceneError::NoMeshes {
                 path: self.path.clone(),
@@ -516,33 +522,50 @@ impl Loader {
         }
     }
 
-    pub(super) fn local_matrix(&self, index: usize) -> Result<Mat4, SceneError> {
+    /// The node's local transform: its matrix, or its translation, renormalised
+    /// rotation and scale.
+    pub(super) fn local_transform(&self, index: usize) -> Result<Local, SceneError> {
         let node = &self.root.nodes[index];
         let bad = |detail: String| SceneError::NonFiniteTransform {
             path: self.path.clone(),
             node: label("node", index, node.name.as_deref()),
             detail,
         };
-        let m = if let Some(m) = node.matrix {
+        if let Some(m) = node.matrix {
             if m.iter().any(|v| !v.is_finite()) {
                 return Err(bad(format!("matrix {m:?}")));
             }
-            Mat4::from_cols_array(&m)
-        } else {
-            let t = Vec3::from_array(node.translation.unwrap_or([0.0; 3]));
-            let s = Vec3::from_array(node.scale.unwrap_or([1.0; 3]));
-            let r = node.rotation.map_or([0.0, 0.0, 0.0, 1.0], |q| q.0);
-            if !t.is_finite() || !s.is_finite() || r.iter().any(|v| !v.is_finite()) {
-                return Err(bad(format!("translation {t}, rotation {r:?}, scale {s}")));
-            }
-            let q = Quat::from_array(r);
-            let len = q.length();
-            if len < 1e-6 {
-                return Err(bad(format!("rotation {r:?} is not a unit quaternion")));
-            }
-            // Exporters write quaternions rounded to a few digits; renormalise.
-            Mat4::from_scale_rotation_translation(s, q / len, t)
-        };
-        Ok(m)
+            return Ok(Local::Matrix(Mat4::from_cols_array(&m)));
+        }
+        let t = Vec3::from_array(node.translation.unwrap_or([0.0; 3]));
+        let s = Vec3::from_array(node.scale.unwrap_or([1.0; 3]));
+        let r = node.rotation.map_or([0.0, 0.0, 0.0, 1.0], |q| q.0);
+        if !t.is_finite() || !s.is_finite() || r.iter().any(|v| !v.is_finite()) {
+            return Err(bad(format!("translation {t}, rotation {r:?}, scale {s}")));
+        }
+        let q = Quat::from_array(r);
+        let len = q.length();
+        if len < 1e-6 {
+            return Err(bad(format!("rotation {r:?} is not a unit quaternion")));
+        }
+        // Exporters write quaternions rounded to a few digits; renormalise.
+        Ok(Local::Trs(t, q / len, s))
+    }
+}
+
+/// A node's local transform as the file gives it.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Local {
+    Matrix(Mat4),
+    /// Translation, unit rotation, scale.
+    Trs(Vec3, Quat, Vec3),
+}
+
+impl Local {
+    pub(super) fn matrix(&self) -> Mat4 {
+        match *self {
+            Local::Matrix(m) => m,
+            Local::Trs(t, r, s) => Mat4::from_scale_rotation_translation(s, r, t),
+        }
     }
 }

@@ -12,10 +12,15 @@
 //! * Alpha-masked materials (glTF `alphaMode: MASK`) keep the alpha channel of their base
 //!   colour texture as an [`AlphaTexture`]; [`sample_alpha`] is the nearest-texel lookup
 //!   that the GPU any-hit shader repeats exactly, and [`Scene::is_masked_out`] the test.
+//! * [`Scene::nodes`] keeps the node tree and [`Scene::animations`] the glTF animations
+//!   (`animation.rs`); a [`Scenario`] (YAML, `scenario.rs`) adds keyframed tracks for the
+//!   ego vehicle and scene objects, and [`Motion`] (`motion.rs`) answers where the
+//!   vehicle and every instance are at time t.
 //! * [`base64`] — the encoder of glTF `data:` URIs, public so that tests writing glTF
 //!   by hand use the same one.
 
 mod accessor;
+mod animation;
 pub mod base64;
 mod class;
 mod error;
@@ -26,36 +31,52 @@ mod geometry;
 mod gltf_write;
 mod load;
 mod material_scenes;
+mod motion;
 mod primitive;
 mod procedural;
+mod scenario;
+mod scenario_file;
 mod street;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
 mod tests_alpha;
 #[cfg(test)]
+mod tests_animation;
+#[cfg(test)]
 mod tests_exporters;
+#[cfg(test)]
+mod tests_motion;
 mod texture;
+mod track;
 mod walk;
 mod warning;
 
+pub use animation::{Animation, Channel, Interpolation, Property, Sampler};
 pub use class::SemanticClass;
 pub use error::SceneError;
 pub use extensions::READ_EXTENSIONS;
 pub use gltf_write::GltfDocument;
 pub use load::{load_from_bytes, load_scene, load_scene_with, SceneLoadOptions, Y_UP_TO_Z_UP};
+pub use motion::{Motion, RigidPose};
 pub use procedural::{
     by_name, generate, write_scene, ProceduralScene, DEFAULT_TARGET_IR, FOLIAGE_LAYER_SPACING,
     GLASS_WALL_GAP, RETRO_SIGN_WALL_GAP, RETRO_SIGN_WALL_HALF_SIZE, SCENE_CATALOGUE,
     STEP_EDGE_DEPTH,
 };
+pub use scenario::{AnimationSelection, ObjectTrack, Scenario, ScenarioError, Target};
+pub use scenario_file::{
+    MAX_ANGLE_DEG, MAX_FRAMES, MAX_KEYFRAMES, MAX_OBJECTS, MAX_POSITION_M, MAX_TIME_S,
+    MAX_TOTAL_KEYFRAMES,
+};
 pub use texture::{
     sample_alpha, AlphaTexture, WRAP_CLAMP_TO_EDGE, WRAP_MIRRORED_REPEAT, WRAP_REPEAT,
 };
+pub use track::{Keyframe, Track, TrackInterpolation};
 pub use walk::MAX_INSTANCES;
 pub use warning::SceneWarning;
 
-use glam::{Mat4, Vec2, Vec3};
+use glam::{Mat4, Quat, Vec2, Vec3};
 
 /// One glTF primitive: a triangle list with one material. Positions and normals are in
 /// the mesh's own frame; the instance transform takes them to the world.
@@ -110,6 +131,48 @@ pub struct Instance {
     /// Semantic class id (`SemanticClass as u16`).
     pub class: u16,
     pub name: String,
+    /// The node whose transform places it; None when none does (a skinned mesh, drawn
+    /// in its bind pose whatever its node does; scenes built in code).
+    pub node: Option<InstanceNode>,
+}
+
+/// Where an instance hangs in the node tree: `transform` =
+/// [`Y_UP_TO_Z_UP`] · (the node's world transform in glTF axes) · `offset`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct InstanceNode {
+    /// Index into `Scene::nodes`.
+    pub node: u32,
+    /// Mesh frame → node frame: the identity, or the node's `EXT_mesh_gpu_instancing` row.
+    pub offset: Mat4,
+}
+
+/// A node of the glTF scene read, kept so that animations and scenarios can move it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Node {
+    /// The glTF name, or `node_<glTF index>`.
+    pub name: String,
+    /// Index into `Scene::nodes`, always below the node's own (parents come first);
+    /// None for a root.
+    pub parent: Option<u32>,
+    /// Local transform relative to the parent in glTF axes (y up): T · R · S. For a
+    /// node given by `matrix`, these are its decomposition (approximate when it shears).
+    pub translation: Vec3,
+    /// Unit quaternion.
+    pub rotation: Quat,
+    pub scale: Vec3,
+    /// The local matrix when the file gives one (animations cannot target such a node).
+    pub matrix: Option<Mat4>,
+    /// The instances that follow this node (indices into `Scene::instances`).
+    pub instances: Vec<u32>,
+}
+
+impl Node {
+    /// The local transform exactly as the loader composed it.
+    pub fn local(&self) -> Mat4 {
+        self.matrix.unwrap_or_else(|| {
+            Mat4::from_scale_rotation_translation(self.scale, self.rotation, self.translation)
+        })
+    }
 }
 
 /// A glTF material as far as LiDAR cares.
@@ -215,4 +278,9 @@ pub struct Scene {
     pub alpha_textures: Vec<AlphaTexture>,
     /// What the loader skipped or simplified (for the caller to show).
     pub warnings: Vec<SceneWarning>,
+    /// The node tree of the glTF scene read, parents before children (empty for scenes
+    /// built in code).
+    pub nodes: Vec<Node>,
+    /// The glTF animations (node translation, rotation and scale channels).
+    pub animations: Vec<Animation>,
 }

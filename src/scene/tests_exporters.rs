@@ -12,7 +12,7 @@ use std::path::Path;
 
 /// A glTF document around `body` (JSON members after "asset"), with `bin` as buffer 0
 /// embedded as a data URI.
-fn with_bin(body: &str, bin: &[u8]) -> String {
+pub(super) fn with_bin(body: &str, bin: &[u8]) -> String {
     format!(
         r#"{{"asset": {{"version": "2.0"}}, {body},
             "buffers": [{{"byteLength": {}, "uri": "data:application/octet-stream;base64,{}"}}]}}"#,
@@ -21,7 +21,7 @@ fn with_bin(body: &str, bin: &[u8]) -> String {
     )
 }
 
-fn f32_bytes(values: &[f32]) -> Vec<u8> {
+pub(super) fn f32_bytes(values: &[f32]) -> Vec<u8> {
     values.iter().flat_map(|v| v.to_le_bytes()).collect()
 }
 
@@ -40,7 +40,7 @@ fn world_vertices(scene: &Scene, i: usize) -> Vec<Vec3> {
 }
 
 /// The unit right triangle (0,0,0), (1,0,0), (0,1,0) as 36 bytes of f32.
-fn unit_triangle() -> Vec<u8> {
+pub(super) fn unit_triangle() -> Vec<u8> {
     f32_bytes(&[0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0, 0.0])
 }
 
@@ -53,7 +53,7 @@ const TRIANGLE_MESH: &str = r#""meshes": [{"name": "tri", "primitives": [{"attri
 
 /// Three instances: translations, rotations (quaternions about y and z) and scales, under
 /// a node that is itself translated and scaled.
-fn instanced_poles(required: bool) -> String {
+pub(super) fn instanced_poles(required: bool) -> String {
     let q1 = DQuat::from_rotation_y(0.7);
     let q2 = DQuat::from_rotation_z(-1.2);
     let mut bin = unit_triangle();

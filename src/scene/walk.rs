@@ -4,10 +4,13 @@
 //! hierarchies are disjoint trees), so no file can make the walk run for ever.
 
 use super::extensions::Rows;
-use super::load::{label, Loader, Y_UP_TO_Z_UP};
+use super::load::{label, Loader, Local, Y_UP_TO_Z_UP};
 use super::primitive::{drop_degenerate, read_primitive, Read};
-use super::{Instance, Mesh, Scene, SceneError, SceneMaterial, SceneWarning, SemanticClass};
-use glam::{DMat3, Mat4};
+use super::{
+    Instance, InstanceNode, Mesh, Node, Scene, SceneError, SceneMaterial, SceneWarning,
+    SemanticClass,
+};
+use glam::{DMat3, Mat4, Quat};
 use std::collections::HashMap;
 
 /// At most this many instances: the number of instances a Vulkan top-level
@@ -23,6 +26,8 @@ pub(super) struct Placed {
     pub mesh_nodes: usize,
     /// Degenerate triangles dropped.
     pub degenerate: usize,
+    /// glTF node index → index in `Scene::nodes` (None: not in the scene read).
+    pub node_map: Vec<Option<u32>>,
 }
 
 /// Where the walk reached a node from.
@@ -40,6 +45,8 @@ struct Visit {
     /// The parent's world transform.
     world: Mat4,
     class: u16,
+    /// The parent's index in `Scene::nodes`.
+    parent_slot: Option<u32>,
 }
 
 pub(super) struct Walk<'a> {
@@ -54,6 +61,7 @@ pub(super) struct Walk<'a> {
     mesh_nodes: usize,
     degenerate: usize,
     degenerate_in: Vec<String>,
+    node_map: Vec<Option<u32>>,
 }
 
 impl<'a> Walk<'a> {
@@ -68,6 +76,7 @@ impl<'a> Walk<'a> {
             mesh_nodes: 0,
             degenerate: 0,
             degenerate_in: Vec::new(),
+            node_map: vec![None; loader.root.nodes.len()],
         }
     }
 
@@ -82,17 +91,19 @@ impl<'a> Walk<'a> {
                 parent: Parent::Root,
                 world: Y_UP_TO_Z_UP,
                 class: 0,
+                parent_slot: None,
             })
             .collect();
         while let Some(visit) = stack.pop() {
             self.reach(visit.node, visit.parent)?;
-            let (world, class) = self.node(&visit)?;
+            let (world, class, slot) = self.node(&visit)?;
             let children = self.loader.root.nodes[visit.node].children.iter().flatten();
             stack.extend(children.rev().map(|c| Visit {
                 node: c.value(),
                 parent: Parent::Node(visit.node),
                 world,
                 class,
+                parent_slot: Some(slot),
             }));
         }
         if self.degenerate > 0 {
@@ -105,6 +116,7 @@ impl<'a> Walk<'a> {
         Ok(Placed {
             mesh_nodes: self.mesh_nodes,
             degenerate: self.degenerate,
+            node_map: self.node_map,
         })
     }
 
@@ -162,13 +174,15 @@ impl<'a> Walk<'a> {
         }
     }
 
-    /// Places the node's mesh; returns the world transform and class its children
-    /// inherit.
-    fn node(&mut self, visit: &Visit) -> Result<(Mat4, u16), SceneError> {
+    /// Records the node and places its mesh; returns the world transform and class its
+    /// children inherit, and its index in `Scene::nodes`.
+    fn node(&mut self, visit: &Visit) -> Result<(Mat4, u16, u32), SceneError> {
         let path = &self.loader.path;
         let node = &self.loader.root.nodes[visit.node];
         let name = self.node_label(visit.node);
-        let world = visit.world * self.loader.local_matrix(visit.node)?;
+        let local = self.loader.local_transform(visit.node)?;
+        let slot = self.record(visit, local);
+        let world = visit.world * local.matrix();
         if !world.is_finite() {
             return Err(SceneError::NonFiniteTransform {
                 path: path.clone(),
@@ -178,15 +192,45 @@ impl<'a> Walk<'a> {
         }
         let class = node_class(self.loader, visit.node, &name)?.unwrap_or(visit.class);
         if let Some(mesh) = node.mesh {
-            self.place(visit.node, mesh.value(), world, class)?;
+            self.place(visit.node, slot, mesh.value(), world, class)?;
         }
-        Ok((world, class))
+        Ok((world, class, slot))
+    }
+
+    /// Adds the node to `Scene::nodes` with its local transform.
+    fn record(&mut self, visit: &Visit, local: Local) -> u32 {
+        let node = &self.loader.root.nodes[visit.node];
+        let (translation, rotation, scale, matrix) = match local {
+            Local::Matrix(m) => {
+                let (s, r, t) = m.to_scale_rotation_translation();
+                // A matrix that flattens space has no rotation to speak of.
+                let r = if r.is_finite() { r } else { Quat::IDENTITY };
+                (t, r, s, Some(m))
+            }
+            Local::Trs(t, r, s) => (t, r, s, None),
+        };
+        let slot = self.scene.nodes.len() as u32;
+        self.scene.nodes.push(Node {
+            name: node
+                .name
+                .clone()
+                .unwrap_or_else(|| format!("node_{}", visit.node)),
+            parent: visit.parent_slot,
+            translation,
+            rotation,
+            scale,
+            matrix,
+            instances: Vec::new(),
+        });
+        self.node_map[visit.node] = Some(slot);
+        slot
     }
 
     /// One instance of `mesh` for the node, or one per instancing row.
     fn place(
         &mut self,
         index: usize,
+        slot: u32,
         mesh: usize,
         world: Mat4,
         class: u16,
@@ -194,16 +238,16 @@ impl<'a> Walk<'a> {
         let loader = self.loader;
         let node = &loader.root.nodes[index];
         let name = self.node_label(index);
-        let base = if node.skin.is_some() {
+        let (base, follows) = if node.skin.is_some() {
             self.scene.warnings.push(SceneWarning::Skinned {
                 path: loader.path.clone(),
                 node: name.clone(),
             });
             // Skinning matrices are the identity in the bind pose, and glTF ignores a
             // skinned node's own transform and its parents'.
-            Y_UP_TO_Z_UP
+            (Y_UP_TO_Z_UP, None)
         } else {
-            world
+            (world, Some(slot))
         };
         let rows = Rows {
             root: &loader.root,
@@ -224,13 +268,20 @@ impl<'a> Walk<'a> {
             });
         }
         let node_name = node.name.clone().unwrap_or_else(|| format!("node_{index}"));
+        let link = |offset| follows.map(|node| InstanceNode { node, offset });
         match rows {
-            None => self.instance(mesh_index, base, class, node_name, &name),
+            None => self.instance(
+                mesh_index,
+                (base, link(Mat4::IDENTITY)),
+                class,
+                node_name,
+                &name,
+            ),
             Some(rows) => rows.iter().enumerate().try_for_each(|(k, row)| {
                 let transform = base * *row;
                 self.instance(
                     mesh_index,
-                    transform,
+                    (transform, link(*row)),
                     class,
                     format!("{node_name}[{k}]"),
                     &name,
@@ -243,7 +294,7 @@ impl<'a> Walk<'a> {
     fn instance(
         &mut self,
         mesh: Option<u32>,
-        transform: Mat4,
+        (transform, link): (Mat4, Option<InstanceNode>),
         class: u16,
         name: String,
         node: &str,
@@ -269,12 +320,17 @@ impl<'a> Walk<'a> {
         let Some(mesh) = self.unflattened(mesh, &transform, &name) else {
             return Ok(());
         };
+        if let Some(l) = link {
+            let index = self.scene.instances.len() as u32;
+            self.scene.nodes[l.node as usize].instances.push(index);
+        }
         self.scene.instances.push(Instance {
             mesh,
             transform,
             instance_id,
             class,
             name,
+            node: link,
         });
         Ok(())
     }

@@ -27,6 +27,27 @@ pub enum SceneWarning {
     EmptyMesh { path: PathBuf, node: String },
     /// A JPEG base colour texture on an alpha-masked material: JPEG has no alpha.
     JpegMask { path: PathBuf, image: String },
+    /// An animation channel driving morph target weights: meshes are drawn unmorphed.
+    MorphWeights {
+        path: PathBuf,
+        animation: String,
+        channel: usize,
+    },
+    /// An animation channel on a node outside the scene read: nothing it moves is drawn.
+    AnimationOutsideScene {
+        path: PathBuf,
+        animation: String,
+        channel: usize,
+        node: String,
+    },
+    /// Two animations drive the same property of a node; when both play, `second` wins.
+    AnimationOverlap {
+        path: PathBuf,
+        node: String,
+        property: String,
+        first: String,
+        second: String,
+    },
 }
 
 impl fmt::Display for SceneWarning {
@@ -63,6 +84,40 @@ impl fmt::Display for SceneWarning {
             SceneWarning::EmptyMesh { path, node } => write!(
                 f,
                 "{}: {node}: its mesh has no triangles; skipped",
+                path.display()
+            ),
+            SceneWarning::MorphWeights {
+                path,
+                animation,
+                channel,
+            } => write!(
+                f,
+                "{}: {animation}, channel {channel}: morph target weights are not applied \
+                 (meshes are drawn unmorphed); skipped",
+                path.display()
+            ),
+            SceneWarning::AnimationOutsideScene {
+                path,
+                animation,
+                channel,
+                node,
+            } => write!(
+                f,
+                "{}: {animation}, channel {channel}: {node} is not part of the scene read; \
+                 skipped",
+                path.display()
+            ),
+            SceneWarning::AnimationOverlap {
+                path,
+                node,
+                property,
+                first,
+                second,
+            } => write!(
+                f,
+                "{}: {first} and {second} both drive the {property} of node \"{node}\"; \
+                 when both play, {second} wins (play one of them in the scenario's \
+                 `animations`)",
                 path.display()
             ),
             SceneWarning::JpegMask { path, image } => write!(

@@ -1,0 +1,176 @@
+//! Keyframed tracks of a scenario: world poses (z up) at times, and the pose between.
+//!
+//! Positions and the angles (roll, pitch, yaw in degrees) are interpolated as numbers,
+//! component by component, so a track turns the way its keyframes write it: yaw 0 → 270
+//! turns 270° left, not 90° right, and 350 → 370 turns 20°. The rotation at t is then
+//! R = Rz(yaw)·Ry(pitch)·Rx(roll), the sensor mount's convention.
+//!
+//! * `linear`: straight between keyframes, constant speed within each interval.
+//! * `step`: each keyframe holds until the next.
+//! * `catmull-rom`: the cubic Hermite spline through every keyframe whose tangent at a
+//!   keyframe is the slope between its neighbours ((p₊ − p₋)/(t₊ − t₋), one-sided at the
+//!   ends), so position and velocity are continuous (C1) even with uneven keyframe
+//!   spacing. Like any interpolating spline it may overshoot around sharp changes.
+//!
+//! Before the first keyframe and after the last, the pose holds.
+
+use glam::{DQuat, DVec3};
+use serde::Deserialize;
+
+/// How a track interpolates between its keyframes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum TrackInterpolation {
+    #[default]
+    Linear,
+    Step,
+    CatmullRom,
+}
+
+/// A pose in the world at a time, in the units of the YAML.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Keyframe {
+    /// Time (s).
+    pub t: f64,
+    /// Position (m, world, z up).
+    pub position: DVec3,
+    /// Roll, pitch, yaw (deg); None when the track keeps its object's rotation.
+    pub rotation_deg: Option<DVec3>,
+}
+
+/// Keyframes with strictly increasing times, at least one, all with a rotation or none.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Track {
+    interpolation: TrackInterpolation,
+    keyframes: Vec<Keyframe>,
+}
+
+impl Track {
+    /// A track from its keyframes, or what is wrong with them (in words for a message).
+    pub fn new(
+        interpolation: TrackInterpolation,
+        keyframes: Vec<Keyframe>,
+    ) -> Result<Track, String> {
+        check_keyframes(&keyframes)?;
+        Ok(Track {
+            interpolation,
+            keyframes,
+        })
+    }
+
+    pub fn interpolation(&self) -> TrackInterpolation {
+        self.interpolation
+    }
+
+    pub fn keyframes(&self) -> &[Keyframe] {
+        &self.keyframes
+    }
+
+    /// Whether the keyframes give rotations.
+    pub fn has_rotation(&self) -> bool {
+        self.keyframes[0].rotation_deg.is_some()
+    }
+
+    /// Position (m) at time `t` (s).
+    pub fn position(&self, t: f64) -> DVec3 {
+        self.sample(t, |k| k.position)
+    }
+
+    /// Roll, pitch, yaw (deg) at time `t`; None when the keyframes give no rotation.
+    pub fn rotation_deg(&self, t: f64) -> Option<DVec3> {
+        self.has_rotation()
+            .then(|| self.sample(t, |k| k.rotation_deg.unwrap_or(DVec3::ZERO)))
+    }
+
+    /// The rotation at time `t`; None when the keyframes give no rotation.
+    pub fn rotation(&self, t: f64) -> Option<DQuat> {
+        self.rotation_deg(t).map(rotation_from_deg)
+    }
+
+    /// One interpolated quantity of the keyframes at time `t`.
+    fn sample(&self, t: f64, get: impl Fn(&Keyframe) -> DVec3) -> DVec3 {
+        let k = &self.keyframes;
+        // The first keyframe later than t (a NaN t reads as before the first).
+        let next = k.partition_point(|f| f.t <= t);
+        if next == 0 {
+            return get(&k[0]);
+        }
+        if next == k.len() {
+            return get(&k[k.len() - 1]);
+        }
+        let (a, b) = (&k[next - 1], &k[next]);
+        let h = b.t - a.t;
+        let u = ((t - a.t) / h).clamp(0.0, 1.0);
+        match self.interpolation {
+            TrackInterpolation::Step => get(a),
+            TrackInterpolation::Linear => get(a).lerp(get(b), u),
+            TrackInterpolation::CatmullRom => {
+                let (ma, mb) = (self.slope(next - 1, &get), self.slope(next, &get));
+                hermite(get(a), get(b), ma * h, mb * h, u)
+            }
+        }
+    }
+
+    /// The Catmull-Rom tangent at keyframe `i`: the slope between its neighbours, or
+    /// to its one neighbour at either end (the track has two keyframes at least here).
+    fn slope(&self, i: usize, get: &impl Fn(&Keyframe) -> DVec3) -> DVec3 {
+        let k = &self.keyframes;
+        let (lo, hi) = (i.saturating_sub(1), (i + 1).min(k.len() - 1));
+        (get(&k[hi]) - get(&k[lo])) / (k[hi].t - k[lo].t)
+    }
+}
+
+/// What makes keyframes unusable for a [`Track`]: none at all, numbers that are not
+/// finite, times that do not increase strictly, rotations in some keyframes only.
+pub(super) fn check_keyframes(keyframes: &[Keyframe]) -> Result<(), String> {
+    if keyframes.is_empty() {
+        return Err("no keyframes; give at least one".into());
+    }
+    let finite = |k: &Keyframe| {
+        k.t.is_finite() && k.position.is_finite() && k.rotation_deg.map_or(true, |r| r.is_finite())
+    };
+    if let Some(i) = keyframes.iter().position(|k| !finite(k)) {
+        return Err(format!("keyframe {i} has a number that is not finite"));
+    }
+    for (i, w) in keyframes.windows(2).enumerate() {
+        if w[1].t <= w[0].t {
+            return Err(format!(
+                "keyframe {} (t = {} s) does not come after keyframe {i} (t = {} s); \
+                 keyframe times must increase strictly: sort them or remove the duplicate",
+                i + 1,
+                w[1].t,
+                w[0].t
+            ));
+        }
+    }
+    let rotated = keyframes
+        .iter()
+        .filter(|k| k.rotation_deg.is_some())
+        .count();
+    if rotated != 0 && rotated != keyframes.len() {
+        let bare = keyframes.iter().position(|k| k.rotation_deg.is_none());
+        return Err(format!(
+            "keyframe {} gives no rotation while others do; give `yaw_deg` or \
+             `rotation_deg` in every keyframe, or in none (the object then keeps its \
+             rotation)",
+            bare.unwrap_or(0)
+        ));
+    }
+    Ok(())
+}
+
+/// The cubic Hermite segment from p0 to p1 with tangents m0, m1 (already scaled by the
+/// interval) at fraction u.
+fn hermite(p0: DVec3, p1: DVec3, m0: DVec3, m1: DVec3, u: f64) -> DVec3 {
+    let (u2, u3) = (u * u, u * u * u);
+    p0 * (2.0 * u3 - 3.0 * u2 + 1.0)
+        + m0 * (u3 - 2.0 * u2 + u)
+        + p1 * (-2.0 * u3 + 3.0 * u2)
+        + m1 * (u3 - u2)
+}
+
+/// R = Rz(yaw)·Ry(pitch)·Rx(roll) from (roll, pitch, yaw) in degrees.
+pub fn rotation_from_deg(rpy: DVec3) -> DQuat {
+    let [roll, pitch, yaw] = rpy.to_array().map(f64::to_radians);
+    DQuat::from_rotation_z(yaw) * DQuat::from_rotation_y(pitch) * DQuat::from_rotation_x(roll)
+}
