@@ -65,6 +65,14 @@
 //!   next block.
 //! * Time: decoders add the same per-laser delays to the timestamp (and 55.296 µs per
 //!   firing sequence within the packet); beamtrace's point time is the column's.
+//! * Vertical offsets: the VLP-16 manual (Table 9-1) puts each laser up to ±11.2 mm
+//!   above or below the sensor origin and has decoders add that to z. The ROS driver's
+//!   VLP16db.yaml and velodyne_decoder's built-in calibrations do (the latter also with
+//!   offsets of up to 17 mm for the HDL-32E); velodyne_decoder's bundled VLP-16.yml and
+//!   HDL-32E.yml have none. The packets carry beamtrace's range along the beam, whose
+//!   presets fire every beam from the origin, so decoders with offsets place each point
+//!   that much higher or lower than beamtrace did. No distance could undo it: a packet
+//!   only says how far along the laser's ray, and the offset lies mostly across it.
 
 use super::{Packet, PacketEncoder, PacketError};
 use crate::output::{BeamDesc, Point, PointCloud};
@@ -92,6 +100,9 @@ const ELEVATION_TOL_DEG: f64 = 0.01;
 const AZIMUTH_TOL_DEG: f64 = 0.005;
 /// Columns may fire this far from an even spacing in time: the timestamp's unit.
 const TIME_TOL_S: f64 = 1e-6;
+/// A beam may leave this far from the sensor origin: the lasers' own offsets (the
+/// VLP-16 manual's vertical corrections reach 11.2 mm), from which the sensor measures.
+const MAX_ORIGIN_OFFSET_M: f64 = 0.02;
 
 /// The Velodyne sensors whose data packets beamtrace writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -681,13 +692,15 @@ fn check_laser(
             ),
         ));
     }
-    if !within(f64::from(b.origin_offset), 1e-3) {
+    if !within(f64::from(b.origin_offset), MAX_ORIGIN_OFFSET_M) {
         return Err(sensor_error(
             model,
             format!(
-                "beam {index} starts {} m off the sensor origin, but the packets' ranges \
-                 run from the origin: use the {preset} preset's beams",
-                b.origin_offset
+                "beam {index} starts {} m off the sensor origin, but the {}'s lasers sit \
+                 within {} mm of it: use the {preset} preset's beams",
+                b.origin_offset,
+                model.name(),
+                MAX_ORIGIN_OFFSET_M * 1e3
             ),
         ));
     }
