@@ -420,3 +420,216 @@ fn hdl32e_strongest_packets_decode_to_the_points() {
 fn hdl32e_dual_packets_decode_to_the_points() {
     check_synthetic(&HDL32E, Dual, "BOTH");
 }
+
+/// tshark's `-T fields` lines for `path`; fails (never skips) without tshark.
+fn tshark(path: &Path, args: &[&str]) -> Vec<String> {
+    let out = Command::new("tshark")
+        .arg("-r")
+        .arg(path)
+        .args(["-o", "ip.defragment:TRUE", "-T", "fields"])
+        .args(args)
+        .output()
+        .unwrap_or_else(|e| {
+            panic!("cannot run tshark ({e}): run scripts/setup.sh, which installs it")
+        });
+    assert!(
+        out.status.success(),
+        "tshark could not read {}:\n{}",
+        path.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout)
+        .expect("tshark prints text")
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn a_pcap_of_a_vlp16_stream_reads_back_in_velodyne_decoder_and_tshark() {
+    // Dual return: 1508 packets/s. The capture starts 0.05 s before the top of an hour,
+    // so the packets' timestamps wrap within the first frame: velodyne_decoder places
+    // them in their hours by the capture times.
+    let sensor = preset("vlp-16", None).expect("preset");
+    let (packets, expected) = two_frames(&sensor, &VLP16, Dual);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("vlp16.pcap");
+    let options = PcapOptions {
+        start: START,
+        ..PcapOptions::default()
+    };
+    write_pcap(&path, &packets, &options).expect("pcap written");
+
+    let py = python("velodyne_decoder");
+    let args = [Path::new("pcap"), Path::new("VLP16"), &path];
+    let got = read_all_with(&py, "decode_velodyne.py", &args);
+    assert!(
+        got["scans"].as_u64().unwrap() >= 2,
+        "two turns: {}",
+        got["scans"]
+    );
+    let none = vec![0.0; 16];
+    assert_decodes_to(
+        &sensor,
+        &VLP16,
+        &decoded_points(&got),
+        (&none, 0.0),
+        expected,
+    );
+
+    let fields = [
+        "-o",
+        "ip.check_checksum:TRUE",
+        "-o",
+        "udp.check_checksum:TRUE",
+        "-e",
+        "ip.src",
+        "-e",
+        "ip.dst",
+        "-e",
+        "udp.srcport",
+        "-e",
+        "udp.dstport",
+        "-e",
+        "udp.length",
+        "-e",
+        "ip.checksum.status",
+        "-e",
+        "udp.checksum.status",
+        "-e",
+        "frame.time_epoch",
+    ];
+    let lines = tshark(&path, &fields);
+    assert_eq!(lines.len(), packets.len(), "one frame per packet");
+    for (line, p) in lines.iter().zip(&packets) {
+        let cols: Vec<&str> = line.split('\t').collect();
+        // Checksum status 1: Wireshark's "good".
+        let head = [
+            "192.168.1.201",
+            "255.255.255.255",
+            "2368",
+            "2368",
+            "1214",
+            "1",
+            "1",
+        ];
+        assert_eq!(cols[..7], head, "{line}");
+        let t: f64 = cols[7].parse().expect("an epoch time");
+        let want = START.as_secs_f64() + p.time_s;
+        assert!((t - want).abs() < 1e-6, "captured at {t}, sent at {want}");
+    }
+}
+
+#[test]
+fn tshark_reassembles_payloads_sent_as_ipv4_fragments() {
+    // A VLP-16 packet, an OS1-128 LEGACY-sized one, one byte over a frame, the most a
+    // datagram holds: each with its own bytes.
+    let sizes = [
+        (2368u16, 1206usize),
+        (7502, 24_896),
+        (7503, 1473),
+        (7502, 65_507),
+    ];
+    let packets: Vec<Packet> = sizes
+        .iter()
+        .enumerate()
+        .map(|(k, &(port, len))| Packet {
+            time_s: 0.001 * k as f64,
+            port,
+            payload: (0..len).map(|i| ((i * 131 + k * 7) % 251) as u8).collect(),
+        })
+        .collect();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("fragments.pcap");
+    write_pcap(&path, &packets, &PcapOptions::default()).expect("pcap written");
+    let args = [
+        "-Y",
+        "udp",
+        "-e",
+        "udp.dstport",
+        "-e",
+        "udp.length",
+        "-e",
+        "ip.fragment.count",
+        "-e",
+        "udp.payload",
+    ];
+    let lines = tshark(&path, &args);
+    assert_eq!(lines.len(), packets.len(), "{lines:?}");
+    // Fragments: whole 1480-byte shares of the UDP datagram (payload + 8).
+    let fragments = ["", "17", "2", "45"];
+    for ((line, p), count) in lines.iter().zip(&packets).zip(fragments) {
+        let cols: Vec<&str> = line.split('\t').collect();
+        let len = (p.payload.len() + 8).to_string();
+        assert_eq!(cols[..3], [p.port.to_string().as_str(), &len, count]);
+        let hex: String = p.payload.iter().map(|b| format!("{b:02x}")).collect();
+        assert!(cols[3] == hex, "port {}: reassembled bytes differ", p.port);
+    }
+}
+
+#[test]
+fn packets_for_another_sensor_are_refused_with_what_they_need() {
+    let options = |model| VelodyneOptions {
+        model,
+        return_mode: Strongest,
+        start: START,
+    };
+    let refuse = |model, sensor: &Sensor| {
+        let rate = f64::from(sensor.frame_rate);
+        match VelodyneEncoder::new(options(model), &beam_descs(sensor), sensor.columns, rate) {
+            Err(e @ PacketError::Sensor { .. }) => e.to_string(),
+            Err(e) => panic!("{}: not a sensor error: {e}", sensor.name),
+            Ok(_) => panic!("{} packets for {}", model.name(), sensor.name),
+        }
+    };
+    let msg = refuse(Vlp16, &preset("os1-128", None).unwrap());
+    assert!(msg.contains("128 beams per column"), "{msg}");
+    assert!(msg.contains("--sensor vlp-16"), "{msg}");
+    let msg = refuse(Vlp16, &preset("hdl-32e", None).unwrap());
+    assert!(msg.contains("32 beams per column"), "{msg}");
+    let msg = refuse(Hdl32e, &preset("hdl-64e", None).unwrap());
+    assert!(
+        msg.starts_with("HDL-32E packets: ") && msg.contains("64 beams"),
+        "{msg}"
+    );
+    let msg = refuse(Vlp16, &preset("vlp-16", Some(900)).unwrap());
+    assert!(
+        msg.contains("55.296 µs") && msg.contains("1808 columns"),
+        "{msg}"
+    );
+
+    // The presets at other rates, and the dual-return example sensor, are accepted.
+    for rate in [5.0, 20.0] {
+        let o = PresetOptions {
+            frame_rate: Some(rate),
+            ..PresetOptions::default()
+        };
+        for (name, model) in [("vlp-16", Vlp16), ("hdl-32e", Hdl32e)] {
+            let s = preset_with(name, &o).unwrap();
+            encoder(&s, model, Strongest);
+        }
+    }
+    let dual = beamtrace::sensor::load_sensor(
+        &Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("configs/sensors/vlp16-dual.yaml")
+            .to_string_lossy(),
+    )
+    .expect("vlp16-dual.yaml");
+    encoder(&dual, Vlp16, Dual);
+}
+
+#[test]
+fn a_point_beyond_the_formats_range_is_refused_not_clipped() {
+    let sensor = preset("hdl-32e", None).unwrap();
+    let mut e = encoder(&sensor, Hdl32e, Strongest);
+    let far = PointCloud {
+        points: vec![point(&sensor, 100, 131.2, 0, 1)],
+    };
+    let msg = e.push_frame(0, 0.0, &far).unwrap_err().to_string();
+    assert!(msg.starts_with("HDL-32E packets: "), "{msg}");
+    assert!(
+        msg.contains("beam 100") && msg.contains("131.07 m"),
+        "{msg}"
+    );
+    assert!(msg.contains("range.max"), "{msg}");
+}
