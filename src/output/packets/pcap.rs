@@ -321,3 +321,196 @@ fn internet_checksum(parts: &[&[u8]]) -> u16 {
     }
     !(sum as u16)
 }
+
+#[cfg(test)]
+mod tests {
+    //! Layouts from pcap-savefile(5), RFC 791 and RFC 768; tshark reads the files in
+    //! tests/velodyne_packets.rs.
+    use super::*;
+
+    fn packet(time_s: f64, port: u16, len: usize) -> Packet {
+        Packet {
+            time_s,
+            port,
+            payload: (0..len).map(|i| (i * 7 % 256) as u8).collect(),
+        }
+    }
+
+    fn pcap(packets: &[Packet], options: &PcapOptions) -> Vec<u8> {
+        write_pcap_to(Vec::new(), packets, options).expect("pcap")
+    }
+
+    fn be16(b: &[u8], at: usize) -> u16 {
+        u16::from_be_bytes([b[at], b[at + 1]])
+    }
+
+    fn le32(b: &[u8], at: usize) -> u32 {
+        u32::from_le_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]])
+    }
+
+    /// The frames after the file header: (seconds, µs, frame bytes).
+    fn frames(file: &[u8]) -> Vec<(u32, u32, &[u8])> {
+        let mut out = Vec::new();
+        let mut at = 24;
+        while at < file.len() {
+            let len = le32(file, at + 8) as usize;
+            assert_eq!(le32(file, at + 12) as usize, len, "captured whole");
+            out.push((
+                le32(file, at),
+                le32(file, at + 4),
+                &file[at + 16..at + 16 + len],
+            ));
+            at += 16 + len;
+        }
+        out
+    }
+
+    #[test]
+    fn the_file_header_is_classic_libpcap_with_ethernet_frames() {
+        let file = pcap(&[], &PcapOptions::default());
+        assert_eq!(
+            file,
+            [
+                0xd4, 0xc3, 0xb2, 0xa1, 2, 0, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0, 0, 1, 0,
+                0, 0
+            ]
+        );
+    }
+
+    #[test]
+    fn a_velodyne_packet_is_one_broadcast_frame_from_the_sensors_address() {
+        let options = PcapOptions {
+            start: Duration::new(1_700_000_000, 250_000_000),
+            ..PcapOptions::default()
+        };
+        let p = packet(0.001_327_4, 2368, 1206);
+        let file = pcap(std::slice::from_ref(&p), &options);
+        let got = frames(&file);
+        assert_eq!(got.len(), 1);
+        let (sec, usec, f) = got[0];
+        assert_eq!((sec, usec), (1_700_000_000, 251_327));
+        assert_eq!(f.len(), 14 + 20 + 8 + 1206);
+        assert_eq!(f[0..6], [0xff; 6], "broadcast MAC");
+        assert_eq!(be16(f, 12), 0x0800, "IPv4");
+        let ip = &f[14..34];
+        assert_eq!(ip[0], 0x45);
+        assert_eq!(be16(ip, 2), 20 + 8 + 1206);
+        assert_eq!(be16(ip, 6), 0, "not a fragment");
+        assert_eq!(ip[9], 17, "UDP");
+        assert_eq!(ip[12..16], [192, 168, 1, 201]);
+        assert_eq!(ip[16..20], [255, 255, 255, 255]);
+        assert_eq!(
+            internet_checksum(&[ip]),
+            0,
+            "a valid header sums to all ones"
+        );
+        let udp = &f[34..];
+        assert_eq!(
+            (be16(udp, 0), be16(udp, 2), be16(udp, 4)),
+            (2368, 2368, 1214)
+        );
+        let pseudo = [&ip[12..20], &[0, 17], &1214u16.to_be_bytes()[..]].concat();
+        assert_eq!(internet_checksum(&[&pseudo, udp]), 0, "UDP checksum");
+        assert_eq!(udp[8..], p.payload[..]);
+    }
+
+    #[test]
+    fn the_checksum_is_rfc_1071s() {
+        // The usual worked example: 192.168.0.1 → 192.168.0.199, 115 bytes, DF, UDP.
+        let header = [
+            0x45, 0x00, 0x00, 0x73, 0x00, 0x00, 0x40, 0x00, 0x40, 0x11, 0x00, 0x00, 0xc0, 0xa8,
+            0x00, 0x01, 0xc0, 0xa8, 0x00, 0xc7,
+        ];
+        assert_eq!(internet_checksum(&[&header]), 0xb861);
+        // Odd lengths pad with a zero byte; parts join as one string.
+        assert_eq!(
+            internet_checksum(&[&[0x12, 0x34, 0x56]]),
+            internet_checksum(&[&[0x12], &[0x34, 0x56, 0x00]])
+        );
+    }
+
+    #[test]
+    fn a_large_payload_becomes_ipv4_fragments_of_one_datagram() {
+        // An Ouster OS1-128 LEGACY packet, sent twice: identifications count up.
+        let big = packet(0.5, 7502, 24_896);
+        let options = PcapOptions {
+            destination: Ipv4Addr::new(192, 168, 1, 10),
+            ..PcapOptions::default()
+        };
+        let file = pcap(&[big.clone(), big.clone()], &options);
+        let got = frames(&file);
+        let per = (8 + 24_896usize).div_ceil(1480);
+        assert_eq!(got.len(), 2 * per);
+        let mut datagram = Vec::new();
+        for (k, (_, _, f)) in got[..per].iter().enumerate() {
+            assert_eq!(f[0..6], UNICAST_DESTINATION_MAC);
+            assert!(f.len() <= 14 + MTU);
+            let ip = &f[14..34];
+            let flags = be16(ip, 6);
+            assert_eq!(usize::from(flags & 0x1fff) * 8, k * 1480, "offset of {k}");
+            assert_eq!(flags & 0x2000 != 0, k + 1 < per, "more fragments");
+            assert_eq!(be16(ip, 4), 0, "one identification");
+            assert_eq!(usize::from(be16(ip, 2)), f.len() - 14);
+            assert_eq!(internet_checksum(&[ip]), 0);
+            datagram.extend_from_slice(&f[34..]);
+        }
+        assert_eq!(be16(&got[per].2[14..], 4), 1, "the next datagram's id");
+        assert_eq!(datagram.len(), 8 + 24_896);
+        assert_eq!(be16(&datagram, 4), 8 + 24_896);
+        assert_eq!(datagram[8..], big.payload[..]);
+    }
+
+    #[test]
+    fn fragments_start_exactly_where_a_frame_overflows() {
+        let frames_of = |len| frames(&pcap(&[packet(0.0, 1, len)], &PcapOptions::default())).len();
+        assert_eq!(frames_of(1472), 1, "1472 + 8 + 20 = 1500");
+        assert_eq!(frames_of(1473), 2);
+        assert_eq!(frames_of(MAX_UDP_PAYLOAD), 45);
+    }
+
+    #[test]
+    fn payloads_and_times_pcap_cannot_hold_are_refused() {
+        let mut w = PcapWriter::new(Vec::new(), PcapOptions::default()).unwrap();
+        w.write(&packet(0.0, 7502, 100)).unwrap();
+        let e = w
+            .write(&packet(0.0, 7502, MAX_UDP_PAYLOAD + 1))
+            .unwrap_err();
+        let msg = e.to_string();
+        assert!(
+            msg.contains("packet 1") && msg.contains("65508 bytes"),
+            "{msg}"
+        );
+        for t in [f64::NAN, -1.0, 5e9] {
+            let msg = w.write(&packet(t, 2368, 10)).unwrap_err().to_string();
+            assert!(msg.contains("1970 to 2106"), "{msg}");
+        }
+        assert_eq!(w.packets_written(), 1);
+    }
+
+    #[test]
+    fn a_refused_file_leaves_nothing_behind() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("capture.pcap");
+        let packets = [packet(0.0, 2368, 1206), packet(0.1, 2368, 70_000)];
+        let msg = write_pcap(&path, &packets, &PcapOptions::default())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            msg.contains("capture.pcap") && msg.contains("70000 bytes"),
+            "{msg}"
+        );
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+        write_pcap(&path, &packets[..1], &PcapOptions::default()).unwrap();
+        assert_eq!(std::fs::read(&path).unwrap().len(), 24 + 16 + 1248);
+    }
+
+    #[test]
+    fn multicast_destinations_get_the_ipv4_multicast_mac() {
+        let options = PcapOptions {
+            destination: Ipv4Addr::new(239, 201, 2, 3),
+            ..PcapOptions::default()
+        };
+        let file = pcap(&[packet(0.0, 2368, 10)], &options);
+        assert_eq!(frames(&file)[0].2[0..6], [0x01, 0x00, 0x5e, 0x49, 2, 3]);
+    }
+}
