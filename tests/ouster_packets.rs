@@ -13,7 +13,8 @@
 mod independent;
 
 use beamtrace::output::packets::{
-    OusterFamily, OusterOptions, OusterProfile, OusterSensor, Packet, PacketEncoder,
+    OusterFamily, OusterHttpServer, OusterOptions, OusterProfile, OusterSensor, Packet,
+    PacketEncoder,
 };
 use beamtrace::output::{BeamDesc, Point, PointCloud};
 use beamtrace::sensor::{preset, Sensor};
@@ -485,4 +486,96 @@ fn ouster_sdk_decodes_every_pixel_of_every_profile_and_size() {
             check_pixels(f, sensor, want, profile.returns(), h);
         }
     }
+}
+
+/// ouster-sdk's `SensorHttp` (on HOST:PORT, which it accepts; its sensor clients need
+/// port 80) and a plain HTTP GET fetch the metadata from the server and parse the same
+/// SensorInfo as from the file; the configuration reads back, `udp_dest: @auto`
+/// resolves to the client's address, and a change the run fixes is refused.
+#[test]
+fn an_ouster_sdk_client_fetches_the_served_metadata() {
+    let sensor = preset("os1-64", Some(2048)).unwrap();
+    let mut options = OusterOptions::new(OusterFamily::Os1, OusterProfile::Rng19Rfl8Sig16Nir16);
+    options.udp_dest = "192.0.2.7".into();
+    let ouster = OusterSensor::new(
+        options,
+        &beam_descs(&sensor),
+        sensor.columns,
+        sensor.frame_rate,
+    )
+    .unwrap();
+    let metadata = ouster.metadata();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("os1-64.json");
+    std::fs::write(&file, metadata.to_json_string()).unwrap();
+    let server = OusterHttpServer::bind("127.0.0.1:0", &metadata).expect("a free port");
+    let host = server.local_addr().to_string();
+    let python = independent::python("ouster.sdk.core");
+    let got =
+        independent::read_all_with(&python, "ouster_http_client.py", &[Path::new(&host), &file]);
+
+    assert_eq!(got["file_issues"], serde_json::json!([]), "{got}");
+    assert_eq!(got["http_issues"], serde_json::json!([]), "{got}");
+    assert_eq!(got["http_equals_file"], true, "{got}");
+    assert_eq!(got["plain_get_equals_file"], true, "{got}");
+    assert_eq!(got["prod_line"], "OS-1-64");
+    assert!(
+        got["firmware"].as_str().unwrap().contains("v3.1.0"),
+        "{got}"
+    );
+    assert_eq!(
+        got["sdk_firmware"], "3.1.0",
+        "the version ouster-sdk parses"
+    );
+    let config = |dest: &str| {
+        serde_json::json!({
+            "lidar_mode": "2048x10",
+            "udp_profile_lidar": "RNG19_RFL8_SIG16_NIR16",
+            "udp_dest": dest,
+            "udp_port_lidar": 7502,
+            "columns_per_packet": 16,
+        })
+    };
+    assert_eq!(got["active_config"], config("192.0.2.7"));
+    assert_eq!(
+        got["auto_detected_udp_dest"], "127.0.0.1",
+        "the client's address"
+    );
+    assert_eq!(
+        got["after_detection"],
+        config("192.0.2.7"),
+        "detection changes nothing"
+    );
+    assert_eq!(got["user_data"], "");
+    let refused = got["refused"]["error"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{got}"));
+    assert!(
+        refused.contains("lidar_mode") && refused.contains("400"),
+        "{refused}"
+    );
+    assert!(
+        got["not_found"]["error"].as_str().unwrap().contains("404"),
+        "{got}"
+    );
+    assert_eq!(got["after_auto_dest"], config("127.0.0.1"));
+    assert_eq!(
+        server.udp_dest(),
+        "127.0.0.1",
+        "the streamer learns the new destination"
+    );
+    let log = server.exchanges();
+    assert!(
+        log.iter()
+            .any(|e| e.request == "GET /api/v1/sensor/metadata" && e.status == 200),
+        "{log:#?}"
+    );
+    assert!(
+        log.iter()
+            .any(|e| e.request.starts_with("POST /api/v1/sensor/config") && e.status == 400),
+        "{log:#?}"
+    );
+    server.shutdown();
+    let refused = std::net::TcpStream::connect(&host);
+    assert!(refused.is_err(), "the port is closed after shutdown");
 }
