@@ -9,7 +9,8 @@
 #    ray-tracing pipelines) — skipped when a Vulkan device with ray tracing already exists,
 #    so a machine with a real GPU driver is left alone
 #  - Python pypcd4, plyfile and Open3D (open3d-cpu; its wheel needs libusb-1.0-0) in a
-#    private venv (target/pyenv) for the independent PCD and PLY reader tests
+#    private venv (target/pyenv) for the independent PCD and PLY reader tests, and
+#    ouster-sdk 1.0 for the Ouster packet, metadata and HTTP tests
 #  - Xvfb (xvfb, xauth): a virtual X display for the tests of the view window
 set -euo pipefail
 
@@ -92,6 +93,10 @@ fi
 if ! "$venv/bin/python" -c 'import open3d' >/dev/null 2>&1; then
   log "installing open3d-cpu into $venv"
   "$venv/bin/pip" install -q open3d-cpu
+fi
+if ! "$venv/bin/python" -c 'import ouster.sdk.core' >/dev/null 2>&1; then
+  log "installing ouster-sdk into $venv"
+  "$venv/bin/pip" install -q 'ouster-sdk>=1.0,<1.1'
 fi
 
 # 5. Rust toolchain.

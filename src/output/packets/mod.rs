@@ -24,6 +24,7 @@ use super::PointCloud;
 
 mod ouster;
 mod ouster_encode;
+mod ouster_http;
 mod ouster_meta;
 
 pub use ouster::{
@@ -31,6 +32,7 @@ pub use ouster::{
     LIDAR_PORT,
 };
 pub use ouster_encode::OusterEncoder;
+pub use ouster_http::{HttpExchange, OusterHttpError, OusterHttpServer, EXCHANGE_LOG};
 pub use ouster_meta::{OusterMetadata, FIRMWARE_VERSION};
 
 /// One UDP payload and when the real sensor sends it.

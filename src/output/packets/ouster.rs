@@ -382,7 +382,7 @@ fn check_size(family: OusterFamily, beams: usize, columns: usize) -> Result<usiz
     if ![512, 1024, 2048].contains(&columns) {
         return Err(format!(
             "the sensor has {columns} columns; Ouster's lidar modes have 512, 1024 or 2048 \
-             (set `columns` of the {family} preset)"
+             (the os0, os1 and os2 presets take `columns`)"
         ));
     }
     let allowed = family.channel_counts();

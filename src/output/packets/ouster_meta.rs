@@ -83,11 +83,6 @@ impl OusterMetadata {
         // A Value always serialises.
         serde_json::to_string_pretty(&self.json).unwrap_or_default()
     }
-
-    /// Sets `config_params.udp_dest`, where the packets go.
-    pub(crate) fn set_udp_dest(&mut self, dest: &str) {
-        self.json["config_params"]["udp_dest"] = Value::from(dest);
-    }
 }
 
 /// A 4 × 4 row-major matrix: rotation diag(`sx`, `sy`, 1), translation `t`.
