@@ -18,12 +18,12 @@ use sender::{FramePackets, PacketSinks, Sender};
 use crate::gpu::{Context, ContextOptions};
 use crate::material::{MaterialDb, MaterialMapping};
 use crate::model::FrameExtent;
+use crate::output::packets::{Pacing, Packet, PacketEncoder, PcapOptions, UdpSink};
 use crate::output::{
     frame_file_name, frame_layer_file_name, organize, write_atomic, write_cloud_into,
     write_picture_into, write_poses, AtomicFiles, BeamDesc, BeamLayout, CloudMeta, FieldSet,
     Format, Organize, PictureOptions, PointCloud, PoseRow, Viewpoint,
 };
-use crate::output::packets::{Pacing, Packet, PacketEncoder, PcapOptions, UdpSink};
 use crate::scene::{Motion, Scenario, Scene, SceneLoadOptions};
 use crate::sensor::{Pose, Sensor, SubRaySample};
 use crate::sim::memory::check_frame_memory;
@@ -216,7 +216,11 @@ struct PacketStream {
 
 impl PacketStream {
     fn start(p: &PacketOutput, encoder: Box<dyn PacketEncoder>) -> Result<Self, JobError> {
-        let udp = p.udp.map(UdpSink::new).transpose().map_err(JobError::Sink)?;
+        let udp = p
+            .udp
+            .map(UdpSink::new)
+            .transpose()
+            .map_err(JobError::Sink)?;
         let pcap = p.pcap.clone().map(|path| {
             let options = PcapOptions {
                 start: p.start,
@@ -311,11 +315,12 @@ impl<'a> Runner<'a> {
         // Each material's values at the sensor's wavelength (nearest given within 50 nm).
         let materials = opts.materials.for_wavelength(opts.sensor.wavelength_nm);
         let slices = playback.time_slices();
-        let mut sim = Simulator::with_time_slices(&ctx, &opts.scene, &materials, &material_map, slices)
-            .map_err(|source| JobError::Upload {
-                what: format!("{} to the GPU", opts.scene_name),
-                source,
-            })?;
+        let mut sim =
+            Simulator::with_time_slices(&ctx, &opts.scene, &materials, &material_map, slices)
+                .map_err(|source| JobError::Upload {
+                    what: format!("{} to the GPU", opts.scene_name),
+                    source,
+                })?;
         sim.set_sensor(
             &opts.sensor.beams,
             &subrays,
@@ -401,7 +406,9 @@ impl<'a> Runner<'a> {
         let cloud = to_point_cloud(&self.opts.sensor.beams, &out.points)?;
         self.report.record_times(&out);
         self.report.points_per_frame.push(cloud.points.len());
-        self.report.poses.push((done.frame, done.settings.sensor_to_world));
+        self.report
+            .poses
+            .push((done.frame, done.settings.sensor_to_world));
         if let Some(p) = &mut self.packets {
             let t = self.playback.frame_time(done.frame);
             let packets = p.encoder.push_frame(done.frame, t, &cloud)?;
@@ -416,7 +423,14 @@ impl<'a> Runner<'a> {
             frame_done(&info);
             return Ok(());
         }
-        let files = write_frame(self.opts, &self.plan, done.frame, &cloud, &done.settings, &mut self.report)?;
+        let files = write_frame(
+            self.opts,
+            &self.plan,
+            done.frame,
+            &cloud,
+            &done.settings,
+            &mut self.report,
+        )?;
         // A frame's files appear together, and the caller hears of them at once.
         files.commit_then(|| frame_done(&info))?;
         Ok(())

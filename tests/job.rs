@@ -30,6 +30,9 @@ fn options(out: &Path, frames: u64) -> JobOptions {
         fields: FieldSet::default(),
         organized: None,
         command_line: vec!["job test".into()],
+        scenario: None,
+        clouds: true,
+        packets: None,
     }
 }
 

@@ -63,12 +63,27 @@ fn a_vlp16_stream_arrives_at_754_packets_per_second_in_order() {
         arrivals
     });
     let o = beamtrace(&[
-        "stream", "--sensor", "vlp-16", "--scene", &scene, "--thin", "--ideal", "--no-sun",
-        "--frames", "35", "--preload", "--to", &to,
+        "stream",
+        "--sensor",
+        "vlp-16",
+        "--scene",
+        &scene,
+        "--thin",
+        "--ideal",
+        "--no-sun",
+        "--frames",
+        "35",
+        "--preload",
+        "--to",
+        &to,
     ]);
     assert!(o.status.success(), "{}", text(&o));
     let arrivals = receiver.join().unwrap();
-    assert_eq!(arrivals.len(), 2637, "35 frames of 1808 firings, 24 per packet");
+    assert_eq!(
+        arrivals.len(),
+        2637,
+        "35 frames of 1808 firings, 24 per packet"
+    );
     let sent = text(&o);
     assert!(
         sent.contains(&format!(" {} packets (", arrivals.len())),
@@ -77,7 +92,12 @@ fn a_vlp16_stream_arrives_at_754_packets_per_second_in_order() {
     );
     for w in arrivals.windows(2) {
         // µs past the hour; a wrap would go back by 3.6e9.
-        assert!(w[1].1 > w[0].1, "packets out of order: {} then {}", w[0].1, w[1].1);
+        assert!(
+            w[1].1 > w[0].1,
+            "packets out of order: {} then {}",
+            w[0].1,
+            w[1].1
+        );
     }
     // Runs of consecutive packets: timestamps one packet (24 × 55.296 µs) apart.
     let (mut packets, mut seconds) = (0usize, 0.0f64);
@@ -113,20 +133,22 @@ fn a_live_stream_that_falls_behind_reports_its_dropped_frames() {
         let mut stamps: Vec<u32> = Vec::new();
         let mut buf = [0u8; 2000];
         rx.set_read_timeout(Some(Duration::from_secs(120))).unwrap();
-        while let Ok(_) = rx.recv(&mut buf) {
+        while rx.recv(&mut buf).is_ok() {
             stamps.push(u32::from_le_bytes(buf[1200..1204].try_into().unwrap()));
             rx.set_read_timeout(Some(Duration::from_secs(3))).unwrap();
         }
         stamps
     });
     let o = beamtrace(&[
-        "stream", "--sensor", "vlp-16", "--scene", &scene, "--thin", "--frames", "12", "--to",
-        &to,
+        "stream", "--sensor", "vlp-16", "--scene", &scene, "--thin", "--frames", "12", "--to", &to,
     ]);
     assert!(o.status.success(), "{}", text(&o));
     let stamps = receiver.join().unwrap();
     let sent = text(&o);
-    assert!(sent.contains(&format!(" {} packets (", stamps.len())), "{sent}");
+    assert!(
+        sent.contains(&format!(" {} packets (", stamps.len())),
+        "{sent}"
+    );
     assert!(stamps.windows(2).all(|w| w[1] > w[0]), "out of order");
     let dropped: u64 = sent
         .split(", ")
@@ -177,9 +199,24 @@ fn a_scenario_moves_a_node_and_the_ranges_follow() {
     .unwrap();
     let out = dir.path().join("out");
     let o = beamtrace(&[
-        "run", "--sensor", "vlp-16", "--scene", &scene, "--scenario",
-        scenario.to_str().unwrap(), "--thin", "--ideal", "--no-sun", "--frames", "4",
-        "--no-picture", "--format", "pcd-ascii", "--fields", "x,y,z,time", "--out",
+        "run",
+        "--sensor",
+        "vlp-16",
+        "--scene",
+        &scene,
+        "--scenario",
+        scenario.to_str().unwrap(),
+        "--thin",
+        "--ideal",
+        "--no-sun",
+        "--frames",
+        "4",
+        "--no-picture",
+        "--format",
+        "pcd-ascii",
+        "--fields",
+        "x,y,z,time",
+        "--out",
         out.to_str().unwrap(),
     ]);
     assert!(o.status.success(), "{}", text(&o));
@@ -213,7 +250,14 @@ fn bad_input_is_refused_before_anything_is_sent() {
     let dir = tempfile::tempdir().unwrap();
     let scene = wall(dir.path());
     let o = beamtrace(&[
-        "stream", "--sensor", "os1-128", "--packets", "vlp16", "--scene", &scene, "--to",
+        "stream",
+        "--sensor",
+        "os1-128",
+        "--packets",
+        "vlp16",
+        "--scene",
+        &scene,
+        "--to",
         "127.0.0.1:9",
     ]);
     assert!(!o.status.success());
@@ -226,8 +270,15 @@ fn bad_input_is_refused_before_anything_is_sent() {
     )
     .unwrap();
     let o = beamtrace(&[
-        "stream", "--sensor", "vlp-16", "--scene", &scene, "--scenario",
-        scenario.to_str().unwrap(), "--to", "127.0.0.1:9",
+        "stream",
+        "--sensor",
+        "vlp-16",
+        "--scene",
+        &scene,
+        "--scenario",
+        scenario.to_str().unwrap(),
+        "--to",
+        "127.0.0.1:9",
     ]);
     assert!(!o.status.success());
     assert!(text(&o).contains("no_such_node"), "{}", text(&o));

@@ -176,7 +176,11 @@ pub(super) fn packet_format(name: Option<&str>, sensor: &Sensor) -> Result<Packe
             format!(
                 "no packet format is known for sensor {}: give --packets ({})",
                 sensor.name,
-                PACKET_FORMATS.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ")
+                PACKET_FORMATS
+                    .iter()
+                    .map(|(n, _)| *n)
+                    .collect::<Vec<_>>()
+                    .join(", ")
             )
         }),
     }

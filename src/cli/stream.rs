@@ -75,7 +75,11 @@ pub(super) fn stream(args: StreamArgs) -> Result<()> {
         opts.sensor.name,
         format.name(),
         args.to,
-        if args.fast { ", as fast as possible" } else { " in real time" }
+        if args.fast {
+            ", as fast as possible"
+        } else {
+            " in real time"
+        }
     );
     let bar = progress_bar(opts.frames);
     let begun = Instant::now();

@@ -17,8 +17,14 @@ pub enum PacketFormat {
 
 /// `--packets` names, with what each is.
 pub const PACKET_FORMATS: &[(&str, &str)] = &[
-    ("vlp16", "Velodyne VLP-16 data packets (UDP 2368), for --sensor vlp-16"),
-    ("hdl32e", "Velodyne HDL-32E data packets (UDP 2368), for --sensor hdl-32e"),
+    (
+        "vlp16",
+        "Velodyne VLP-16 data packets (UDP 2368), for --sensor vlp-16",
+    ),
+    (
+        "hdl32e",
+        "Velodyne HDL-32E data packets (UDP 2368), for --sensor hdl-32e",
+    ),
     (
         "ouster-legacy",
         "Ouster lidar packets, LEGACY profile (UDP 7502), for the os0/os1/os2 presets",
@@ -41,9 +47,7 @@ impl PacketFormat {
             "hdl32e" | "hdl-32e" => Ok(PacketFormat::Velodyne(VelodyneModel::Hdl32e)),
             "ouster-legacy" => Ok(PacketFormat::Ouster(OusterProfile::Legacy)),
             "ouster-rng19" => Ok(PacketFormat::Ouster(OusterProfile::Rng19Rfl8Sig16Nir16)),
-            "ouster-rng19-dual" => Ok(PacketFormat::Ouster(
-                OusterProfile::Rng19Rfl8Sig16Nir16Dual,
-            )),
+            "ouster-rng19-dual" => Ok(PacketFormat::Ouster(OusterProfile::Rng19Rfl8Sig16Nir16Dual)),
             _ => Err(PacketError::Sensor {
                 format: "--packets",
                 message: format!(

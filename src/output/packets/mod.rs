@@ -14,11 +14,11 @@ mod velodyne;
 pub use pcap::{
     write_pcap, write_pcap_to, PcapError, PcapOptions, PcapWriter, MAX_UDP_PAYLOAD, MTU,
 };
+pub use udp::{Pacing, SendStats, SinkError, UdpSink};
 pub use velodyne::{
     VelodyneEncoder, VelodyneModel, VelodyneOptions, VelodyneReturnMode, VELODYNE_DATA_PORT,
     VELODYNE_MAX_RANGE_M, VELODYNE_PAYLOAD_LEN,
 };
-pub use udp::{Pacing, SendStats, SinkError, UdpSink};
 
 use super::PointCloud;
 
