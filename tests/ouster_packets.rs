@@ -833,6 +833,9 @@ fn a_simulated_street_frame_decodes_to_its_points() {
         fields: FieldSet::default(),
         organized: None,
         command_line: vec!["ouster packets test".into()],
+        scenario: None,
+        clouds: true,
+        packets: None,
     };
     let report = run_job(&opts, &mut |_| {}).expect("one frame on lavapipe");
     let cloud = read_cloud(&report.files[0]).expect("the frame reads back");
