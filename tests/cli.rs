@@ -799,6 +799,9 @@ fn run_help_describes_every_option() {
             "--ideal",
             "--thin",
             "--allow-outside-paths",
+            "--scenario",
+            "--pcap",
+            "--packets",
             "--help",
         ],
     );
