@@ -151,7 +151,8 @@ fn a_live_stream_that_falls_behind_reports_its_dropped_frames() {
     );
     assert!(stamps.windows(2).all(|w| w[1] > w[0]), "out of order");
     let dropped: u64 = sent
-        .split(", ")
+        .lines()
+        .flat_map(|l| l.split(", "))
         .find_map(|p| p.strip_suffix(" dropped to keep real time")?.parse().ok())
         .expect("the summary reports dropped frames");
     // Each frame sent is 75⅓ packets; the dropped ones are missing.

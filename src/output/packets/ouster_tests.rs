@@ -298,7 +298,14 @@ mod http {
             a.starts_with("HTTP/1.1 400") && a.contains("JSON object"),
             "{a}"
         );
-        let log = s.exchanges();
+        // The server logs an exchange once its answer is written, which the client may
+        // have read a moment before.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        let mut log = s.exchanges();
+        while log.len() < 4 && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+            log = s.exchanges();
+        }
         assert_eq!(log.len(), 4);
         assert_eq!(log[1].request, "DELETE /api/v1/user/data");
         assert_eq!(log[1].status, 405);
