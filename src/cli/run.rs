@@ -259,7 +259,7 @@ pub(super) fn sim_options(args: &SimArgs) -> Result<JobOptions> {
 }
 
 /// A bar for runs of two frames or more; one frame is over before a bar would help.
-fn progress_bar(frames: u64) -> ProgressBar {
+pub(super) fn progress_bar(frames: u64) -> ProgressBar {
     if frames < 2 {
         return ProgressBar::hidden();
     }
@@ -274,7 +274,7 @@ fn progress_bar(frames: u64) -> ProgressBar {
 }
 
 /// Frames and points per second after `frames` frames of `points` points in `elapsed`.
-fn rates(frames: u64, points: u64, elapsed: Duration) -> String {
+pub(super) fn rates(frames: u64, points: u64, elapsed: Duration) -> String {
     let s = elapsed.as_secs_f64().max(1e-9);
     format!(
         "{:.2} frames/s, {} points/s",

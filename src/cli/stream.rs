@@ -1,9 +1,8 @@
 //! `beamtrace stream`: a simulated sensor on the network.
 
-use super::run::{packet_format, sim_options, SimArgs};
+use super::run::{packet_format, progress_bar, rates, sim_options, SimArgs};
 use anyhow::{Context as _, Result};
 use beamtrace::job::{run_job, FrameDone, JobReport, PacketOutput, PACKET_FORMATS};
-use indicatif::{ProgressBar, ProgressStyle};
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::path::PathBuf;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -86,27 +85,13 @@ pub(super) fn stream(args: StreamArgs) -> Result<()> {
     let mut points = 0u64;
     let report = run_job(&opts, &mut |done: &FrameDone| {
         points += done.points as u64;
-        let s = begun.elapsed().as_secs_f64().max(1e-9);
-        bar.set_message(format!(
-            "{:.1} frames/s, {:.0} points/s",
-            (done.frame + 1) as f64 / s,
-            points as f64 / s
-        ));
+        bar.set_message(rates(done.frame + 1, points, begun.elapsed()));
         bar.set_position(done.frame + 1);
     });
     bar.finish_and_clear();
     let report = report.context("streaming failed")?;
     print_summary(&report, begun.elapsed());
     Ok(())
-}
-
-fn progress_bar(frames: u64) -> ProgressBar {
-    let bar = ProgressBar::new(frames);
-    if let Ok(style) = ProgressStyle::with_template("{spinner} frame {pos}/{len} [{bar:30}] {msg}")
-    {
-        bar.set_style(style.progress_chars("=> "));
-    }
-    bar
 }
 
 fn print_summary(report: &JobReport, elapsed: Duration) {

@@ -40,26 +40,27 @@ pub const PACKET_FORMATS: &[(&str, &str)] = &[
 ];
 
 impl PacketFormat {
-    /// One of [`PACKET_FORMATS`]' names.
+    /// One of [`PACKET_FORMATS`]' names: a Velodyne model, or `ouster-` and an Ouster
+    /// profile (its metadata name or short name), each parsed by its format's module.
     pub fn parse(name: &str) -> Result<PacketFormat, PacketError> {
-        match name.to_ascii_lowercase().as_str() {
-            "vlp16" | "vlp-16" => Ok(PacketFormat::Velodyne(VelodyneModel::Vlp16)),
-            "hdl32e" | "hdl-32e" => Ok(PacketFormat::Velodyne(VelodyneModel::Hdl32e)),
-            "ouster-legacy" => Ok(PacketFormat::Ouster(OusterProfile::Legacy)),
-            "ouster-rng19" => Ok(PacketFormat::Ouster(OusterProfile::Rng19Rfl8Sig16Nir16)),
-            "ouster-rng19-dual" => Ok(PacketFormat::Ouster(OusterProfile::Rng19Rfl8Sig16Nir16Dual)),
-            _ => Err(PacketError::Sensor {
-                format: "--packets",
-                message: format!(
-                    "unknown packet format `{name}`: use {}",
-                    PACKET_FORMATS
-                        .iter()
-                        .map(|(n, _)| *n)
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ),
-            }),
+        if let Some(profile) = name.to_ascii_lowercase().strip_prefix("ouster-") {
+            if let Ok(p) = profile.parse::<OusterProfile>() {
+                return Ok(PacketFormat::Ouster(p));
+            }
+        } else if let Ok(model) = VelodyneModel::parse(name) {
+            return Ok(PacketFormat::Velodyne(model));
         }
+        Err(PacketError::Sensor {
+            format: "--packets",
+            message: format!(
+                "unknown packet format `{name}`: use {}",
+                PACKET_FORMATS
+                    .iter()
+                    .map(|(n, _)| *n)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        })
     }
 
     /// The format of the sensor a preset is: vlp-16 → vlp16, hdl-32e → hdl32e, the

@@ -98,38 +98,38 @@ impl FrameExtent {
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Sweep {
     pub duration_s: f32,
-    pub poses: [Affine3A; SWEEP_POSES as usize],
+    /// Each sample's translation and rotation, each quaternion in the hemisphere of the
+    /// one before it, so interpolation never takes the long way round.
+    samples: [(Vec3, Quat); SWEEP_POSES as usize],
 }
 
 impl Sweep {
     /// The sweep of `pose(t)` sampled over `[0, duration_s]`.
     pub fn sample(duration_s: f32, mut pose: impl FnMut(f32) -> Affine3A) -> Sweep {
         let last = (SWEEP_POSES - 1) as f32;
+        let mut samples = [(Vec3::ZERO, Quat::IDENTITY); SWEEP_POSES as usize];
+        for k in 0..samples.len() {
+            let (_, mut q, t) = pose(duration_s * k as f32 / last).to_scale_rotation_translation();
+            if k > 0 && q.dot(samples[k - 1].1) < 0.0 {
+                q = -q;
+            }
+            samples[k] = (t, q);
+        }
         Sweep {
             duration_s,
-            poses: std::array::from_fn(|k| pose(duration_s * k as f32 / last)),
+            samples,
         }
     }
 
-    /// Sample `k`'s translation and rotation quaternion, as the trace shader reads them:
-    /// each quaternion in the hemisphere of the one before it, so interpolation never
-    /// takes the long way round.
-    pub fn samples(&self) -> [(Vec3, Quat); SWEEP_POSES as usize] {
-        let mut out = [(Vec3::ZERO, Quat::IDENTITY); SWEEP_POSES as usize];
-        for (k, pose) in self.poses.iter().enumerate() {
-            let (_, mut q, t) = pose.to_scale_rotation_translation();
-            if k > 0 && q.dot(out[k - 1].1) < 0.0 {
-                q = -q;
-            }
-            out[k] = (t, q);
-        }
-        out
+    /// The samples' translations and rotation quaternions, as the trace shader reads them.
+    pub fn samples(&self) -> &[(Vec3, Quat); SWEEP_POSES as usize] {
+        &self.samples
     }
 
     /// The pose at time `t` (s, clamped to the sweep), interpolated as the trace shader
     /// does (shaders/trace.rgen `sweep_pose`).
     pub fn pose_at(&self, t: f32) -> Affine3A {
-        let s = self.samples();
+        let s = &self.samples;
         let (k, f) = sweep_segment(t, self.duration_s);
         let translation = s[k].0.lerp(s[k + 1].0, f);
         let rotation = s[k].1.lerp(s[k + 1].1, f).normalize();

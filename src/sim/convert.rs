@@ -179,10 +179,10 @@ pub(super) struct FrameResources {
 /// The sensor's poses over the frame as the trace reads them: the sweep's samples, or
 /// the frame's one pose in every sample when the sensor stands still.
 pub(super) fn gpu_sweep(frame: &FrameSettings) -> GpuSweep {
-    let samples = match &frame.sweep {
-        Some(sweep) => sweep.samples(),
-        None => Sweep::sample(0.0, |_| frame.sensor_to_world).samples(),
-    };
+    let samples = *frame
+        .sweep
+        .unwrap_or_else(|| Sweep::sample(0.0, |_| frame.sensor_to_world))
+        .samples();
     GpuSweep {
         translation: samples.map(|(t, _)| t.extend(0.0).to_array()),
         rotation: samples.map(|(_, q)| q.to_array()),
