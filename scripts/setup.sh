@@ -10,7 +10,8 @@
 #    so a machine with a real GPU driver is left alone
 #  - Python pypcd4, plyfile and Open3D (open3d-cpu; its wheel needs libusb-1.0-0) in a
 #    private venv (target/pyenv) for the independent PCD and PLY reader tests, and
-#    ouster-sdk 1.0 for the Ouster packet, metadata and HTTP tests
+#    ouster-sdk 1.0 and velodyne-decoder 3 for the Ouster and Velodyne packet tests
+#  - tshark, which reads the pcap files back in those tests
 #  - Xvfb (xvfb, xauth): a virtual X display for the tests of the view window
 set -euo pipefail
 
@@ -80,6 +81,9 @@ fi
 #    under xvfb-run).
 apt_install xvfb xauth
 
+# tshark: the packet tests read beamtrace's pcap files back with Wireshark's dissectors.
+apt_install tshark
+
 # 4. Independent PCD and PLY readers for the tests (pypcd4, plyfile, Open3D), in a venv
 #    of their own. Open3D's CPU wheel is about 105 MB.
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -97,6 +101,10 @@ fi
 if ! "$venv/bin/python" -c 'import ouster.sdk.core' >/dev/null 2>&1; then
   log "installing ouster-sdk into $venv"
   "$venv/bin/pip" install -q 'ouster-sdk>=1.0,<1.1'
+fi
+if ! "$venv/bin/python" -c 'import velodyne_decoder' >/dev/null 2>&1; then
+  log "installing velodyne-decoder into $venv"
+  "$venv/bin/pip" install -q 'velodyne-decoder>=3.1,<4'
 fi
 
 # 5. Rust toolchain.

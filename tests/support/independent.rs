@@ -49,8 +49,8 @@ pub fn python(module: &str) -> PathBuf {
         .unwrap_or(false);
     assert!(
         ok,
-        "{} cannot import {module}: run scripts/setup.sh (it creates target/pyenv with \
-         pypcd4, plyfile and open3d), or point BEAMTRACE_PYTHON at a Python that has it",
+        "{} cannot import {module}: run scripts/setup.sh (it creates target/pyenv with the \
+         readers the tests use), or point BEAMTRACE_PYTHON at a Python that has it",
         python.display()
     );
     python
