@@ -1,20 +1,39 @@
-// The waveform stage: one workgroup per beam turns the beam's sub-ray return records
-// into echoes. The algorithm, step by step, is documented in src/reference/waveform.rs,
-// the CPU twin that this shader follows operation for operation (a GPU test compares
-// them). Memory is bounded by the records: bins exist only around the returned ranges,
-// evaluated in windows of WINDOW_BINS, never over [min_range, max_range].
+// The waveform stage: turns each beam's sub-ray return records into echoes. The
+// algorithm, step by step, is documented in src/reference/waveform.rs, the CPU twin that
+// this shader follows operation for operation (a GPU test compares them). Memory is
+// bounded by the records: bins exist only around the returned ranges, never over
+// [min_range, max_range].
+//
+// Two builds of this file, one algorithm:
+// - one workgroup per beam (the default): records sorted in shared memory by a bitonic
+//   sort, bins evaluated WINDOW_BINS at a time by the whole group; for beams of many
+//   sub-rays;
+// - WAVEFORM_PER_THREAD: one invocation per beam, its records (at most
+//   PER_THREAD_RECORDS) in private arrays, sorted by insertion and scanned bin by bin
+//   with no barrier. For thin rays and few sub-rays, where most beams hold one or two
+//   returns and a workgroup per beam spends its time in barriers.
 #version 460
 #extension GL_EXT_scalar_block_layout : require
 
 #include "waveform_types.glsl"
 #include "rng.glsl"
 
+#ifdef WAVEFORM_PER_THREAD
+layout(local_size_x = WAVEFORM_BEAMS_PER_GROUP) in;
+#define STORE
+const uint CAPACITY = PER_THREAD_RECORDS;
+const uint GROUP = 1u;  // invocations per beam
+#else
 // Invocations per beam: 64 on GPUs; the host picks 16 on CPU devices (lavapipe), where
 // each barrier costs more than the parallel work it separates (measured: 25 % faster).
 #ifndef WAVEFORM_GROUP
 #define WAVEFORM_GROUP 64
 #endif
 layout(local_size_x = WAVEFORM_GROUP) in;
+#define STORE shared
+const uint CAPACITY = MAX_RECORDS_PER_BEAM;
+const uint GROUP = WAVEFORM_GROUP;
+#endif
 
 // The records arrive by address (WaveformParams.records_address), see waveform_types.glsl.
 #define records (RecordBuffer(p.records_address).v)
@@ -28,21 +47,24 @@ layout(push_constant, scalar) uniform Push { WaveformParams p; };
 
 // The limits and the algorithm's constants (MAX_RECORDS_PER_BEAM, WINDOW_BINS,
 // PAD_SIGMAS, ...) come from contract.glsl: the CPU reference reads the same ones.
-const uint GROUP = WAVEFORM_GROUP;
 const int WINDOW = int(WINDOW_BINS);
 const uint NONE = 0xffffffffu;
 
+// The beam's records (shared by its workgroup, or the invocation's own).
 // By slot while sorting, then in sorted order.
-shared float sh_range[MAX_RECORDS_PER_BEAM];
-shared float sh_signal[MAX_RECORDS_PER_BEAM];
+STORE float sh_range[CAPACITY];
+STORE float sh_signal[CAPACITY];
 // Slot of the i-th record in sorted order (NONE past the used ones).
-shared uint sh_idx[MAX_RECORDS_PER_BEAM];
+STORE uint sh_idx[CAPACITY];
+STORE uint sh_used;
+STORE uint sh_nonempty;
+STORE Echo sh_cand[MAX_CANDIDATES];
+#ifndef WAVEFORM_PER_THREAD
 shared float sh_bins[WINDOW_BINS];
-shared uint sh_used;
-shared uint sh_nonempty;
-shared Echo sh_cand[MAX_CANDIDATES];
+#endif
 
-// Thread 0's state: the beam, the echo scan (carried across windows), the candidates.
+// The scanning invocation's state: the beam, the echo scan (carried across windows),
+// the candidates.
 uint beam;
 uint base;
 float ambient;
@@ -156,6 +178,16 @@ float tap(int d) {
     return exp(-g_tap_c * (df * df));
 }
 
+// What a record at `range` with `signal` deposits into bin k: cloud-in-cell between its
+// two nearest bin centres, each spread by the pulse's taps.
+float deposit(int k, float range, float signal) {
+    float x = (range - g_r_lo) / g_dr - 0.5;
+    float jf = floor(x);
+    float f = x - jf;
+    int d0 = k - int(jf);
+    return signal * (1.0 - f) * tap(d0) + signal * f * tap(d0 - 1);
+}
+
 // Waveform at bin k of the cluster [c0, c1) of sorted records.
 float bin_value(int k, uint c0, uint c1, float reach) {
     float c = centre(k);
@@ -170,14 +202,15 @@ float bin_value(int k, uint c0, uint c1, float reach) {
     }
     float v = 0.0;
     for (uint i = a; i < c1 && sh_range[i] <= hi; i++) {
-        float x = (sh_range[i] - g_r_lo) / g_dr - 0.5;
-        float jf = floor(x);
-        float f = x - jf;
-        int d0 = k - int(jf);
-        v += sh_signal[i] * (1.0 - f) * tap(d0);
-        v += sh_signal[i] * f * tap(d0 - 1);
+        v += deposit(k, sh_range[i], sh_signal[i]);
     }
     return v;
+}
+
+// bin_value of a cluster of one record (range, signal), without indexing the records.
+float lone_bin_value(int k, float range, float signal, float reach) {
+    float c = centre(k);
+    return range >= c - reach && range <= c + reach ? deposit(k, range, signal) : 0.0;
 }
 
 void push_candidate(Echo e) {
@@ -428,6 +461,83 @@ void finish() {
     counts[beam] = count;
 }
 
+// The output of a beam without echoes.
+void write_no_echoes(uint t) {
+    uint slots = clamp(p.max_returns, 1u, MAX_RETURNS);
+    for (uint i = t; i < slots; i += GROUP) {
+        echoes[beam * slots + i] = Echo(0.0, 0.0, 0.0, 0.0, 0.0, 0u, 0u, 0u, 0u, 0u);
+    }
+    if (t == 0u) counts[beam] = 0u;
+}
+
+#ifdef WAVEFORM_PER_THREAD
+// Step 1, part one: the beam's records into the invocation's arrays by slot, the slots
+// of the non-empty ones into sh_idx (NONE elsewhere), and the counts of non-empty and
+// used records.
+void load_records(uint rpb) {
+    sh_used = 0u;
+    sh_nonempty = 0u;
+    for (uint i = 0u; i < rpb; i++) {
+        SubRayRecord r = records[base + i];
+        sh_range[i] = r.range;
+        sh_signal[i] = r.signal;
+        uint slot = NONE;
+        if (!is_empty_slot(r)) {
+            slot = i;
+            sh_nonempty++;
+            if (is_used(r.range, r.signal)) sh_used++;
+        }
+        sh_idx[i] = slot;
+    }
+}
+
+// Step 1, part two: insertion sort of the slots by record_less, a strict total order,
+// so the result is the workgroup build's bitonic sort's.
+void sort_records(uint rpb) {
+    for (uint i = 1u; i < rpb; i++) {
+        uint x = sh_idx[i];
+        uint j = i;
+        while (j > 0u && record_less(x, sh_idx[j - 1u])) {
+            sh_idx[j] = sh_idx[j - 1u];
+            j--;
+        }
+        sh_idx[j] = x;
+    }
+}
+
+// Ranges and signals of the non-empty records into sorted order.
+void gather_sorted() {
+    float tmp_r[CAPACITY];
+    float tmp_s[CAPACITY];
+    uint nonempty = sh_nonempty;
+    for (uint i = 0u; i < nonempty; i++) {
+        tmp_r[i] = sh_range[sh_idx[i]];
+        tmp_s[i] = sh_signal[sh_idx[i]];
+    }
+    for (uint i = 0u; i < nonempty; i++) {
+        sh_range[i] = tmp_r[i];
+        sh_signal[i] = tmp_s[i];
+    }
+}
+
+// Steps 3 and 4's bins of a cluster, evaluated and scanned one by one.
+// A lone record (the common case of thin rays) is read once: indexing an invocation's
+// arrays costs a gather per access on CPU devices.
+void scan_bins(uint t, int n, uint c0, uint c1, float reach) {
+    if (c1 == c0 + 1u) {
+        float range = sh_range[c0];
+        float signal = sh_signal[c0];
+        for (int k = 0; k < n; k++) {
+            scan_bin(k, clip_at_saturation(lone_bin_value(k, range, signal, reach)), c0, c1);
+        }
+        return;
+    }
+    for (int k = 0; k < n; k++) {
+        scan_bin(k, clip_at_saturation(bin_value(k, c0, c1, reach)), c0, c1);
+    }
+}
+
+#else
 // Step 1, part one: the beam's records into shared memory by slot, the slots of the
 // non-empty ones into sh_idx (NONE elsewhere, up to the power of two `size`), and the
 // counts of non-empty and used records.
@@ -452,15 +562,6 @@ void load_records(uint t, uint rpb, uint size) {
         sh_idx[i] = slot;
     }
     barrier();
-}
-
-// The output of a beam without echoes.
-void write_no_echoes(uint t) {
-    uint slots = clamp(p.max_returns, 1u, MAX_RETURNS);
-    for (uint i = t; i < slots; i += GROUP) {
-        echoes[beam * slots + i] = Echo(0.0, 0.0, 0.0, 0.0, 0.0, 0u, 0u, 0u, 0u, 0u);
-    }
-    if (t == 0u) counts[beam] = 0u;
 }
 
 // Step 1, part two: bitonic sort of the slots by record_less; each pair is handled by the
@@ -513,6 +614,24 @@ void gather_sorted(uint t) {
     barrier();
 }
 
+// Steps 3 and 4's bins of a cluster, window by window: all threads evaluate, thread 0
+// scans.
+void scan_bins(uint t, int n, uint c0, uint c1, float reach) {
+    for (int w0 = 0; w0 < n; w0 += WINDOW) {
+        int wn = min(WINDOW, n - w0);
+        for (int k = int(t); k < wn; k += int(GROUP)) {
+            sh_bins[k] = clip_at_saturation(bin_value(w0 + k, c0, c1, reach));
+        }
+        barrier();
+        if (t == 0u) {
+            for (int k = 0; k < wn; k++) scan_bin(w0 + k, sh_bins[k], c0, c1);
+        }
+        barrier();
+    }
+}
+
+#endif
+
 // Thread 0: the ambient level A_b over the non-empty records in sorted order, the noise
 // floor of T_eff, and an empty echo scan.
 void begin_beam() {
@@ -524,8 +643,7 @@ void begin_beam() {
     n_cand = 0u;
 }
 
-// Steps 3 and 4 for the cluster [c0, c1) of sorted records: its bin grid, then its bins
-// window by window (all threads evaluate, thread 0 scans).
+// Steps 3 and 4 for the cluster [c0, c1) of sorted records: its bin grid, then its bins.
 void scan_cluster(uint t, uint c0, uint c1) {
     float sigma = p.sigma_r;
     float dr = p.bin_width;
@@ -546,17 +664,7 @@ void scan_cluster(uint t, uint c0, uint c1) {
         s_in_run = false;
         s_need_right = false;
     }
-    for (int w0 = 0; w0 < n; w0 += WINDOW) {
-        int wn = min(WINDOW, n - w0);
-        for (int k = int(t); k < wn; k += int(GROUP)) {
-            sh_bins[k] = clip_at_saturation(bin_value(w0 + k, c0, c1, reach));
-        }
-        barrier();
-        if (t == 0u) {
-            for (int k = 0; k < wn; k++) scan_bin(w0 + k, sh_bins[k], c0, c1);
-        }
-        barrier();
-    }
+    scan_bins(t, n, c0, c1, reach);
     if (t == 0u) scan_bin(n, 0.0, c0, c1);
 }
 
@@ -574,13 +682,35 @@ void scan_clusters(uint t) {
     }
 }
 
+#ifdef WAVEFORM_PER_THREAD
+void main() {
+    // Beams spread over x and y of the dispatch grid (x is limited to 65535 groups).
+    uint group = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
+    beam = group * gl_WorkGroupSize.x + gl_LocalInvocationID.x;
+    if (beam >= p.beam_count) return;
+    base = beam * p.records_per_beam;
+    uint rpb = min(p.records_per_beam, CAPACITY);
+    load_records(rpb);
+    // A beam that saw nothing (sky) and has no false alarms to draw has no echoes.
+    if (sh_nonempty == 0u && p.false_alarm_rate <= 0.0) {
+        write_no_echoes(0u);
+        return;
+    }
+    sort_records(rpb);
+    gather_sorted();
+    begin_beam();
+    scan_clusters(0u);
+    false_alarms();
+    finish();
+}
+#else
 void main() {
     // Beams spread over x and y of the dispatch grid (x is limited to 65535 groups).
     beam = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
     if (beam >= p.beam_count) return;
     uint t = gl_LocalInvocationID.x;
     base = beam * p.records_per_beam;
-    uint rpb = min(p.records_per_beam, MAX_RECORDS_PER_BEAM);
+    uint rpb = min(p.records_per_beam, CAPACITY);
     uint size = 1u;
     while (size < rpb) size <<= 1u;
     load_records(t, rpb, size);
@@ -599,3 +729,4 @@ void main() {
         finish();
     }
 }
+#endif

@@ -73,6 +73,11 @@ shared_constants! {
     /// The most return records of one beam (sub-rays × slots) the waveform pass reads:
     /// they are sorted in a workgroup's shared memory.
     MAX_RECORDS_PER_BEAM = 1024;
+    /// Beams of at most this many records (sub-rays × slots) go through the waveform
+    /// pass one invocation per beam, their records in private arrays.
+    PER_THREAD_RECORDS = 16;
+    /// Beams (invocations) per workgroup of that per-thread waveform pass.
+    WAVEFORM_BEAMS_PER_GROUP = 64;
     /// Transparent surfaces a sub-ray notes in front of its opaque hit.
     MAX_TRANSPARENT = 3;
     /// Record slots per sub-ray at most: the opaque hit and the noted transparent ones.

@@ -5,7 +5,9 @@
 //! relative plus 1e-5 m (an EPW is the difference of two f32 ranges, whose spacing at
 //! 100 m is 7.6e-6 m, so a barely detected echo's EPW cannot be relative-exact).
 
-use beamtrace::contract::{WaveformBinding, MAX_RETURNS};
+use beamtrace::contract::{
+    WaveformBinding, MAX_RETURNS, PER_THREAD_RECORDS, WAVEFORM_BEAMS_PER_GROUP,
+};
 use beamtrace::gpu::{
     self, check_layout, run_once, Buffer, BufferUsageFlags, ComputePipeline, Context,
     ContextOptions, MemoryLocation, ShaderSources, Spirv,
@@ -284,13 +286,14 @@ fn slots(frame: &FrameSettings) -> usize {
     frame.waveform.max_returns.clamp(1, MAX_RETURNS) as usize
 }
 
-fn compile(name: &str) -> Spirv {
-    gpu::compile(&sources(), name, &[]).unwrap_or_else(|e| panic!("{e}"))
+fn compile(name: &str, defines: &[(&str, &str)]) -> Spirv {
+    gpu::compile(&sources(), name, defines).unwrap_or_else(|e| panic!("{e}"))
 }
 
+/// The echoes of `pipeline` (a workgroup per `beams_per_group` beams) for `records`.
 fn gpu_echoes(
     ctx: &Arc<Context>,
-    pipeline: &Arc<ComputePipeline>,
+    (pipeline, beams_per_group): (&Arc<ComputePipeline>, u32),
     records: &[SubRayRecord],
     layout: RecordLayout,
     frame: &FrameSettings,
@@ -322,12 +325,8 @@ fn gpu_echoes(
     let sets = Arc::new(sets);
     run_once(ctx, |rec| {
         let p = waveform_params(frame, layout, rec.address_of(&input));
-        rec.dispatch(
-            pipeline,
-            &sets,
-            bytemuck::bytes_of(&p),
-            [p.beam_count, 1, 1],
-        )?;
+        let groups = p.beam_count.div_ceil(beams_per_group);
+        rec.dispatch(pipeline, &sets, bytemuck::bytes_of(&p), [groups, 1, 1])?;
         rec.barrier_to_host();
         Ok(())
     })
@@ -393,35 +392,9 @@ fn compare(
     n
 }
 
-#[test]
-fn gpu_waveform_matches_the_cpu_reference() {
-    let ctx = context();
-    let spirv = compile("waveform.comp");
-    // The host's own layouts (the ones the simulator checks), those of this shader.
-    let layouts = beamtrace::sim::gpu_types::echo_layouts();
-    for host in layouts
-        .iter()
-        .filter(|l| ["SubRayRecord", "Echo", "WaveformParams"].contains(&l.name))
-    {
-        let uses = check_layout(&[&spirv], host).unwrap_or_else(|e| panic!("{e}"));
-        assert!(uses > 0, "{} not found in waveform.comp", host.name);
-    }
-    let pipeline = Arc::new(ComputePipeline::new(&ctx, &spirv).expect("pipeline"));
-    assert_eq!(pipeline.workgroup_size, (64, 1, 1));
-
-    let beams = 2700u32;
-    let mut g = Lcg(7);
-    let mut records = Vec::with_capacity(beams as usize * RPB);
-    for b in 0..beams {
-        let mut beam = beam_records(b % 9, &mut g);
-        // Slots in no particular order: the results must not depend on it.
-        let turn = g.below(RPB as u32) as usize;
-        beam.rotate_left(turn);
-        records.extend(beam);
-    }
-
-    let base = params();
-    let noisy = with(base, |w| {
+/// `base` with every kind of measurement noise on.
+fn noisy(base: FrameSettings) -> FrameSettings {
+    with(base, |w| {
         w.noise = Noise {
             range_sigma_m: 0.01,
             range_sigma_snr_m: 0.02,
@@ -429,8 +402,15 @@ fn gpu_waveform_matches_the_cpu_reference() {
             pd_width: 0.1,
             false_alarm_rate: 0.2,
         }
-    });
-    let configs = [
+    })
+}
+
+/// The waveform settings both builds are compared under: every return mode, estimator
+/// and threshold curve, noise, saturation.
+fn configs() -> Vec<(&'static str, FrameSettings)> {
+    let base = params();
+    let noisy = noisy(base);
+    vec![
         ("all, peak", base),
         ("noise, all", noisy),
         (
@@ -486,11 +466,42 @@ fn gpu_waveform_matches_the_cpu_reference() {
                 };
             }),
         ),
-    ];
+    ]
+}
+
+#[test]
+fn gpu_waveform_matches_the_cpu_reference() {
+    let ctx = context();
+    let spirv = compile("waveform.comp", &[]);
+    // The host's own layouts (the ones the simulator checks), those of this shader.
+    let layouts = beamtrace::sim::gpu_types::echo_layouts();
+    for host in layouts
+        .iter()
+        .filter(|l| ["SubRayRecord", "Echo", "WaveformParams"].contains(&l.name))
+    {
+        let uses = check_layout(&[&spirv], host).unwrap_or_else(|e| panic!("{e}"));
+        assert!(uses > 0, "{} not found in waveform.comp", host.name);
+    }
+    let pipeline = Arc::new(ComputePipeline::new(&ctx, &spirv).expect("pipeline"));
+    assert_eq!(pipeline.workgroup_size, (64, 1, 1));
+
+    let beams = 2700u32;
+    let mut g = Lcg(7);
+    let mut records = Vec::with_capacity(beams as usize * RPB);
+    for b in 0..beams {
+        let mut beam = beam_records(b % 9, &mut g);
+        // Slots in no particular order: the results must not depend on it.
+        let turn = g.below(RPB as u32) as usize;
+        beam.rotate_left(turn);
+        records.extend(beam);
+    }
+
+    let noisy = noisy(params());
+    let configs = configs();
     let mut total = 0;
     let frame_layout = layout(beams, RPB);
     for (label, p) in configs {
-        let gpu = gpu_echoes(&ctx, &pipeline, &records, frame_layout, &p);
+        let gpu = gpu_echoes(&ctx, (&pipeline, 1), &records, frame_layout, &p);
         let cpu = frame_echoes(&records, frame_layout, &p);
         let n = compare(label, &p, &gpu, &cpu);
         eprintln!("{label}: {n} echoes agree");
@@ -521,11 +532,47 @@ fn gpu_waveform_matches_the_cpu_reference() {
         let n = compare(
             &label,
             &p,
-            &gpu_echoes(&ctx, &pipeline, &recs, l, &p),
+            &gpu_echoes(&ctx, (&pipeline, 1), &recs, l, &p),
             &frame_echoes(&recs, l, &p),
         );
         eprintln!("{label}: {n} echoes agree");
         assert!(n > beams as usize, "{label}: only {n} echoes");
+    }
+    drop(pipeline);
+    let m = ctx.validation_messages();
+    assert!(m.is_empty(), "validation messages: {m:#?}");
+}
+
+/// The per-thread build (one invocation per beam, for beams of few records) against the
+/// CPU reference: one record per beam (thin rays without glass), four (thin rays behind
+/// panes) and the most it takes, PER_THREAD_RECORDS (clusters of several records).
+#[test]
+fn per_thread_waveform_matches_the_cpu_reference() {
+    let ctx = context();
+    let spirv = compile("waveform.comp", &[("WAVEFORM_PER_THREAD", "1")]);
+    let pipeline = Arc::new(ComputePipeline::new(&ctx, &spirv).expect("pipeline"));
+    let per_group = WAVEFORM_BEAMS_PER_GROUP;
+    assert_eq!(pipeline.workgroup_size, (per_group, 1, 1));
+    let mut g = Lcg(11);
+    // Beams not a multiple of the group: the last group's spare invocations write nothing.
+    let beams = 2701u32;
+    for rpb in [1usize, SLOTS, PER_THREAD_RECORDS as usize] {
+        let mut records = Vec::with_capacity(beams as usize * rpb);
+        for b in 0..beams {
+            let mut beam = beam_records(b % 9, &mut g);
+            beam.truncate(rpb);
+            let turn = g.below(rpb as u32) as usize;
+            beam.rotate_left(turn);
+            records.extend(beam);
+        }
+        let l = layout(beams, rpb);
+        for (label, p) in configs() {
+            let label = format!("{rpb} records per beam, {label}");
+            let gpu = gpu_echoes(&ctx, (&pipeline, per_group), &records, l, &p);
+            let n = compare(&label, &p, &gpu, &frame_echoes(&records, l, &p));
+            eprintln!("{label}: {n} echoes agree");
+            assert!(n > beams as usize / 4, "{label}: only {n} echoes");
+        }
     }
     drop(pipeline);
     let m = ctx.validation_messages();
@@ -571,7 +618,7 @@ fn gpu_dual_returns_follow_each_vendors_definition() {
     let beams = cases.len() + 1;
     let ctx = context();
     let pipeline =
-        Arc::new(ComputePipeline::new(&ctx, &compile("waveform.comp")).expect("pipeline"));
+        Arc::new(ComputePipeline::new(&ctx, &compile("waveform.comp", &[])).expect("pipeline"));
     let l = layout(beams as u32, SUBRAYS);
     for (policy, column) in [
         (DualPolicy::StrongestLast, 0),
@@ -581,7 +628,7 @@ fn gpu_dual_returns_follow_each_vendors_definition() {
             w.return_mode = ReturnMode::Dual(policy);
             w.max_returns = 2;
         });
-        let (echoes, counts) = gpu_echoes(&ctx, &pipeline, &records, l, &p);
+        let (echoes, counts) = gpu_echoes(&ctx, (&pipeline, 1), &records, l, &p);
         for (b, case) in cases.iter().enumerate() {
             let want = if column == 0 { case.1 } else { case.2 };
             let got = &echoes[2 * b..2 * b + counts[b] as usize];
@@ -626,7 +673,7 @@ void main() {
 #[test]
 fn glsl_rng_is_bit_identical_to_rust() {
     let ctx = context();
-    let spirv = compile("rng_test.comp");
+    let spirv = compile("rng_test.comp", &[]);
     let pipeline = ComputePipeline::new(&ctx, &spirv).expect("pipeline");
     let n = 50_000usize;
     let mut g = Lcg(99);

@@ -8,12 +8,15 @@ use super::hit_groups::{hit_groups, hit_records};
 use super::memory::check_frame_memory;
 use super::scene_gpu::{GpuScene, SceneStats, TimeSlices};
 use super::shaders::FrameShaders;
-use super::slot::{FrameSlot, Pipelines, SensorBuffers, Submitted};
+use super::slot::{FrameSlot, Pipelines, SensorBuffers, SlotSets, Submitted};
 use super::SimError;
-use crate::contract::{MAX_RECORDS_PER_BEAM, MAX_RECORD_SLOTS, MAX_RETURNS};
+use crate::contract::{
+    MAX_RECORDS_PER_BEAM, MAX_RECORD_SLOTS, MAX_RETURNS, PER_THREAD_RECORDS,
+    WAVEFORM_BEAMS_PER_GROUP,
+};
 use crate::gpu::{
-    exclusive, Buffer, BufferUsageFlags, ComputePipeline, Context, MemoryLocation, Pass,
-    RayTracingDesc, RayTracingPipeline, TlasUpdate,
+    exclusive, Buffer, BufferUsageFlags, ComputePipeline, Context, DescriptorSets, MemoryLocation,
+    Pass, RayTracingDesc, RayTracingPipeline, TlasUpdate,
 };
 use crate::material::{MaterialClass, MaterialDb};
 use crate::model::{Echo, FrameExtent, FrameSettings, RecordLayout, SceneTables, SubRayRecord};
@@ -166,6 +169,7 @@ impl Simulator {
         let pipelines = Pipelines {
             trace: Arc::new(trace_pipeline(ctx, &s, &gpu_scene.tables)?),
             waveform: Arc::new(ComputePipeline::new(ctx, &s.waveform)?),
+            waveform_per_thread: Arc::new(ComputePipeline::new(ctx, &s.waveform_per_thread)?),
             compact: Arc::new(ComputePipeline::new(ctx, &s.compact)?),
         };
         let pipeline_ms = start.elapsed().as_secs_f64() * 1e3;
@@ -534,12 +538,9 @@ fn record_frame(
         )?;
         rec.barrier(&[Pass::RayTracing], &[Pass::Compute]);
         ts.write(rec, TS_TRACE)?;
-        // One workgroup per beam; the dispatch grid's x is limited (65535 on many
-        // devices), so beams spread over y too and the shader flattens the index.
-        let gx = sensor.beam_count.min(65_535);
-        let gy = sensor.beam_count.div_ceil(gx);
+        let (pipeline, set, groups) = waveform_dispatch(pipelines, sets, layout);
         let wave = bytemuck::bytes_of(&wave);
-        rec.dispatch(&pipelines.waveform, &sets.waveform, wave, [gx, gy, 1])?;
+        rec.dispatch(pipeline, set, wave, groups)?;
         rec.barrier(&[Pass::Compute], &[Pass::Compute]);
         ts.write(rec, TS_WAVEFORM)?;
         let compact = bytemuck::bytes_of(&compact);
@@ -551,6 +552,29 @@ fn record_frame(
         Ok(update)
     })?;
     Ok(update)
+}
+
+/// The waveform build for `layout` and its workgroups: one invocation per beam when a
+/// beam's records fit PER_THREAD_RECORDS, else one workgroup per beam. The dispatch
+/// grid's x is limited (65535 on many devices), so groups spread over y too and the
+/// shader flattens the index.
+fn waveform_dispatch<'a>(
+    pipelines: &'a Pipelines,
+    sets: &'a SlotSets,
+    layout: RecordLayout,
+) -> (&'a Arc<ComputePipeline>, &'a Arc<DescriptorSets>, [u32; 3]) {
+    let (pipeline, set, groups) = if layout.records_per_beam() <= PER_THREAD_RECORDS {
+        let groups = layout.beams.div_ceil(WAVEFORM_BEAMS_PER_GROUP);
+        (
+            &pipelines.waveform_per_thread,
+            &sets.waveform_per_thread,
+            groups,
+        )
+    } else {
+        (&pipelines.waveform, &sets.waveform, layout.beams)
+    };
+    let gx = groups.min(65_535);
+    (pipeline, set, [gx, groups.div_ceil(gx), 1])
 }
 
 /// Copies `count` values out of a device-local buffer through a staging buffer.

@@ -69,7 +69,10 @@ pub struct FrameShaders {
     pub absorbent: Spirv,
     pub alpha_mask: Spirv,
     pub transparent: Spirv,
+    /// The waveform pass, one workgroup per beam.
     pub waveform: Spirv,
+    /// The waveform pass, one invocation per beam (at most PER_THREAD_RECORDS records).
+    pub waveform_per_thread: Spirv,
     pub compact: Spirv,
 }
 
@@ -125,10 +128,18 @@ impl FrameShaders {
             alpha_mask: c("alpha_mask.rahit")?,
             transparent: c("transparent.rahit")?,
             waveform: gpu::compile(&src, "waveform.comp", &[("WAVEFORM_GROUP", group)])?,
+            waveform_per_thread: gpu::compile(
+                &src,
+                "waveform.comp",
+                &[("WAVEFORM_PER_THREAD", "1")],
+            )?,
             compact: c("compact.comp")?,
         };
         check_all(&s.trace_shaders(), &trace_layouts())?;
-        check_all(&[&s.waveform, &s.compact], &echo_layouts())?;
+        check_all(
+            &[&s.waveform, &s.waveform_per_thread, &s.compact],
+            &echo_layouts(),
+        )?;
         s.check_bindings()?;
         Ok(s)
     }
@@ -152,11 +163,16 @@ impl FrameShaders {
             &self.trace_shaders(),
             TraceBinding::ALL.iter().map(|b| b.number()),
         )?;
-        check_bindings(
-            "waveform",
-            &[&self.waveform],
-            WaveformBinding::ALL.iter().map(|b| b.number()),
-        )?;
+        for (name, waveform) in [
+            ("waveform", &self.waveform),
+            ("per-thread waveform", &self.waveform_per_thread),
+        ] {
+            check_bindings(
+                name,
+                &[waveform],
+                WaveformBinding::ALL.iter().map(|b| b.number()),
+            )?;
+        }
         check_bindings(
             "compaction",
             &[&self.compact],

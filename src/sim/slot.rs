@@ -82,10 +82,12 @@ impl SensorBuffers {
     }
 }
 
-/// The three pipelines of a frame.
+/// The pipelines of a frame: trace, waveform (one of two builds, by the sensor's
+/// records per beam) and compaction.
 pub(super) struct Pipelines {
     pub trace: Arc<RayTracingPipeline>,
     pub waveform: Arc<ComputePipeline>,
+    pub waveform_per_thread: Arc<ComputePipeline>,
     pub compact: Arc<ComputePipeline>,
 }
 
@@ -93,6 +95,7 @@ pub(super) struct Pipelines {
 pub(super) struct SlotSets {
     pub trace: Arc<DescriptorSets>,
     pub waveform: Arc<DescriptorSets>,
+    pub waveform_per_thread: Arc<DescriptorSets>,
     pub compact: Arc<DescriptorSets>,
 }
 
@@ -145,6 +148,7 @@ impl FrameSlot {
             sets: SlotSets {
                 trace: Arc::new(trace),
                 waveform: Arc::new(pipelines.waveform.descriptor_sets()?),
+                waveform_per_thread: Arc::new(pipelines.waveform_per_thread.descriptor_sets()?),
                 compact: Arc::new(pipelines.compact.descriptor_sets()?),
             },
             points: host(format!("points {index}"), 16)?,
@@ -174,12 +178,11 @@ impl FrameSlot {
         let trace = exclusive(&mut self.sets.trace, "a frame slot's trace descriptors")?;
         trace.bind_buffer(0, TraceBinding::Beams.number(), &sensor.beams)?;
         trace.bind_buffer(0, TraceBinding::SubRays.number(), &sensor.subrays)?;
-        let waveform = exclusive(
-            &mut self.sets.waveform,
-            "a frame slot's waveform descriptors",
-        )?;
-        waveform.bind_buffer(0, WaveformBinding::Echoes.number(), &sensor.echoes)?;
-        waveform.bind_buffer(0, WaveformBinding::Counts.number(), &sensor.counts)?;
+        for sets in [&mut self.sets.waveform, &mut self.sets.waveform_per_thread] {
+            let waveform = exclusive(sets, "a frame slot's waveform descriptors")?;
+            waveform.bind_buffer(0, WaveformBinding::Echoes.number(), &sensor.echoes)?;
+            waveform.bind_buffer(0, WaveformBinding::Counts.number(), &sensor.counts)?;
+        }
         let compact = exclusive(
             &mut self.sets.compact,
             "a frame slot's compaction descriptors",
