@@ -1,6 +1,7 @@
 //! `beamtrace bench`: per-pass GPU times and rays/s of the frame pipeline for a set of
-//! (columns × sub-rays) cases, with the CPU reference of the same model on the same rays
-//! and the thin-ray case of the same sensor, all measured in one run.
+//! (columns × sub-rays) cases, with the raw trace ceiling of the same rays, the CPU
+//! reference of the same model on the same rays and the thin-ray case of the same
+//! sensor, all measured in one run.
 
 use crate::gpu::{Context, ContextOptions};
 use crate::job::{frame_settings, sensor_subrays, JobError};
@@ -73,6 +74,12 @@ pub struct BenchCase {
     pub readback: Stat,
     /// Host wall time of a whole frame: submit, GPU work, read the points.
     pub frame: Stat,
+    /// GPU time of the raw trace ceiling: the same rays, trivial hit and miss shaders,
+    /// no waveform (`Simulator::trace_ceiling`).
+    pub ceiling: Stat,
+    /// trace / ceiling and (trace + waveform + compaction) / ceiling, GPU medians.
+    pub trace_vs_ceiling: f64,
+    pub gpu_frame_vs_ceiling: f64,
     pub gpu_mrays_per_s: f64,
     /// CPU reference of the same model (trace + waveform), same rays.
     pub cpu_frame: Option<Stat>,
@@ -197,8 +204,11 @@ fn measure_case(
         sim.frame(&settings(1 + i as u32), Capture::default())?;
     }
     let gpu = time_gpu_frames(sim, &settings, opts.frames)?;
+    let ceiling = time_ceiling(sim, &settings, opts)?;
     let rays = sensor.beams.len() as u64 * subrays.len() as u64;
     let [trace, waveform, compaction, readback, frame, _] = gpu.passes.map(Stat::of);
+    let gpu_frame_ms = trace.median_ms + waveform.median_ms + compaction.median_ms;
+    let over_ceiling = |ms: f64| ms / ceiling.median_ms.max(1e-9);
     let cpu_frame = cpu.map(|cpu| {
         Stat::of(
             (0..opts.cpu_frames)
@@ -227,12 +237,29 @@ fn measure_case(
         readback,
         gpu_mrays_per_s: rays as f64 / (frame.median_ms.max(1e-9) * 1e3),
         frame,
+        trace_vs_ceiling: over_ceiling(trace.median_ms),
+        gpu_frame_vs_ceiling: over_ceiling(gpu_frame_ms),
+        ceiling,
         cpu_mrays_per_s: cpu_frame.map(|st| rays as f64 / (st.median_ms * 1e3)),
         gpu_speedup_over_cpu: cpu_frame.map(|st| st.median_ms / frame.median_ms.max(1e-9)),
         cpu_frame,
         cost_vs_thin_ray: None,
         points: gpu.points,
     })
+}
+
+/// GPU times of the raw trace ceiling of `opts.frames` frames, after one untimed (its
+/// pipeline is made and its shaders compiled at the first).
+fn time_ceiling(
+    sim: &mut Simulator,
+    settings: &dyn Fn(u32) -> FrameSettings,
+    opts: &BenchOptions,
+) -> Result<Stat, JobError> {
+    sim.trace_ceiling(&settings(99))?;
+    let times = (0..opts.frames)
+        .map(|i| sim.trace_ceiling(&settings(100 + i as u32)))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(Stat::of(times))
 }
 
 /// The times of the timed GPU frames.

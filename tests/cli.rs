@@ -888,3 +888,53 @@ fn sensors_detail_shows_a_presets_datasheet_values_and_conventions() {
         bad.stderr.contains("unknown sensor preset `vlp-17`") && bad.stderr.contains("os1-128")
     );
 }
+
+/// `bench` on a wall 10 m ahead: every case reports its raw trace ceiling beside the
+/// frame's passes, and the JSON carries them. The wall (20 m square at x = 10 m) spans
+/// azimuths within ±45°, a quarter of a VLP-16's columns, with all 16 rings (±15°
+/// reach ±2.7 m up and down), so the point count checks what was measured.
+#[test]
+fn bench_reports_the_raw_trace_ceiling_in_one_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let wall = tmp.path().join("wall.glb");
+    assert!(beamtrace(&["scene", "wall", "--out", s(&wall)]).success);
+    let json = tmp.path().join("bench.json");
+    let o = beamtrace(&[
+        "bench",
+        "--scene",
+        s(&wall),
+        "--sensor",
+        "vlp-16",
+        "--cases",
+        "360x1,360x4",
+        "--frames",
+        "2",
+        "--warmup",
+        "0",
+        "--cpu-frames",
+        "0",
+        "--json",
+        s(&json),
+    ]);
+    assert!(o.success, "{}", o.stderr);
+    assert!(o.stdout.contains("ceiling"), "{}", o.stdout);
+    let report: serde_json::Value = serde_json::from_slice(&fs::read(&json).unwrap()).unwrap();
+    let cases = report["cases"].as_array().expect("cases");
+    assert_eq!(cases.len(), 2);
+    for c in cases {
+        let ceiling = c["ceiling"]["median_ms"].as_f64().expect("ceiling");
+        let trace = c["trace"]["median_ms"].as_f64().expect("trace");
+        assert!(ceiling > 0.0 && trace > 0.0, "{c}");
+        let ratio = c["trace_vs_ceiling"].as_f64().expect("ratio");
+        assert!(
+            (ratio - trace / ceiling).abs() < 1e-9 * ratio.max(1.0),
+            "{c}"
+        );
+        assert!(c["gpu_frame_vs_ceiling"].as_f64().unwrap() >= ratio, "{c}");
+        let points = c["points"].as_u64().unwrap();
+        assert!(
+            (16 * 88..=16 * 92).contains(&points),
+            "{points} points: {c}"
+        );
+    }
+}

@@ -125,25 +125,27 @@ fn print_table(r: &BenchReport) {
         );
     }
     println!(
-        "{:>7} {:>4} {:>9} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>9} {:>9} {:>10} {:>8} {:>8}",
+        "{:>7} {:>4} {:>9} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>9} {:>9} {:>8} {:>10} {:>8} {:>8}",
         "columns",
         "sub",
         "rays",
         "TLAS",
         "refit",
+        "ceiling",
         "trace",
         "wavefm",
         "compact",
         "read",
         "frame ms",
         "Mrays/s",
+        "/ceiling",
         "CPU ms",
         "GPU/CPU",
         "vs thin"
     );
     for c in &r.cases {
         println!(
-            "{:>7} {:>4} {:>9} {:>8} {:>8.3} {:>8.2} {:>8.2} {:>8.2} {:>8.2} {:>9.2} {:>9.2} {:>10} {:>8} {:>8}",
+            "{:>7} {:>4} {:>9} {:>8} {:>8.3} {:>8.2} {:>8.2} {:>8.2} {:>8.2} {:>8.2} {:>9.2} {:>9.2} {:>7.1}× {:>10} {:>8} {:>8}",
             c.columns,
             c.subrays,
             c.rays,
@@ -151,16 +153,22 @@ fn print_table(r: &BenchReport) {
                 .map(|v| format!("{v:.3}"))
                 .unwrap_or_else(|| "-".into()),
             c.tlas_refit.median_ms,
+            c.ceiling.median_ms,
             c.trace.median_ms,
             c.waveform.median_ms,
             c.compaction.median_ms,
             c.readback.median_ms,
             c.frame.median_ms,
             c.gpu_mrays_per_s,
+            c.gpu_frame_vs_ceiling,
             c.cpu_frame.map(|s| format!("{:.1}", s.median_ms)).unwrap_or_else(|| "-".into()),
             c.gpu_speedup_over_cpu.map(|v| format!("{v:.1}×")).unwrap_or_else(|| "-".into()),
             c.cost_vs_thin_ray.map(|v| format!("{v:.1}×")).unwrap_or_else(|| "-".into()),
         );
     }
-    println!("(times in ms: GPU timestamps per pass; frame = host wall time of a whole frame)");
+    println!(
+        "(times in ms: GPU timestamps per pass; ceiling = the same rays with trivial \
+         shaders and no waveform; frame = host wall time of a whole frame; /ceiling = \
+         GPU time of trace + waveform + compaction over the ceiling)"
+    );
 }

@@ -2,6 +2,7 @@
 //! waveform (one workgroup per beam) → compaction → points, in one submission with no
 //! host round trip between passes.
 
+use super::ceiling::Ceiling;
 use super::convert::{gpu_sweep, push_constants, FrameResources};
 use super::gpu_types::{CompactParams, GpuEcho, GpuPoint, GpuRecord};
 use super::hit_groups::{hit_groups, hit_records};
@@ -92,6 +93,8 @@ pub struct Simulator {
     sensor: Option<Arc<SensorBuffers>>,
     pipelines: Pipelines,
     scene: GpuScene,
+    /// The raw trace ceiling, made on first use ([`trace_ceiling`](Simulator::trace_ceiling)).
+    ceiling: Option<Ceiling>,
     ctx: Arc<Context>,
     /// Host time spent compiling shaders and creating the pipelines (ms).
     pub pipeline_ms: f64,
@@ -182,6 +185,7 @@ impl Simulator {
             sensor: None,
             pipelines,
             scene: gpu_scene,
+            ceiling: None,
             ctx: ctx.clone(),
             pipeline_ms,
         })
@@ -343,6 +347,19 @@ impl Simulator {
             slot: slot_index,
             serial,
         })
+    }
+
+    /// The raw trace ceiling of a frame: its rays traced with trivial hit and miss
+    /// shaders, no waveform, and the GPU time (ms) of that trace. Waits for it; frames in
+    /// flight run first. Overwrites the sensor's records (benchmarks only).
+    pub fn trace_ceiling(&mut self, settings: &FrameSettings) -> Result<f64, SimError> {
+        check_settings(settings)?;
+        let sensor = self.current_sensor()?.clone();
+        let ceiling = match &mut self.ceiling {
+            Some(c) => c,
+            None => self.ceiling.insert(Ceiling::new(&self.ctx, &self.scene)?),
+        };
+        ceiling.trace(&mut self.scene, &sensor, settings)
     }
 
     /// Waits for a submitted frame and reads its points.

@@ -4,6 +4,7 @@
 //! the `#[repr(C)]` structs the shaders read live in [`gpu_types`] and are filled in by
 //! `convert`.
 
+mod ceiling;
 mod convert;
 mod frame;
 pub mod gpu_types;

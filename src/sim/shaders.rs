@@ -26,7 +26,11 @@ const FILES: &[(&str, &str)] = &[
         "waveform_types.glsl",
         include_str!("../../shaders/waveform_types.glsl"),
     ),
+    ("beam_ray.glsl", include_str!("../../shaders/beam_ray.glsl")),
     ("trace.rgen", include_str!("../../shaders/trace.rgen")),
+    ("ceiling.rgen", include_str!("../../shaders/ceiling.rgen")),
+    ("ceiling.rmiss", include_str!("../../shaders/ceiling.rmiss")),
+    ("ceiling.rchit", include_str!("../../shaders/ceiling.rchit")),
     ("miss.rmiss", include_str!("../../shaders/miss.rmiss")),
     ("general.rchit", include_str!("../../shaders/general.rchit")),
     (

@@ -1,0 +1,9 @@
+#version 460
+// The raw trace ceiling's closest hit: the distance, nothing else (ceiling.rgen).
+#extension GL_EXT_ray_tracing : require
+
+layout(location = 0) rayPayloadInEXT float hit_t;
+
+void main() {
+    hit_t = gl_HitTEXT;
+}
