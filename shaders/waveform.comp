@@ -105,19 +105,13 @@ bool is_empty_slot(SubRayRecord r) {
     return r.signal == 0.0 && r.range == 0.0;
 }
 
-// Step 1's total order on non-empty slots (NONE sorts last).
-bool record_less(uint a, uint b) {
-    if (a == NONE) return false;
-    if (b == NONE) return true;
+// Step 1's order where range and signal do not decide: the records' other fields, then
+// their slots. `by_bits`: range and signal compared as bit patterns first (unused
+// records). Reads the records only here: ties are rare.
+bool record_tie_less(uint a, uint b, bool by_bits) {
     SubRayRecord ra = records[base + a];
     SubRayRecord rb = records[base + b];
-    bool ua = is_used(sh_range[a], sh_signal[a]);
-    bool ub = is_used(sh_range[b], sh_signal[b]);
-    if (ua && ub) {
-        if (sh_range[a] != sh_range[b]) return sh_range[a] < sh_range[b];
-        if (sh_signal[a] != sh_signal[b]) return sh_signal[a] < sh_signal[b];
-    } else {
-        if (ua != ub) return ua;
+    if (by_bits) {
         uint xa = floatBitsToUint(ra.range);
         uint xb = floatBitsToUint(rb.range);
         if (xa != xb) return xa < xb;
@@ -132,6 +126,21 @@ bool record_less(uint a, uint b) {
     if (ra.class_id != rb.class_id) return ra.class_id < rb.class_id;
     if (ra.material != rb.material) return ra.material < rb.material;
     return a < b;
+}
+
+// Step 1's total order on non-empty slots (NONE sorts last).
+bool record_less(uint a, uint b) {
+    if (a == NONE) return false;
+    if (b == NONE) return true;
+    bool ua = is_used(sh_range[a], sh_signal[a]);
+    bool ub = is_used(sh_range[b], sh_signal[b]);
+    if (ua && ub) {
+        if (sh_range[a] != sh_range[b]) return sh_range[a] < sh_range[b];
+        if (sh_signal[a] != sh_signal[b]) return sh_signal[a] < sh_signal[b];
+        return record_tie_less(a, b, false);
+    }
+    if (ua != ub) return ua;
+    return record_tie_less(a, b, true);
 }
 
 uint draw(uint stream) {
@@ -472,8 +481,8 @@ void write_no_echoes(uint t) {
 
 #ifdef WAVEFORM_PER_THREAD
 // Step 1, part one: the beam's records into the invocation's arrays by slot, the slots
-// of the non-empty ones into sh_idx (NONE elsewhere), and the counts of non-empty and
-// used records.
+// of the non-empty ones in slot order to the front of sh_idx, and the counts of
+// non-empty and used records.
 void load_records(uint rpb) {
     sh_used = 0u;
     sh_nonempty = 0u;
@@ -481,20 +490,19 @@ void load_records(uint rpb) {
         SubRayRecord r = records[base + i];
         sh_range[i] = r.range;
         sh_signal[i] = r.signal;
-        uint slot = NONE;
         if (!is_empty_slot(r)) {
-            slot = i;
+            sh_idx[sh_nonempty] = i;
             sh_nonempty++;
             if (is_used(r.range, r.signal)) sh_used++;
         }
-        sh_idx[i] = slot;
     }
 }
 
-// Step 1, part two: insertion sort of the slots by record_less, a strict total order,
-// so the result is the workgroup build's bitonic sort's.
-void sort_records(uint rpb) {
-    for (uint i = 1u; i < rpb; i++) {
+// Step 1, part two: insertion sort of the non-empty slots by record_less, a strict
+// total order, so the result is the workgroup build's bitonic sort's (which sorts the
+// empty slots, NONE, last).
+void sort_records() {
+    for (uint i = 1u; i < sh_nonempty; i++) {
         uint x = sh_idx[i];
         uint j = i;
         while (j > 0u && record_less(x, sh_idx[j - 1u])) {
@@ -696,7 +704,7 @@ void main() {
         write_no_echoes(0u);
         return;
     }
-    sort_records(rpb);
+    sort_records();
     gather_sorted();
     begin_beam();
     scan_clusters(0u);

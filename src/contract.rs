@@ -75,7 +75,7 @@ shared_constants! {
     MAX_RECORDS_PER_BEAM = 1024;
     /// Beams of at most this many records (sub-rays × slots) go through the waveform
     /// pass one invocation per beam, their records in private arrays.
-    PER_THREAD_RECORDS = 16;
+    PER_THREAD_RECORDS = 64;
     /// Beams (invocations) per workgroup of that per-thread waveform pass.
     WAVEFORM_BEAMS_PER_GROUP = 64;
     /// Transparent surfaces a sub-ray notes in front of its opaque hit.

@@ -545,7 +545,8 @@ fn gpu_waveform_matches_the_cpu_reference() {
 
 /// The per-thread build (one invocation per beam, for beams of few records) against the
 /// CPU reference: one record per beam (thin rays without glass), four (thin rays behind
-/// panes) and the most it takes, PER_THREAD_RECORDS (clusters of several records).
+/// panes), 48 (not a power of two) and the most it takes, PER_THREAD_RECORDS (clusters
+/// of several records).
 #[test]
 fn per_thread_waveform_matches_the_cpu_reference() {
     let ctx = context();
@@ -556,7 +557,7 @@ fn per_thread_waveform_matches_the_cpu_reference() {
     let mut g = Lcg(11);
     // Beams not a multiple of the group: the last group's spare invocations write nothing.
     let beams = 2701u32;
-    for rpb in [1usize, SLOTS, PER_THREAD_RECORDS as usize] {
+    for rpb in [1usize, SLOTS, 48, PER_THREAD_RECORDS as usize] {
         let mut records = Vec::with_capacity(beams as usize * rpb);
         for b in 0..beams {
             let mut beam = beam_records(b % 9, &mut g);
