@@ -3,6 +3,9 @@
 //! reference of the same model on the same rays and the thin-ray case of the same
 //! sensor, all measured in one run.
 
+mod hil;
+pub use hil::{measure_hil, HilOptions, HilResult, HilSink, HIL_SENSORS};
+
 use crate::gpu::{Context, ContextOptions};
 use crate::job::{frame_settings, sensor_subrays, JobError};
 use crate::material::{MaterialDb, MaterialMapping};

@@ -938,3 +938,46 @@ fn bench_reports_the_raw_trace_ceiling_in_one_run() {
         );
     }
 }
+
+/// `bench --hil` runs whole jobs for each sensor, beam and sink, plus a real-time
+/// stream, and reports each: a packet sink's frames carry a latency, files do not,
+/// every case but the real-time one simulates all its frames, and the pcap case
+/// leaves a whole capture (libpcap's magic number, little-endian).
+#[test]
+fn bench_hil_reports_every_case() {
+    let tmp = tempfile::tempdir().unwrap();
+    let wall = tmp.path().join("wall.glb");
+    assert!(beamtrace(&["scene", "wall", "--out", s(&wall)]).success);
+    let (json, out) = (tmp.path().join("hil.json"), tmp.path().join("scratch"));
+    let o = beamtrace(&[
+        "bench",
+        "--hil",
+        "--scene",
+        s(&wall),
+        "--frames",
+        "2",
+        "--no-sun",
+        "--out",
+        s(&out),
+        "--json",
+        s(&json),
+    ]);
+    assert!(o.success, "{}", o.stderr);
+    let results: serde_json::Value = serde_json::from_slice(&fs::read(&json).unwrap()).unwrap();
+    let results = results.as_array().expect("a list of cases");
+    assert_eq!(results.len(), 2 * 2 * 3 + 1, "{results:#?}");
+    for r in results {
+        let sink = r["sink"].as_str().unwrap();
+        assert_eq!(r["latency"].is_null(), sink == "files", "{r}");
+        assert!(r["frames_per_s"].as_f64().unwrap() > 0.0, "{r}");
+        if sink != "udp-real-time" {
+            assert_eq!(r["frames"], 2, "{r}");
+            assert!(r["points_per_s"].as_f64().unwrap() > 0.0, "{r}");
+        }
+    }
+    let pcap = fs::read(out.join("packets.pcap")).expect("the pcap case's capture");
+    assert!(
+        pcap.len() > 24 && pcap[..4] == [0xd4, 0xc3, 0xb2, 0xa1],
+        "not a pcap"
+    );
+}

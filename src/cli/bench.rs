@@ -1,7 +1,7 @@
 //! `beamtrace bench`: its options, the table it prints and the JSON it writes.
 
 use anyhow::{bail, Context as _, Result};
-use beamtrace::bench::{measure, BenchOptions, BenchReport};
+use beamtrace::bench::{measure, measure_hil, BenchOptions, BenchReport, HilOptions, HilResult};
 use beamtrace::sensor::domain::MAX_COLUMNS;
 use beamtrace::sensor::MAX_SUBRAYS;
 use std::path::PathBuf;
@@ -43,9 +43,22 @@ pub(super) struct BenchArgs {
     /// Vulkan device index (see `beamtrace info`).
     #[arg(long)]
     device: Option<usize>,
+    /// The HiL workload instead of the pass timings: whole jobs (simulate, encode, write
+    /// or send) of a VLP-16 and an OS1-128, each thin and with its preset's sub-rays, to
+    /// PCD files, a pcap file and UDP on loopback, then a VLP-16 streamed in real time:
+    /// frames/s, points/s, latency from GPU submission to the frame's last packet, and
+    /// dropped frames. --frames frames per case.
+    #[arg(long)]
+    hil: bool,
+    /// Scratch folder of the HiL workload's files and pcap cases.
+    #[arg(long, default_value = "out/bench-hil", requires = "hil")]
+    out: PathBuf,
 }
 
 pub(super) fn bench(args: &BenchArgs) -> Result<()> {
+    if args.hil {
+        return bench_hil(args);
+    }
     let report = measure(&bench_options(args)?)?;
     print_table(&report);
     if let Some(path) = &args.json {
@@ -74,6 +87,60 @@ fn bench_options(args: &BenchArgs) -> Result<BenchOptions> {
         sun: !args.no_sun,
         device: args.device,
     })
+}
+
+fn bench_hil(args: &BenchArgs) -> Result<()> {
+    check_frames(args)?;
+    let scene = super::load_scene(args.scene.as_deref(), args.allow_outside_paths)?;
+    let opts = HilOptions {
+        scene: scene.scene,
+        scene_name: scene.name,
+        frames: args.frames as u64,
+        out_dir: args.out.clone(),
+        sun: !args.no_sun,
+        device: args.device,
+    };
+    let results = measure_hil(&opts, &mut |case| eprintln!("measuring {case}"))?;
+    print_hil_table(&opts.scene_name, &results);
+    if let Some(path) = &args.json {
+        let text = serde_json::to_string_pretty(&results)?;
+        beamtrace::output::write_atomic(path, |w| w.write_all(text.as_bytes()))
+            .with_context(|| format!("writing {}", path.display()))?;
+        println!("wrote {}", path.display());
+    }
+    Ok(())
+}
+
+fn print_hil_table(scene: &str, results: &[HilResult]) {
+    println!(
+        "HiL workload on {scene}: whole jobs, {} frames per case",
+        results.first().map_or(0, |r| r.frames)
+    );
+    println!(
+        "{:>8} {:>4} {:>14} {:>9} {:>11} {:>11} {:>11} {:>8}",
+        "sensor", "sub", "to", "frames/s", "Mpoints/s", "latency ms", "p-max ms", "dropped"
+    );
+    for r in results {
+        let (median, max) = r
+            .latency
+            .map(|l| (format!("{:.1}", l.median_ms), format!("{:.1}", l.max_ms)))
+            .unwrap_or_else(|| ("-".into(), "-".into()));
+        println!(
+            "{:>8} {:>4} {:>14} {:>9.2} {:>11.3} {:>11} {:>11} {:>8}",
+            r.sensor,
+            r.subrays,
+            format!("{:?}", r.sink),
+            r.frames_per_s,
+            r.points_per_s / 1e6,
+            median,
+            max,
+            r.dropped_frames
+        );
+    }
+    println!(
+        "(latency: from a frame's GPU submission to its last packet sent, median and max; \
+         dropped: frames skipped in real time)"
+    );
 }
 
 /// A `COLUMNSxSUBRAYS` case, both within the sensor's bounds, refused before the scene

@@ -106,6 +106,10 @@ pub enum JobError {
     Pcap(PcapError),
     #[error("starting the packet writer thread: {0}")]
     Thread(#[source] std::io::Error),
+    #[error("binding a loopback UDP receiver for the HiL benchmark: {0}")]
+    Loopback(#[source] std::io::Error),
+    #[error("the preset {0} has no packet format")]
+    NoPacketFormat(String),
     #[error("the packet writer thread stopped without saying why (it panicked)")]
     WriterGone,
 }

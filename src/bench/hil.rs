@@ -1,0 +1,186 @@
+//! The HiL workload of `beamtrace bench --hil`: whole jobs as `run` and `stream` make
+//! them — simulate, encode, write or send — for fixed sensors, each thin and with its
+//! preset's sub-rays, to files, to a pcap file and over UDP to a loopback receiver, and
+//! one real-time UDP stream whose dropped frames say whether the machine keeps the
+//! sensor's rate.
+
+use super::Stat;
+use crate::gpu::ContextOptions;
+use crate::job::{run_job, JobError, JobOptions, PacketFormat, PacketOutput};
+use crate::material::{MaterialDb, MaterialMapping};
+use crate::output::{FieldSet, Format};
+use crate::scene::Scene;
+use crate::sensor::{preset, Pose};
+use crate::sim::Sun;
+use glam::Vec3;
+use serde::Serialize;
+use std::net::{SocketAddr, UdpSocket};
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+/// The sensors of the workload: a VLP-16 and an OS1-128 (× 1024), as HiL rigs use.
+pub const HIL_SENSORS: [&str; 2] = ["vlp-16", "os1-128"];
+
+/// Where a case's frames go.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum HilSink {
+    /// A binary PCD file per frame.
+    Files,
+    /// The sensor's packets into one pcap file.
+    Pcap,
+    /// The sensor's packets over UDP to loopback, as fast as frames are made.
+    Udp,
+    /// The sensor's packets over UDP to loopback at the sensor's real rate.
+    UdpRealTime,
+}
+
+pub struct HilOptions {
+    pub scene: Scene,
+    pub scene_name: String,
+    /// Frames per case.
+    pub frames: u64,
+    /// Scratch folder for the files and pcap cases (left with the last case's files).
+    pub out_dir: PathBuf,
+    pub sun: bool,
+    pub device: Option<usize>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct HilResult {
+    pub sensor: String,
+    pub subrays: u32,
+    pub sink: HilSink,
+    pub frames: u64,
+    /// The whole job, set-up included.
+    pub wall_s: f64,
+    /// Sustained rates: from the first frame's completion to the last's.
+    pub frames_per_s: f64,
+    pub points_per_s: f64,
+    /// From a frame's submission to the GPU to its last packet sent (packet sinks).
+    pub latency: Option<Stat>,
+    /// Frames skipped in real time (the simulation fell behind the sensor's clock).
+    pub dropped_frames: u64,
+}
+
+/// Every case of the workload, in order; `progress` hears of each before it runs.
+pub fn measure_hil(
+    opts: &HilOptions,
+    progress: &mut dyn FnMut(&str),
+) -> Result<Vec<HilResult>, JobError> {
+    // A bound socket nobody reads: the kernel takes the datagrams, as a rig's NIC would.
+    let receiver = UdpSocket::bind("127.0.0.1:0").map_err(JobError::Loopback)?;
+    let to = receiver.local_addr().map_err(JobError::Loopback)?;
+    let mut results = Vec::new();
+    for name in HIL_SENSORS {
+        for thin in [true, false] {
+            for sink in [HilSink::Files, HilSink::Pcap, HilSink::Udp] {
+                progress(&format!(
+                    "{name}{} → {sink:?}",
+                    if thin { " thin" } else { "" }
+                ));
+                results.push(run_case(opts, name, thin, sink, to)?);
+            }
+        }
+    }
+    progress("vlp-16 thin → UDP in real time");
+    results.push(run_case(opts, "vlp-16", true, HilSink::UdpRealTime, to)?);
+    drop(receiver);
+    Ok(results)
+}
+
+fn run_case(
+    opts: &HilOptions,
+    name: &str,
+    thin: bool,
+    sink: HilSink,
+    to: SocketAddr,
+) -> Result<HilResult, JobError> {
+    let job = job_options(opts, name, thin, sink, to)?;
+    let subrays = job.sensor.subrays;
+    let start = Instant::now();
+    let mut done = Vec::new();
+    let report = run_job(&job, &mut |_| done.push(Instant::now()))?;
+    let wall_s = start.elapsed().as_secs_f64();
+    let simulated = report.points_per_frame.len() as u64;
+    // Sustained: between the first frame's completion and the last's, so the set-up
+    // (device, scene upload, pipelines) does not count.
+    let (frames, points, seconds) = match (done.first(), done.last()) {
+        (Some(a), Some(b)) if done.len() >= 2 => (
+            (done.len() - 1) as f64,
+            report.points_per_frame.iter().skip(1).sum::<usize>() as f64,
+            (*b - *a).as_secs_f64(),
+        ),
+        _ => (
+            simulated as f64,
+            report.points_per_frame.iter().sum::<usize>() as f64,
+            wall_s,
+        ),
+    };
+    Ok(HilResult {
+        sensor: name.to_string(),
+        subrays,
+        sink,
+        frames: simulated,
+        wall_s,
+        frames_per_s: frames / seconds.max(1e-9),
+        points_per_s: points / seconds.max(1e-9),
+        latency: report
+            .packets
+            .as_ref()
+            .filter(|p| !p.latency_ms.is_empty())
+            .map(|p| Stat::of(p.latency_ms.clone())),
+        dropped_frames: report.dropped_frames,
+    })
+}
+
+fn job_options(
+    opts: &HilOptions,
+    name: &str,
+    thin: bool,
+    sink: HilSink,
+    to: SocketAddr,
+) -> Result<JobOptions, JobError> {
+    let mut sensor = preset(name, None)?;
+    if thin {
+        sensor = sensor.thin();
+    }
+    let format =
+        PacketFormat::for_sensor(&sensor).ok_or_else(|| JobError::NoPacketFormat(name.into()))?;
+    let packets = (sink != HilSink::Files).then(|| PacketOutput {
+        format,
+        udp: matches!(sink, HilSink::Udp | HilSink::UdpRealTime).then_some(to),
+        pcap: (sink == HilSink::Pcap).then(|| opts.out_dir.join("packets.pcap")),
+        real_time: sink == HilSink::UdpRealTime,
+        start: Duration::ZERO,
+        preload: false,
+    });
+    Ok(JobOptions {
+        scene: opts.scene.clone(),
+        scene_name: opts.scene_name.clone(),
+        frames: opts.frames,
+        out_dir: opts.out_dir.clone(),
+        format: Format::Pcd,
+        picture: false,
+        vehicle_pose: Pose::default(),
+        materials: MaterialDb::builtin()?,
+        mapping: MaterialMapping::default(),
+        device: ContextOptions {
+            device_index: opts.device,
+            validation: false,
+        },
+        sun: opts.sun.then_some(Sun {
+            direction: Vec3::new(-0.5, 0.5, 0.707).normalize(),
+            irradiance: 1.0,
+        }),
+        seed: 0,
+        world_frame: false,
+        fields: FieldSet::default(),
+        organized: None,
+        command_line: vec!["beamtrace".into(), "bench".into(), "--hil".into()],
+        scenario: None,
+        clouds: sink == HilSink::Files,
+        packets,
+        sensor,
+    })
+}
