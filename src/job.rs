@@ -383,7 +383,7 @@ impl<'a> Runner<'a> {
         let mut settings = frame_settings(
             &self.opts.sensor,
             self.playback.sensor_to_world(t),
-            self.opts.sun,
+            simulated_sun(self.opts),
             self.opts.seed,
             frame as u32,
         );
@@ -731,6 +731,17 @@ pub fn frame_extent(sensor: &Sensor, subrays: usize, slots: u32) -> FrameExtent 
     }
 }
 
+/// The sun the simulation needs: the run's, unless nothing of the run depends on the
+/// ambient level — no cloud field reads it, the packets carry none and the detector
+/// has no ambient noise floor (`ambient_k` 0). Then the frames trace no shadow rays,
+/// and every value written is what it would be with them.
+fn simulated_sun(opts: &JobOptions) -> Option<Sun> {
+    let clouds = opts.clouds && opts.fields.reads_ambient();
+    let packets = opts.packets.as_ref().is_some_and(|p| p.format.carries_ambient());
+    let floor = opts.sensor.detector.ambient_k > 0.0;
+    opts.sun.filter(|_| clouds || packets || floor)
+}
+
 /// The per-frame inputs of the simulator for `sensor` at `sensor_to_world`.
 pub fn frame_settings(
     sensor: &Sensor,
@@ -834,4 +845,64 @@ pub fn load_scene_or_default(
         name: path.display().to_string(),
         default_missing: None,
     })
+}
+
+#[cfg(test)]
+mod sun_tests {
+    use super::*;
+    use crate::output::Convention;
+
+    fn options(fields: Convention, packets: Option<&str>, ambient_k: f32) -> JobOptions {
+        let mut sensor = crate::sensor::preset("vlp-16", None).expect("vlp-16");
+        sensor.detector.ambient_k = ambient_k;
+        JobOptions {
+            scene: Scene::default(),
+            scene_name: "empty".into(),
+            sensor,
+            frames: 1,
+            out_dir: PathBuf::new(),
+            format: Format::Pcd,
+            picture: false,
+            vehicle_pose: Pose::default(),
+            materials: MaterialDb::builtin().expect("materials"),
+            mapping: MaterialMapping::default(),
+            device: ContextOptions::default(),
+            sun: Some(Sun {
+                direction: glam::Vec3::Z,
+                irradiance: 1.0,
+            }),
+            seed: 0,
+            world_frame: false,
+            fields: FieldSet::of(fields),
+            organized: None,
+            command_line: Vec::new(),
+            scenario: None,
+            clouds: true,
+            packets: packets.map(|name| PacketOutput {
+                format: PacketFormat::parse(name).expect("format"),
+                udp: None,
+                pcap: None,
+                real_time: false,
+                start: std::time::Duration::ZERO,
+                preload: false,
+            }),
+        }
+    }
+
+    /// Shadow rays are traced exactly when something written depends on the ambient
+    /// level: beamtrace's fields and Ouster's (near-IR), Ouster packets, or a detector
+    /// whose threshold rises with it.
+    #[test]
+    fn the_sun_is_simulated_only_where_the_ambient_level_matters() {
+        let lit = |o: JobOptions| simulated_sun(&o).is_some();
+        assert!(lit(options(Convention::Beamtrace, None, 0.0)));
+        assert!(lit(options(Convention::Ouster, None, 0.0)));
+        assert!(!lit(options(Convention::Velodyne, None, 0.0)));
+        assert!(!lit(options(Convention::Velodyne, Some("vlp16"), 0.0)));
+        assert!(lit(options(Convention::Velodyne, Some("ouster-rng19"), 0.0)));
+        assert!(lit(options(Convention::Velodyne, None, 1.0)));
+        let mut packets_only = options(Convention::Beamtrace, Some("vlp16"), 0.0);
+        packets_only.clouds = false;
+        assert!(!lit(packets_only));
+    }
 }

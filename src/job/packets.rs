@@ -77,6 +77,12 @@ impl PacketFormat {
         PacketFormat::parse(&sensor.name).ok()
     }
 
+    /// Whether the packets carry the ambient level: Ouster's near-IR channel does;
+    /// Velodyne's packets have no such field.
+    pub fn carries_ambient(self) -> bool {
+        matches!(self, PacketFormat::Ouster(_))
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             PacketFormat::Velodyne(VelodyneModel::Vlp16) => "vlp16",

@@ -224,6 +224,11 @@ impl FieldSet {
         self.fields.iter().map(|f| f.key).collect()
     }
 
+    /// Whether any field's value comes from the ambient level.
+    pub fn reads_ambient(&self) -> bool {
+        self.fields.iter().any(|f| f.reads_ambient())
+    }
+
     pub fn names(&self) -> Vec<&'static str> {
         self.fields.iter().map(|f| f.name).collect()
     }

@@ -309,6 +309,17 @@ pub fn by_key(key: &str) -> Option<&'static Field> {
     FIELDS.iter().find(|f| f.key == key)
 }
 
+/// The fields whose values come from the beam's ambient (sunlight) level: without
+/// them, and with no ambient noise floor, a run need not trace shadow rays.
+const AMBIENT_KEYS: [&str; 3] = ["ambient", "ouster.ambient", "ouster.near_ir"];
+
+impl Field {
+    /// Whether the value depends on the point's ambient level.
+    pub fn reads_ambient(&self) -> bool {
+        AMBIENT_KEYS.contains(&self.key)
+    }
+}
+
 /// beamtrace's own field called `name` (a file without a key list is read by it).
 pub(crate) fn by_name(name: &str) -> Option<&'static Field> {
     FIELDS.iter().find(|f| f.name == name && f.key == name)
@@ -382,6 +393,22 @@ impl Value {
 mod tests {
     use super::*;
     use crate::output::FieldSet;
+
+    /// `reads_ambient` names exactly the fields whose value changes with the point's
+    /// ambient level, found by reading every field of two points that differ in it.
+    #[test]
+    fn reads_ambient_names_the_fields_that_read_it() {
+        let dark = distinct_point();
+        let lit = Point {
+            ambient: dark.ambient + 0.25,
+            ..dark
+        };
+        let beam = BeamInfo::default();
+        for f in FIELDS {
+            let differs = (f.get)(&dark, &beam) != (f.get)(&lit, &beam);
+            assert_eq!(f.reads_ambient(), differs, "{}", f.key);
+        }
+    }
 
     /// A point whose every member differs from every other, by hand.
     fn distinct_point() -> Point {
