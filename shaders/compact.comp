@@ -1,23 +1,27 @@
 #version 460
 // Prefix-sum compaction of the per-beam echo slots into a dense point buffer, in beam
-// order then return order (deterministic). One workgroup: each invocation sums a
-// contiguous chunk of beams, the workgroup scans the chunk sums in shared memory, then
-// each invocation writes its chunk's points at its offset.
+// order then return order (deterministic). Two dispatches of this shader over the same
+// workgroups, each of COMPACT_GROUP invocations and COMPACT_CHUNK beams per invocation:
+//   COMPACT_PASS_SUMS:  each workgroup scans its invocations' point counts and writes
+//                       its total to group_sums[group];
+//   COMPACT_PASS_WRITE: each workgroup adds up the totals of the groups before it, scans
+//                       again and writes its points at their offsets; the last group
+//                       writes the frame's point count.
+// Many workgroups, so the pass runs on every core (lavapipe) or SM (GPUs).
 #extension GL_EXT_scalar_block_layout : require
 #include "common.glsl"
 #include "waveform_types.glsl"
 
-layout(local_size_x = 1024) in;
+layout(local_size_x = COMPACT_GROUP) in;
 
 struct CompactParams {
     uint beam_count;
     uint max_returns;
-    uint pad0;
+    uint pass;                  // COMPACT_PASS_*
     uint pad1;
     uint64_t points_address;    // Point[beam_count * max_returns], host-visible
     uint64_t total_address;     // uint: points written
 };
-
 // The output arrives by address so that each frame in flight writes its own
 // host-visible buffers without a descriptor set of its own.
 layout(buffer_reference, scalar, buffer_reference_align = 4) writeonly buffer PointBuffer {
@@ -32,34 +36,55 @@ layout(set = 0, binding = BINDING_COMPACT_ECHOES, scalar) readonly buffer Echoes
 };
 layout(set = 0, binding = BINDING_COMPACT_COUNTS, scalar) readonly buffer Counts { uint counts[]; };
 layout(set = 0, binding = BINDING_COMPACT_BEAMS, scalar) readonly buffer Beams { Beam beams[]; };
+layout(set = 0, binding = BINDING_COMPACT_GROUP_SUMS, scalar) buffer GroupSums {
+    uint group_sums[];
+};
 
 layout(push_constant, scalar) uniform Push { CompactParams params; };
 
-shared uint sums[1024];
+shared uint sums[COMPACT_GROUP];
+shared uint group_base;
 
-void main() {
-    uint t = gl_LocalInvocationID.x;
-    uint chunk = (params.beam_count + 1023u) / 1024u;
-    uint first = min(t * chunk, params.beam_count);
-    uint last = min(first + chunk, params.beam_count);
-    uint sum = 0u;
-    for (uint b = first; b < last; ++b) {
-        sum += min(counts[b], params.max_returns);
-    }
-    sums[t] = sum;
-    barrier();
-    // Inclusive Hillis-Steele scan over the 1024 chunk sums.
-    for (uint step = 1u; step < 1024u; step <<= 1u) {
+// Inclusive Hillis-Steele scan of the invocations' sums.
+void scan(uint t) {
+    for (uint step = 1u; step < COMPACT_GROUP; step <<= 1u) {
         uint add = t >= step ? sums[t - step] : 0u;
         barrier();
         sums[t] += add;
         barrier();
     }
-    uint offset = sums[t] - sum;
-    PointBuffer points = PointBuffer(params.points_address);
-    if (t == 1023u) {
-        TotalBuffer(params.total_address).v = sums[1023];
+}
+
+void main() {
+    uint t = gl_LocalInvocationID.x;
+    // Groups spread over x and y of the dispatch grid; the grid may hold spare ones.
+    uint g = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
+    uint per_group = COMPACT_GROUP * COMPACT_CHUNK;
+    uint groups = (params.beam_count + per_group - 1u) / per_group;
+    if (g >= groups) return;
+    uint first = min((g * COMPACT_GROUP + t) * COMPACT_CHUNK, params.beam_count);
+    uint last = min(first + COMPACT_CHUNK, params.beam_count);
+    uint sum = 0u;
+    for (uint b = first; b < last; ++b) {
+        sum += min(counts[b], params.max_returns);
     }
+    sums[t] = sum;
+    if (t == 0u && params.pass == COMPACT_PASS_WRITE) {
+        uint before = 0u;
+        for (uint i = 0u; i < g; ++i) before += group_sums[i];
+        group_base = before;
+    }
+    barrier();
+    scan(t);
+    if (params.pass == COMPACT_PASS_SUMS) {
+        if (t == COMPACT_GROUP - 1u) group_sums[g] = sums[t];
+        return;
+    }
+    uint offset = group_base + sums[t] - sum;
+    if (g == groups - 1u && t == COMPACT_GROUP - 1u) {
+        TotalBuffer(params.total_address).v = group_base + sums[t];
+    }
+    PointBuffer points = PointBuffer(params.points_address);
     for (uint b = first; b < last; ++b) {
         uint n = min(counts[b], params.max_returns);
         Beam beam = beams[b];

@@ -78,6 +78,12 @@ shared_constants! {
     PER_THREAD_RECORDS = 64;
     /// Beams (invocations) per workgroup of that per-thread waveform pass.
     WAVEFORM_BEAMS_PER_GROUP = 64;
+    /// Invocations per workgroup of the compaction, and beams per invocation.
+    COMPACT_GROUP = 256;
+    COMPACT_CHUNK = 8;
+    /// The compaction's two dispatches (`CompactParams::pass`).
+    COMPACT_PASS_SUMS = 0;
+    COMPACT_PASS_WRITE = 1;
     /// Transparent surfaces a sub-ray notes in front of its opaque hit.
     MAX_TRANSPARENT = 3;
     /// Record slots per sub-ray at most: the opaque hit and the noted transparent ones.
@@ -228,6 +234,8 @@ bindings! {
     Echoes = 0, "ECHOES";
     Counts = 1, "COUNTS";
     Beams = 2, "BEAMS";
+    /// Each workgroup's point count, between the two dispatches.
+    GroupSums = 3, "GROUP_SUMS";
 }
 
 /// The trace pipeline's hit groups. [`HitGroupKind::ALL`] is the order of the shader

@@ -737,7 +737,10 @@ pub fn frame_extent(sensor: &Sensor, subrays: usize, slots: u32) -> FrameExtent 
 /// and every value written is what it would be with them.
 fn simulated_sun(opts: &JobOptions) -> Option<Sun> {
     let clouds = opts.clouds && opts.fields.reads_ambient();
-    let packets = opts.packets.as_ref().is_some_and(|p| p.format.carries_ambient());
+    let packets = opts
+        .packets
+        .as_ref()
+        .is_some_and(|p| p.format.carries_ambient());
     let floor = opts.sensor.detector.ambient_k > 0.0;
     opts.sun.filter(|_| clouds || packets || floor)
 }
@@ -899,7 +902,11 @@ mod sun_tests {
         assert!(lit(options(Convention::Ouster, None, 0.0)));
         assert!(!lit(options(Convention::Velodyne, None, 0.0)));
         assert!(!lit(options(Convention::Velodyne, Some("vlp16"), 0.0)));
-        assert!(lit(options(Convention::Velodyne, Some("ouster-rng19"), 0.0)));
+        assert!(lit(options(
+            Convention::Velodyne,
+            Some("ouster-rng19"),
+            0.0
+        )));
         assert!(lit(options(Convention::Velodyne, None, 1.0)));
         let mut packets_only = options(Convention::Beamtrace, Some("vlp16"), 0.0);
         packets_only.clouds = false;

@@ -9,11 +9,11 @@ use super::hit_groups::{hit_groups, hit_records};
 use super::memory::check_frame_memory;
 use super::scene_gpu::{GpuScene, SceneStats, TimeSlices};
 use super::shaders::FrameShaders;
-use super::slot::{FrameSlot, Pipelines, SensorBuffers, SlotSets, Submitted};
+use super::slot::{compact_groups, FrameSlot, Pipelines, SensorBuffers, SlotSets, Submitted};
 use super::SimError;
 use crate::contract::{
-    MAX_RECORDS_PER_BEAM, MAX_RECORD_SLOTS, MAX_RETURNS, PER_THREAD_RECORDS,
-    WAVEFORM_BEAMS_PER_GROUP,
+    COMPACT_PASS_SUMS, COMPACT_PASS_WRITE, MAX_RECORDS_PER_BEAM, MAX_RECORD_SLOTS, MAX_RETURNS,
+    PER_THREAD_RECORDS, WAVEFORM_BEAMS_PER_GROUP,
 };
 use crate::gpu::{
     exclusive, Buffer, BufferUsageFlags, ComputePipeline, Context, DescriptorSets, MemoryLocation,
@@ -524,7 +524,7 @@ fn record_frame(
         let compact = CompactParams {
             beam_count: sensor.beam_count,
             max_returns: sensor.max_returns,
-            pad0: 0,
+            pass: COMPACT_PASS_SUMS,
             pad1: 0,
             points_address: rec.address_of(points),
             total_address: rec.address_of(total),
@@ -560,8 +560,16 @@ fn record_frame(
         rec.dispatch(pipeline, set, wave, groups)?;
         rec.barrier(&[Pass::Compute], &[Pass::Compute]);
         ts.write(rec, TS_WAVEFORM)?;
-        let compact = bytemuck::bytes_of(&compact);
-        rec.dispatch(&pipelines.compact, &sets.compact, compact, [1, 1, 1])?;
+        let groups = compact_groups(u64::from(sensor.beam_count)) as u32;
+        let grid = [groups.min(65_535), groups.div_ceil(groups.min(65_535)), 1];
+        for pass in [COMPACT_PASS_SUMS, COMPACT_PASS_WRITE] {
+            let params = CompactParams { pass, ..compact };
+            let push = bytemuck::bytes_of(&params);
+            rec.dispatch(&pipelines.compact, &sets.compact, push, grid)?;
+            if pass == COMPACT_PASS_SUMS {
+                rec.barrier(&[Pass::Compute], &[Pass::Compute]);
+            }
+        }
         // Captures copy the records and echoes out in a later submission.
         rec.barrier(&[Pass::Compute], &[Pass::Transfer]);
         ts.write(rec, TS_COMPACT)?;

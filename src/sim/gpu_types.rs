@@ -138,7 +138,8 @@ pub struct GpuPoint {
 pub struct CompactParams {
     pub beam_count: u32,
     pub max_returns: u32,
-    pub pad0: u32,
+    /// COMPACT_PASS_SUMS or COMPACT_PASS_WRITE.
+    pub pass: u32,
     pub pad1: u32,
     /// Device address of this frame's host-visible point buffer.
     pub points_address: u64,
@@ -434,7 +435,7 @@ fn compact_params_layout() -> HostLayout {
         [
             beam_count,
             max_returns,
-            pad0,
+            pass,
             pad1,
             points_address,
             total_address

@@ -74,6 +74,11 @@ impl MemoryNeed {
                     bound: true,
                 },
                 Part {
+                    what: "compaction group sums",
+                    bytes: bytes(super::slot::compact_groups(e.beams), 4),
+                    bound: true,
+                },
+                Part {
                     what: "sub-rays",
                     bytes: bytes(e.subrays, size_of::<GpuSubRay>()),
                     bound: true,

@@ -12,7 +12,9 @@ use super::gpu_types::{GpuEcho, GpuPoint, GpuRecord, GpuSweep};
 use super::points::gpu_beams;
 use super::scene_gpu::GpuScene;
 use super::SimError;
-use crate::contract::{CompactBinding, TraceBinding, WaveformBinding};
+use crate::contract::{
+    CompactBinding, TraceBinding, WaveformBinding, COMPACT_CHUNK, COMPACT_GROUP,
+};
 use crate::gpu::{
     exclusive, Buffer, BufferUsageFlags, CommandRecorder, ComputePipeline, Context, DescriptorSets,
     MemoryLocation, RayTracingPipeline, Timestamps, TlasUpdate,
@@ -31,10 +33,19 @@ pub(super) struct SensorBuffers {
     pub records: Arc<Buffer>,
     pub echoes: Arc<Buffer>,
     pub counts: Arc<Buffer>,
+    /// The compaction's per-workgroup point counts.
+    pub group_sums: Arc<Buffer>,
     pub beam_count: u32,
     pub subray_count: u32,
     pub slots: u32,
     pub max_returns: u32,
+}
+
+/// Workgroups of the compaction for `beams` beams (at least one).
+pub(super) fn compact_groups(beams: u64) -> u64 {
+    beams
+        .div_ceil(u64::from(COMPACT_GROUP * COMPACT_CHUNK))
+        .max(1)
 }
 
 impl SensorBuffers {
@@ -69,6 +80,7 @@ impl SensorBuffers {
                 n_beams * max_returns as u64 * std::mem::size_of::<GpuEcho>() as u64,
             )?,
             counts: device_buffer("echo counts", n_beams * 4)?,
+            group_sums: device_buffer("compaction group sums", compact_groups(n_beams) * 4)?,
             beam_count: beams.len() as u32,
             subray_count: subrays.len() as u32,
             slots,
@@ -190,6 +202,7 @@ impl FrameSlot {
         compact.bind_buffer(0, CompactBinding::Echoes.number(), &sensor.echoes)?;
         compact.bind_buffer(0, CompactBinding::Counts.number(), &sensor.counts)?;
         compact.bind_buffer(0, CompactBinding::Beams.number(), &sensor.beams)?;
+        compact.bind_buffer(0, CompactBinding::GroupSums.number(), &sensor.group_sums)?;
         if self.points.size() < sensor.point_bytes() {
             let name = self.points.name().to_string();
             let usage = BufferUsageFlags::STORAGE_BUFFER;
