@@ -3,11 +3,16 @@
 //! The job prints nothing: it reports each written frame to a callback and returns a
 //! [`JobReport`]; progress bars and messages are the caller's.
 
+mod bundled;
 mod error;
 mod packets;
 mod playback;
 mod sender;
 
+pub use bundled::{
+    default_scenario_path, default_scene_path, load_default_scenario, load_scene_or_default,
+    procedural_scene, LoadedScenario, LoadedScene,
+};
 pub use error::JobError;
 pub use packets::{PacketFormat, PACKET_FORMATS};
 pub use playback::{Playback, TIME_SLICES};
@@ -24,7 +29,7 @@ use crate::output::{
     write_picture_into, write_poses, AtomicFiles, BeamDesc, BeamLayout, CloudMeta, FieldSet,
     Format, Organize, PictureOptions, PointCloud, PoseRow, Viewpoint,
 };
-use crate::scene::{Motion, Scenario, Scene, SceneLoadOptions};
+use crate::scene::{Motion, Scenario, Scene};
 use crate::sensor::{Pose, Sensor, SubRaySample};
 use crate::sim::memory::check_frame_memory;
 use crate::sim::{to_point_cloud, FrameOutput, FrameSettings, FrameTicket, Simulator, Sun};
@@ -777,61 +782,4 @@ pub fn picture_options(sensor: &Sensor) -> PictureOptions {
         bev_extent: sensor.max_range.min(80.0),
         ..Default::default()
     }
-}
-
-/// The bundled default scene: `scenes/street.glb` below `root`.
-pub fn default_scene_path(root: &Path) -> PathBuf {
-    root.join("scenes").join("street.glb")
-}
-
-/// A procedural scene (`street`, `wall:distance=25`, …) built in memory, through the same
-/// glTF import as a file.
-pub fn procedural_scene(spec: &str) -> Result<Scene, JobError> {
-    let kind = crate::scene::by_name(spec)?;
-    let doc = crate::scene::generate(&kind)?;
-    let name = format!("{spec} (procedural)");
-    let bytes = doc.to_glb(Path::new(&name))?;
-    Ok(crate::scene::load_from_bytes(
-        &bytes,
-        Path::new(&name),
-        Path::new("."),
-    )?)
-}
-
-/// A scene ready for a job, with the name its messages use (what the loader skipped or
-/// simplified is in `scene.warnings`).
-pub struct LoadedScene {
-    pub scene: Scene,
-    pub name: String,
-    /// The bundled default scene file, when it was asked for but absent and the
-    /// procedural street stands in for it (a caller may want to say so).
-    pub default_missing: Option<PathBuf>,
-}
-
-/// Loads `path` as `options` say, or the bundled street when none is given (generated in
-/// memory when `scenes/street.glb` is absent, e.g. outside the source tree).
-pub fn load_scene_or_default(
-    path: Option<&Path>,
-    options: &SceneLoadOptions,
-) -> Result<LoadedScene, JobError> {
-    let path = match path {
-        Some(p) => p.to_path_buf(),
-        None => {
-            let p = default_scene_path(Path::new("."));
-            if !p.exists() {
-                return Ok(LoadedScene {
-                    scene: procedural_scene("street")?,
-                    name: "procedural street".into(),
-                    default_missing: Some(p),
-                });
-            }
-            p
-        }
-    };
-    let scene = crate::scene::load_scene_with(&path, options)?;
-    Ok(LoadedScene {
-        scene,
-        name: path.display().to_string(),
-        default_missing: None,
-    })
 }

@@ -1,8 +1,8 @@
 //! `beamtrace stream` and `run --scenario` end to end, through the binary on lavapipe:
 //! a VLP-16 stream at 10 Hz arrives at a loopback receiver at the datasheet's 754
 //! packets per second, in order; nobody listening is no error; a scenario moves a wall
-//! and the ranges show where it was when each beam fired; bad input is refused before
-//! anything is sent.
+//! and the ranges show where it was when each beam fired; without a scenario the
+//! bundled drive plays; bad input is refused before anything is sent.
 
 use std::net::UdpSocket;
 use std::path::Path;
@@ -242,6 +242,130 @@ fn a_scenario_moves_a_node_and_the_ranges_follow() {
         }
         assert!(n > 100, "frame {f}: {n} wall points");
     }
+}
+
+/// The vehicle's keyframes of the bundled drive as its file gives them: (t, [x, y, z]).
+fn drive_keyframes() -> Vec<(f64, [f64; 3])> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("configs/scenarios/drive.yaml");
+    let yaml: serde_norway::Value =
+        serde_norway::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let vehicle = &yaml["vehicle"];
+    assert_eq!(
+        vehicle["interpolation"].as_str(),
+        Some("linear"),
+        "the test interpolates linearly"
+    );
+    let keyframes = vehicle["keyframes"]
+        .as_sequence()
+        .expect("vehicle keyframes");
+    keyframes
+        .iter()
+        .map(|k| {
+            let p: Vec<f64> = k["position"]
+                .as_sequence()
+                .unwrap()
+                .iter()
+                .map(|v| v.as_f64().unwrap())
+                .collect();
+            (k["t"].as_f64().unwrap(), [p[0], p[1], p[2]])
+        })
+        .collect()
+}
+
+/// The vehicle's position at `t` on `keys`, linear between keyframes.
+fn position_at(keys: &[(f64, [f64; 3])], t: f64) -> [f64; 3] {
+    let i = keys
+        .iter()
+        .rposition(|k| k.0 <= t)
+        .expect("t after the first keyframe");
+    let (Some(a), Some(b)) = (keys.get(i), keys.get(i + 1)) else {
+        return keys[i].1;
+    };
+    let s = (t - a.0) / (b.0 - a.0);
+    [0, 1, 2].map(|j| a.1[j] + s * (b.1[j] - a.1[j]))
+}
+
+/// The summary's sensor positions: "at (x, y, z) m in frame F", the first frame's and
+/// the last's.
+fn summary_positions(text: &str) -> Vec<(u64, [f64; 3])> {
+    let line = text
+        .lines()
+        .find(|l| l.trim_start().starts_with("sensor at "))
+        .unwrap_or_else(|| panic!("no sensor positions in\n{text}"));
+    line.split("at (")
+        .skip(1)
+        .map(|part| {
+            let (xyz, rest) = part.split_once(')').unwrap();
+            let v: Vec<f64> = xyz.split(", ").map(|x| x.parse().unwrap()).collect();
+            let after = rest.split("frame ").nth(1).unwrap();
+            let digits: String = after.chars().take_while(char::is_ascii_digit).collect();
+            (digits.parse().unwrap(), [v[0], v[1], v[2]])
+        })
+        .collect()
+}
+
+/// A 3-frame VLP-16 stream without --scenario and --scene, run in `dir`: its output.
+fn default_stream_in(dir: &Path) -> String {
+    let port = UdpSocket::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let to = format!("127.0.0.1:{port}");
+    let o = Command::new(env!("CARGO_BIN_EXE_beamtrace"))
+        .args([
+            "stream", "--sensor", "vlp-16", "--thin", "--ideal", "--no-sun",
+        ])
+        .args(["--frames", "3", "--fast", "--to", &to])
+        .current_dir(dir)
+        .env("VK_INSTANCE_LAYERS", "")
+        .output()
+        .expect("beamtrace runs");
+    assert!(o.status.success(), "{}", text(&o));
+    text(&o)
+}
+
+/// The summary's sensor positions are the bundled drive's vehicle keyframes,
+/// interpolated at each frame's start (a VLP-16 frame is 0.1 s, the datasheet's 600
+/// rpm), at the mount's height, the same in every frame of this level road.
+fn assert_drives_the_bundled_drive(out: &str) {
+    let keys = drive_keyframes();
+    let got = summary_positions(out);
+    assert_eq!(got.iter().map(|g| g.0).collect::<Vec<_>>(), [0, 2], "{out}");
+    for (frame, at) in &got {
+        let want = position_at(&keys, *frame as f64 * 0.1);
+        for j in 0..2 {
+            assert!(
+                (at[j] - want[j]).abs() < 1.5e-3,
+                "frame {frame}: sensor at {at:?}, the drive puts the vehicle at {want:?}"
+            );
+        }
+    }
+    assert_eq!(
+        got[0].1[2], got[1].1[2],
+        "one height on a level road: {out}"
+    );
+}
+
+/// Without --scenario (and --scene), `stream` plays the bundled drive on the bundled
+/// street, configs/scenarios/drive.yaml, from the source tree; elsewhere (no such file
+/// in the working directory) its built-in copy plays the same drive, and says so.
+#[test]
+fn stream_without_a_scenario_plays_the_bundled_drive() {
+    let out = default_stream_in(Path::new(env!("CARGO_MANIFEST_DIR")));
+    assert!(
+        out.contains("playing ./configs/scenarios/drive.yaml\n"),
+        "the stream names the drive it plays: {out}"
+    );
+    assert_drives_the_bundled_drive(&out);
+    let elsewhere = tempfile::tempdir().unwrap();
+    let out = default_stream_in(elsewhere.path());
+    assert!(
+        out.contains("playing ./configs/scenarios/drive.yaml (built in)\n")
+            && out.contains("not found; playing the built-in copy"),
+        "{out}"
+    );
+    assert_drives_the_bundled_drive(&out);
 }
 
 /// Refused before anything is sent: packets for a sensor the format cannot carry, a

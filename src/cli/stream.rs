@@ -1,6 +1,6 @@
 //! `beamtrace stream`: a simulated sensor on the network.
 
-use super::run::{packet_format, progress_bar, rates, sim_options, SimArgs};
+use super::run::{packet_format, progress_bar, rates, sim_options, SimArgs, Unscripted};
 use anyhow::{Context as _, Result};
 use beamtrace::job::{run_job, FrameDone, JobReport, PacketOutput, PACKET_FORMATS};
 use std::net::{SocketAddr, ToSocketAddrs};
@@ -31,6 +31,13 @@ pub(super) struct StreamArgs {
     pcap: Option<PathBuf>,
 }
 
+/// `stream --help`'s text for `--scenario`, which `run` shares but defaults otherwise.
+pub(super) const SCENARIO_HELP: &str = "Scenario (YAML): the vehicle's trajectory and the \
+    scene objects' keyframes over time. Default: configs/scenarios/drive.yaml, the bundled \
+    8 s drive along the bundled street (looked up in the working directory; a built-in copy \
+    when it is not there). With --scene and no --scenario, the scene's own glTF animations \
+    play and the vehicle stands at --position/--yaw";
+
 fn destination(s: &str) -> Result<SocketAddr, String> {
     s.to_socket_addrs()
         .map_err(|e| format!("`{s}` is not a host:port to send to: {e}"))?
@@ -41,21 +48,26 @@ fn destination(s: &str) -> Result<SocketAddr, String> {
 /// The packet formats, for `stream --help`.
 pub(super) fn after_help() -> String {
     let mut h = String::from("Packet formats (--packets):\n");
+    let width = PACKET_FORMATS
+        .iter()
+        .map(|(n, _)| n.len())
+        .max()
+        .unwrap_or(0);
     for (name, what) in PACKET_FORMATS {
-        h.push_str(&format!("  {name:8} {what}\n"));
+        h.push_str(&format!("  {name:width$}  {what}\n"));
     }
     h.push_str(
         "\nIn real time each packet leaves at the sensor's own send time; frames the \
          machine cannot simulate in time are skipped and counted as dropped (a real \
          sensor does not wait). Nobody listening at --to is not an error.\n\n\
-         Example: beamtrace stream --sensor vlp-16 --scenario \
-         configs/scenarios/drive.yaml --to 127.0.0.1:2368 --thin",
+         Example: beamtrace stream --sensor vlp-16 --to 127.0.0.1:2368 --thin (a VLP-16 \
+         on the bundled drive)",
     );
     h
 }
 
 pub(super) fn stream(args: StreamArgs) -> Result<()> {
-    let mut opts = sim_options(&args.sim)?;
+    let mut opts = sim_options(&args.sim, Unscripted::BundledDrive)?;
     let format = packet_format(args.packets.as_deref(), &opts.sensor)?;
     let start = SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -69,7 +81,7 @@ pub(super) fn stream(args: StreamArgs) -> Result<()> {
         preload: args.preload,
     });
     eprintln!(
-        "streaming {} frames of {} as {} packets to {}{}",
+        "streaming {} frames of {} as {} packets to {}{}, {}",
         opts.frames,
         opts.sensor.name,
         format.name(),
@@ -78,6 +90,10 @@ pub(super) fn stream(args: StreamArgs) -> Result<()> {
             ", as fast as possible"
         } else {
             " in real time"
+        },
+        match &opts.scenario {
+            Some(s) => format!("playing {}", s.path().display()),
+            None => format!("in {}", opts.scene_name),
         }
     );
     let bar = progress_bar(opts.frames);
@@ -102,6 +118,13 @@ fn print_summary(report: &JobReport, elapsed: Duration) {
         frames as f64 / elapsed.as_secs_f64().max(1e-9),
         report.dropped_frames
     );
+    if let (Some((first, a)), Some((last, b))) = (report.poses.first(), report.poses.last()) {
+        println!(
+            "  sensor at {} m in frame {first}, at {} m in frame {last} (world frame)",
+            position(a),
+            position(b)
+        );
+    }
     let Some(sent) = &report.packets else {
         return;
     };
@@ -124,4 +147,10 @@ fn print_summary(report: &JobReport, elapsed: Duration) {
     if sent.pcap_packets > 0 {
         println!("  {} packets written to the pcap file", sent.pcap_packets);
     }
+}
+
+/// The translation of a pose, "(x, y, z)" in mm steps.
+fn position(pose: &glam::Affine3A) -> String {
+    let t = pose.translation;
+    format!("({:.3}, {:.3}, {:.3})", t.x, t.y, t.z)
 }
