@@ -5,6 +5,7 @@
 
 mod bundled;
 mod error;
+mod http;
 mod packets;
 mod playback;
 mod sender;
@@ -14,10 +15,12 @@ pub use bundled::{
     procedural_scene, LoadedScenario, LoadedScene,
 };
 pub use error::JobError;
+pub use http::HttpReport;
 pub use packets::{PacketFormat, PACKET_FORMATS};
 pub use playback::{Playback, TIME_SLICES};
 pub use sender::{SenderReport, QUEUE_FRAMES};
 
+use http::HttpApi;
 use sender::{FramePackets, PacketSinks, Sender};
 
 use crate::gpu::{Context, ContextOptions};
@@ -95,6 +98,10 @@ pub struct PacketOutput {
     /// Simulate every frame first and send them afterwards (in real time, then, on any
     /// machine: for scenarios the machine cannot simulate at the sensor's rate).
     pub preload: bool,
+    /// Answer the Ouster sensor HTTP API on this address for the life of the stream,
+    /// serving the packets' metadata; a `udp_dest` a client sets redirects the UDP
+    /// packets from the next frame on. Ouster formats only.
+    pub http: Option<std::net::SocketAddr>,
 }
 
 /// The files of a run besides its frames.
@@ -120,6 +127,8 @@ pub struct JobReport {
     pub dropped_frames: u64,
     /// What the packet writer sent and wrote.
     pub packets: Option<SenderReport>,
+    /// What the Ouster HTTP API answered, and where clients sent the packets.
+    pub http: Option<HttpReport>,
 }
 
 /// One frame's files are written: sent to [`run_job`]'s callback, in frame order.
@@ -152,14 +161,18 @@ pub fn run_job(
         opts.sensor.mount,
         opts.sensor.frame_rate,
     );
-    // Refused before the device opens and before anything is sent or written.
-    let encoder = match &opts.packets {
-        Some(p) => Some(p.format.encoder(&opts.sensor, p.start)?),
-        None => None,
+    // Refused before the device opens and before anything is sent or written; the
+    // HTTP API answers from now on, while the device and the scene are made ready.
+    let (encoder, http) = match &opts.packets {
+        Some(p) => (
+            Some(p.format.encoder(&opts.sensor, p.start, p.udp)?),
+            HttpApi::start(p, &opts.sensor)?,
+        ),
+        None => (None, None),
     };
     let mut runner = Runner::new(opts, plan, playback)?;
     runner.packets = match (&opts.packets, encoder) {
-        (Some(p), Some(encoder)) => Some(PacketStream::start(p, encoder)?),
+        (Some(p), Some(encoder)) => Some(PacketStream::start(p, encoder, http)?),
         _ => None,
     };
     if let Some(p) = &opts.packets {
@@ -177,11 +190,11 @@ fn write_packet_metadata(
     sensor: &Sensor,
     report: &mut JobReport,
 ) -> Result<(), JobError> {
-    let (Some(pcap), Some(json)) = (&p.pcap, p.format.metadata(sensor, p.start)?) else {
+    let (Some(pcap), Some(metadata)) = (&p.pcap, p.format.metadata(sensor, p.start, p.udp)?) else {
         return Ok(());
     };
     let path = pcap.with_extension("json");
-    write_atomic(&path, |w| w.write_all(json.as_bytes()))?;
+    write_atomic(&path, |w| w.write_all(metadata.to_json_string().as_bytes()))?;
     report.run_files.push(path);
     Ok(())
 }
@@ -217,10 +230,16 @@ struct PacketStream {
     /// In real time: when the sensor's clock started, which is when the first frame's
     /// packets were ready (start-up and the first frame's warm-up are not the stream's).
     clock: Option<Instant>,
+    /// The Ouster HTTP API, whose clients may change where the packets go.
+    http: Option<HttpApi>,
 }
 
 impl PacketStream {
-    fn start(p: &PacketOutput, encoder: Box<dyn PacketEncoder>) -> Result<Self, JobError> {
+    fn start(
+        p: &PacketOutput,
+        encoder: Box<dyn PacketEncoder>,
+        http: Option<HttpApi>,
+    ) -> Result<Self, JobError> {
         let udp = p
             .udp
             .map(UdpSink::new)
@@ -239,6 +258,7 @@ impl PacketStream {
             real_time: p.real_time,
             preloaded: p.preload.then(Vec::new),
             clock: None,
+            http,
         })
     }
 
@@ -249,20 +269,25 @@ impl PacketStream {
                 packets,
                 submitted,
                 pacing: Pacing::AsFastAsPossible,
+                redirect: None,
             });
             return Ok(());
         }
         let pacing = self.pacing();
+        // Looked at as each frame leaves: a destination set while preloading applies
+        // to the first frame sent.
+        let redirect = self.http.as_mut().and_then(HttpApi::redirect);
         self.sender.send(FramePackets {
             packets,
             submitted,
             pacing,
+            redirect,
         })
     }
 
     /// Sends the held frames (the clock starts now) and what the encoder still holds,
-    /// and waits for the writer.
-    fn finish(mut self) -> Result<SenderReport, JobError> {
+    /// waits for the writer, and stops the HTTP API after the last packet left.
+    fn finish(mut self) -> Result<(SenderReport, Option<HttpReport>), JobError> {
         for frame in self.preloaded.take().unwrap_or_default() {
             self.send(frame.packets, Instant::now())?;
         }
@@ -276,7 +301,7 @@ impl PacketStream {
             // The flush of held firings is not a frame.
             sent.latency_ms.pop();
         }
-        Ok(sent)
+        Ok((sent, self.http.take().map(HttpApi::finish)))
     }
 
     /// When this frame's packets leave (the sensor's clock starts at the first).
@@ -443,9 +468,10 @@ impl<'a> Runner<'a> {
 
     fn finish(mut self) -> Result<JobReport, JobError> {
         if let Some(p) = self.packets.take() {
-            let sent = p.finish()?;
+            let (sent, http) = p.finish()?;
             self.report.dropped_frames += sent.late_frames;
             self.report.packets = Some(sent);
+            self.report.http = http;
         }
         let messages = self.ctx.validation_messages();
         if !messages.is_empty() {

@@ -369,7 +369,7 @@ fn stream_without_a_scenario_plays_the_bundled_drive() {
 }
 
 /// Refused before anything is sent: packets for a sensor the format cannot carry, a
-/// scenario naming a node the scene lacks.
+/// scenario naming a node the scene lacks, an HTTP API for a sensor that has none.
 #[test]
 fn bad_input_is_refused_before_anything_is_sent() {
     let dir = tempfile::tempdir().unwrap();
@@ -407,4 +407,31 @@ fn bad_input_is_refused_before_anything_is_sent() {
     ]);
     assert!(!o.status.success());
     assert!(text(&o).contains("no_such_node"), "{}", text(&o));
+    // A Velodyne has no HTTP API to serve: refused, and nothing reaches the receiver.
+    let rx = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let to = rx.local_addr().unwrap().to_string();
+    let o = beamtrace(&[
+        "stream",
+        "--sensor",
+        "vlp-16",
+        "--scene",
+        &scene,
+        "--thin",
+        "--frames",
+        "1",
+        "--to",
+        &to,
+        "--http",
+        "127.0.0.1:0",
+    ]);
+    assert!(!o.status.success());
+    assert!(
+        text(&o).contains("--http")
+            && text(&o).contains("vlp16")
+            && !text(&o).contains("streaming"),
+        "{}",
+        text(&o)
+    );
+    rx.set_nonblocking(true).unwrap();
+    assert!(rx.recv(&mut [0u8; 2000]).is_err(), "a packet was sent");
 }

@@ -160,6 +160,7 @@ fn job_options(args: &RunArgs) -> Result<JobOptions> {
             real_time: false,
             start: Duration::ZERO,
             preload: false,
+            http: None,
         });
     }
     Ok(opts)

@@ -2,7 +2,10 @@
 
 use super::run::{packet_format, progress_bar, rates, sim_options, SimArgs, Unscripted};
 use anyhow::{Context as _, Result};
-use beamtrace::job::{run_job, FrameDone, JobReport, PacketOutput, PACKET_FORMATS};
+use beamtrace::job::{
+    run_job, FrameDone, HttpReport, JobError, JobReport, PacketOutput, PACKET_FORMATS,
+};
+use beamtrace::output::packets::EXCHANGE_LOG;
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::path::PathBuf;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -29,6 +32,16 @@ pub(super) struct StreamArgs {
     /// ends, whole).
     #[arg(long)]
     pcap: Option<PathBuf>,
+    /// Also answer the Ouster sensor HTTP API on "host:port" for as long as the stream
+    /// runs (Ouster packet formats only): the metadata the packets are encoded with,
+    /// its udp_dest and udp_port_lidar those of --to, and the configuration. A client
+    /// that sets udp_dest (e.g. "@auto") gets the packets there from the next frame
+    /// on. A real sensor answers on port 80, where ouster-sdk's and ouster-ros's
+    /// sensor clients look; binding a port below 1024 needs root or the
+    /// CAP_NET_BIND_SERVICE capability; else listen on e.g. 127.0.0.1:8080, which
+    /// ouster-sdk's SensorHttp reaches as HOST:PORT, and redirect port 80 to it.
+    #[arg(long, value_name = "ADDR", value_parser = destination)]
+    http: Option<SocketAddr>,
 }
 
 /// `stream --help`'s text for `--scenario`, which `run` shares but defaults otherwise.
@@ -38,9 +51,10 @@ pub(super) const SCENARIO_HELP: &str = "Scenario (YAML): the vehicle's trajector
     when it is not there). With --scene and no --scenario, the scene's own glTF animations \
     play and the vehicle stands at --position/--yaw";
 
+/// A "host:port" to send to or to listen on.
 fn destination(s: &str) -> Result<SocketAddr, String> {
     s.to_socket_addrs()
-        .map_err(|e| format!("`{s}` is not a host:port to send to: {e}"))?
+        .map_err(|e| format!("`{s}` is not a host:port: {e}"))?
         .next()
         .ok_or_else(|| format!("`{s}` resolves to no address"))
 }
@@ -69,6 +83,10 @@ pub(super) fn after_help() -> String {
 pub(super) fn stream(args: StreamArgs) -> Result<()> {
     let mut opts = sim_options(&args.sim, Unscripted::BundledDrive)?;
     let format = packet_format(args.packets.as_deref(), &opts.sensor)?;
+    if args.http.is_some() && !format.has_http_api() {
+        // The job refuses it too; here it goes before the stream is announced.
+        return Err(JobError::HttpNeedsOuster(format.name()).into());
+    }
     let start = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .unwrap_or(Duration::ZERO);
@@ -79,6 +97,7 @@ pub(super) fn stream(args: StreamArgs) -> Result<()> {
         real_time: !args.fast,
         start,
         preload: args.preload,
+        http: args.http,
     });
     eprintln!(
         "streaming {} frames of {} as {} packets to {}{}, {}",
@@ -96,6 +115,9 @@ pub(super) fn stream(args: StreamArgs) -> Result<()> {
             None => format!("in {}", opts.scene_name),
         }
     );
+    if let Some(http) = args.http {
+        eprintln!("answering the Ouster sensor HTTP API on http://{http}/api/v1/");
+    }
     let bar = progress_bar(opts.frames);
     let begun = Instant::now();
     let mut points = 0u64;
@@ -146,6 +168,30 @@ fn print_summary(report: &JobReport, elapsed: Duration) {
     }
     if sent.pcap_packets > 0 {
         println!("  {} packets written to the pcap file", sent.pcap_packets);
+    }
+    if let Some(http) = &report.http {
+        print_http(http);
+    }
+}
+
+/// The Ouster HTTP API's part of the summary.
+fn print_http(http: &HttpReport) {
+    let log = &http.exchanges;
+    let answered = log.iter().filter(|e| e.status == 200).count();
+    let latest = match log.len() {
+        EXCHANGE_LOG => format!(" (of the latest {EXCHANGE_LOG})"),
+        _ => String::new(),
+    };
+    println!(
+        "  Ouster HTTP API on {}: {answered} request(s) answered, {} refused{latest}",
+        http.addr,
+        log.len() - answered
+    );
+    for to in &http.redirects {
+        println!("  a client redirected the packets to {to}");
+    }
+    for dest in &http.unresolved {
+        println!("  a client set udp_dest `{dest}`, which names no address: ignored");
     }
 }
 
