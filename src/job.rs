@@ -6,6 +6,7 @@
 mod bundled;
 mod error;
 mod http;
+mod memory;
 mod packets;
 mod playback;
 mod sender;
@@ -16,6 +17,7 @@ pub use bundled::{
 };
 pub use error::JobError;
 pub use http::HttpReport;
+pub use memory::MemoryUse;
 pub use packets::{PacketFormat, PACKET_FORMATS};
 pub use playback::{Playback, TIME_SLICES};
 pub use sender::{SenderReport, QUEUE_FRAMES};
@@ -129,6 +131,11 @@ pub struct JobReport {
     pub packets: Option<SenderReport>,
     /// What the Ouster HTTP API answered, and where clients sent the packets.
     pub http: Option<HttpReport>,
+    /// Host and device memory once the first frame was done, and at the end (the last
+    /// packet sent, before run.json is written): a job that does not grow with its
+    /// frames keeps them flat.
+    pub memory_first_frame: Option<MemoryUse>,
+    pub memory_end: Option<MemoryUse>,
 }
 
 /// One frame's files are written: sent to [`run_job`]'s callback, in frame order.
@@ -386,6 +393,9 @@ impl<'a> Runner<'a> {
             };
             if let Some(done) = in_flight.take() {
                 self.finish_frame(done, frame_done)?;
+                if self.report.memory_first_frame.is_none() {
+                    self.report.memory_first_frame = Some(MemoryUse::now(&self.ctx));
+                }
             }
             match next {
                 Some(n) => in_flight = Some(n),
@@ -473,6 +483,7 @@ impl<'a> Runner<'a> {
             self.report.packets = Some(sent);
             self.report.http = http;
         }
+        self.report.memory_end = Some(MemoryUse::now(&self.ctx));
         let messages = self.ctx.validation_messages();
         if !messages.is_empty() {
             return Err(JobError::Validation(messages));
@@ -592,7 +603,7 @@ fn write_run_files(
     let poses = opts.out_dir.join(POSES_FILE);
     write_poses(&poses, &rows)?;
     report.run_files.push(poses);
-    let json = serde_json::to_vec_pretty(&run_record(opts, plan, &report.device))?;
+    let json = serde_json::to_vec_pretty(&run_record(opts, plan, report))?;
     let run = opts.out_dir.join(RUN_FILE);
     write_atomic(&run, |w| w.write_all(&json))?;
     report.run_files.push(run);
@@ -600,7 +611,8 @@ fn write_run_files(
 }
 
 /// The contents of `run.json`.
-fn run_record(opts: &JobOptions, plan: &OutputPlan, device: &str) -> serde_json::Value {
+fn run_record(opts: &JobOptions, plan: &OutputPlan, report: &JobReport) -> serde_json::Value {
+    let memory = |m: &Option<MemoryUse>| m.as_ref().map(MemoryUse::json);
     let organized = plan.organize.map(|o| {
         serde_json::json!({
             "style": format!("{:?}", o.style),
@@ -625,7 +637,11 @@ fn run_record(opts: &JobOptions, plan: &OutputPlan, device: &str) -> serde_json:
         "organized": organized,
         "frame": if opts.world_frame { "world" } else { "sensor" },
         "poses": POSES_FILE,
-        "device": device,
+        "device": report.device,
+        "memory": {
+            "after_first_frame": memory(&report.memory_first_frame),
+            "at_end": memory(&report.memory_end),
+        },
     })
 }
 

@@ -3,7 +3,7 @@
 use super::run::{packet_format, progress_bar, rates, sim_options, SimArgs, Unscripted};
 use anyhow::{Context as _, Result};
 use beamtrace::job::{
-    run_job, FrameDone, HttpReport, JobError, JobReport, PacketOutput, PACKET_FORMATS,
+    run_job, FrameDone, HttpReport, JobError, JobReport, MemoryUse, PacketOutput, PACKET_FORMATS,
 };
 use beamtrace::output::packets::EXCHANGE_LOG;
 use std::net::{SocketAddr, ToSocketAddrs};
@@ -147,6 +147,9 @@ fn print_summary(report: &JobReport, elapsed: Duration) {
             position(b)
         );
     }
+    if let (Some(first), Some(end)) = (&report.memory_first_frame, &report.memory_end) {
+        print_memory(first, end);
+    }
     let Some(sent) = &report.packets else {
         return;
     };
@@ -172,6 +175,25 @@ fn print_summary(report: &JobReport, elapsed: Duration) {
     if let Some(http) = &report.http {
         print_http(http);
     }
+}
+
+/// Host and device memory after the first frame and at the end: flat in a stream that
+/// does not grow with its frames. Device memory in bytes, as it should not move by one.
+fn print_memory(first: &MemoryUse, end: &MemoryUse) {
+    let mib = |m: &MemoryUse| match m.host_rss_bytes {
+        Some(b) => format!("{:.1}", b as f64 / f64::from(1 << 20)),
+        None => "?".to_string(),
+    };
+    println!(
+        "  memory after the first frame → at the end: host RSS {} → {} MiB, device {} → {} \
+         bytes in {} → {} allocations",
+        mib(first),
+        mib(end),
+        first.device_bytes,
+        end.device_bytes,
+        first.device_allocations,
+        end.device_allocations
+    );
 }
 
 /// The Ouster HTTP API's part of the summary.
