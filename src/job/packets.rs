@@ -95,9 +95,9 @@ impl PacketFormat {
     }
 
     /// What a decoder needs besides the packets: Ouster's sensor metadata (the JSON
-    /// ouster-sdk and ouster-ros read, and the sensor's HTTP API serves), its
-    /// destination `to` (default 127.0.0.1:7502); `None` for Velodyne, whose decoders
-    /// know the model's geometry.
+    /// ouster-sdk and ouster-ros read, and the sensor's HTTP API serves), naming `to`
+    /// as the packets' destination (default 127.0.0.1:7502); `None` for Velodyne,
+    /// whose decoders know the model's geometry.
     pub fn metadata(
         self,
         sensor: &Sensor,
