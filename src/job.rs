@@ -3,16 +3,26 @@
 //! The job prints nothing: it reports each written frame to a callback and returns a
 //! [`JobReport`]; progress bars and messages are the caller's.
 
+mod bundled;
 mod error;
+mod http;
+mod memory;
 mod packets;
 mod playback;
 mod sender;
 
+pub use bundled::{
+    default_scenario_path, default_scene_path, load_default_scenario, load_scene_or_default,
+    procedural_scene, LoadedScenario, LoadedScene,
+};
 pub use error::JobError;
+pub use http::HttpReport;
+pub use memory::MemoryUse;
 pub use packets::{PacketFormat, PACKET_FORMATS};
 pub use playback::{Playback, TIME_SLICES};
 pub use sender::{SenderReport, QUEUE_FRAMES};
 
+use http::HttpApi;
 use sender::{FramePackets, PacketSinks, Sender};
 
 use crate::gpu::{Context, ContextOptions};
@@ -24,7 +34,7 @@ use crate::output::{
     write_picture_into, write_poses, AtomicFiles, BeamDesc, BeamLayout, CloudMeta, FieldSet,
     Format, Organize, PictureOptions, PointCloud, PoseRow, Viewpoint,
 };
-use crate::scene::{Motion, Scenario, Scene, SceneLoadOptions};
+use crate::scene::{Motion, Scenario, Scene};
 use crate::sensor::{Pose, Sensor, SubRaySample};
 use crate::sim::memory::check_frame_memory;
 use crate::sim::{to_point_cloud, FrameOutput, FrameSettings, FrameTicket, Simulator, Sun};
@@ -90,6 +100,10 @@ pub struct PacketOutput {
     /// Simulate every frame first and send them afterwards (in real time, then, on any
     /// machine: for scenarios the machine cannot simulate at the sensor's rate).
     pub preload: bool,
+    /// Answer the Ouster sensor HTTP API on this address for the life of the stream,
+    /// serving the packets' metadata; a `udp_dest` a client sets redirects the UDP
+    /// packets from the next frame on. Ouster formats only.
+    pub http: Option<std::net::SocketAddr>,
 }
 
 /// The files of a run besides its frames.
@@ -115,6 +129,13 @@ pub struct JobReport {
     pub dropped_frames: u64,
     /// What the packet writer sent and wrote.
     pub packets: Option<SenderReport>,
+    /// What the Ouster HTTP API answered, and where clients sent the packets.
+    pub http: Option<HttpReport>,
+    /// Host and device memory once the first frame was done, and at the end (the last
+    /// packet sent, before run.json is written): a job that does not grow with its
+    /// frames keeps them flat.
+    pub memory_first_frame: Option<MemoryUse>,
+    pub memory_end: Option<MemoryUse>,
 }
 
 /// One frame's files are written: sent to [`run_job`]'s callback, in frame order.
@@ -147,14 +168,18 @@ pub fn run_job(
         opts.sensor.mount,
         opts.sensor.frame_rate,
     );
-    // Refused before the device opens and before anything is sent or written.
-    let encoder = match &opts.packets {
-        Some(p) => Some(p.format.encoder(&opts.sensor, p.start)?),
-        None => None,
+    // Refused before the device opens and before anything is sent or written; the
+    // HTTP API answers from now on, while the device and the scene are made ready.
+    let (encoder, http) = match &opts.packets {
+        Some(p) => (
+            Some(p.format.encoder(&opts.sensor, p.start, p.udp)?),
+            HttpApi::start(p, &opts.sensor)?,
+        ),
+        None => (None, None),
     };
     let mut runner = Runner::new(opts, plan, playback)?;
     runner.packets = match (&opts.packets, encoder) {
-        (Some(p), Some(encoder)) => Some(PacketStream::start(p, encoder)?),
+        (Some(p), Some(encoder)) => Some(PacketStream::start(p, encoder, http)?),
         _ => None,
     };
     if let Some(p) = &opts.packets {
@@ -172,11 +197,11 @@ fn write_packet_metadata(
     sensor: &Sensor,
     report: &mut JobReport,
 ) -> Result<(), JobError> {
-    let (Some(pcap), Some(json)) = (&p.pcap, p.format.metadata(sensor, p.start)?) else {
+    let (Some(pcap), Some(metadata)) = (&p.pcap, p.format.metadata(sensor, p.start, p.udp)?) else {
         return Ok(());
     };
     let path = pcap.with_extension("json");
-    write_atomic(&path, |w| w.write_all(json.as_bytes()))?;
+    write_atomic(&path, |w| w.write_all(metadata.to_json_string().as_bytes()))?;
     report.run_files.push(path);
     Ok(())
 }
@@ -212,10 +237,16 @@ struct PacketStream {
     /// In real time: when the sensor's clock started, which is when the first frame's
     /// packets were ready (start-up and the first frame's warm-up are not the stream's).
     clock: Option<Instant>,
+    /// The Ouster HTTP API, whose clients may change where the packets go.
+    http: Option<HttpApi>,
 }
 
 impl PacketStream {
-    fn start(p: &PacketOutput, encoder: Box<dyn PacketEncoder>) -> Result<Self, JobError> {
+    fn start(
+        p: &PacketOutput,
+        encoder: Box<dyn PacketEncoder>,
+        http: Option<HttpApi>,
+    ) -> Result<Self, JobError> {
         let udp = p
             .udp
             .map(UdpSink::new)
@@ -234,6 +265,7 @@ impl PacketStream {
             real_time: p.real_time,
             preloaded: p.preload.then(Vec::new),
             clock: None,
+            http,
         })
     }
 
@@ -244,20 +276,25 @@ impl PacketStream {
                 packets,
                 submitted,
                 pacing: Pacing::AsFastAsPossible,
+                redirect: None,
             });
             return Ok(());
         }
         let pacing = self.pacing();
+        // Looked at as each frame leaves: a destination set while preloading applies
+        // to the first frame sent.
+        let redirect = self.http.as_mut().and_then(HttpApi::redirect);
         self.sender.send(FramePackets {
             packets,
             submitted,
             pacing,
+            redirect,
         })
     }
 
     /// Sends the held frames (the clock starts now) and what the encoder still holds,
-    /// and waits for the writer.
-    fn finish(mut self) -> Result<SenderReport, JobError> {
+    /// waits for the writer, and stops the HTTP API after the last packet left.
+    fn finish(mut self) -> Result<(SenderReport, Option<HttpReport>), JobError> {
         for frame in self.preloaded.take().unwrap_or_default() {
             self.send(frame.packets, Instant::now())?;
         }
@@ -271,7 +308,7 @@ impl PacketStream {
             // The flush of held firings is not a frame.
             sent.latency_ms.pop();
         }
-        Ok(sent)
+        Ok((sent, self.http.take().map(HttpApi::finish)))
     }
 
     /// When this frame's packets leave (the sensor's clock starts at the first).
@@ -356,6 +393,9 @@ impl<'a> Runner<'a> {
             };
             if let Some(done) = in_flight.take() {
                 self.finish_frame(done, frame_done)?;
+                if self.report.memory_first_frame.is_none() {
+                    self.report.memory_first_frame = Some(MemoryUse::now(&self.ctx));
+                }
             }
             match next {
                 Some(n) => in_flight = Some(n),
@@ -438,10 +478,12 @@ impl<'a> Runner<'a> {
 
     fn finish(mut self) -> Result<JobReport, JobError> {
         if let Some(p) = self.packets.take() {
-            let sent = p.finish()?;
+            let (sent, http) = p.finish()?;
             self.report.dropped_frames += sent.late_frames;
             self.report.packets = Some(sent);
+            self.report.http = http;
         }
+        self.report.memory_end = Some(MemoryUse::now(&self.ctx));
         let messages = self.ctx.validation_messages();
         if !messages.is_empty() {
             return Err(JobError::Validation(messages));
@@ -561,7 +603,7 @@ fn write_run_files(
     let poses = opts.out_dir.join(POSES_FILE);
     write_poses(&poses, &rows)?;
     report.run_files.push(poses);
-    let json = serde_json::to_vec_pretty(&run_record(opts, plan, &report.device))?;
+    let json = serde_json::to_vec_pretty(&run_record(opts, plan, report))?;
     let run = opts.out_dir.join(RUN_FILE);
     write_atomic(&run, |w| w.write_all(&json))?;
     report.run_files.push(run);
@@ -569,7 +611,8 @@ fn write_run_files(
 }
 
 /// The contents of `run.json`.
-fn run_record(opts: &JobOptions, plan: &OutputPlan, device: &str) -> serde_json::Value {
+fn run_record(opts: &JobOptions, plan: &OutputPlan, report: &JobReport) -> serde_json::Value {
+    let memory = |m: &Option<MemoryUse>| m.as_ref().map(MemoryUse::json);
     let organized = plan.organize.map(|o| {
         serde_json::json!({
             "style": format!("{:?}", o.style),
@@ -594,7 +637,11 @@ fn run_record(opts: &JobOptions, plan: &OutputPlan, device: &str) -> serde_json:
         "organized": organized,
         "frame": if opts.world_frame { "world" } else { "sensor" },
         "poses": POSES_FILE,
-        "device": device,
+        "device": report.device,
+        "memory": {
+            "after_first_frame": memory(&report.memory_first_frame),
+            "at_end": memory(&report.memory_end),
+        },
     })
 }
 
@@ -792,64 +839,6 @@ pub fn picture_options(sensor: &Sensor) -> PictureOptions {
         ..Default::default()
     }
 }
-
-/// The bundled default scene: `scenes/street.glb` below `root`.
-pub fn default_scene_path(root: &Path) -> PathBuf {
-    root.join("scenes").join("street.glb")
-}
-
-/// A procedural scene (`street`, `wall:distance=25`, …) built in memory, through the same
-/// glTF import as a file.
-pub fn procedural_scene(spec: &str) -> Result<Scene, JobError> {
-    let kind = crate::scene::by_name(spec)?;
-    let doc = crate::scene::generate(&kind)?;
-    let name = format!("{spec} (procedural)");
-    let bytes = doc.to_glb(Path::new(&name))?;
-    Ok(crate::scene::load_from_bytes(
-        &bytes,
-        Path::new(&name),
-        Path::new("."),
-    )?)
-}
-
-/// A scene ready for a job, with the name its messages use (what the loader skipped or
-/// simplified is in `scene.warnings`).
-pub struct LoadedScene {
-    pub scene: Scene,
-    pub name: String,
-    /// The bundled default scene file, when it was asked for but absent and the
-    /// procedural street stands in for it (a caller may want to say so).
-    pub default_missing: Option<PathBuf>,
-}
-
-/// Loads `path` as `options` say, or the bundled street when none is given (generated in
-/// memory when `scenes/street.glb` is absent, e.g. outside the source tree).
-pub fn load_scene_or_default(
-    path: Option<&Path>,
-    options: &SceneLoadOptions,
-) -> Result<LoadedScene, JobError> {
-    let path = match path {
-        Some(p) => p.to_path_buf(),
-        None => {
-            let p = default_scene_path(Path::new("."));
-            if !p.exists() {
-                return Ok(LoadedScene {
-                    scene: procedural_scene("street")?,
-                    name: "procedural street".into(),
-                    default_missing: Some(p),
-                });
-            }
-            p
-        }
-    };
-    let scene = crate::scene::load_scene_with(&path, options)?;
-    Ok(LoadedScene {
-        scene,
-        name: path.display().to_string(),
-        default_missing: None,
-    })
-}
-
 #[cfg(test)]
 mod sun_tests {
     use super::*;
@@ -888,6 +877,7 @@ mod sun_tests {
                 real_time: false,
                 start: std::time::Duration::ZERO,
                 preload: false,
+                http: None,
             }),
         }
     }

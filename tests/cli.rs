@@ -809,6 +809,50 @@ fn run_help_describes_every_option() {
 }
 
 #[test]
+fn stream_help_describes_every_option() {
+    assert_help_lists_exactly(
+        "stream",
+        &[
+            "--scene",
+            "--scenario",
+            "--allow-outside-paths",
+            "--sensor",
+            "--frames",
+            "--seed",
+            "--ideal",
+            "--thin",
+            "--device",
+            "--position",
+            "--yaw",
+            "--materials",
+            "--material-map",
+            "--sun",
+            "--no-sun",
+            "--validate",
+            "--packets",
+            "--to",
+            "--fast",
+            "--preload",
+            "--pcap",
+            "--http",
+            "--help",
+        ],
+    );
+    let o = beamtrace(&["stream", "--help"]);
+    let scenario = help_options("stream")
+        .into_iter()
+        .find(|(name, _)| name == "--scenario")
+        .map(|(_, text)| text)
+        .unwrap_or_default();
+    assert!(
+        scenario.contains("Default: configs/scenarios/drive.yaml"),
+        "stream --help names its default drive: {}",
+        o.stdout
+    );
+    assert!(o.stdout.contains("port 80"), "{}", o.stdout);
+}
+
+#[test]
 fn bench_and_scene_help_describe_every_option() {
     assert_help_lists_exactly(
         "bench",

@@ -2,7 +2,7 @@
 //! frame order, with the counts it also returns, and prints nothing itself.
 
 use beamtrace::gpu::ContextOptions;
-use beamtrace::job::{procedural_scene, run_job, FrameDone, JobError, JobOptions};
+use beamtrace::job::{procedural_scene, run_job, FrameDone, JobError, JobOptions, JobReport};
 use beamtrace::material::{MaterialDb, MaterialMapping};
 use beamtrace::output::{read_cloud, FieldSet, Format};
 use beamtrace::sensor::{load_sensor, Pose};
@@ -57,6 +57,40 @@ fn each_written_frame_is_reported_in_order() {
         let cloud = read_cloud(file).expect("the frame's file reads back");
         assert_eq!(cloud.points.len(), d.points, "{}", file.display());
         assert!(d.points > 100, "the wall fills part of the view: {d:?}");
+    }
+    check_memory(&report, &tmp.path().join("run.json"));
+}
+
+/// The memory after the first frame and at the end, in the report and in run.json
+/// alike: device memory in use (the frame slots are reused, so the same at both), and
+/// the process's resident set, which Linux reports.
+fn check_memory(report: &JobReport, run_json: &Path) {
+    let (first, end) = (report.memory_first_frame, report.memory_end);
+    let (first, end) = (
+        first.expect("after the first frame"),
+        end.expect("at the end"),
+    );
+    assert!(
+        first.device_bytes > 0 && first.device_allocations > 0,
+        "{first:?}"
+    );
+    assert_eq!(
+        (first.device_bytes, first.device_allocations),
+        (end.device_bytes, end.device_allocations)
+    );
+    if cfg!(target_os = "linux") {
+        assert!(first.host_rss_bytes.is_some() && end.host_rss_bytes.is_some());
+    }
+    let run: serde_json::Value = serde_json::from_slice(&std::fs::read(run_json).unwrap()).unwrap();
+    for (key, m) in [("after_first_frame", first), ("at_end", end)] {
+        let json = &run["memory"][key];
+        assert_eq!(json["device_bytes"].as_u64(), Some(m.device_bytes), "{run}");
+        assert_eq!(
+            json["device_allocations"].as_u64(),
+            Some(m.device_allocations as u64),
+            "{run}"
+        );
+        assert_eq!(json["host_rss_bytes"].as_u64(), m.host_rss_bytes, "{run}");
     }
 }
 

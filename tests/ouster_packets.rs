@@ -1,7 +1,8 @@
 //! Ouster lidar packets and sensor metadata, read back by an independent decoder:
 //! ouster-sdk (PyPI `ouster-sdk`, installed into `target/pyenv` by `scripts/setup.sh`),
 //! through `tests/support/read_ouster.py`. Its `FrameBatcher` assembles our packets
-//! into frames with our metadata JSON, and its `XYZLut` turns them into points.
+//! into frames with our metadata JSON, and its `XYZLut` turns them into points. Its
+//! `SensorHttp` talks to the HTTP API, on its own and beside a `beamtrace stream`.
 //!
 //! Expectations come from the frames the tests build (each beam's returns, which is the
 //! strongest, the signal and near-IR counts chosen), Ouster's documented packet layouts
@@ -913,4 +914,141 @@ fn a_simulated_street_frame_decodes_to_its_points() {
         );
     }
     assert!(near_ir.iter().any(|&v| v > 0), "the sun lights the street");
+}
+
+/// A `beamtrace stream` process, killed when dropped (a failed test leaves none behind).
+struct Streaming(std::process::Child);
+
+impl Drop for Streaming {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Waits (up to 5 minutes: lavapipe under load opens slowly) until `ready` holds;
+/// panics with the stream's output if it ended before.
+fn wait_for(stream: &mut Streaming, what: &str, ready: impl Fn() -> bool) {
+    let start = std::time::Instant::now();
+    while !ready() {
+        if let Some(status) = stream.0.try_wait().unwrap() {
+            let mut err = String::new();
+            use std::io::Read as _;
+            let _ = stream.0.stderr.take().unwrap().read_to_string(&mut err);
+            panic!("the stream ended ({status}) before {what}:\n{err}");
+        }
+        assert!(start.elapsed().as_secs() < 300, "no {what} after 5 minutes");
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+}
+
+/// `beamtrace stream --http` answers ouster-sdk's `SensorHttp` (HOST:PORT) while it
+/// streams: the metadata served is, as ouster-sdk parses it, the metadata written
+/// beside the stream's pcap file; its destination is --to's (udp_dest, udp_port_lidar);
+/// after the client's `udp_dest: @auto` the packets come to the client's address; and
+/// what comes there decodes with that metadata: ouster-sdk's checks of size,
+/// initialization id and serial number pass, the size the manual's RNG19 layout gives
+/// an OS1-16 (32 + 16 × (12 + 16 · 12) + 32 bytes).
+#[test]
+fn a_stream_serves_over_http_the_metadata_its_packets_decode_with() {
+    use std::net::{TcpListener, TcpStream, UdpSocket};
+    use std::process::{Command, Stdio};
+    let dir = tempfile::tempdir().unwrap();
+    let bin = env!("CARGO_BIN_EXE_beamtrace");
+    let wall = dir.path().join("wall.glb");
+    let made = Command::new(bin)
+        .args(["scene", "wall:distance=10,size=40", "--out"])
+        .arg(&wall)
+        .output()
+        .unwrap();
+    assert!(made.status.success(), "{made:?}");
+    let rx = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let port = rx.local_addr().unwrap().port();
+    let http = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .to_string();
+    let pcap = dir.path().join("os1.pcap");
+    // Another loopback address than the client's: packets reach the receiver only once
+    // the client has redirected them. As fast as frames are made, for longer than the
+    // test needs (it ends the stream).
+    let to = format!("127.0.0.2:{port}");
+    let mut stream = Streaming(
+        Command::new(bin)
+            .args(["stream", "--sensor", "os1-16", "--packets", "ouster-rng19"])
+            .args([
+                "--thin", "--ideal", "--no-sun", "--frames", "100000", "--fast",
+            ])
+            .args(["--to", &to, "--http", &http, "--scene"])
+            .arg(&wall)
+            .arg("--pcap")
+            .arg(&pcap)
+            .env("VK_INSTANCE_LAYERS", "")
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    let meta = pcap.with_extension("json");
+    wait_for(&mut stream, "the metadata file", || meta.exists());
+    wait_for(&mut stream, "the HTTP API", || {
+        TcpStream::connect(&http).is_ok()
+    });
+    let python = independent::python("ouster.sdk.core");
+    let got =
+        independent::read_all_with(&python, "ouster_http_client.py", &[Path::new(&http), &meta]);
+    assert_eq!(got["file_issues"], serde_json::json!([]), "{got}");
+    assert_eq!(got["http_issues"], serde_json::json!([]), "{got}");
+    assert_eq!(got["http_equals_file"], true, "{got}");
+    assert_eq!(got["plain_get_equals_file"], true, "{got}");
+    assert_eq!(got["prod_line"], "OS-1-16", "{got}");
+    let config = |dest: &str| {
+        serde_json::json!({
+            "lidar_mode": "1024x10",
+            "udp_profile_lidar": "RNG19_RFL8_SIG16_NIR16",
+            "udp_dest": dest,
+            "udp_port_lidar": port,
+            "columns_per_packet": 16,
+        })
+    };
+    assert_eq!(got["active_config"], config("127.0.0.2"), "--to's");
+    assert_eq!(got["after_auto_dest"], config("127.0.0.1"), "the client's");
+
+    let mut payloads = Vec::new();
+    let mut buf = vec![0u8; 65536];
+    rx.set_read_timeout(Some(std::time::Duration::from_secs(120)))
+        .unwrap();
+    while payloads.len() < 3 * 64 {
+        let n = rx.recv(&mut buf).expect("packets at the client's address");
+        payloads.push(buf[..n].to_vec());
+    }
+    assert!(stream.0.try_wait().unwrap().is_none(), "the stream runs on");
+    drop(stream);
+    let mut bytes = Vec::new();
+    for p in &payloads {
+        bytes.extend_from_slice(&(p.len() as u32).to_le_bytes());
+        bytes.extend_from_slice(p);
+    }
+    let received = dir.path().join("received.bin");
+    std::fs::write(&received, bytes).unwrap();
+    let decoded = decode(dir.path(), &[(meta.clone(), received)]);
+    let packets = decoded[0]["packets"].as_array().expect("packets");
+    assert_eq!(packets.len(), payloads.len());
+    for (k, p) in packets.iter().enumerate() {
+        assert_eq!(p["size"], 32 + 16 * (12 + 16 * 12) + 32, "packet {k}");
+        assert_eq!(
+            p["valid"], "PacketValidationFailure.NONE",
+            "packet {k}: {p}"
+        );
+        assert_eq!(p["crc"], p["calculated_crc"], "packet {k}");
+    }
+    let ids: Vec<u64> = packets
+        .iter()
+        .map(|p| p["frame_id"].as_u64().unwrap())
+        .collect();
+    assert!(
+        ids.windows(2).all(|w| w[0] <= w[1]),
+        "frame ids in order: {ids:?}"
+    );
 }

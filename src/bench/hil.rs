@@ -154,6 +154,7 @@ fn job_options(
         real_time: sink == HilSink::UdpRealTime,
         start: Duration::ZERO,
         preload: false,
+        http: None,
     });
     Ok(JobOptions {
         scene: opts.scene.clone(),

@@ -70,8 +70,8 @@ enum Command {
     /// points, coloured, with the legend.
     Render(render::RenderArgs),
     /// Be a LiDAR on the network: send the real sensor's UDP packets (Velodyne VLP-16,
-    /// HDL-32E) for a moving scene, at the sensor's real rate, so a rig's unmodified
-    /// driver decodes them.
+    /// HDL-32E, Ouster OS0/OS1/OS2) for a moving scene, by default the bundled drive, at
+    /// the sensor's real rate, so a rig's unmodified driver decodes them.
     #[command(after_help = stream::after_help())]
     Stream(stream::StreamArgs),
 }
@@ -106,7 +106,11 @@ struct SceneArgs {
 pub fn main() -> Result<()> {
     // The field table is made at run time from the writers' own table, so it cannot
     // drift from what the files hold.
-    let command = Cli::command().mut_subcommand("run", |c| c.after_long_help(run::fields_help()));
+    let command = Cli::command()
+        .mut_subcommand("run", |c| c.after_long_help(run::fields_help()))
+        .mut_subcommand("stream", |c| {
+            c.mut_arg("scenario", |a| a.help(stream::SCENARIO_HELP))
+        });
     let cli = Cli::from_arg_matches(&command.get_matches()).unwrap_or_else(|e| e.exit());
     interrupt::install()?;
     match cli.command {
@@ -135,12 +139,24 @@ pub fn main() -> Result<()> {
     }
 }
 
+/// Loads the bundled drive, saying so when its built-in copy has to stand in for a
+/// missing `configs/scenarios/drive.yaml`.
+fn load_default_scenario(
+    policy: beamtrace::config::PathPolicy,
+) -> Result<beamtrace::scene::Scenario> {
+    let loaded = beamtrace::job::load_default_scenario(policy)?;
+    if let Some(missing) = &loaded.default_missing {
+        eprintln!(
+            "note: {} not found; playing the built-in copy of the bundled drive",
+            missing.display()
+        );
+    }
+    Ok(loaded.scenario)
+}
+
 /// At most this many of a scene's warnings are printed; the rest are counted.
 const SHOWN_WARNINGS: usize = 20;
 
-/// Loads `--scene`, or the bundled street, saying so when the procedural street has to
-/// stand in for a missing `scenes/street.glb`, and printing the loader's warnings.
-/// `allow_outside_paths`: the scene's buffers and images may lie anywhere.
 /// The `--allow-outside-paths` switch as the loaders take it.
 fn path_policy(allow_outside_paths: bool) -> beamtrace::config::PathPolicy {
     if allow_outside_paths {
@@ -150,6 +166,9 @@ fn path_policy(allow_outside_paths: bool) -> beamtrace::config::PathPolicy {
     }
 }
 
+/// Loads `--scene`, or the bundled street, saying so when the procedural street has to
+/// stand in for a missing `scenes/street.glb`, and printing the loader's warnings.
+/// `allow_outside_paths`: the scene's buffers and images may lie anywhere.
 fn load_scene(
     path: Option<&std::path::Path>,
     allow_outside_paths: bool,

@@ -140,7 +140,7 @@ pub(super) fn run(args: RunArgs) -> Result<()> {
 
 /// The job the options describe: scene, sensor and materials loaded, the pose checked.
 fn job_options(args: &RunArgs) -> Result<JobOptions> {
-    let mut opts = sim_options(&args.sim)?;
+    let mut opts = sim_options(&args.sim, Unscripted::StandStill)?;
     opts.out_dir = args.out.clone();
     opts.format = args.format;
     opts.picture = !args.no_picture;
@@ -160,6 +160,7 @@ fn job_options(args: &RunArgs) -> Result<JobOptions> {
             real_time: false,
             start: Duration::ZERO,
             preload: false,
+            http: None,
         });
     }
     Ok(opts)
@@ -186,15 +187,27 @@ pub(super) fn packet_format(name: Option<&str>, sensor: &Sensor) -> Result<Packe
     }
 }
 
+/// What moves when neither `--scenario` nor `--scene` is given.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Unscripted {
+    /// The vehicle stands at `--position`/`--yaw` and the scene's own glTF animations
+    /// play (`run`: frames of the scene as it stands).
+    StandStill,
+    /// The bundled drive along the bundled street (`stream`: a sensor on the network
+    /// is on a moving vehicle).
+    BundledDrive,
+}
+
 /// The job `run` and `stream` share: scene, scenario, sensor and materials loaded, the
 /// pose checked; no output yet (no clouds, no packets).
-pub(super) fn sim_options(args: &SimArgs) -> Result<JobOptions> {
+pub(super) fn sim_options(args: &SimArgs, unscripted: Unscripted) -> Result<JobOptions> {
     let policy = super::path_policy(args.allow_outside_paths);
-    let scenario = args
-        .scenario
-        .as_deref()
-        .map(|p| Scenario::load(p, policy))
-        .transpose()?;
+    let scenario = match (&args.scenario, &args.scene, unscripted) {
+        (Some(p), _, _) => Some(Scenario::load(p, policy)?),
+        // The drive names the street's cars: another scene has none of them.
+        (None, None, Unscripted::BundledDrive) => Some(super::load_default_scenario(policy)?),
+        (None, _, _) => None,
+    };
     let scene_path = args
         .scene
         .as_deref()

@@ -1,8 +1,11 @@
 //! `beamtrace stream`: a simulated sensor on the network.
 
-use super::run::{packet_format, progress_bar, rates, sim_options, SimArgs};
+use super::run::{packet_format, progress_bar, rates, sim_options, SimArgs, Unscripted};
 use anyhow::{Context as _, Result};
-use beamtrace::job::{run_job, FrameDone, JobReport, PacketOutput, PACKET_FORMATS};
+use beamtrace::job::{
+    run_job, FrameDone, HttpReport, JobError, JobReport, MemoryUse, PacketOutput, PACKET_FORMATS,
+};
+use beamtrace::output::packets::EXCHANGE_LOG;
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::path::PathBuf;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -29,11 +32,29 @@ pub(super) struct StreamArgs {
     /// ends, whole).
     #[arg(long)]
     pcap: Option<PathBuf>,
+    /// Also answer the Ouster sensor HTTP API on "host:port" for as long as the stream
+    /// runs (Ouster packet formats only): the metadata the packets are encoded with,
+    /// its udp_dest and udp_port_lidar those of --to, and the configuration. A client
+    /// that sets udp_dest (e.g. "@auto") gets the packets there from the next frame
+    /// on. A real sensor answers on port 80, where ouster-sdk's and ouster-ros's
+    /// sensor clients look; binding a port below 1024 needs root or the
+    /// CAP_NET_BIND_SERVICE capability; else listen on e.g. 127.0.0.1:8080, which
+    /// ouster-sdk's SensorHttp reaches as HOST:PORT, and redirect port 80 to it.
+    #[arg(long, value_name = "ADDR", value_parser = destination)]
+    http: Option<SocketAddr>,
 }
 
+/// `stream --help`'s text for `--scenario`, which `run` shares but defaults otherwise.
+pub(super) const SCENARIO_HELP: &str = "Scenario (YAML): the vehicle's trajectory and the \
+    scene objects' keyframes over time. Default: configs/scenarios/drive.yaml, the bundled \
+    8 s drive along the bundled street (looked up in the working directory; a built-in copy \
+    when it is not there). With --scene and no --scenario, the scene's own glTF animations \
+    play and the vehicle stands at --position/--yaw";
+
+/// A "host:port" to send to or to listen on.
 fn destination(s: &str) -> Result<SocketAddr, String> {
     s.to_socket_addrs()
-        .map_err(|e| format!("`{s}` is not a host:port to send to: {e}"))?
+        .map_err(|e| format!("`{s}` is not a host:port: {e}"))?
         .next()
         .ok_or_else(|| format!("`{s}` resolves to no address"))
 }
@@ -41,22 +62,31 @@ fn destination(s: &str) -> Result<SocketAddr, String> {
 /// The packet formats, for `stream --help`.
 pub(super) fn after_help() -> String {
     let mut h = String::from("Packet formats (--packets):\n");
+    let width = PACKET_FORMATS
+        .iter()
+        .map(|(n, _)| n.len())
+        .max()
+        .unwrap_or(0);
     for (name, what) in PACKET_FORMATS {
-        h.push_str(&format!("  {name:8} {what}\n"));
+        h.push_str(&format!("  {name:width$}  {what}\n"));
     }
     h.push_str(
         "\nIn real time each packet leaves at the sensor's own send time; frames the \
          machine cannot simulate in time are skipped and counted as dropped (a real \
          sensor does not wait). Nobody listening at --to is not an error.\n\n\
-         Example: beamtrace stream --sensor vlp-16 --scenario \
-         configs/scenarios/drive.yaml --to 127.0.0.1:2368 --thin",
+         Example: beamtrace stream --sensor vlp-16 --to 127.0.0.1:2368 --thin (a VLP-16 \
+         on the bundled drive)",
     );
     h
 }
 
 pub(super) fn stream(args: StreamArgs) -> Result<()> {
-    let mut opts = sim_options(&args.sim)?;
+    let mut opts = sim_options(&args.sim, Unscripted::BundledDrive)?;
     let format = packet_format(args.packets.as_deref(), &opts.sensor)?;
+    if args.http.is_some() && !format.has_http_api() {
+        // The job refuses it too; here it goes before the stream is announced.
+        return Err(JobError::HttpNeedsOuster(format.name()).into());
+    }
     let start = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .unwrap_or(Duration::ZERO);
@@ -67,9 +97,10 @@ pub(super) fn stream(args: StreamArgs) -> Result<()> {
         real_time: !args.fast,
         start,
         preload: args.preload,
+        http: args.http,
     });
     eprintln!(
-        "streaming {} frames of {} as {} packets to {}{}",
+        "streaming {} frames of {} as {} packets to {}{}, {}",
         opts.frames,
         opts.sensor.name,
         format.name(),
@@ -78,8 +109,15 @@ pub(super) fn stream(args: StreamArgs) -> Result<()> {
             ", as fast as possible"
         } else {
             " in real time"
+        },
+        match &opts.scenario {
+            Some(s) => format!("playing {}", s.path().display()),
+            None => format!("in {}", opts.scene_name),
         }
     );
+    if let Some(http) = args.http {
+        eprintln!("answering the Ouster sensor HTTP API on http://{http}/api/v1/");
+    }
     let bar = progress_bar(opts.frames);
     let begun = Instant::now();
     let mut points = 0u64;
@@ -102,6 +140,16 @@ fn print_summary(report: &JobReport, elapsed: Duration) {
         frames as f64 / elapsed.as_secs_f64().max(1e-9),
         report.dropped_frames
     );
+    if let (Some((first, a)), Some((last, b))) = (report.poses.first(), report.poses.last()) {
+        println!(
+            "  sensor at {} m in frame {first}, at {} m in frame {last} (world frame)",
+            position(a),
+            position(b)
+        );
+    }
+    if let (Some(first), Some(end)) = (&report.memory_first_frame, &report.memory_end) {
+        print_memory(first, end);
+    }
     let Some(sent) = &report.packets else {
         return;
     };
@@ -124,4 +172,53 @@ fn print_summary(report: &JobReport, elapsed: Duration) {
     if sent.pcap_packets > 0 {
         println!("  {} packets written to the pcap file", sent.pcap_packets);
     }
+    if let Some(http) = &report.http {
+        print_http(http);
+    }
+}
+
+/// Host and device memory after the first frame and at the end: flat in a stream that
+/// does not grow with its frames. Device memory in bytes, as it should not move by one.
+fn print_memory(first: &MemoryUse, end: &MemoryUse) {
+    let mib = |m: &MemoryUse| match m.host_rss_bytes {
+        Some(b) => format!("{:.1}", b as f64 / f64::from(1 << 20)),
+        None => "?".to_string(),
+    };
+    println!(
+        "  memory after the first frame → at the end: host RSS {} → {} MiB, device {} → {} \
+         bytes in {} → {} allocations",
+        mib(first),
+        mib(end),
+        first.device_bytes,
+        end.device_bytes,
+        first.device_allocations,
+        end.device_allocations
+    );
+}
+
+/// The Ouster HTTP API's part of the summary.
+fn print_http(http: &HttpReport) {
+    let log = &http.exchanges;
+    let answered = log.iter().filter(|e| e.status == 200).count();
+    let latest = match log.len() {
+        EXCHANGE_LOG => format!(" (of the latest {EXCHANGE_LOG})"),
+        _ => String::new(),
+    };
+    println!(
+        "  Ouster HTTP API on {}: {answered} request(s) answered, {} refused{latest}",
+        http.addr,
+        log.len() - answered
+    );
+    for to in &http.redirects {
+        println!("  a client redirected the packets to {to}");
+    }
+    for dest in &http.unresolved {
+        println!("  a client set udp_dest `{dest}`, which names no address: ignored");
+    }
+}
+
+/// The translation of a pose, "(x, y, z)" in mm steps.
+fn position(pose: &glam::Affine3A) -> String {
+    let t = pose.translation;
+    format!("({:.3}, {:.3}, {:.3})", t.x, t.y, t.z)
 }

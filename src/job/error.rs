@@ -3,7 +3,7 @@
 
 use crate::gpu::GpuError;
 use crate::material::MaterialError;
-use crate::output::packets::{PacketError, PcapError, SinkError};
+use crate::output::packets::{OusterHttpError, PacketError, PcapError, SinkError};
 use crate::output::OutputError;
 use crate::reference::ReferenceError;
 use crate::scene::{ScenarioError, SceneError};
@@ -104,6 +104,14 @@ pub enum JobError {
     Sink(SinkError),
     #[error(transparent)]
     Pcap(PcapError),
+    #[error(
+        "--http serves the Ouster sensor HTTP API, but the packets are {0}, and a \
+         Velodyne sensor has no such API: leave out --http, or stream an Ouster sensor \
+         (--sensor os1-64 or another os0/os1/os2 preset)"
+    )]
+    HttpNeedsOuster(&'static str),
+    #[error(transparent)]
+    Http(#[from] OusterHttpError),
     #[error("starting the packet writer thread: {0}")]
     Thread(#[source] std::io::Error),
     #[error("binding a loopback UDP receiver for the HiL benchmark: {0}")]

@@ -2,10 +2,11 @@
 
 use super::beam_layout;
 use crate::output::packets::{
-    OusterFamily, OusterOptions, OusterProfile, OusterSensor, PacketEncoder, PacketError,
-    VelodyneEncoder, VelodyneModel, VelodyneOptions, VelodyneReturnMode,
+    OusterFamily, OusterMetadata, OusterOptions, OusterProfile, OusterSensor, PacketEncoder,
+    PacketError, VelodyneEncoder, VelodyneModel, VelodyneOptions, VelodyneReturnMode,
 };
 use crate::sensor::{DualPolicy, ReturnMode, Sensor};
+use std::net::SocketAddr;
 use std::time::Duration;
 
 /// A real sensor's packets.
@@ -93,25 +94,39 @@ impl PacketFormat {
         }
     }
 
-    /// What a decoder needs besides the packets: Ouster's sensor metadata JSON (the
-    /// file ouster-sdk and ouster-ros read); `None` for Velodyne, whose decoders know
-    /// the model's geometry.
-    pub fn metadata(self, sensor: &Sensor, start: Duration) -> Result<Option<String>, PacketError> {
+    /// Whether the sensor answers an HTTP API (the Ouster sensors' metadata and
+    /// configuration) that a stream of these packets can serve.
+    pub fn has_http_api(self) -> bool {
+        matches!(self, PacketFormat::Ouster(_))
+    }
+
+    /// What a decoder needs besides the packets: Ouster's sensor metadata (the JSON
+    /// ouster-sdk and ouster-ros read, and the sensor's HTTP API serves), naming `to`
+    /// as the packets' destination (default 127.0.0.1:7502); `None` for Velodyne,
+    /// whose decoders know the model's geometry.
+    pub fn metadata(
+        self,
+        sensor: &Sensor,
+        start: Duration,
+        to: Option<SocketAddr>,
+    ) -> Result<Option<OusterMetadata>, PacketError> {
         match self {
             PacketFormat::Velodyne(_) => Ok(None),
             PacketFormat::Ouster(profile) => {
-                let ouster = ouster_sensor(sensor, profile, start)?;
-                Ok(Some(ouster.metadata().to_json_string()))
+                Ok(Some(ouster_sensor(sensor, profile, start, to)?.metadata()))
             }
         }
     }
 
     /// An encoder of `sensor`'s frames, its packets timed from `start` (Unix time of the
-    /// first frame). Refuses sensors the format cannot carry, before anything is sent.
+    /// first frame) and addressed to `to` (Ouster: the metadata's destination, which
+    /// a pcap file's UDP port shows). Refuses sensors the format cannot carry, before
+    /// anything is sent.
     pub fn encoder(
         self,
         sensor: &Sensor,
         start: Duration,
+        to: Option<SocketAddr>,
     ) -> Result<Box<dyn PacketEncoder>, PacketError> {
         let layout = beam_layout(sensor);
         match self {
@@ -129,30 +144,38 @@ impl PacketFormat {
                 )?;
                 Ok(Box::new(encoder))
             }
-            PacketFormat::Ouster(profile) => {
-                Ok(Box::new(ouster_sensor(sensor, profile, start)?.encoder()))
-            }
+            PacketFormat::Ouster(profile) => Ok(Box::new(
+                ouster_sensor(sensor, profile, start, to)?.encoder(),
+            )),
         }
     }
 }
 
-/// `sensor` checked as an Ouster product in `profile`, its clock starting at `start`.
+/// `sensor` checked as an Ouster product in `profile`, its clock starting at `start`,
+/// its packets going to `to` (the options' default when `None`).
 fn ouster_sensor(
     sensor: &Sensor,
     profile: OusterProfile,
     start: Duration,
+    to: Option<SocketAddr>,
 ) -> Result<OusterSensor, PacketError> {
     let family = OusterFamily::of_preset(&sensor.name).ok_or_else(|| PacketError::Sensor {
         format: profile.format(),
         message: format!(
-            "sensor {} is not an Ouster preset (os0-…, os1-…, os2-…): use --sensor os1-128              or another Ouster preset, or --packets vlp16/hdl32e for a Velodyne",
+            "sensor {} is not an Ouster preset (os0-…, os1-…, os2-…): use --sensor \
+             os1-128 or another Ouster preset, or --packets vlp16/hdl32e for a Velodyne",
             sensor.name
         ),
     })?;
-    let options = OusterOptions {
+    let mut options = OusterOptions {
         start_ns: start.as_nanos() as u64,
         ..OusterOptions::new(family, profile)
     };
+    if let Some(to) = to {
+        // The metadata tells clients where to listen: where the packets really go.
+        options.udp_dest = to.ip().to_string();
+        options.udp_port_lidar = to.port();
+    }
     let layout = beam_layout(sensor);
     OusterSensor::new(options, layout.beams(), sensor.columns, sensor.frame_rate)
 }

@@ -9,6 +9,7 @@ use crate::output::packets::{
 };
 use crate::output::AtomicFiles;
 use std::io;
+use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::thread::JoinHandle;
@@ -29,6 +30,9 @@ pub struct FramePackets {
     pub packets: Vec<Packet>,
     pub submitted: Instant,
     pub pacing: Pacing,
+    /// Where this frame's packets and the next go over UDP, when a client changed the
+    /// destination; `None`: where the last frame's went.
+    pub redirect: Option<SocketAddr>,
 }
 
 /// What the writer did.
@@ -179,6 +183,10 @@ impl Writer {
         frame: &FramePackets,
         mut pcap: Option<&mut PcapWriter<W>>,
     ) -> Result<(), JobError> {
+        // Before the lateness check: a skipped frame's change of destination still holds.
+        if let (Some(to), Some(udp)) = (frame.redirect, &mut self.udp) {
+            udp.redirect(to).map_err(JobError::Sink)?;
+        }
         if is_late(frame) {
             self.report.late_frames += 1;
             return Ok(());

@@ -1,7 +1,8 @@
 //! The HTTP API a firmware 3.1 Ouster sensor answers, for the metadata of an
 //! [`OusterSensor`](super::OusterSensor): [`OusterHttpServer`], a blocking HTTP/1.1
 //! server on one thread (std::net only), so that an unmodified ouster-sdk or
-//! ouster-ros client can connect to a beamtrace stream as to a real sensor.
+//! ouster-ros client can connect to a beamtrace stream as to a real sensor
+//! (`beamtrace stream --http ADDR`).
 //!
 //! What a client asks when it connects (ouster-sdk 1.0, `SensorHttp::create` and the
 //! sensor client's start-up, read from its source and observed): the sensor info (for

@@ -69,16 +69,8 @@ pub struct UdpSink {
 impl UdpSink {
     /// A sink sending to `to` (broadcast addresses allowed).
     pub fn new(to: SocketAddr) -> Result<UdpSink, SinkError> {
-        let any: SocketAddr = if to.is_ipv4() {
-            ([0, 0, 0, 0], 0).into()
-        } else {
-            (std::net::Ipv6Addr::UNSPECIFIED, 0).into()
-        };
-        let bind = |source| SinkError::Bind { to, source };
-        let socket = UdpSocket::bind(any).map_err(bind)?;
-        socket.set_broadcast(true).map_err(bind)?;
         Ok(UdpSink {
-            socket,
+            socket: socket_for(to)?,
             to,
             stats: SendStats::default(),
         })
@@ -87,6 +79,16 @@ impl UdpSink {
     /// Where the packets go.
     pub fn destination(&self) -> SocketAddr {
         self.to
+    }
+
+    /// Sends the next packets to `to` (as a sensor does when a client changes its
+    /// destination); a socket of `to`'s IP version replaces one of the other.
+    pub fn redirect(&mut self, to: SocketAddr) -> Result<(), SinkError> {
+        if to.is_ipv4() != self.to.is_ipv4() {
+            self.socket = socket_for(to)?;
+        }
+        self.to = to;
+        Ok(())
     }
 
     /// Sends `packet` when `pacing` says (sleeping until then).
@@ -125,6 +127,19 @@ impl UdpSink {
             self.stats.max_late_s = self.stats.max_late_s.max(late);
         }
     }
+}
+
+/// An unconnected socket that can send to `to` (broadcast addresses allowed).
+fn socket_for(to: SocketAddr) -> Result<UdpSocket, SinkError> {
+    let any: SocketAddr = if to.is_ipv4() {
+        ([0, 0, 0, 0], 0).into()
+    } else {
+        (std::net::Ipv6Addr::UNSPECIFIED, 0).into()
+    };
+    let bind = |source| SinkError::Bind { to, source };
+    let socket = UdpSocket::bind(any).map_err(bind)?;
+    socket.set_broadcast(true).map_err(bind)?;
+    Ok(socket)
 }
 
 #[cfg(test)]
@@ -180,6 +195,30 @@ mod tests {
                 .unwrap();
         }
         assert_eq!(sink.stats.packets + sink.stats.refused, 20);
+    }
+
+    /// After a redirect the packets go to the new address only.
+    #[test]
+    fn a_redirect_sends_the_next_packets_to_the_new_address() {
+        let first = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let second = UdpSocket::bind("127.0.0.1:0").unwrap();
+        for rx in [&first, &second] {
+            rx.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        }
+        let mut sink = UdpSink::new(first.local_addr().unwrap()).unwrap();
+        sink.send(&packet(0.0, 1), Pacing::AsFastAsPossible)
+            .unwrap();
+        sink.redirect(second.local_addr().unwrap()).unwrap();
+        sink.send(&packet(0.0, 2), Pacing::AsFastAsPossible)
+            .unwrap();
+        let mut buf = [0u8; 200];
+        assert_eq!(first.recv(&mut buf).unwrap(), 100);
+        assert_eq!(buf[0], 1);
+        assert_eq!(second.recv(&mut buf).unwrap(), 100);
+        assert_eq!(buf[0], 2, "the packet after the redirect");
+        first.set_nonblocking(true).unwrap();
+        assert!(first.recv(&mut buf).is_err(), "nothing more to the first");
+        assert_eq!(sink.destination(), second.local_addr().unwrap());
     }
 
     /// A packet whose time has passed leaves at once and is counted late.
