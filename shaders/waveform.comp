@@ -187,14 +187,17 @@ float tap(int d) {
     return exp(-g_tap_c * (df * df));
 }
 
-// What a record at `range` with `signal` deposits into bin k: cloud-in-cell between its
-// two nearest bin centres, each spread by the pulse's taps.
-float deposit(int k, float range, float signal) {
+// v plus what a record at `range` with `signal` deposits into bin k: cloud-in-cell
+// between its two nearest bin centres, each spread by the pulse's taps (added in the
+// reference's order, one share at a time).
+float deposit(float v, int k, float range, float signal) {
     float x = (range - g_r_lo) / g_dr - 0.5;
     float jf = floor(x);
     float f = x - jf;
     int d0 = k - int(jf);
-    return signal * (1.0 - f) * tap(d0) + signal * f * tap(d0 - 1);
+    v += signal * (1.0 - f) * tap(d0);
+    v += signal * f * tap(d0 - 1);
+    return v;
 }
 
 // Waveform at bin k of the cluster [c0, c1) of sorted records.
@@ -211,7 +214,7 @@ float bin_value(int k, uint c0, uint c1, float reach) {
     }
     float v = 0.0;
     for (uint i = a; i < c1 && sh_range[i] <= hi; i++) {
-        v += deposit(k, sh_range[i], sh_signal[i]);
+        v = deposit(v, k, sh_range[i], sh_signal[i]);
     }
     return v;
 }
@@ -219,7 +222,7 @@ float bin_value(int k, uint c0, uint c1, float reach) {
 // bin_value of a cluster of one record (range, signal), without indexing the records.
 float lone_bin_value(int k, float range, float signal, float reach) {
     float c = centre(k);
-    return range >= c - reach && range <= c + reach ? deposit(k, range, signal) : 0.0;
+    return range >= c - reach && range <= c + reach ? deposit(0.0, k, range, signal) : 0.0;
 }
 
 void push_candidate(Echo e) {
