@@ -40,7 +40,7 @@ use crate::sim::memory::check_frame_memory;
 use crate::sim::{to_point_cloud, FrameOutput, FrameSettings, FrameTicket, Simulator, Sun};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// Frames a job writes at most: frame_000000 to frame_999999 (and the frame number
 /// keys the noise as a 32-bit value).
@@ -237,6 +237,10 @@ struct PacketStream {
     /// In real time: when the sensor's clock started, which is when the first frame's
     /// packets were ready (start-up and the first frame's warm-up are not the stream's).
     clock: Option<Instant>,
+    /// In real time: how long the last frame took from its submission until its packets
+    /// were ready (after the first, whose warm-up is no guide), so that frames that
+    /// could not be ready before they are due are not simulated at all.
+    ready_after: Duration,
     /// The Ouster HTTP API, whose clients may change where the packets go.
     http: Option<HttpApi>,
 }
@@ -265,6 +269,7 @@ impl PacketStream {
             real_time: p.real_time,
             preloaded: p.preload.then(Vec::new),
             clock: None,
+            ready_after: Duration::ZERO,
             http,
         })
     }
@@ -279,6 +284,9 @@ impl PacketStream {
                 redirect: None,
             });
             return Ok(());
+        }
+        if self.clock.is_some() {
+            self.ready_after = submitted.elapsed();
         }
         let pacing = self.pacing();
         // Looked at as each frame leaves: a destination set while preloading applies
@@ -404,12 +412,16 @@ impl<'a> Runner<'a> {
         }
     }
 
-    /// The next frame to simulate from `frame` on: in real time, frames whose sweep has
-    /// already passed are skipped and counted as dropped (a real sensor does not wait).
+    /// The next frame to simulate from `frame` on: in real time, frames that would be
+    /// ready only after their first packet is due (judged by the last frame's time from
+    /// submission to packets) are skipped and counted as dropped — a real sensor does
+    /// not wait, and simulating a frame that would be late anyway only makes the next
+    /// one late too.
     fn next_frame(&mut self, mut frame: u64) -> Option<u64> {
-        if let Some(start) = self.packets.as_ref().and_then(|p| p.clock) {
-            let now = start.elapsed().as_secs_f64();
-            while frame < self.opts.frames && now > self.playback.frame_time(frame + 1) {
+        let clock = self.packets.as_ref().and_then(|p| Some((p.clock?, p.ready_after)));
+        if let Some((start, ready_after)) = clock {
+            let ready = (start.elapsed() + ready_after).as_secs_f64();
+            while frame < self.opts.frames && ready > self.playback.frame_time(frame) {
                 self.report.dropped_frames += 1;
                 frame += 1;
             }
