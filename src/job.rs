@@ -418,7 +418,10 @@ impl<'a> Runner<'a> {
     /// not wait, and simulating a frame that would be late anyway only makes the next
     /// one late too.
     fn next_frame(&mut self, mut frame: u64) -> Option<u64> {
-        let clock = self.packets.as_ref().and_then(|p| Some((p.clock?, p.ready_after)));
+        let clock = self
+            .packets
+            .as_ref()
+            .and_then(|p| Some((p.clock?, p.ready_after)));
         if let Some((start, ready_after)) = clock {
             let ready = (start.elapsed() + ready_after).as_secs_f64();
             while frame < self.opts.frames && ready > self.playback.frame_time(frame) {
