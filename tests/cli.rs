@@ -867,6 +867,8 @@ fn bench_and_scene_help_describe_every_option() {
             "--json",
             "--device",
             "--allow-outside-paths",
+            "--hil",
+            "--out",
             "--help",
         ],
     );
