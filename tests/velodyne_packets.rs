@@ -15,9 +15,11 @@
 //!   ω·delay, within two 0.01° azimuth units (the encoder's rounding, the decoder's, and
 //!   the rounded azimuth difference it interpolates with);
 //! * elevation: velodyne_decoder's calibrations list the manuals' elevations to 0.01°;
-//! * height: velodyne_decoder's built-in calibrations add each laser's vertical offset
-//!   to z (the VLP-16 manual's Table 9-1), its bundled calibration files do not: the
-//!   comparisons use the latter, and one test checks the former's offsets;
+//! * height: beamtrace's VLP-16 fires each laser from the height the manual's Table 9-1
+//!   gives; velodyne_decoder's built-in calibrations add the same offsets to z, its
+//!   bundled calibration files add none. Points are compared from each laser's own
+//!   origin (the decoder's offset and beamtrace's height taken off), and one test
+//!   checks that the built-in offsets put the points exactly where beamtrace did;
 //! * time: the timestamp's µs, plus the decoder's 55.296 µs per firing sequence against
 //!   the preset's column period (1/(columns·rate)) over a packet;
 //! * ring: the decoder numbers rings by elevation, beamtrace's presets by laser id.
@@ -143,11 +145,12 @@ type Expected = HashMap<(u64, u32), Vec<(Point, u8)>>;
 
 fn point(sensor: &Sensor, beam: u32, range: f32, k: usize, n: usize) -> Point {
     let b = sensor.beams[beam as usize];
-    let d = b.direction();
+    // Where beamtrace puts a point: from the beam's origin along its direction.
+    let p = b.origin + b.direction() * range;
     Point {
-        x: d.x * range,
-        y: d.y * range,
-        z: d.z * range,
+        x: p.x,
+        y: p.y,
+        z: p.z,
         range,
         ring: b.ring as u16,
         azimuth: b.azimuth,
@@ -285,7 +288,8 @@ fn wrap(a: f64) -> f64 {
 
 /// Every decoded point is an expected one where the decoder puts it (tolerances in the
 /// module docs), and every expected point was decoded once. `lift`: the decoder's
-/// vertical offset of each laser (m), known to within `lift_tol`.
+/// vertical offset of each laser (m), known to within `lift_tol`; beamtrace's own
+/// heights of the lasers come from the sensor's beams.
 fn assert_decodes_to(
     sensor: &Sensor,
     spec: &Spec,
@@ -358,7 +362,10 @@ fn assert_decodes_to(
         );
         let (s, c) = (omega * delay).sin_cos();
         let (px, py) = (f64::from(p.x), f64::from(p.y));
-        let (wx, wy, wz) = (px * c + py * s, py * c - px * s, f64::from(p.z));
+        // Both measured from the laser's own origin: the decoder's point less its offset
+        // (above), beamtrace's less the height its preset fires the laser from.
+        let height = f64::from(sensor.beams[laser].origin.z);
+        let (wx, wy, wz) = (px * c + py * s, py * c - px * s, f64::from(p.z) - height);
         let dist = ((d.x - wx).powi(2) + (d.y - wy).powi(2) + (d.z - wz).powi(2)).sqrt();
         assert!(
             dist <= range_tol + range * (az_tol + el_tol),
@@ -389,6 +396,15 @@ fn check_synthetic(spec: &Spec, mode: VelodyneReturnMode, decoder_mode: &str) {
 #[test]
 fn decoders_with_the_manuals_vertical_offsets_lift_each_laser_by_its_offset() {
     let sensor = preset("vlp-16", None).expect("preset");
+    // beamtrace's VLP-16 fires each laser from the manual's height, so decoders that
+    // add the offsets put each point where beamtrace did.
+    for (laser, want) in VLP16_VERTICAL_CORRECTION.iter().enumerate() {
+        let z = f64::from(sensor.beams[laser].origin.z);
+        assert!(
+            (z - want).abs() < 1e-7,
+            "laser {laser}: {z} m, manual {want} m"
+        );
+    }
     let (packets, expected) = two_frames(&sensor, &VLP16, Strongest);
     let got = decode_packets(&packets, "builtin");
     // The manual gives the offsets to 0.1 mm.

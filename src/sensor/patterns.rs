@@ -19,6 +19,9 @@ pub(crate) struct Pattern {
 pub(crate) struct Laser {
     pub elevation_deg: f64,
     pub ring: u32,
+    /// Height of the laser's origin above the sensor origin (m): the vertical offsets
+    /// a manual lists per laser (0 where it lists none).
+    pub height_m: f32,
 }
 
 /// Wraps an angle (rad) into (−π, π].
@@ -50,14 +53,14 @@ pub(crate) fn column_sweep(
     for col in 0..columns {
         let az = wrap(azimuth_deg(col).to_radians());
         let t = time_s(col) as f32;
-        let origin = Vec3::new(az.cos() as f32, az.sin() as f32, 0.0) * origin_radius;
+        let radial = Vec3::new(az.cos() as f32, az.sin() as f32, 0.0) * origin_radius;
         for l in lasers {
             beams.push(Beam {
                 azimuth: az as f32,
                 elevation: l.elevation_deg.to_radians() as f32,
                 time: t,
                 ring: l.ring,
-                origin,
+                origin: radial + Vec3::Z * l.height_m,
             });
         }
     }
@@ -96,6 +99,7 @@ pub(crate) fn uniform_lasers(top_deg: f64, bottom_deg: f64, count: u32) -> Vec<L
                 0.5 * (top_deg + bottom_deg)
             },
             ring: j,
+            height_m: 0.0,
         })
         .collect()
 }
@@ -201,6 +205,7 @@ fn grid_lasers(spec: &GridSpec, v0: f64, v1: f64) -> Result<Vec<Laser>, SensorEr
                 .map(|j| Laser {
                     elevation_deg: v1 - v_res * f64::from(j),
                     ring: j,
+                    height_m: 0.0,
                 })
                 .collect())
         }
@@ -253,6 +258,7 @@ pub(crate) fn explicit(spec: &ExplicitSpec, frame_rate: f64) -> Result<Pattern, 
                 .map(|(j, &e)| Laser {
                     elevation_deg: f64::from(e),
                     ring: j as u32,
+                    height_m: 0.0,
                 })
                 .collect();
             let columns = az.len() as u32;

@@ -252,6 +252,12 @@ fn turning(
 
 // ---------------------------------------------------------------- Velodyne
 
+/// The VLP-16 manual's vertical correction of each laser id (mm, Table 9-1): the height
+/// of the laser's origin above the sensor origin, which decoders add to z.
+const VLP16_HEIGHT_MM: [f32; 16] = [
+    11.2, -0.7, 9.7, -2.2, 8.1, -3.7, 6.6, -5.1, 5.1, -6.6, 3.7, -8.1, 2.2, -9.7, 0.7, -11.2,
+];
+
 /// Velodyne VLP-16 (Puck). Source: VLP-16 User Manual (63-9243) and datasheet:
 /// 16 lasers −15°..+15° at 2°, laser id i fires i-th, even ids below the horizon
 /// (−15, 1, −13, 3, …); one firing sequence of 16 lasers every 55.296 µs, so the
@@ -265,6 +271,7 @@ pub(crate) fn vlp16(o: &PresetOptions) -> Result<Sensor, SensorError> {
                 f64::from(i)
             },
             ring: i,
+            height_m: VLP16_HEIGHT_MM[i as usize] * 1e-3,
         })
         .collect();
     velodyne(
@@ -303,6 +310,7 @@ pub(crate) fn hdl32e(o: &PresetOptions) -> Result<Sensor, SensorError> {
             Laser {
                 elevation_deg: -92.0 / 3.0 + f64::from(k) * 4.0 / 3.0,
                 ring: i,
+                height_m: 0.0,
             }
         })
         .collect();
@@ -331,6 +339,7 @@ pub(crate) fn hdl64e(o: &PresetOptions) -> Result<Sensor, SensorError> {
                 -(8.0 + 5.0 / 6.0) - 0.5 * f64::from(i - 32)
             },
             ring: i,
+            height_m: 0.0,
         })
         .collect();
     velodyne(
@@ -523,6 +532,7 @@ pub(crate) fn ibeo_lux_4l(o: &PresetOptions) -> Result<Sensor, SensorError> {
         .map(|i| Laser {
             elevation_deg: -1.2 + 0.8 * f64::from(i),
             ring: i,
+            height_m: 0.0,
         })
         .collect();
     let p = partial_sweep(&lasers, 50.0, -60.0, 0.25, o, f)?;
@@ -568,6 +578,7 @@ pub(crate) fn scala2(o: &PresetOptions) -> Result<Sensor, SensorError> {
         .map(|i| Laser {
             elevation_deg: -4.6875 + 0.625 * f64::from(i),
             ring: i,
+            height_m: 0.0,
         })
         .collect();
     let p = partial_sweep(&lasers, 66.5, -66.5, 0.125, o, f)?;
@@ -631,6 +642,7 @@ pub(crate) fn urg04lx(o: &PresetOptions) -> Result<Sensor, SensorError> {
     let lasers = [Laser {
         elevation_deg: 0.0,
         ring: 0,
+        height_m: 0.0,
     }];
     let p = column_sweep(
         &lasers,

@@ -66,13 +66,14 @@
 //! * Time: decoders add the same per-laser delays to the timestamp (and 55.296 µs per
 //!   firing sequence within the packet); beamtrace's point time is the column's.
 //! * Vertical offsets: the VLP-16 manual (Table 9-1) puts each laser up to ±11.2 mm
-//!   above or below the sensor origin and has decoders add that to z. The ROS driver's
-//!   VLP16db.yaml and velodyne_decoder's built-in calibrations do (the latter also with
-//!   offsets of up to 17 mm for the HDL-32E); velodyne_decoder's bundled VLP-16.yml and
-//!   HDL-32E.yml have none. The packets carry beamtrace's range along the beam, whose
-//!   presets fire every beam from the origin, so decoders with offsets place each point
-//!   that much higher or lower than beamtrace did. No distance could undo it: a packet
-//!   only says how far along the laser's ray, and the offset lies mostly across it.
+//!   above or below the sensor origin and has decoders add that to z. beamtrace's
+//!   VLP-16 preset fires each laser from that height, so decoders that add the offsets
+//!   (the ROS driver's VLP16db.yaml, velodyne_decoder's built-in calibrations) place
+//!   each point where beamtrace did; velodyne_decoder's bundled VLP-16.yml and
+//!   HDL-32E.yml add none and place them that much lower or higher. The HDL-32E preset
+//!   fires from the origin (its manual lists no offsets; velodyne_decoder's built-in
+//!   calibration has some of up to 17 mm). The packets carry the range along the beam
+//!   from the laser's origin, which no decoder's offset changes.
 
 use super::{Packet, PacketEncoder, PacketError};
 use crate::output::{BeamDesc, Point, PointCloud};
