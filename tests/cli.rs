@@ -461,8 +461,9 @@ fn world_frame_applies_vehicle_pose_and_mount() {
 
 #[test]
 fn negative_numbers_are_values_of_position_sun_and_yaw() {
-    // A vehicle at (−5, 0, −1.8) turned −90°: world = T(−5, 0, −1.8) · Rz(−90°) · mount ·
-    // sensor point, and Rz(−90°) takes (x, y) to (y, −x).
+    // A vehicle at (−5, 0, −1.5) turned −90°: world = T(−5, 0, −1.5) · Rz(−90°) · mount ·
+    // sensor point, and Rz(−90°) takes (x, y) to (y, −x). (The sensor, mounted 1.8 m up,
+    // sits 0.3 m above the street: its lasers fire from up to 11 mm below its origin.)
     let tmp = tempfile::tempdir().unwrap();
     let (a, b) = (tmp.path().join("a"), tmp.path().join("b"));
     let common = [
@@ -475,7 +476,7 @@ fn negative_numbers_are_values_of_position_sun_and_yaw() {
         "--sun",
         "-30,20",
         "--position",
-        "-5,0,-1.8",
+        "-5,0,-1.5",
         "--yaw",
         "-90",
     ];
@@ -488,7 +489,7 @@ fn negative_numbers_are_values_of_position_sun_and_yaw() {
     assert!(sensor_frame.points.len() > 1000);
     let h = load_sensor("vlp-16").unwrap().mount.translation.z;
     for (p, q) in sensor_frame.points.iter().zip(&world.points) {
-        let expected = glam::Vec3::new(-5.0 + p.y, -p.x, -1.8 + p.z + h);
+        let expected = glam::Vec3::new(-5.0 + p.y, -p.x, -1.5 + p.z + h);
         let err = (glam::Vec3::new(q.x, q.y, q.z) - expected).length();
         assert!(
             err < 1e-3 + 1e-6 * p.range,

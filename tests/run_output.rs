@@ -160,12 +160,15 @@ fn velodyne_returns(got: &Value) -> usize {
             continue;
         }
         returns += 1;
-        // Ring r (from the bottom) is the laser at −15° + 2°·r.
+        // Ring r (from the bottom) is the laser at −15° + 2°·r, which fires from its
+        // height in the VLP-16 manual's Table 9-1 (laser id 2r below the horizon, 2r − 15
+        // above).
         let [sx, sy, sz, ..] = VEHICLE_90;
+        let laser = if r < 8 { 2 * r } else { 2 * r - 15 } as usize;
         let (dx, dy, dz) = (
             f64::from(x[i]) - sx,
             f64::from(y[i]) - sy,
-            f64::from(z[i]) - sz,
+            f64::from(z[i]) - sz - VLP16_HEIGHT_M[laser],
         );
         let elevation = dz.atan2(dx.hypot(dy)).to_degrees();
         assert!(
@@ -176,6 +179,12 @@ fn velodyne_returns(got: &Value) -> usize {
     }
     returns
 }
+
+/// The VLP-16 manual's vertical correction of each laser id (m), Table 9-1.
+const VLP16_HEIGHT_M: [f64; 16] = [
+    11.2e-3, -0.7e-3, 9.7e-3, -2.2e-3, 8.1e-3, -3.7e-3, 6.6e-3, -5.1e-3, 5.1e-3, -6.6e-3, 3.7e-3,
+    -8.1e-3, 2.2e-3, -9.7e-3, 0.7e-3, -11.2e-3,
+];
 
 /// `poses.csv` of `out`: a header row and `frames` rows of the same pose, a frame
 /// `period` s apart.

@@ -1,5 +1,5 @@
 //! The per-frame GPU pipeline (DESIGN §7): TLAS update → trace (beams × sub-rays) →
-//! waveform (one workgroup per beam) → compaction → points, in one submission with no
+//! waveform (an invocation or a workgroup per beam) → compaction → points, in one submission with no
 //! host round trip between passes.
 
 use super::ceiling::Ceiling;
