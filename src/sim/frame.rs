@@ -1,6 +1,6 @@
 //! The per-frame GPU pipeline (DESIGN §7): TLAS update → trace (beams × sub-rays) →
-//! waveform (an invocation or a workgroup per beam) → compaction → points, in one submission with no
-//! host round trip between passes.
+//! waveform (an invocation or a workgroup per beam) → compaction → points, in one
+//! submission with no host round trip between passes.
 
 use super::ceiling::Ceiling;
 use super::convert::{gpu_sweep, push_constants, FrameResources};
