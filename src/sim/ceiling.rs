@@ -4,7 +4,8 @@
 //! is what the model's shading, glass, shadow rays and records cost. Made on first use:
 //! frames never pay for it.
 
-use super::convert::{gpu_sweep, push_constants, FrameResources};
+use super::convert::gpu_sweep;
+use super::frame::sensor_push_constants;
 use super::gpu_types::{trace_layouts, GpuSweep};
 use super::scene_gpu::GpuScene;
 use super::shaders::shader_sources;
@@ -15,7 +16,7 @@ use crate::gpu::{
     self, exclusive, Buffer, BufferUsageFlags, CommandRecorder, Context, DescriptorSets, HitGroup,
     MemoryLocation, Pass, RayTracingDesc, RayTracingPipeline, Timestamps,
 };
-use crate::model::{FrameSettings, RecordLayout};
+use crate::model::FrameSettings;
 use std::sync::Arc;
 
 pub(super) struct Ceiling {
@@ -86,18 +87,7 @@ impl Ceiling {
         let (pipeline, sets, ts, sweep) =
             (&self.pipeline, &self.sets, &self.timestamps, &self.sweep);
         self.recorder.submit(|rec| {
-            let resources = FrameResources {
-                records: rec.address_of(&sensor.records),
-                sweep: rec.address_of(sweep),
-                time_slices: scene.time_slices(),
-            };
-            let layout = RecordLayout {
-                beams: sensor.beam_count,
-                subrays: sensor.subray_count,
-                slots: sensor.slots,
-            };
-            let (params, _) = push_constants(settings, layout, sensor.max_returns, resources)
-                .map_err(|e| gpu::GpuError::Usage(e.to_string()))?;
+            let (params, _) = sensor_push_constants(rec, settings, sensor, sweep, scene)?;
             rec.barrier(
                 Pass::DEVICE,
                 &[Pass::AccelerationStructureBuild, Pass::RayTracing],

@@ -4,7 +4,7 @@
 
 use super::ceiling::Ceiling;
 use super::convert::{gpu_sweep, push_constants, FrameResources};
-use super::gpu_types::{CompactParams, GpuEcho, GpuPoint, GpuRecord};
+use super::gpu_types::{CompactParams, FrameParams, GpuEcho, GpuPoint, GpuRecord, WaveformParams};
 use super::hit_groups::{hit_groups, hit_records};
 use super::memory::check_frame_memory;
 use super::scene_gpu::{GpuScene, SceneStats, TimeSlices};
@@ -17,7 +17,7 @@ use crate::contract::{
 };
 use crate::gpu::{
     exclusive, Buffer, BufferUsageFlags, ComputePipeline, Context, DescriptorSets, MemoryLocation,
-    Pass, RayTracingDesc, RayTracingPipeline, TlasUpdate,
+    Pass, RayTracingDesc, RayTracingPipeline, Recording, TlasUpdate,
 };
 use crate::material::{MaterialClass, MaterialDb};
 use crate::model::{Echo, FrameExtent, FrameSettings, RecordLayout, SceneTables, SubRayRecord};
@@ -509,18 +509,8 @@ fn record_frame(
     let (ts, sets) = (&slot.timestamps, &slot.sets);
     let (points, total, sweep) = (&slot.points, &slot.total, &slot.sweep);
     let update = slot.recorder.submit(|rec| {
-        let resources = FrameResources {
-            records: rec.address_of(&sensor.records),
-            sweep: rec.address_of(sweep),
-            time_slices: scene.time_slices(),
-        };
-        let layout = RecordLayout {
-            beams: sensor.beam_count,
-            subrays: sensor.subray_count,
-            slots: sensor.slots,
-        };
-        let (params, wave) = push_constants(settings, layout, sensor.max_returns, resources)
-            .map_err(|e| crate::gpu::GpuError::Usage(e.to_string()))?;
+        let layout = sensor.layout();
+        let (params, wave) = sensor_push_constants(rec, settings, sensor, sweep, scene)?;
         let compact = CompactParams {
             beam_count: sensor.beam_count,
             max_returns: sensor.max_returns,
@@ -577,6 +567,24 @@ fn record_frame(
         Ok(update)
     })?;
     Ok(update)
+}
+
+/// The trace's and the waveform's push constants of a frame of `sensor`, whose sweep
+/// poses are in `sweep`, recorded into `rec` (which retains the buffers it addresses).
+pub(super) fn sensor_push_constants(
+    rec: &mut Recording<'_>,
+    settings: &FrameSettings,
+    sensor: &SensorBuffers,
+    sweep: &Arc<Buffer>,
+    scene: &GpuScene,
+) -> Result<(FrameParams, WaveformParams), crate::gpu::GpuError> {
+    let resources = FrameResources {
+        records: rec.address_of(&sensor.records),
+        sweep: rec.address_of(sweep),
+        time_slices: scene.time_slices(),
+    };
+    push_constants(settings, sensor.layout(), sensor.max_returns, resources)
+        .map_err(|e| crate::gpu::GpuError::Usage(e.to_string()))
 }
 
 /// The waveform build for `layout` and its workgroups: one invocation per beam when a

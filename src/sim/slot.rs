@@ -19,6 +19,7 @@ use crate::gpu::{
     exclusive, Buffer, BufferUsageFlags, CommandRecorder, ComputePipeline, Context, DescriptorSets,
     MemoryLocation, RayTracingPipeline, Timestamps, TlasUpdate,
 };
+use crate::model::RecordLayout;
 use crate::sensor::{Beam, SubRaySample};
 use std::sync::Arc;
 use std::time::Instant;
@@ -86,6 +87,15 @@ impl SensorBuffers {
             slots,
             max_returns,
         })
+    }
+
+    /// How the sensor's records are laid out.
+    pub fn layout(&self) -> RecordLayout {
+        RecordLayout {
+            beams: self.beam_count,
+            subrays: self.subray_count,
+            slots: self.slots,
+        }
     }
 
     /// Bytes of the points a frame of this sensor may produce.
