@@ -22,19 +22,9 @@ use beamtrace::sensor::{preset, Sensor};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
-/// The sensor's beams as the writers see them (as `job::beam_layout` maps them).
+/// The sensor's beams as the writers see them: the job's own mapping.
 fn beam_descs(sensor: &Sensor) -> Vec<BeamDesc> {
-    sensor
-        .beams
-        .iter()
-        .map(|b| BeamDesc {
-            ring: b.ring,
-            azimuth: b.azimuth,
-            elevation: b.elevation,
-            time: b.time,
-            origin_offset: b.origin.length(),
-        })
-        .collect()
+    beamtrace::job::beam_layout(sensor).beams().to_vec()
 }
 
 fn ouster_of(sensor: &Sensor, family: OusterFamily, profile: OusterProfile) -> OusterSensor {

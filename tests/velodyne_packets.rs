@@ -110,18 +110,9 @@ impl Spec {
     }
 }
 
+/// The sensor's beams as the writers see them: the job's own mapping.
 fn beam_descs(sensor: &Sensor) -> Vec<BeamDesc> {
-    sensor
-        .beams
-        .iter()
-        .map(|b| BeamDesc {
-            ring: b.ring,
-            azimuth: b.azimuth,
-            elevation: b.elevation,
-            time: b.time,
-            origin_offset: b.origin.length(),
-        })
-        .collect()
+    beamtrace::job::beam_layout(sensor).beams().to_vec()
 }
 
 fn encoder(sensor: &Sensor, model: VelodyneModel, mode: VelodyneReturnMode) -> VelodyneEncoder {
