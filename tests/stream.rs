@@ -26,6 +26,37 @@ fn text(o: &Output) -> String {
 }
 
 /// The 10 m wall scene as a glTF file in `dir`.
+fn secs(s: u64) -> Duration {
+    Duration::from_secs(s)
+}
+
+/// A VLP-16 data packet's timestamp (µs past the hour).
+fn stamp(packet: &[u8]) -> u32 {
+    u32::from_le_bytes(packet[1200..1204].try_into().unwrap())
+}
+
+/// A loopback receiver on its own thread: its address, and the thread, which hands each
+/// datagram to `each` until none came for `idle` (the first may take `first`).
+fn receiver<T: Send + 'static>(
+    first: Duration,
+    idle: Duration,
+    mut state: T,
+    each: impl Fn(&mut T, &[u8]) + Send + 'static,
+) -> (String, std::thread::JoinHandle<T>) {
+    let rx = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let to = rx.local_addr().unwrap().to_string();
+    let thread = std::thread::spawn(move || {
+        let mut buf = [0u8; 2000];
+        rx.set_read_timeout(Some(first)).unwrap();
+        while let Ok(n) = rx.recv(&mut buf) {
+            each(&mut state, &buf[..n]);
+            rx.set_read_timeout(Some(idle)).unwrap();
+        }
+        state
+    });
+    (to, thread)
+}
+
 fn wall(dir: &Path) -> String {
     let path = dir.join("wall.glb");
     let o = beamtrace(&[
@@ -48,19 +79,9 @@ fn wall(dir: &Path) -> String {
 fn a_vlp16_stream_arrives_at_754_packets_per_second_in_order() {
     let dir = tempfile::tempdir().unwrap();
     let scene = wall(dir.path());
-    let rx = UdpSocket::bind("127.0.0.1:0").unwrap();
-    let to = rx.local_addr().unwrap().to_string();
-    let receiver = std::thread::spawn(move || {
-        let mut arrivals: Vec<(Instant, u32)> = Vec::new();
-        let mut buf = [0u8; 2000];
-        rx.set_read_timeout(Some(Duration::from_secs(120))).unwrap();
-        while let Ok(n) = rx.recv(&mut buf) {
-            assert_eq!(n, 1206, "a VLP-16 data packet is 1206 bytes");
-            let stamp = u32::from_le_bytes(buf[1200..1204].try_into().unwrap());
-            arrivals.push((Instant::now(), stamp));
-            rx.set_read_timeout(Some(Duration::from_secs(3))).unwrap();
-        }
-        arrivals
+    let (to, receiver) = receiver(secs(120), secs(3), Vec::new(), |arrivals, p| {
+        assert_eq!(p.len(), 1206, "a VLP-16 data packet is 1206 bytes");
+        arrivals.push((Instant::now(), stamp(p)));
     });
     let o = beamtrace(&[
         "stream",
@@ -127,17 +148,8 @@ fn a_vlp16_stream_arrives_at_754_packets_per_second_in_order() {
 fn a_live_stream_that_falls_behind_reports_its_dropped_frames() {
     let dir = tempfile::tempdir().unwrap();
     let scene = wall(dir.path());
-    let rx = UdpSocket::bind("127.0.0.1:0").unwrap();
-    let to = rx.local_addr().unwrap().to_string();
-    let receiver = std::thread::spawn(move || {
-        let mut stamps: Vec<u32> = Vec::new();
-        let mut buf = [0u8; 2000];
-        rx.set_read_timeout(Some(Duration::from_secs(120))).unwrap();
-        while rx.recv(&mut buf).is_ok() {
-            stamps.push(u32::from_le_bytes(buf[1200..1204].try_into().unwrap()));
-            rx.set_read_timeout(Some(Duration::from_secs(3))).unwrap();
-        }
-        stamps
+    let (to, receiver) = receiver(secs(120), secs(3), Vec::new(), |stamps, p| {
+        stamps.push(stamp(p))
     });
     let o = beamtrace(&[
         "stream", "--sensor", "vlp-16", "--scene", &scene, "--thin", "--frames", "12", "--to", &to,
@@ -470,18 +482,7 @@ fn summary_memory(text: &str) -> [(f64, u64, u64); 2] {
 /// points far more.
 #[test]
 fn a_long_stream_holds_host_and_device_memory_flat() {
-    let rx = UdpSocket::bind("127.0.0.1:0").unwrap();
-    let to = rx.local_addr().unwrap().to_string();
-    let receiver = std::thread::spawn(move || {
-        let mut packets = 0u64;
-        let mut buf = [0u8; 2000];
-        rx.set_read_timeout(Some(Duration::from_secs(300))).unwrap();
-        while rx.recv(&mut buf).is_ok() {
-            packets += 1;
-            rx.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
-        }
-        packets
-    });
+    let (to, receiver) = receiver(secs(300), secs(5), 0u64, |packets, _| *packets += 1);
     let o = Command::new(env!("CARGO_BIN_EXE_beamtrace"))
         .args(["stream", "--sensor", "vlp-16", "--thin", "--fast"])
         .args(["--frames", "300", "--to", &to])
