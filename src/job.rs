@@ -3,6 +3,7 @@
 //! The job prints nothing: it reports each written frame to a callback and returns a
 //! [`JobReport`]; progress bars and messages are the caller's.
 
+pub mod batch;
 mod bundled;
 mod error;
 mod http;
@@ -10,6 +11,7 @@ mod memory;
 mod packets;
 mod playback;
 mod sender;
+pub mod shard;
 
 pub use bundled::{
     default_scenario_path, default_scene_path, load_default_scenario, load_scene_or_default,
@@ -81,6 +83,19 @@ pub struct JobOptions {
     pub clouds: bool,
     /// The frames as a real sensor's packets, over UDP and/or into a pcap file.
     pub packets: Option<PacketOutput>,
+    /// Only a part of the frames (a shard's, see [`shard`]); its poses and files go to
+    /// the shard's journal through [`FrameDone`], so no poses.csv or run.json is written.
+    /// `None`: all frames.
+    pub part: Option<JobPart>,
+}
+
+/// The frames of `0..frames` a job part runs.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct JobPart {
+    pub frames: std::ops::Range<u64>,
+    /// Frames among them whose files are already in place (an interrupted shard's):
+    /// not simulated again.
+    pub done: std::collections::BTreeSet<u64>,
 }
 
 /// Where a run's packets go.
@@ -136,10 +151,13 @@ pub struct JobReport {
     /// frames keeps them flat.
     pub memory_first_frame: Option<MemoryUse>,
     pub memory_end: Option<MemoryUse>,
+    /// Seconds spent encoding and writing the frames' files (the caller's callback
+    /// included), on the thread that also waits for the GPU.
+    pub write_s: f64,
 }
 
 /// One frame's files are written: sent to [`run_job`]'s callback, in frame order.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct FrameDone {
     /// The frame's index, 0-based.
     pub frame: u64,
@@ -147,6 +165,10 @@ pub struct FrameDone {
     pub frames: u64,
     /// Points in the frame's cloud.
     pub points: usize,
+    /// The frame's files, in place (none when the job writes no clouds).
+    pub files: Vec<PathBuf>,
+    /// The sensor's pose in the world at the frame's start.
+    pub pose: Viewpoint,
 }
 
 /// Runs the job: simulates `opts.frames` frames and writes their files (and sends or
@@ -212,6 +234,14 @@ fn check_options(opts: &JobOptions) -> Result<(), JobError> {
     }
     if opts.frames > MAX_FRAMES {
         return Err(JobError::TooManyFrames(opts.frames));
+    }
+    if let Some(part) = &opts.part {
+        if part.frames.start >= part.frames.end || part.frames.end > opts.frames {
+            return Err(JobError::BadPart {
+                frames: part.frames.clone(),
+                of: opts.frames,
+            });
+        }
     }
     if !opts.vehicle_pose.is_finite() {
         return Err(JobError::NonFinitePose);
@@ -390,7 +420,7 @@ impl<'a> Runner<'a> {
     /// Two frames in flight: while the GPU computes frame f + 1, the host writes frame f.
     fn run(&mut self, frame_done: &mut dyn FnMut(&FrameDone)) -> Result<(), JobError> {
         let mut in_flight: Option<InFlight> = None;
-        let mut frame = 0;
+        let mut frame = self.frames().start;
         loop {
             let next = match self.next_frame(frame) {
                 Some(f) => {
@@ -418,18 +448,32 @@ impl<'a> Runner<'a> {
     /// not wait, and simulating a frame that would be late anyway only makes the next
     /// one late too.
     fn next_frame(&mut self, mut frame: u64) -> Option<u64> {
+        let end = self.frames().end;
+        if let Some(part) = &self.opts.part {
+            while frame < end && part.done.contains(&frame) {
+                frame += 1;
+            }
+        }
         let clock = self
             .packets
             .as_ref()
             .and_then(|p| Some((p.clock?, p.ready_after)));
         if let Some((start, ready_after)) = clock {
             let ready = (start.elapsed() + ready_after).as_secs_f64();
-            while frame < self.opts.frames && ready > self.playback.frame_time(frame) {
+            while frame < end && ready > self.playback.frame_time(frame) {
                 self.report.dropped_frames += 1;
                 frame += 1;
             }
         }
-        (frame < self.opts.frames).then_some(frame)
+        (frame < end).then_some(frame)
+    }
+
+    /// The frames this job runs: its part's, or all.
+    fn frames(&self) -> std::ops::Range<u64> {
+        match &self.opts.part {
+            Some(part) => part.frames.clone(),
+            None => 0..self.opts.frames,
+        }
     }
 
     fn submit(&mut self, frame: u64) -> Result<InFlight, JobError> {
@@ -469,15 +513,19 @@ impl<'a> Runner<'a> {
             let packets = p.encoder.push_frame(done.frame, t, &cloud)?;
             p.send(packets, done.submitted)?;
         }
-        let info = FrameDone {
+        let mut info = FrameDone {
             frame: done.frame,
             frames: self.opts.frames,
             points: cloud.points.len(),
+            files: Vec::new(),
+            pose: viewpoint(done.settings.sensor_to_world),
         };
         if !self.opts.clouds {
             frame_done(&info);
             return Ok(());
         }
+        let before = self.report.files.len();
+        let writing = Instant::now();
         let files = write_frame(
             self.opts,
             &self.plan,
@@ -486,8 +534,10 @@ impl<'a> Runner<'a> {
             &done.settings,
             &mut self.report,
         )?;
+        info.files = self.report.files[before..].to_vec();
         // A frame's files appear together, and the caller hears of them at once.
         files.commit_then(|| frame_done(&info))?;
+        self.report.write_s += writing.elapsed().as_secs_f64();
         Ok(())
     }
 
@@ -503,7 +553,7 @@ impl<'a> Runner<'a> {
         if !messages.is_empty() {
             return Err(JobError::Validation(messages));
         }
-        if self.opts.clouds {
+        if self.opts.clouds && self.opts.part.is_none() {
             write_run_files(self.opts, &self.plan, &mut self.report)?;
         }
         Ok(self.report)
@@ -658,6 +708,31 @@ fn run_record(opts: &JobOptions, plan: &OutputPlan, report: &JobReport) -> serde
             "at_end": memory(&report.memory_end),
         },
     })
+}
+
+/// The digest of what decides a job's bytes: everything but where they go, the part
+/// of the frames, the device and the spelling of the command line. The shards of one
+/// run must agree on it (`shard::ShardRun::begin`, `shard::merge`).
+pub fn inputs_digest(opts: &JobOptions) -> String {
+    let mut d = shard::InputsDigest::default();
+    d.add("beamtrace", env!("CARGO_PKG_VERSION").as_bytes());
+    d.add_debug("scene", &opts.scene);
+    d.add_debug("sensor", &opts.sensor);
+    d.add_debug("scenario", &opts.scenario);
+    d.add_debug("materials", &opts.materials);
+    d.add_debug("mapping", &opts.mapping);
+    d.add_debug("vehicle_pose", &opts.vehicle_pose);
+    d.add_debug("sun", &opts.sun);
+    d.add_debug("seed", &opts.seed);
+    d.add_debug("frames", &opts.frames);
+    d.add_debug("format", &opts.format);
+    d.add_debug("fields", &opts.fields);
+    d.add_debug("organized", &opts.organized);
+    d.add_debug("world_frame", &opts.world_frame);
+    d.add_debug("picture", &opts.picture);
+    d.add_debug("clouds", &opts.clouds);
+    d.add_debug("packets", &opts.packets.as_ref().map(|p| p.format));
+    d.hex()
 }
 
 /// Makes the output folder before the scene is uploaded and traced, so a bad `--out`
@@ -894,6 +969,7 @@ mod sun_tests {
                 preload: false,
                 http: None,
             }),
+            part: None,
         }
     }
 

@@ -33,6 +33,7 @@ fn options(out: &Path, frames: u64) -> JobOptions {
         scenario: None,
         clouds: true,
         packets: None,
+        part: None,
     }
 }
 
@@ -40,7 +41,7 @@ fn options(out: &Path, frames: u64) -> JobOptions {
 fn each_written_frame_is_reported_in_order() {
     let tmp = tempfile::tempdir().unwrap();
     let mut seen: Vec<FrameDone> = Vec::new();
-    let report = run_job(&options(tmp.path(), 3), &mut |d| seen.push(*d)).expect("job");
+    let report = run_job(&options(tmp.path(), 3), &mut |d| seen.push(d.clone())).expect("job");
     let frames: Vec<(u64, u64)> = seen.iter().map(|d| (d.frame, d.frames)).collect();
     assert_eq!(frames, [(0, 3), (1, 3), (2, 3)]);
     let points: Vec<usize> = seen.iter().map(|d| d.points).collect();
@@ -57,6 +58,8 @@ fn each_written_frame_is_reported_in_order() {
         let cloud = read_cloud(file).expect("the frame's file reads back");
         assert_eq!(cloud.points.len(), d.points, "{}", file.display());
         assert!(d.points > 100, "the wall fills part of the view: {d:?}");
+        // What the callback hears of a frame is that frame's file, in place.
+        assert_eq!(d.files, [file.clone()]);
     }
     check_memory(&report, &tmp.path().join("run.json"));
 }

@@ -827,6 +827,7 @@ fn a_simulated_street_frame_decodes_to_its_points() {
         scenario: None,
         clouds: true,
         packets: None,
+        part: None,
     };
     let report = run_job(&opts, &mut |_| {}).expect("one frame on lavapipe");
     let cloud = read_cloud(&report.files[0]).expect("the frame reads back");

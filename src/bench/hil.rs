@@ -182,6 +182,7 @@ fn job_options(
         scenario: None,
         clouds: sink == HilSink::Files,
         packets,
+        part: None,
         sensor,
     })
 }

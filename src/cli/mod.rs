@@ -1,5 +1,6 @@
 //! The commands of the binary: clap's description of them and what each one prints.
 
+mod batch;
 mod bench;
 mod draw_args;
 mod info;
@@ -74,6 +75,13 @@ enum Command {
     /// the sensor's real rate, so a rig's unmodified driver decodes them.
     #[command(after_help = stream::after_help())]
     Stream(stream::StreamArgs),
+    /// Run a manifest's jobs (scenarios × sensors × seeds), or one shard of them: each
+    /// job as `run` would, into <out>/<scenario>/<sensor>/seed-<n>/.
+    #[command(after_help = batch::SHARD_HELP)]
+    Batch(batch::BatchArgs),
+    /// Check that a folder's shards (`run --shard`, `batch --shard`) cover all their
+    /// frames once with the same inputs, and write its poses.csv and index.json.
+    Merge(batch::MergeArgs),
 }
 
 #[derive(clap::Args)]
@@ -107,7 +115,9 @@ pub fn main() -> Result<()> {
     // The field table is made at run time from the writers' own table, so it cannot
     // drift from what the files hold.
     let command = Cli::command()
-        .mut_subcommand("run", |c| c.after_long_help(run::fields_help()))
+        .mut_subcommand("run", |c| {
+            c.after_long_help(format!("{}\n{}", run::fields_help(), batch::SHARD_HELP))
+        })
         .mut_subcommand("stream", |c| {
             c.mut_arg("scenario", |a| a.help(stream::SCENARIO_HELP))
         });
@@ -116,6 +126,8 @@ pub fn main() -> Result<()> {
     match cli.command {
         Command::Run(args) => run::run(args),
         Command::Stream(args) => stream::stream(args),
+        Command::Batch(args) => batch::batch(args),
+        Command::Merge(args) => batch::merge_shards(args),
         Command::Sensors(args) => match args.detail {
             Some(name) => info::print_sensor_detail(&name),
             None => info::print_sensors(),

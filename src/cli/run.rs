@@ -118,9 +118,16 @@ pub(super) struct RunArgs {
     /// sensor's own (vlp16 for vlp-16, …).
     #[arg(long, requires = "pcap")]
     packets: Option<String>,
+    /// Make only shard I of N (0-based) of the frames, into --out; `beamtrace merge
+    /// OUT` puts the shards together (see the end of this help).
+    #[arg(long, value_name = "I/N")]
+    shard: Option<beamtrace::job::shard::Shard>,
 }
 
 pub(super) fn run(args: RunArgs) -> Result<()> {
+    if let Some(shard) = args.shard {
+        return super::batch::run_shard_of(&args, shard);
+    }
     let opts = job_options(&args)?;
     let bar = progress_bar(opts.frames);
     let start = Instant::now();
@@ -139,7 +146,7 @@ pub(super) fn run(args: RunArgs) -> Result<()> {
 }
 
 /// The job the options describe: scene, sensor and materials loaded, the pose checked.
-fn job_options(args: &RunArgs) -> Result<JobOptions> {
+pub(super) fn job_options(args: &RunArgs) -> Result<JobOptions> {
     let mut opts = sim_options(&args.sim, Unscripted::StandStill)?;
     opts.out_dir = args.out.clone();
     opts.format = args.format;
@@ -263,6 +270,7 @@ pub(super) fn sim_options(args: &SimArgs, unscripted: Unscripted) -> Result<JobO
         scenario,
         clouds: false,
         packets: None,
+        part: None,
         // Lossy: run.json records the command line as text.
         command_line: std::env::args_os()
             .map(|a| a.to_string_lossy().into_owned())

@@ -19,6 +19,13 @@ pub enum JobError {
     TooManyFrames(u64),
     #[error("the vehicle pose is not finite (NaN or infinity)")]
     NonFinitePose,
+    #[error("frames {}..{} are not a part of the job's {of} frames", .frames.start, .frames.end)]
+    BadPart {
+        frames: std::ops::Range<u64>,
+        of: u64,
+    },
+    #[error(transparent)]
+    Shard(#[from] super::shard::ShardError),
     #[error("resolving the IR materials of {scene}")]
     Materials {
         scene: String,

@@ -303,7 +303,7 @@ impl Motion {
 
 /// Frames at t = k / rate, k = 0, 1, …, that cover [0, duration): ⌈duration · rate⌉, at
 /// least one (a product a rounding error above a whole number does not add a frame).
-fn frame_count(duration: f64, rate: f32) -> u64 {
+pub(super) fn frame_count(duration: f64, rate: f32) -> u64 {
     let n = duration * f64::from(rate);
     ((n - 1e-9 * n.max(1.0)).ceil().max(1.0)) as u64
 }

@@ -124,6 +124,14 @@ impl Scenario {
         self.frames
     }
 
+    /// Its frame count at its own rate, else at `sensor_rate` (Hz): `frames`, or enough
+    /// frames at t = k / rate to cover [0, duration_s). None when it gives neither.
+    pub fn frames_at(&self, sensor_rate: f32) -> Option<u64> {
+        let rate = self.frame_rate.unwrap_or(sensor_rate);
+        self.frames
+            .or_else(|| Some(super::motion::frame_count(self.duration_s?, rate)))
+    }
+
     /// The ego vehicle's track.
     pub fn vehicle(&self) -> Option<&Track> {
         self.vehicle.as_ref()
