@@ -10,7 +10,8 @@
 #    so a machine with a real GPU driver is left alone
 #  - Python pypcd4, plyfile and Open3D (open3d-cpu; its wheel needs libusb-1.0-0) in a
 #    private venv (target/pyenv) for the independent PCD and PLY reader tests, and
-#    ouster-sdk 1.0 and velodyne-decoder 3 for the Ouster and Velodyne packet tests
+#    ouster-sdk 1.0 and velodyne-decoder 3 for the Ouster and Velodyne packet tests, and
+#    Ray, whose local cluster runs the shard recipe in the tests
 #  - tshark, which reads the pcap files back in those tests
 #  - Xvfb (xvfb, xauth): a virtual X display for the tests of the view window
 set -euo pipefail
@@ -105,6 +106,11 @@ fi
 if ! "$venv/bin/python" -c 'import velodyne_decoder' >/dev/null 2>&1; then
   log "installing velodyne-decoder into $venv"
   "$venv/bin/pip" install -q 'velodyne-decoder>=3.1,<4'
+fi
+# Ray: the shard recipe (docs/recipes/ray_shards.py) is tested on Ray's local cluster.
+if ! "$venv/bin/python" -c 'import ray' >/dev/null 2>&1; then
+  log "installing ray into $venv"
+  "$venv/bin/pip" install -q 'ray>=2.40,<3'
 fi
 
 # 5. Rust toolchain.

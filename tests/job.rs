@@ -59,7 +59,7 @@ fn each_written_frame_is_reported_in_order() {
         assert_eq!(cloud.points.len(), d.points, "{}", file.display());
         assert!(d.points > 100, "the wall fills part of the view: {d:?}");
         // What the callback hears of a frame is that frame's file, in place.
-        assert_eq!(d.files, [file.clone()]);
+        assert_eq!(d.files, std::slice::from_ref(file));
     }
     check_memory(&report, &tmp.path().join("run.json"));
 }

@@ -3,6 +3,9 @@
 //! itself (same binary, one process), byte for byte; a shard killed mid-way resumes
 //! without rewriting what it finished; bad splits are refused by name.
 
+#[path = "support/independent.rs"]
+mod independent;
+
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::fs;
@@ -319,4 +322,47 @@ fn a_manifest_naming_an_unknown_sensor_is_refused_before_any_work() {
     assert!(e.contains("batch.yaml") && e.contains("sensors[1]"), "{e}");
     assert!(e.contains("vlp-61"), "{e}");
     assert!(!out.exists(), "nothing is written");
+}
+
+/// The Ray recipe (docs/recipes/ray_shards.py) on Ray's own local cluster (PyPI `ray`
+/// in target/pyenv): four tasks, one shard each, then merge — the same files as the
+/// batch in one process.
+#[test]
+fn the_ray_recipe_runs_four_shards_as_ray_tasks_and_merges() {
+    let dir = tempfile::tempdir().unwrap();
+    let manifest = small_batch(dir.path(), "[vlp-16]");
+    let m = manifest.to_str().unwrap();
+    let one = dir.path().join("one");
+    ok(&["batch", m, "--out", one.to_str().unwrap()]);
+    ok(&["merge", one.to_str().unwrap()]);
+    let ray = dir.path().join("ray");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let o = Command::new(independent::python("ray"))
+        .arg(root.join("docs/recipes/ray_shards.py"))
+        .args([
+            "--shards",
+            "4",
+            "--beamtrace",
+            env!("CARGO_BIN_EXE_beamtrace"),
+        ])
+        .args(["--", "batch", m, "--out", ray.to_str().unwrap()])
+        .env("RAY_ADDRESS", "local")
+        .env("RAY_USAGE_STATS_ENABLED", "0")
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        o.status.success(),
+        "{said}{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    for i in 0..4 {
+        assert!(said.contains(&format!("shard {i}/4: made")), "{said}");
+    }
+    assert!(said.contains("4 shard(s), 2 job(s), 10 frames"), "{said}");
+    assert!(
+        files(&one) == files(&ray),
+        "the Ray run differs from one process"
+    );
 }

@@ -98,12 +98,12 @@ fn run_shard(
 
 fn print_shard(r: &ShardRecord, out: &Path) {
     println!(
-        "shard {}: {} frame(s) of {} job(s)' {} in {:.1} s, {:.0} % of it writing \
-         ({} found done), on {}",
+        "shard {}: made {} of the work's {} frames ({} job(s)) in {:.1} s, {:.0} % of it \
+         writing ({} found done), on {}",
         r.shard,
-        r.frames.len(),
-        r.jobs.len(),
+        r.frames.len() as u64 - r.resumed_frames,
         r.units,
+        r.jobs.len(),
         r.seconds,
         100.0 * r.write_seconds / r.seconds.max(1e-9),
         r.resumed_frames,
