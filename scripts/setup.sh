@@ -13,6 +13,8 @@
 #    ouster-sdk 1.0 and velodyne-decoder 3 for the Ouster and Velodyne packet tests, and
 #    Ray, whose local cluster runs the shard recipe in the tests
 #  - tshark, which reads the pcap files back in those tests
+#  - Slurm (slurm-wlm, munge), whose one-node cluster runs the Slurm shard recipe in the
+#    tests
 #  - Xvfb (xvfb, xauth): a virtual X display for the tests of the view window
 set -euo pipefail
 
@@ -84,6 +86,10 @@ apt_install xvfb xauth
 
 # tshark: the packet tests read beamtrace's pcap files back with Wireshark's dissectors.
 apt_install tshark
+
+# Slurm and munge: the shard recipe for Slurm job arrays runs on a one-node cluster the
+# tests start (tests/support/slurm_local.sh).
+apt_install slurm-wlm munge
 
 # 4. Independent PCD and PLY readers for the tests (pypcd4, plyfile, Open3D), in a venv
 #    of their own. Open3D's CPU wheel is about 105 MB.

@@ -366,3 +366,100 @@ fn the_ray_recipe_runs_four_shards_as_ray_tasks_and_merges() {
         "the Ray run differs from one process"
     );
 }
+
+/// A one-node Slurm cluster in a folder (tests/support/slurm_local.sh), stopped when
+/// dropped.
+struct SlurmCluster(PathBuf);
+
+impl SlurmCluster {
+    fn start(dir: &Path) -> SlurmCluster {
+        assert!(
+            unsafe { libc::geteuid() } == 0,
+            "the Slurm recipe test starts slurmctld and slurmd, which needs root (as CI runs)"
+        );
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/support/slurm_local.sh");
+        let o = Command::new(&script)
+            .arg("start")
+            .arg(dir)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        SlurmCluster(dir.to_path_buf())
+    }
+
+    /// `sbatch` against this cluster; returns its stdout (the job id with --parsable).
+    fn sbatch(&self, args: &[&str]) -> String {
+        let bin = Path::new(env!("CARGO_BIN_EXE_beamtrace")).parent().unwrap();
+        let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap());
+        let o = Command::new("sbatch")
+            .args(args)
+            .env("SLURM_CONF", self.0.join("slurm.conf"))
+            .env("PATH", &path)
+            .output()
+            .expect("sbatch (scripts/setup.sh installs slurm-wlm)");
+        assert!(
+            o.status.success(),
+            "sbatch {args:?}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        String::from_utf8_lossy(&o.stdout).trim().to_string()
+    }
+}
+
+impl Drop for SlurmCluster {
+    fn drop(&mut self) {
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/support/slurm_local.sh");
+        let _ = Command::new(script).arg("stop").arg(&self.0).status();
+    }
+}
+
+/// The Slurm recipe (docs/recipes/slurm_array.sh) as a four-task job array on a
+/// one-node cluster, the merge as a job that depends on it — the same files as the batch
+/// in one process. The node has no GPU, so the test overrides the recipe's
+/// `--gres=gpu:1` (and its 4 CPUs per task) on the sbatch command line, as a user would.
+#[test]
+fn the_slurm_recipe_runs_four_shards_as_a_job_array_and_merges() {
+    let dir = tempfile::tempdir().unwrap();
+    let manifest = small_batch(dir.path(), "[vlp-16]");
+    let m = manifest.to_str().unwrap();
+    let one = dir.path().join("one");
+    ok(&["batch", m, "--out", one.to_str().unwrap()]);
+    ok(&["merge", one.to_str().unwrap()]);
+    let cluster = SlurmCluster::start(&dir.path().join("slurm"));
+    let out = dir.path().join("slurm-out");
+    let recipe = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/recipes/slurm_array.sh");
+    let chdir = format!("--chdir={}", dir.path().display());
+    let array = cluster.sbatch(&[
+        "--parsable",
+        "--array=0-3",
+        "--gres=none",
+        "--cpus-per-task=1",
+        &chdir,
+        recipe.to_str().unwrap(),
+        m,
+        out.to_str().unwrap(),
+    ]);
+    let merge = format!("beamtrace merge {}", out.display());
+    let after = format!("--dependency=afterok:{array}");
+    let log = dir.path().join("merge.log");
+    let output = format!("--output={}", log.display());
+    cluster.sbatch(&[
+        "--parsable",
+        "--wait",
+        &after,
+        &chdir,
+        &output,
+        "--wrap",
+        &merge,
+    ]);
+    let said = fs::read_to_string(&log).unwrap();
+    assert!(said.contains("4 shard(s), 2 job(s), 10 frames"), "{said}");
+    for i in 0..4 {
+        let task = fs::read_to_string(dir.path().join(format!("beamtrace-{array}_{i}.log")));
+        assert!(task.unwrap().contains(&format!("shard {i}/4: made")));
+    }
+    assert!(
+        files(&one) == files(&out),
+        "the Slurm run differs from one process"
+    );
+}
