@@ -17,6 +17,7 @@
 //! (padding, device addresses, codes instead of enums) and converts from these types.
 //! The numbers the shaders also know (limits, codes) come from [`crate::contract`].
 
+pub mod cw;
 mod frame;
 mod records;
 mod tables;
