@@ -280,14 +280,17 @@ impl ShardRun {
                 .collect(),
             None => Vec::new(),
         };
-        let mut journal = std::fs::File::create(&path).map_err(io("creating"))?;
-        // Rewritten whole: the header, then the frames that are still complete.
+        // Rewritten whole (atomically: a kill now keeps the old one): the header, then
+        // the frames that are still complete; appended to from here on.
         let mut text = json_line(&header)?;
         for e in &done {
             text.push_str(&json_line(e)?);
         }
-        journal.write_all(text.as_bytes()).map_err(io("writing"))?;
-        journal.sync_data().map_err(io("writing"))?;
+        write_atomic(&path, |w| w.write_all(text.as_bytes()))?;
+        let journal = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .map_err(io("opening"))?;
         Ok(ShardRun {
             out: out.to_path_buf(),
             resumed: done.len() as u64,
