@@ -235,7 +235,9 @@ fn las_point(
 ) -> io::Result<las::Point> {
     let limit = f64::from(i32::MAX) * LAS_SCALE;
     for (axis, v) in [("x", p.x), ("y", p.y), ("z", p.z)] {
-        if !(f64::from(v).abs() <= limit) {
+        // NaN fails this test as well as a value out of range.
+        let fits = f64::from(v).abs() <= limit;
+        if !fits {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidData,
                 format!(

@@ -42,7 +42,7 @@ pub const SENSOR_FRAME_ID: &str = "beamtrace";
 
 /// The writer of every file: no compression, no seeking (it streams into the atomic
 /// file's writer; chunks are built in memory), fixed profile and library strings.
-fn writer<'w>(w: &'w mut dyn Write) -> Result<Writer<NoSeek<&'w mut dyn Write>>, McapError> {
+fn writer(w: &mut dyn Write) -> Result<Writer<NoSeek<&mut dyn Write>>, McapError> {
     WriteOptions::new()
         .compression(None)
         .profile("ros2")
