@@ -152,20 +152,23 @@ fn las_error(e: las::Error) -> io::Error {
     io::Error::new(io::ErrorKind::InvalidData, format!("LAS: {e}"))
 }
 
+/// One field of the extra bytes and the VLR's description of it.
+type Extra = (&'static Field, &'static str);
+
 /// The fields of [`EXTRA_BYTES`], from the one field table.
-fn extra_fields() -> Vec<&'static Field> {
+fn extra_fields() -> Vec<Extra> {
     EXTRA_BYTES
         .iter()
-        .filter_map(|(key, _)| fields::by_key(key))
+        .filter_map(|&(key, description)| Some((fields::by_key(key)?, description)))
         .collect()
 }
 
 /// The LAS 1.4 header: format 6 with `extra` as extra bytes, and nothing in it that
 /// changes from one run to the next.
-fn header(extra: &[&'static Field]) -> io::Result<las::Header> {
+fn header(extra: &[Extra]) -> io::Result<las::Header> {
     let mut b = las::Builder::from((1, 4));
     b.point_format = las::point::Format::new(6).map_err(las_error)?;
-    b.point_format.extra_bytes = extra.iter().map(|f| f.scalar.size() as u16).sum();
+    b.point_format.extra_bytes = extra.iter().map(|(f, _)| f.scalar.size() as u16).sum();
     b.generating_software = format!("beamtrace {}", env!("CARGO_PKG_VERSION"));
     b.system_identifier = "OTHER".to_string();
     b.date = None;
@@ -192,13 +195,9 @@ fn header(extra: &[&'static Field]) -> io::Result<las::Header> {
 /// unused[4], no_data[8], deprecated[16], min[8], deprecated[16], max[8],
 /// deprecated[16], scale f64, deprecated[16], offset f64, deprecated[16],
 /// description[32].
-fn extra_bytes_vlr(extra: &[&'static Field]) -> Vec<u8> {
+fn extra_bytes_vlr(extra: &[Extra]) -> Vec<u8> {
     let mut data = Vec::with_capacity(192 * extra.len());
-    for f in extra {
-        let description = EXTRA_BYTES
-            .iter()
-            .find(|(key, _)| *key == f.key)
-            .map_or("", |(_, d)| *d);
+    for (f, description) in extra {
         data.extend_from_slice(&[0, 0, las_data_type(f.scalar), 0]);
         data.extend_from_slice(&fixed_text(f.name));
         data.extend_from_slice(&[0u8; 4 + 8 + 16 + 8 + 16 + 8 + 16 + 8 + 16 + 8 + 16]);
@@ -227,27 +226,8 @@ fn fixed_text(text: &str) -> [u8; 32] {
 }
 
 /// Point `i` of the cloud as a LAS point of format 6 with `extra` bytes.
-fn las_point(
-    i: usize,
-    p: &Point,
-    frame_time: f64,
-    extra: &[&'static Field],
-) -> io::Result<las::Point> {
-    let limit = f64::from(i32::MAX) * LAS_SCALE;
-    for (axis, v) in [("x", p.x), ("y", p.y), ("z", p.z)] {
-        // NaN fails this test as well as a value out of range.
-        let fits = f64::from(v).abs() <= limit;
-        if !fits {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidData,
-                format!(
-                    "point {i} (beam {}) has {axis} = {v} m, which LAS at {LAS_SCALE} m steps \
-                     cannot hold (±{limit:.0} m; NaN never)",
-                    p.beam
-                ),
-            ));
-        }
-    }
+fn las_point(i: usize, p: &Point, frame_time: f64, extra: &[Extra]) -> io::Result<las::Point> {
+    check_position(i, p)?;
     let class = las_class(p.class).ok_or_else(|| {
         io::Error::new(
             io::ErrorKind::InvalidData,
@@ -258,7 +238,7 @@ fn las_point(
         )
     })?;
     let mut extra_bytes = Vec::with_capacity(64);
-    for f in extra {
+    for (f, _) in extra {
         (f.get)(p, &BeamInfo::default()).write_le(&mut extra_bytes);
     }
     Ok(las::Point {
@@ -274,6 +254,27 @@ fn las_point(
         extra_bytes,
         ..las::Point::default()
     })
+}
+
+/// Refuses point `i` unless LAS's 32-bit steps of [`LAS_SCALE`] hold its position (the
+/// `las` crate would write NaN as 0).
+fn check_position(i: usize, p: &Point) -> io::Result<()> {
+    let limit = f64::from(i32::MAX) * LAS_SCALE;
+    for (axis, v) in [("x", p.x), ("y", p.y), ("z", p.z)] {
+        // NaN fails this test as well as a value out of range.
+        let fits = f64::from(v).abs() <= limit;
+        if !fits {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!(
+                    "point {i} (beam {}) has {axis} = {v} m, which LAS at {LAS_SCALE} m steps \
+                     cannot hold (±{limit:.0} m; NaN never)",
+                    p.beam
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// The `las` crate takes the scan angle in degrees and truncates it to its steps:
