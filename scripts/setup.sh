@@ -10,7 +10,8 @@
 #    so a machine with a real GPU driver is left alone
 #  - Python pypcd4, plyfile and Open3D (open3d-cpu; its wheel needs libusb-1.0-0) in a
 #    private venv (target/pyenv) for the independent PCD and PLY reader tests, and
-#    ouster-sdk 1.0 and velodyne-decoder 3 for the Ouster and Velodyne packet tests, and
+#    ouster-sdk 1.0 and velodyne-decoder 3 for the Ouster and Velodyne packet tests,
+#    laspy 2 for the LAS tests, mcap 1 and mcap-ros2-support for the MCAP tests, and
 #    Ray, whose local cluster runs the shard recipe in the tests
 #  - tshark, which reads the pcap files back in those tests
 #  - Slurm (slurm-wlm, munge), whose one-node cluster runs the Slurm shard recipe in the
@@ -117,6 +118,14 @@ fi
 if ! "$venv/bin/python" -c 'import ray' >/dev/null 2>&1; then
   log "installing ray into $venv"
   "$venv/bin/pip" install -q 'ray>=2.40,<3'
+fi
+if ! "$venv/bin/python" -c 'import laspy' >/dev/null 2>&1; then
+  log "installing laspy into $venv"
+  "$venv/bin/pip" install -q 'laspy>=2.5,<3'
+fi
+if ! "$venv/bin/python" -c 'import mcap, mcap_ros2' >/dev/null 2>&1; then
+  log "installing mcap and mcap-ros2-support into $venv"
+  "$venv/bin/pip" install -q 'mcap>=1.2,<2' 'mcap-ros2-support>=0.5,<1'
 fi
 
 # 5. Rust toolchain.

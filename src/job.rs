@@ -34,7 +34,7 @@ use crate::output::packets::{Pacing, Packet, PacketEncoder, PcapOptions, UdpSink
 use crate::output::{
     frame_file_name, frame_layer_file_name, organize, write_atomic, write_cloud_into,
     write_picture_into, write_poses, AtomicFiles, BeamDesc, BeamLayout, CloudMeta, FieldSet,
-    Format, Organize, PictureOptions, PointCloud, PoseRow, Viewpoint,
+    Format, FrameStamp, Organize, PictureOptions, PointCloud, PoseRow, Viewpoint,
 };
 use crate::scene::{Motion, Scenario, Scene};
 use crate::sensor::{Pose, Sensor, SubRaySample};
@@ -583,6 +583,9 @@ impl OutputPlan {
         let organized = opts
             .organized
             .unwrap_or_else(|| opts.fields.organized_by_default());
+        if opts.clouds {
+            opts.format.check_layout(&opts.fields, organized)?;
+        }
         if !organized {
             return Ok(OutputPlan {
                 layout,
@@ -649,6 +652,12 @@ pub fn viewpoint(a: glam::Affine3A) -> Viewpoint {
     }
 }
 
+/// When frame `frame` began, in seconds of scenario time from the run's start: what
+/// poses.csv and the files' time stamps (LAS GPS time, MCAP) give.
+fn scenario_time(sensor: &Sensor, frame: u64) -> f64 {
+    frame as f64 / f64::from(sensor.frame_rate)
+}
+
 /// `poses.csv` (the sensor's pose per frame; it does not move within a run) and
 /// `run.json` (what was run, on what, into which files), each written atomically.
 fn write_run_files(
@@ -661,7 +670,7 @@ fn write_run_files(
         .iter()
         .map(|&(frame, pose)| PoseRow {
             frame,
-            time: frame as f64 / f64::from(opts.sensor.frame_rate),
+            time: scenario_time(&opts.sensor, frame),
             pose: viewpoint(pose),
         })
         .collect();
@@ -777,6 +786,11 @@ fn write_frame(
     report: &mut JobReport,
 ) -> Result<AtomicFiles, JobError> {
     let mut files = AtomicFiles::default();
+    let stamp = FrameStamp {
+        frame,
+        time: scenario_time(&opts.sensor, frame),
+        pose: viewpoint(settings.sensor_to_world),
+    };
     if opts.world_frame {
         let mut world = cloud.clone();
         for p in &mut world.points {
@@ -784,10 +798,14 @@ fn write_frame(
             let w = pose.transform_point3(glam::Vec3::new(p.x, p.y, p.z));
             (p.x, p.y, p.z) = (w.x, w.y, w.z);
         }
-        let world_pose = Some(viewpoint(settings.sensor_to_world));
-        write_clouds(opts, plan, frame, &world, world_pose, &mut files, report)?;
+        let frame_of = FrameOf {
+            stamp,
+            world: Some(stamp.pose),
+        };
+        write_clouds(opts, plan, &world, frame_of, &mut files, report)?;
     } else {
-        write_clouds(opts, plan, frame, cloud, None, &mut files, report)?;
+        let frame_of = FrameOf { stamp, world: None };
+        write_clouds(opts, plan, cloud, frame_of, &mut files, report)?;
     }
     if opts.picture {
         // The picture is of the sensor's view whatever frame the file uses.
@@ -801,22 +819,31 @@ fn write_frame(
     Ok(files)
 }
 
-/// Writes the cloud file(s) of frame `frame`: one file, or one per return layer of an
+/// Which frame a cloud is of, and in which coordinate frame its points are.
+#[derive(Clone, Copy)]
+struct FrameOf {
+    stamp: FrameStamp,
+    /// `Some`: the points are in the world, and this is the sensor's pose there.
+    world: Option<Viewpoint>,
+}
+
+/// Writes the cloud file(s) of a frame: one file, or one per return layer of an
 /// organized layout that puts layers in files of their own.
 fn write_clouds(
     opts: &JobOptions,
     plan: &OutputPlan,
-    frame: u64,
     cloud: &PointCloud,
-    world: Option<Viewpoint>,
+    of: FrameOf,
     files: &mut AtomicFiles,
     report: &mut JobReport,
 ) -> Result<(), JobError> {
+    let frame = of.stamp.frame;
     let meta = |organized| CloudMeta {
         fields: &opts.fields,
         organized,
-        world,
+        world: of.world,
         beams: Some(&plan.layout),
+        stamp: Some(of.stamp),
     };
     let Some(how) = plan.organize else {
         let path = opts.out_dir.join(frame_file_name(frame, opts.format));

@@ -87,7 +87,15 @@ pub(super) struct RunArgs {
     /// Output folder; files are named frame_000000.<ext>.
     #[arg(long, default_value = "out")]
     out: PathBuf,
-    /// Point cloud format: pcd (binary), pcd-ascii or ply.
+    /// Point cloud format: pcd (binary), pcd-ascii, ply (binary little-endian), las or
+    /// mcap, one file per frame. las: LAS 1.4, point format 6, x y z at 0.1 mm,
+    /// intensity = R_app × 1000 (saturating at 65535), return number and count, GPS time
+    /// = scenario time (frame / frame rate + the beam's firing time, s), classification
+    /// from the semantic class, scan angle off nadir, beamtrace's other fields as named
+    /// extra bytes; takes beamtrace's fields only, unorganized. mcap: a ROS 2
+    /// sensor_msgs/PointCloud2 of the --fields on /beamtrace/points (frame `beamtrace`,
+    /// or `world` with --world) and the sensor's pose world → beamtrace on /tf, stamped
+    /// with the frame's scenario time.
     #[arg(long, default_value = "pcd")]
     format: Format,
     /// The fields of the clouds: a convention — beamtrace (all of beamtrace's fields),

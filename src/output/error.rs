@@ -28,8 +28,20 @@ pub enum OutputError {
         at: String,
         message: String,
     },
-    #[error("unknown output format `{given}`: use one of pcd, pcd-ascii, ply")]
+    #[error("unknown output format `{given}`: use one of pcd, pcd-ascii, ply, las, mcap")]
     UnknownFormat { given: String },
+    #[error(
+        "LAS files hold one fixed set of fields (x y z, intensity, returns, GPS time and \
+         class in LAS's own slots, beamtrace's other fields as extra bytes), so --fields \
+         {given} cannot be written as LAS: leave out --fields (beamtrace), or write pcd, \
+         ply or mcap, which take any field set"
+    )]
+    LasFields { given: String },
+    #[error(
+        "LAS has no organized layout (its empty cells would be points at NaN): write the \
+         cloud unorganized (--unorganized, or leave out --organized)"
+    )]
+    LasOrganized,
     #[error("unknown field `{given}`: use {valid}")]
     UnknownField { given: String, valid: String },
     /// A list of fields that cannot make a file; the message says why and what to do.
@@ -48,6 +60,9 @@ pub enum OutputError {
          BeamLayout in CloudMeta::beams"
     )]
     NeedsBeams { field: &'static str },
+    /// MCAP files that cannot be merged; the message names the file and why.
+    #[error("merging MCAP files: {0}")]
+    Merge(String),
     #[error("picture option `{field}`: {message}")]
     PictureOptions {
         field: &'static str,

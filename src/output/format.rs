@@ -1,8 +1,9 @@
 //! The output format a run asks for, and the file names of its frames.
 
 use super::{
-    read_pcd, read_ply, write_pcd_to_with, write_ply_to_with, AtomicFiles, CloudMeta, FieldSet,
-    OutputError, PcdEncoding, PlyEncoding, PointCloud,
+    read_pcd, read_ply, write_las_to, write_mcap_to, write_pcd_to_with, write_ply_to_with,
+    AtomicFiles, CloudMeta, Convention, FieldSet, OutputError, PcdEncoding, PlyEncoding,
+    PointCloud,
 };
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -17,10 +18,20 @@ pub enum Format {
     Pcd,
     PcdAscii,
     Ply,
+    /// ASPRS LAS 1.4, point data record format 6 with extra bytes (see `output::las`).
+    Las,
+    /// MCAP holding a ROS 2 `sensor_msgs/PointCloud2` and its `/tf` (see `output::mcap`).
+    Mcap,
 }
 
 impl Format {
-    pub const ALL: [Format; 3] = [Format::Pcd, Format::PcdAscii, Format::Ply];
+    pub const ALL: [Format; 5] = [
+        Format::Pcd,
+        Format::PcdAscii,
+        Format::Ply,
+        Format::Las,
+        Format::Mcap,
+    ];
 
     /// The name used on the command line and in YAML.
     pub fn name(self) -> &'static str {
@@ -28,6 +39,8 @@ impl Format {
             Format::Pcd => "pcd",
             Format::PcdAscii => "pcd-ascii",
             Format::Ply => "ply",
+            Format::Las => "las",
+            Format::Mcap => "mcap",
         }
     }
 
@@ -36,7 +49,28 @@ impl Format {
         match self {
             Format::Pcd | Format::PcdAscii => "pcd",
             Format::Ply => "ply",
+            Format::Las => "las",
+            Format::Mcap => "mcap",
         }
+    }
+
+    /// Checks that clouds of `fields`, organized or not, can be written in this format —
+    /// before a run simulates anything, and again by each write. LAS has one fixed point
+    /// layout (beamtrace's own fields) and no place for the empty cells of an organized
+    /// cloud: both are refused rather than silently changed.
+    pub fn check_layout(self, fields: &FieldSet, organized: bool) -> Result<(), OutputError> {
+        if self != Format::Las {
+            return Ok(());
+        }
+        if fields.convention() != Some(Convention::Beamtrace) {
+            return Err(OutputError::LasFields {
+                given: fields.describe(),
+            });
+        }
+        if organized {
+            return Err(OutputError::LasOrganized);
+        }
+        Ok(())
     }
 }
 
@@ -88,14 +122,18 @@ pub fn write_cloud_into(
     meta: &CloudMeta,
 ) -> Result<(), OutputError> {
     meta.check(cloud)?;
+    format.check_layout(meta.fields, meta.organized.is_some())?;
     files.write(path, |w| match format {
         Format::Pcd => write_pcd_to_with(w, cloud, PcdEncoding::Binary, meta),
         Format::PcdAscii => write_pcd_to_with(w, cloud, PcdEncoding::Ascii, meta),
         Format::Ply => write_ply_to_with(w, cloud, PlyEncoding::BinaryLittleEndian, meta),
+        Format::Las => write_las_to(w, cloud, meta),
+        Format::Mcap => write_mcap_to(w, cloud, meta),
     })
 }
 
-/// Reads a `.pcd` or `.ply` file, chosen by its extension.
+/// Reads a `.pcd` or `.ply` file, chosen by its extension. LAS and MCAP files are not
+/// read back: beamtrace only writes them.
 pub fn read_cloud(path: &Path) -> Result<PointCloud, OutputError> {
     let ext = path
         .extension()
@@ -103,6 +141,14 @@ pub fn read_cloud(path: &Path) -> Result<PointCloud, OutputError> {
     match ext.as_deref() {
         Some("pcd") => read_pcd(path),
         Some("ply") => read_ply(path),
+        Some(ext @ ("las" | "mcap")) => Err(OutputError::parse(
+            path,
+            "file name",
+            format!(
+                "beamtrace writes .{ext} files but does not read them back: read it with \
+                 laspy or PDAL (.las) or the mcap tools (.mcap), or write .pcd or .ply"
+            ),
+        )),
         _ => Err(OutputError::parse(
             path,
             "file name",
@@ -144,11 +190,48 @@ mod tests {
             assert_eq!(yaml, f);
         }
         assert_eq!("PCD-ASCII".parse::<Format>().unwrap(), Format::PcdAscii);
-        let e = "las".parse::<Format>().unwrap_err().to_string();
+        assert_eq!("LAS".parse::<Format>().unwrap(), Format::Las);
+        let e = "xyz".parse::<Format>().unwrap_err().to_string();
         assert!(
-            e.contains("`las`") && e.contains("pcd, pcd-ascii, ply"),
+            e.contains("`xyz`") && e.contains("pcd, pcd-ascii, ply, las, mcap"),
             "{e}"
         );
+        let names: Vec<&str> = Format::ALL.iter().map(|f| f.name()).collect();
+        assert_eq!(names, ["pcd", "pcd-ascii", "ply", "las", "mcap"]);
+    }
+
+    #[test]
+    fn las_refuses_organized_clouds_and_other_field_sets() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("frame_000000.las");
+        let fields = FieldSet::default();
+        let cloud = PointCloud {
+            points: vec![crate::output::Point::default(); 6],
+        };
+        let organized = CloudMeta {
+            organized: Some((3, 2)),
+            ..CloudMeta::plain(&fields)
+        };
+        let e = write_cloud_with(&path, &cloud, Format::Las, &organized).unwrap_err();
+        assert!(matches!(e, OutputError::LasOrganized), "{e}");
+        assert!(e.to_string().contains("--unorganized"), "{e}");
+        let ros = FieldSet::of(Convention::Ros);
+        let e = write_cloud_with(&path, &cloud, Format::Las, &CloudMeta::plain(&ros));
+        let e = e.unwrap_err().to_string();
+        assert!(e.contains("--fields ros") && e.contains("mcap"), "{e}");
+        assert!(!path.exists());
+        // The same layouts are fine for the other formats.
+        for f in [Format::Pcd, Format::Mcap] {
+            assert!(f.check_layout(&ros, true).is_ok(), "{f}");
+        }
+    }
+
+    #[test]
+    fn las_and_mcap_are_not_read_back_and_say_so() {
+        for name in ["a.las", "b.MCAP"] {
+            let e = read_cloud(Path::new(name)).unwrap_err().to_string();
+            assert!(e.contains("does not read them back"), "{e}");
+        }
     }
 
     #[test]
@@ -166,7 +249,8 @@ mod tests {
     #[test]
     fn write_cloud_round_trips_every_format() {
         let dir = tempfile::tempdir().unwrap();
-        for f in Format::ALL {
+        // LAS and MCAP are written only (their own tests read them with other readers).
+        for f in [Format::Pcd, Format::PcdAscii, Format::Ply] {
             // PLY stores 32-bit fields as int32.
             let cloud = match f {
                 Format::Ply => ply_safe_cloud(),

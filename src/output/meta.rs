@@ -31,6 +31,20 @@ impl Viewpoint {
     }
 }
 
+/// When and where a frame was taken: the time stamps and the sensor's pose that LAS
+/// (GPS time) and MCAP (message times, the `/tf` transform) carry.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FrameStamp {
+    /// The frame's index in its run.
+    pub frame: u64,
+    /// Scenario time when the frame's sweep began: seconds from the run's start
+    /// (frame / frame rate), never the wall clock, so files are reproducible.
+    pub time: f64,
+    /// The sensor's pose in the world (sensor → world) when the sweep began, whatever
+    /// frame the points are in.
+    pub pose: Viewpoint,
+}
+
 /// How a cloud is written.
 #[derive(Debug, Clone, Copy)]
 pub struct CloudMeta<'a> {
@@ -43,6 +57,9 @@ pub struct CloudMeta<'a> {
     pub world: Option<Viewpoint>,
     /// The sensor's beams, which some fields need (ring order, beam origins).
     pub beams: Option<&'a BeamLayout>,
+    /// The frame's time and the sensor's pose; `None`: time 0, the sensor at the
+    /// world's origin (LAS and MCAP only; PCD and PLY carry no time).
+    pub stamp: Option<FrameStamp>,
 }
 
 impl<'a> CloudMeta<'a> {
@@ -53,6 +70,7 @@ impl<'a> CloudMeta<'a> {
             organized: None,
             world: None,
             beams: None,
+            stamp: None,
         }
     }
 

@@ -6,6 +6,9 @@
 //!   run: beamtrace's own, a ROS driver's layout ([`Convention`]) or a list.
 //! * [`write_pcd`] / [`read_pcd`] — PCL's PCD v0.7, ASCII and binary.
 //! * [`write_ply`] / [`read_ply`] — PLY, ASCII and binary little-endian.
+//! * [`write_las_to`] — ASPRS LAS 1.4 with beamtrace's fields as extra bytes.
+//! * [`write_mcap_to`] / [`merge_mcap`] — MCAP of ROS 2 PointCloud2 and TF messages,
+//!   one file per frame, and those files joined into one.
 //! * [`CloudMeta`] — what a file says besides its points: fields, organized size, frame.
 //! * [`organize`] — a frame on the sensor's grid of rings × columns.
 //! * [`Format`], [`write_cloud`], [`frame_file_name`] — what the run configuration picks.
@@ -18,6 +21,8 @@ mod conventions;
 mod error;
 mod fields;
 mod format;
+mod las;
+mod mcap;
 mod meta;
 mod organize;
 pub mod packets;
@@ -26,6 +31,7 @@ mod picture;
 mod ply;
 mod poses;
 mod records;
+mod ros2;
 #[cfg(test)]
 mod test_clouds;
 
@@ -38,7 +44,14 @@ pub use format::{
     frame_file_name, frame_layer_file_name, read_cloud, write_cloud, write_cloud_into,
     write_cloud_with, Format,
 };
-pub use meta::{CloudMeta, Viewpoint};
+pub use las::{
+    las_class, las_intensity, scan_angle_steps, write_las_to, EXTRA_BYTES, INTENSITY_COUNTS,
+    LAS_SCALE,
+};
+pub use mcap::{
+    merge_mcap, write_mcap_to, POINTS_TOPIC, SENSOR_FRAME_ID, TF_TOPIC, WORLD_FRAME_ID,
+};
+pub use meta::{CloudMeta, FrameStamp, Viewpoint};
 pub use organize::{organize, BeamDesc, BeamLayout, Organize, OrganizedCloud};
 pub use pcd::{
     pcd_header, pcd_header_with, read_pcd, write_pcd, write_pcd_to, write_pcd_to_with,

@@ -585,6 +585,7 @@ mod tests {
                 rotation: [0.70710677, 0.0, 0.0, 0.70710677],
             }),
             beams: Some(&layout),
+            stamp: None,
         };
         let expected = "# .PCD v0.7 - Point Cloud Data file format\n\
             # beamtrace fields: x y z velodyne.intensity velodyne.ring time\n\

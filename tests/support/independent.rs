@@ -1,5 +1,5 @@
 //! What the tests that read beamtrace's files with independent Python readers share
-//! (pypcd4, plyfile, Open3D):
+//! (pypcd4, plyfile, Open3D, laspy, mcap with mcap-ros2-support):
 //! the fields as written by hand from README.md's table, known points, and running a
 //! reader script (`tests/support/read_*.py`) that prints what it read as JSON.
 
