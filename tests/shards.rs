@@ -463,3 +463,38 @@ fn the_slurm_recipe_runs_four_shards_as_a_job_array_and_merges() {
         "the Slurm run differs from one process"
     );
 }
+
+/// `merge` joins a job's MCAP frames, made in two shards, into one recording: every
+/// frame's cloud and transform in frame order at the frame's time (10 Hz: 0.1 s apart),
+/// as the mcap reader and its ROS 2 decoder read it.
+#[test]
+fn merge_joins_the_mcap_frames_of_shards_into_one_recording() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let o = out.to_str().unwrap();
+    for shard in ["0/2", "1/2"] {
+        ok(&run_args("4", o, &["--shard", shard, "--format", "mcap"]));
+    }
+    ok(&["merge", o]);
+    let joined = out.join("frames.mcap");
+    let python = independent::python("mcap_ros2");
+    let got = independent::read_all_with(&python, "read_mcap.py", &[&joined]);
+    let messages = got["files"][0]["messages"].as_array().unwrap();
+    let times = |topic: &str| -> Vec<u64> {
+        messages
+            .iter()
+            .filter(|m| m["topic"] == topic)
+            .map(|m| m["log_time"].as_u64().unwrap())
+            .collect()
+    };
+    let expected: Vec<u64> = (0..4).map(|k| k * 100_000_000).collect();
+    assert_eq!(times("/beamtrace/points"), expected);
+    assert_eq!(times("/tf"), expected);
+    let index: Value = serde_json::from_slice(&fs::read(out.join("index.json")).unwrap()).unwrap();
+    let entry = &index["jobs"][0]["joined_mcap"];
+    assert_eq!(entry["path"], "frames.mcap");
+    assert_eq!(
+        entry["bytes"].as_u64().unwrap(),
+        fs::metadata(&joined).unwrap().len()
+    );
+}

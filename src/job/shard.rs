@@ -15,7 +15,7 @@
 //! would have: each job's `poses.csv`, and `index.json` listing every file with its
 //! size and SHA-256 — nothing in either says how the work was split.
 
-use crate::output::{write_atomic, write_poses, OutputError, PoseRow, Viewpoint};
+use crate::output::{merge_mcap, write_atomic, write_poses, OutputError, PoseRow, Viewpoint};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest as _, Sha256};
 use std::collections::BTreeMap;
@@ -29,6 +29,8 @@ use std::str::FromStr;
 pub const SHARDS_DIR: &str = "shards";
 /// The index `merge` writes into the output folder.
 pub const INDEX_FILE: &str = "index.json";
+/// The one MCAP file `merge` joins a job's per-frame MCAP files into, in its folder.
+pub const JOINED_MCAP: &str = "frames.mcap";
 /// Shards a split may have at most (five digits in the file names).
 pub const MAX_SHARDS: u32 = 99_999;
 
@@ -507,7 +509,14 @@ pub fn merge(out: &Path) -> Result<MergeSummary, ShardError> {
                     })
             })
             .collect::<Result<_, _>>()?;
-        jobs_json.push(job_index(out, planned, &entries, &mut summary)?);
+        let mut job = job_index(out, planned, &entries, &mut summary)?;
+        if let Some(joined) = join_mcap(out, planned, &entries)? {
+            job["joined_mcap"] = joined;
+            summary
+                .written
+                .push(out.join(&planned.dir).join(JOINED_MCAP));
+        }
+        jobs_json.push(job);
         let poses = out.join(&planned.dir).join(super::POSES_FILE);
         write_poses(&poses, &pose_rows(planned, &entries))?;
         summary.written.push(poses);
@@ -548,6 +557,31 @@ fn job_index(
         "frame_rate_hz": planned.frame_rate,
         "files": files,
     }))
+}
+
+/// A job's per-frame MCAP files joined into one, in frame order (what Foxglove and
+/// `ros2 bag` open as one recording), and its index entry; `None` when it has none.
+fn join_mcap(
+    out: &Path,
+    planned: &PlannedJob,
+    entries: &[&FrameEntry],
+) -> Result<Option<serde_json::Value>, ShardError> {
+    let inputs: Vec<PathBuf> = entries
+        .iter()
+        .flat_map(|e| &e.files)
+        .filter(|f| f.ends_with(".mcap"))
+        .map(|f| out.join(f))
+        .collect();
+    if inputs.is_empty() {
+        return Ok(None);
+    }
+    let path = out.join(&planned.dir).join(JOINED_MCAP);
+    merge_mcap(&inputs, &path)?;
+    let (bytes, sha256) = file_digest(&path)?;
+    let rel = relative(out, &path)?;
+    Ok(Some(
+        serde_json::json!({ "path": rel, "bytes": bytes, "sha256": sha256 }),
+    ))
 }
 
 fn relative_dir(dir: &Path) -> String {

@@ -255,8 +255,14 @@ mod tests {
             let m = measure(&waves, &cw, DRAWS).unwrap();
             let shift = (b as f64 * delta.sin()).atan2(a as f64 + b as f64 * delta.cos());
             let expected = near + shift / delta * dr;
-            assert!((m.range - expected).abs() < 1e-5, "{a}/{b}: {m:?} vs {expected}");
-            assert!(m.range > last && m.range < near + dr, "moves with the ratio");
+            assert!(
+                (m.range - expected).abs() < 1e-5,
+                "{a}/{b}: {m:?} vs {expected}"
+            );
+            assert!(
+                m.range > last && m.range < near + dr,
+                "moves with the ratio"
+            );
             last = m.range;
             assert!(m.coherence < 1.0);
         }
