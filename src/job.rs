@@ -30,6 +30,7 @@ use sender::{FramePackets, PacketSinks, Sender};
 use crate::gpu::{Context, ContextOptions};
 use crate::material::{MaterialDb, MaterialMapping};
 use crate::model::FrameExtent;
+use crate::model::RecordLayout;
 use crate::output::packets::{Pacing, Packet, PacketEncoder, PcapOptions, UdpSink};
 use crate::output::{
     frame_file_name, frame_layer_file_name, organize, write_atomic, write_cloud_into,
@@ -39,7 +40,9 @@ use crate::output::{
 use crate::scene::{Motion, Scenario, Scene};
 use crate::sensor::{Pose, Sensor, SubRaySample};
 use crate::sim::memory::check_frame_memory;
-use crate::sim::{to_point_cloud, FrameOutput, FrameSettings, FrameTicket, Simulator, Sun};
+use crate::sim::{
+    to_point_cloud, Capture, FrameOutput, FrameSettings, FrameTicket, Simulator, Sun,
+};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -252,9 +255,17 @@ fn check_options(opts: &JobOptions) -> Result<(), JobError> {
 /// A frame on the GPU.
 struct InFlight {
     frame: u64,
-    ticket: FrameTicket,
+    work: Work,
     settings: FrameSettings,
     submitted: Instant,
+}
+
+/// A submitted frame, or a frame already simulated: a continuous-wave sensor's frame
+/// is waited for at once, because its return records (which the host sums as phasors)
+/// live in buffers the next frame overwrites.
+enum Work {
+    Submitted(FrameTicket),
+    Done(Box<FrameOutput>),
 }
 
 /// The frames' packets: the encoder on this thread, the writer on its own.
@@ -369,6 +380,8 @@ struct Runner<'a> {
     playback: Playback,
     packets: Option<PacketStream>,
     report: JobReport,
+    /// Sub-rays per beam, as the frames' records are laid out.
+    subrays: u32,
 }
 
 impl<'a> Runner<'a> {
@@ -414,6 +427,7 @@ impl<'a> Runner<'a> {
             playback,
             packets: None,
             report,
+            subrays: subrays.len() as u32,
         })
     }
 
@@ -488,9 +502,19 @@ impl<'a> Runner<'a> {
         );
         settings.sweep = self.playback.sweep(frame);
         let submitted = Instant::now();
+        let work = match self.opts.sensor.cw {
+            Some(_) => Work::Done(Box::new(self.sim.frame(
+                &settings,
+                Capture {
+                    records: true,
+                    echoes: false,
+                },
+            )?)),
+            None => Work::Submitted(self.sim.submit(&settings)?),
+        };
         Ok(InFlight {
             frame,
-            ticket: self.sim.submit(&settings)?,
+            work,
             settings,
             submitted,
         })
@@ -501,8 +525,11 @@ impl<'a> Runner<'a> {
         done: InFlight,
         frame_done: &mut dyn FnMut(&FrameDone),
     ) -> Result<(), JobError> {
-        let out = self.sim.collect(done.ticket)?;
-        let cloud = to_point_cloud(&self.opts.sensor.beams, &out.points)?;
+        let out = match done.work {
+            Work::Submitted(ticket) => self.sim.collect(ticket)?,
+            Work::Done(out) => *out,
+        };
+        let cloud = self.cloud(&out, &done.settings)?;
         self.report.record_times(&out);
         self.report.points_per_frame.push(cloud.points.len());
         self.report
@@ -557,6 +584,24 @@ impl<'a> Runner<'a> {
             write_run_files(self.opts, &self.plan, &mut self.report)?;
         }
         Ok(self.report)
+    }
+}
+
+impl Runner<'_> {
+    /// The frame's points: the GPU's, or for a continuous-wave sensor the phasor
+    /// measurement of its return records (`model::cw`).
+    fn cloud(&self, out: &FrameOutput, settings: &FrameSettings) -> Result<PointCloud, JobError> {
+        let sensor = &self.opts.sensor;
+        let (Some(cw), Some(records)) = (&sensor.cw, &out.records) else {
+            return Ok(to_point_cloud(&sensor.beams, &out.points)?);
+        };
+        let layout = RecordLayout {
+            beams: sensor.beams.len() as u32,
+            subrays: self.subrays,
+            slots: self.sim.record_slots(),
+        };
+        let points = crate::model::cw::frame_points(&sensor.beams, records, layout, settings, cw);
+        Ok(PointCloud { points })
     }
 }
 

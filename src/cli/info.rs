@@ -54,7 +54,10 @@ pub(super) fn print_sensor_detail(name: &str) -> Result<()> {
     );
     println!("  beam: {}", kernel_text(&s.kernel));
     println!("  {}", subray_text(s));
-    print_detector(&s.detector);
+    match &s.cw {
+        Some(cw) => print_cw(cw),
+        None => print_detector(&s.detector),
+    }
     println!(
         "  frame: x forward, y left, z up (REP-103); azimuth from +x towards +y, elevation up"
     );
@@ -64,6 +67,32 @@ pub(super) fn print_sensor_detail(name: &str) -> Result<()> {
     );
     println!("  vendor conventions: {}", d.conventions);
     Ok(())
+}
+
+/// A continuous-wave sensor's receiver: its measurement replaces the pulse waveform.
+fn print_cw(cw: &beamtrace::sensor::CwSettings) {
+    let [f1, f2] = cw.frequencies_hz;
+    println!(
+        "  ranging: continuous wave, phase at {} and {} MHz (ambiguous every {:.3} and {:.3} m, \
+         resolved together to {:.1} m); one return per beam, the phasor sum of its sub-rays",
+        f1 / 1e6,
+        f2 / 1e6,
+        beamtrace::sensor::CwSettings::ambiguity_m(f1),
+        beamtrace::sensor::CwSettings::ambiguity_m(f2),
+        cw.unambiguous_m()
+    );
+    match cw.sampling {
+        beamtrace::sensor::CwSampling::Ideal => println!("  phase: the ideal phasor argument"),
+        beamtrace::sensor::CwSampling::Dft {
+            samples,
+            sample_noise,
+        } => println!(
+            "  phase: DFT of {samples} samples over one period (reordered), sample noise \
+             σ = {sample_noise} × the detection threshold (`run --ideal` switches it off)"
+        ),
+    }
+    let [a, b, c] = cw.phase_bias;
+    println!("  phase bias: Δφ' = Δφ − ({a} L² + {b} L + {c}) rad, L the received amplitude");
 }
 
 fn kernel_text(k: &BeamKernel) -> String {

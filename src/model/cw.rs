@@ -20,46 +20,10 @@
 //! (paper 002 eq. 4). Without sample noise both agree to rounding; with it, the phase
 //! noise grows as the amplitude falls, as a real receiver's does.
 
-use crate::sensor::rng;
-
-/// Speed of light in vacuum (m/s).
-pub const SPEED_OF_LIGHT: f64 = 299_792_458.0;
-
-/// How the phase of the received wave is measured.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum CwSampling {
-    /// The phasor's own argument.
-    Ideal,
-    /// `samples` samples of the wave at evenly spaced phases, each with Gaussian noise of
-    /// σ = `sample_noise` (signal units), and the discrete Fourier estimate.
-    Dft { samples: u32, sample_noise: f32 },
-}
-
-/// A continuous-wave sensor's measurement.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct CwSettings {
-    /// f1, whose phase gives the range, and f2, which resolves f1's ambiguity (Hz).
-    pub frequencies_hz: [f64; 2],
-    pub sampling: CwSampling,
-    /// a, b, c of the phase bias a L² + b L + c (rad; L in signal units).
-    pub phase_bias: [f64; 3],
-}
-
-impl CwSettings {
-    /// The URG-04LX's (paper 002 §III-B): 46.55 and 53.2 MHz, 30 samples.
-    pub const URG_04LX_FREQUENCIES_HZ: [f64; 2] = [46.55e6, 53.2e6];
-
-    /// The range one frequency measures modulo: c / 2f.
-    pub fn ambiguity_m(f: f64) -> f64 {
-        SPEED_OF_LIGHT / (2.0 * f)
-    }
-
-    /// The farthest range the two frequencies tell apart: c / 2|f1 − f2|.
-    pub fn unambiguous_m(&self) -> f64 {
-        let [f1, f2] = self.frequencies_hz;
-        SPEED_OF_LIGHT / (2.0 * (f1 - f2).abs())
-    }
-}
+use super::{FrameSettings, RecordLayout, SubRayRecord};
+use crate::output::Point;
+use crate::sensor::{calibrated_reflectivity, rng, Beam};
+pub use crate::sensor::{CwSampling, CwSettings, SPEED_OF_LIGHT};
 
 /// One return as the phasor sum sees it.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -122,7 +86,15 @@ fn sample_stream(i: usize, k: u32) -> u32 {
 }
 
 /// The beam's measurement from its returns; `None` when nothing came back.
-pub fn measure(waves: &[Wave], cw: &CwSettings, draws: Draws) -> Option<CwMeasurement> {
+/// `threshold`: the detection threshold, the unit of the sensor's sample noise;
+/// `max_range`: the farthest range the unwrapping considers.
+pub fn measure(
+    waves: &[Wave],
+    cw: &CwSettings,
+    threshold: f32,
+    max_range: f32,
+    draws: Draws,
+) -> Option<CwMeasurement> {
     let total: f64 = waves.iter().map(|w| f64::from(w.amplitude)).sum();
     if total <= 0.0 {
         return None;
@@ -140,13 +112,13 @@ pub fn measure(waves: &[Wave], cw: &CwSettings, draws: Draws) -> Option<CwMeasur
             CwSampling::Dft {
                 samples,
                 sample_noise,
-            } => dft_phase(z, samples, sample_noise, draws, i),
+            } => dft_phase(z, samples, sample_noise * threshold, draws, i),
         };
         let [a, b, c] = cw.phase_bias;
         phases[i] = (measured - (a * l * l + b * l + c)).rem_euclid(std::f64::consts::TAU);
     }
     Some(CwMeasurement {
-        range: unwrap(phases, cw),
+        range: unwrap(phases, cw, max_range),
         amplitude,
         coherence: amplitude / total,
     })
@@ -175,15 +147,20 @@ fn dft_phase(z: Phasor, n: u32, noise: f32, draws: Draws, freq: usize) -> f64 {
 
 /// The range both phases agree on: f1's range plus the whole number of f1's ambiguity
 /// intervals that brings f2's range closest, within the unambiguous range.
-fn unwrap(phases: [f64; 2], cw: &CwSettings) -> f64 {
+fn unwrap(phases: [f64; 2], cw: &CwSettings, max_range: f32) -> f64 {
     let [f1, f2] = cw.frequencies_hz;
     let (u1, u2) = (CwSettings::ambiguity_m(f1), CwSettings::ambiguity_m(f2));
     let r1 = phases[0] / std::f64::consts::TAU * u1;
     let r2 = phases[1] / std::f64::consts::TAU * u2;
-    let turns = (cw.unambiguous_m() / u1).ceil() as u32;
+    let reach = cw.unambiguous_m().min(f64::from(max_range));
     let mut best = (f64::INFINITY, r1);
-    for n in 0..turns.max(1) {
+    // Within the unambiguous range each candidate differs from f2's by a distinct
+    // amount; beyond it they alias (hence `reach`).
+    for n in 0..=(reach / u1).ceil() as u32 {
         let r = r1 + f64::from(n) * u1;
+        if n > 0 && r > reach {
+            break;
+        }
         let off = (r - r2) / u2;
         let miss = (off - off.round()).abs() * u2;
         if miss < best.0 {
@@ -191,6 +168,77 @@ fn unwrap(phases: [f64; 2], cw: &CwSettings) -> f64 {
         }
     }
     best.1
+}
+
+/// The points of a frame of a continuous-wave sensor from its return records (laid
+/// out as `layout`): per beam, the measurement of all its records' waves, kept when its
+/// amplitude reaches the detection threshold and its range lies in the range window.
+/// One point per beam at most (a phase measures one range); it carries the instance,
+/// class and material of the beam's strongest return, no echo pulse width, the
+/// apparent reflectance |Z(f1)|·r² as intensity and the beam's ambient level.
+pub fn frame_points(
+    beams: &[Beam],
+    records: &[SubRayRecord],
+    layout: RecordLayout,
+    settings: &FrameSettings,
+    cw: &CwSettings,
+) -> Vec<Point> {
+    let per_beam = layout.records_per_beam() as usize;
+    let threshold = settings.waveform.threshold;
+    let mut points = Vec::new();
+    let mut waves = Vec::with_capacity(per_beam);
+    for (b, (beam, recs)) in beams.iter().zip(records.chunks(per_beam)).enumerate() {
+        waves.clear();
+        waves.extend(recs.iter().filter(|r| !r.is_empty()).map(|r| Wave {
+            range: r.range,
+            amplitude: r.signal,
+        }));
+        let draws = Draws {
+            seed: settings.seed,
+            frame: settings.frame,
+            beam: b as u32,
+        };
+        let Some(m) = measure(&waves, cw, threshold, settings.max_range, draws) else {
+            continue;
+        };
+        let range = m.range as f32;
+        let in_window = (settings.min_range..=settings.max_range).contains(&range);
+        if m.amplitude < f64::from(threshold) || !in_window {
+            continue;
+        }
+        points.push(point(b as u32, beam, recs, range, m.amplitude as f32));
+    }
+    points
+}
+
+fn point(b: u32, beam: &Beam, recs: &[SubRayRecord], range: f32, amplitude: f32) -> Point {
+    let strongest = recs
+        .iter()
+        .max_by(|x, y| x.signal.total_cmp(&y.signal))
+        .copied()
+        .unwrap_or_default();
+    let p = beam.origin + beam.direction() * range;
+    let intensity = amplitude * range * range;
+    Point {
+        x: p.x,
+        y: p.y,
+        z: p.z,
+        intensity,
+        reflectivity: calibrated_reflectivity(intensity),
+        range,
+        ring: beam.ring as u16,
+        azimuth: beam.azimuth,
+        elevation: beam.elevation,
+        beam: b,
+        instance: strongest.instance_id,
+        class: strongest.class_id as u16,
+        epw: 0.0,
+        return_index: 0,
+        return_count: 1,
+        material: strongest.material as u16,
+        ambient: recs.iter().map(|r| r.ambient).sum(),
+        time: beam.time,
+    }
 }
 
 #[cfg(test)]
@@ -234,7 +282,7 @@ mod tests {
         ] {
             // 4.5 m is beyond f1's 3.22 m: only f2 tells it from 1.28 m.
             for r in [0.3f32, 1.0, 2.9, 3.3, 4.5, 12.0, 21.0] {
-                let m = measure(&[one(r, 0.2)], &urg(sampling), DRAWS).unwrap();
+                let m = measure(&[one(r, 0.2)], &urg(sampling), 1.0, 25.0, DRAWS).unwrap();
                 assert!((m.range - f64::from(r)).abs() < 1e-5, "{r}: {m:?}");
                 assert!((m.coherence - 1.0).abs() < 1e-9);
                 assert!((m.amplitude - 0.2).abs() < 1e-6);
@@ -252,7 +300,7 @@ mod tests {
         let mut last = near;
         for (a, b) in [(0.9, 0.1), (0.6, 0.4), (0.5, 0.5), (0.3, 0.7), (0.1, 0.9)] {
             let waves = [one(near as f32, a), one((near + dr) as f32, b)];
-            let m = measure(&waves, &cw, DRAWS).unwrap();
+            let m = measure(&waves, &cw, 1.0, 25.0, DRAWS).unwrap();
             let shift = (b as f64 * delta.sin()).atan2(a as f64 + b as f64 * delta.cos());
             let expected = near + shift / delta * dr;
             assert!(
@@ -274,12 +322,12 @@ mod tests {
         // shifts strong returns farther than weak ones.
         let mut cw = urg(CwSampling::Ideal);
         cw.phase_bias = [0.0, 0.0, 0.01];
-        let m = measure(&[one(1.0, 0.3)], &cw, DRAWS).unwrap();
+        let m = measure(&[one(1.0, 0.3)], &cw, 1.0, 25.0, DRAWS).unwrap();
         let per_rad = SPEED_OF_LIGHT / (4.0 * std::f64::consts::PI * 46.55e6);
         assert!((m.range - (1.0 - 0.01 * per_rad)).abs() < 1e-6, "{m:?}");
         cw.phase_bias = [0.0, -0.01, 0.0];
-        let dark = measure(&[one(1.0, 0.1)], &cw, DRAWS).unwrap();
-        let bright = measure(&[one(1.0, 2.0)], &cw, DRAWS).unwrap();
+        let dark = measure(&[one(1.0, 0.1)], &cw, 1.0, 25.0, DRAWS).unwrap();
+        let bright = measure(&[one(1.0, 2.0)], &cw, 1.0, 25.0, DRAWS).unwrap();
         assert!((bright.range - dark.range - 0.019 * per_rad).abs() < 1e-5);
     }
 
@@ -293,7 +341,9 @@ mod tests {
             let ranges: Vec<f64> = (0..400)
                 .map(|beam| {
                     let d = Draws { beam, ..DRAWS };
-                    measure(&[one(1.5, amplitude)], &cw, d).unwrap().range
+                    measure(&[one(1.5, amplitude)], &cw, 1.0, 25.0, d)
+                        .unwrap()
+                        .range
                 })
                 .collect();
             let mean = ranges.iter().sum::<f64>() / ranges.len() as f64;

@@ -398,9 +398,20 @@ fn presets_have_valid_beams_and_detectors() {
         s.validate().unwrap();
         let subs = s.subray_samples().unwrap();
         assert_eq!(subs.len(), s.subrays as usize, "{}", info.name);
-        // Real sensors: noise on, the beam's divergence traced with sub-rays.
+        // Real sensors: noise on (a continuous-wave sensor's in its phase samples),
+        // the beam's divergence traced with sub-rays.
         let n = s.detector.noise;
-        assert!(n.range_sigma_m > 0.0 && n.pd_width > 0.0, "{}", info.name);
+        match s.cw.map(|cw| cw.sampling) {
+            Some(CwSampling::Dft { sample_noise, .. }) => {
+                assert!(sample_noise > 0.0, "{}", info.name);
+                let ideal = s.clone().ideal().cw.map(|cw| cw.sampling);
+                assert!(
+                    matches!(ideal, Some(CwSampling::Dft { sample_noise, .. }) if sample_noise == 0.0)
+                );
+            }
+            Some(CwSampling::Ideal) => panic!("{}: a real sensor samples", info.name),
+            None => assert!(n.range_sigma_m > 0.0 && n.pd_width > 0.0, "{}", info.name),
+        }
         assert!(s.detector.saturation > 0.0, "{}: no saturation", info.name);
         assert!(s.subrays >= 4, "{}: {} sub-rays", info.name, s.subrays);
         let ideal = s.clone().ideal();

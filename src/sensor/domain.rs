@@ -112,6 +112,14 @@ pub const FRAME_RATE: Domain = Domain::closed(0.001, 1000.0, " Hz");
 pub const RANGE: Domain = Domain::closed(0.0, 10_000.0, " m");
 /// Laser wavelength (nm): ultraviolet to CO₂ lasers.
 pub const WAVELENGTH: Domain = Domain::closed(200.0, 12_000.0, " nm");
+/// A continuous-wave sensor's modulation frequency (MHz).
+pub const MODULATION: Domain = Domain::closed(0.1, 10_000.0, " MHz");
+/// Samples of a continuous-wave sensor's DFT phase estimate.
+pub const CW_SAMPLES: Domain = Domain::closed(3.0, 4096.0, "");
+/// Sample noise σ, relative to the detection threshold.
+pub const CW_SAMPLE_NOISE: Domain = Domain::closed(0.0, 1000.0, "");
+/// Phase-bias polynomial coefficients (rad per power of the amplitude).
+pub const PHASE_BIAS: Domain = Domain::closed(-1000.0, 1000.0, "");
 /// A Lambertian reflectance (datasheet pairs).
 pub const REFLECTANCE: Domain = Domain::above(0.0, 1.0, "");
 /// A datasheet pair's range (m).

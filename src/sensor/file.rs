@@ -31,7 +31,8 @@ use super::kernel::BeamKernel;
 use super::patterns::{self, ExplicitSpec, GridSpec, Pattern};
 use super::presets::preset_with;
 use super::{
-    default_mount, Detection, Detector, Pose, PresetOptions, Sampling, Sensor, SensorError,
+    default_mount, CwSampling, CwSettings, Detection, Detector, Pose, PresetOptions, Sampling,
+    Sensor, SensorError,
 };
 use crate::config::{load_yaml, set_given, ConfigError, PathPolicy};
 use glam::Vec3;
@@ -51,6 +52,39 @@ struct SensorFile {
     beam: Option<BeamSpec>,
     detector: Option<DetectorSpec>,
     noise: Option<NoiseSpec>,
+    /// `pulsed` (time of flight, the default) or `cw` (continuous-wave phase ranging).
+    kind: Option<SensorKind>,
+    /// The continuous-wave measurement (with `kind: cw`); missing values are the
+    /// URG-04LX's.
+    cw: Option<CwSpec>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum SensorKind {
+    Pulsed,
+    Cw,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CwSpec {
+    /// f1 and f2 (MHz).
+    modulation_mhz: Option<[f64; 2]>,
+    /// `dft` (samples of the wave, as the URG-04LX) or `ideal` (the phasor's argument).
+    sampling: Option<CwSamplingSpec>,
+    samples: Option<u32>,
+    /// σ of each sample's noise, relative to the detection threshold.
+    sample_noise: Option<f32>,
+    /// a, b, c of Δφ' = Δφ − (aL² + bL + c) (rad).
+    phase_bias: Option<[f64; 3]>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum CwSamplingSpec {
+    Dft,
+    Ideal,
 }
 
 #[derive(Debug, Deserialize)]
@@ -225,6 +259,7 @@ fn generic_sensor(name: String, p: Pattern, frame_rate: f32) -> Sensor {
         subrays: GENERIC.subrays,
         sampling: Sampling::Grid,
         detector: Detector::default(),
+        cw: None,
     }
 }
 
@@ -421,5 +456,74 @@ fn apply_overrides(sensor: &mut Sensor, file: SensorFile, src: &Source) -> Resul
     if let Some(n) = file.noise {
         apply_noise(&mut sensor.detector.noise, n);
     }
+    apply_cw(sensor, file.kind, file.cw, path)
+}
+
+/// `kind` and `cw`: a pulsed sensor made continuous-wave (URG-04LX defaults under the
+/// values given), or the reverse; `cw` values without `kind: cw` on a pulsed sensor
+/// are an error, not ignored.
+fn apply_cw(
+    sensor: &mut Sensor,
+    kind: Option<SensorKind>,
+    spec: Option<CwSpec>,
+    path: &Path,
+) -> Result<(), SensorError> {
+    let base = match (kind, sensor.cw) {
+        (Some(SensorKind::Pulsed), _) | (None, None) => {
+            if spec.is_some() {
+                return Err(ConfigError::invalid(
+                    path,
+                    "cw",
+                    "continuous-wave settings for a pulsed sensor: add `kind: cw`",
+                )
+                .into());
+            }
+            sensor.cw = None;
+            return Ok(());
+        }
+        (Some(SensorKind::Cw), None) => CwSettings::URG_04LX,
+        (_, Some(cw)) => cw,
+    };
+    if let Some(s) = &spec {
+        let samples_given = s.samples.is_some() || s.sample_noise.is_some();
+        if s.sampling == Some(CwSamplingSpec::Ideal) && samples_given {
+            return Err(ConfigError::invalid(
+                path,
+                "cw.samples, cw.sample_noise",
+                "apply to `sampling: dft` only; the ideal phasor takes no samples",
+            )
+            .into());
+        }
+    }
+    sensor.cw = Some(match spec {
+        Some(s) => cw_from(base, s),
+        None => base,
+    });
     Ok(())
+}
+
+fn cw_from(mut cw: CwSettings, s: CwSpec) -> CwSettings {
+    if let Some([f1, f2]) = s.modulation_mhz {
+        cw.frequencies_hz = [f1 * 1e6, f2 * 1e6];
+    }
+    if let Some(b) = s.phase_bias {
+        cw.phase_bias = b;
+    }
+    let (old_samples, old_noise) = match cw.sampling {
+        CwSampling::Dft {
+            samples,
+            sample_noise,
+        } => (samples, sample_noise),
+        CwSampling::Ideal => (30, 0.0),
+    };
+    let dft = CwSampling::Dft {
+        samples: s.samples.unwrap_or(old_samples),
+        sample_noise: s.sample_noise.unwrap_or(old_noise),
+    };
+    cw.sampling = match (s.sampling, cw.sampling) {
+        (Some(CwSamplingSpec::Ideal), _) => CwSampling::Ideal,
+        (Some(CwSamplingSpec::Dft), _) | (None, CwSampling::Dft { .. }) => dft,
+        (None, CwSampling::Ideal) => CwSampling::Ideal,
+    };
+    cw
 }

@@ -21,6 +21,7 @@
 //! `subrays` sub-rays, and the receiver is described by a [`Detector`].
 
 mod csv_pattern;
+mod cw;
 pub mod detector;
 pub mod domain;
 mod file;
@@ -51,6 +52,7 @@ use crate::config::ConfigError;
 use glam::{Affine3A, Quat, Vec3};
 use std::path::PathBuf;
 
+pub use cw::{CwSampling, CwSettings, SPEED_OF_LIGHT};
 pub use detector::{
     Detector, DualPolicy, Noise, RangeCurve, RangeEstimator, RangeLimit, ReturnMode,
     WaveformSettings,
@@ -178,6 +180,10 @@ pub struct Sensor {
     pub subrays: u32,
     pub sampling: Sampling,
     pub detector: Detector,
+    /// Continuous-wave (phase) ranging instead of pulses: the beam's returns are summed
+    /// as phasors at two modulation frequencies (`model::cw`), and the detector's
+    /// waveform settings are unused but for the detection threshold. `None`: pulsed.
+    pub cw: Option<CwSettings>,
 }
 
 /// A sensor could not be made: bad file, unknown preset, bad CSV line or bad value.
@@ -231,6 +237,13 @@ impl Sensor {
     /// (for tests and for reference data, not for data meant to look measured).
     pub fn ideal(mut self) -> Self {
         self.detector.noise = Noise::default();
+        if let Some(CwSettings {
+            sampling: CwSampling::Dft { sample_noise, .. },
+            ..
+        }) = &mut self.cw
+        {
+            *sample_noise = 0.0;
+        }
         self
     }
 
@@ -250,6 +263,9 @@ impl Sensor {
         self.validate_mount()?;
         self.validate_range()?;
         domain::FRAME_RATE.check("frame_rate", f64::from(self.frame_rate))?;
+        if let Some(cw) = &self.cw {
+            cw.validate(self.max_range)?;
+        }
         domain::WAVELENGTH.check("wavelength_nm", f64::from(self.wavelength_nm))?;
         domain::REFLECTANCE.check(
             "detection.reference_reflectance",

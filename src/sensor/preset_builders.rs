@@ -5,7 +5,9 @@
 use super::detector::{Detector, DualPolicy, Noise, ReturnMode};
 use super::kernel::{fwhm_to_1e2, BeamKernel};
 use super::patterns::{self, column_sweep, rotating, steps_inclusive, uniform_lasers, Laser};
-use super::{default_mount, domain, Detection, PresetOptions, Sampling, Sensor, SensorError};
+use super::{
+    default_mount, domain, CwSettings, Detection, PresetOptions, Sampling, Sensor, SensorError,
+};
 
 /// Sensor-wide defaults of a preset.
 struct Defaults {
@@ -139,6 +141,7 @@ fn assemble(name: &str, p: patterns::Pattern, d: &Defaults, frame_rate: f32) -> 
             saturation: SATURATION,
             ..d.detector
         },
+        cw: None,
     }
 }
 
@@ -651,7 +654,7 @@ pub(crate) fn urg04lx(o: &PresetOptions) -> Result<Sensor, SensorError> {
         |k| f64::from(k) / 1024.0 * period,
         0.0,
     );
-    Ok(assemble(
+    let mut sensor = assemble(
         "urg-04lx",
         p,
         &Defaults {
@@ -664,12 +667,16 @@ pub(crate) fn urg04lx(o: &PresetOptions) -> Result<Sensor, SensorError> {
             // mixed pixels need sub-rays (the paper uses three), here a 2 × 2 grid.
             beam: (BeamKernel::Disc { radius: 5e-3 }, 4),
             detector: Detector::default(),
-            // Sheet: ±30 mm from 60 to 1000 mm, ±3 % of the distance beyond; the
-            // constant part as 1σ (the model has no range-proportional term).
-            noise: sheet_noise(0.03, 0.0, 0.0),
+            // A continuous-wave sensor: its range noise comes from the noise of the
+            // phase samples (CwSettings::URG_04LX), which grows as the return weakens
+            // (sheet: ±30 mm to 1 m, ±3 % beyond); no pulsed jitter on top.
+            noise: sheet_noise(0.0, 0.0, 0.0),
         },
         f,
-    ))
+    );
+    // Paper 002: two modulation frequencies, 30 samples, a radiance-dependent bias.
+    sensor.cw = Some(CwSettings::URG_04LX);
+    Ok(sensor)
 }
 
 /// Blickfeld Cube 1 (MEMS mirror). Source: Cube 1 datasheet: 70° × 30° FOV, scan
