@@ -803,10 +803,24 @@ fn run_help_describes_every_option() {
             "--scenario",
             "--pcap",
             "--packets",
+            "--shard",
             "--help",
         ],
     );
     assert_help_lists_exactly("sensors", &["--detail", "--help"]);
+    assert_help_lists_exactly(
+        "batch",
+        &[
+            "<MANIFEST>",
+            "--out",
+            "--shard",
+            "--list",
+            "--device",
+            "--validate",
+            "--help",
+        ],
+    );
+    assert_help_lists_exactly("merge", &["<OUT>", "--help"]);
 }
 
 #[test]
