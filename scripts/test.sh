@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Set up what is missing and run every check: formatting, clippy, and all tests (GPU
+# Set up what is missing and run every check: formatting, clippy, the API docs (no broken links), and all tests (GPU
 # tests run on whatever ray-tracing Vulkan device exists — lavapipe on a machine without
 # a GPU — with the validation layer on).
 set -euo pipefail
@@ -8,6 +8,7 @@ cd "$root"
 scripts/setup.sh
 cargo fmt --all -- --check
 cargo clippy --all-targets -- -D warnings
+RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --quiet
 # The independent PCD and PLY reader tests use the pypcd4/plyfile/Open3D venv made by
 # setup.sh.
 export BEAMTRACE_PYTHON="$root/target/pyenv/bin/python"

@@ -14,7 +14,7 @@
 //! * [`gpu`] — Vulkan: device, memory, acceleration structures, pipelines. No LiDAR.
 //! * [`sim`] — the frame pipeline: trace → returns → points. No raw Vulkan handles;
 //!   owns the `#[repr(C)]` structs the shaders read and the conversions into them.
-//! * [`reference`] — the CPU implementation of the same model, used to check the GPU.
+//! * [`reference`](mod@reference) — the CPU implementation of the same model, used to check the GPU.
 //! * [`output`] — point clouds, PCD/PLY writers and the picture of a frame.
 //! * [`view`] — the point cloud drawn as it comes off the GPU: offscreen pictures, and
 //!   the live window (feature `window`). Uses `sim` and `gpu`; prints nothing.

@@ -155,7 +155,7 @@ fn strip_location(message: &str) -> String {
 /// Characters of a value from a file that a message quotes at most.
 const QUOTE_CHARS: usize = 40;
 
-/// `text` cut to [`QUOTE_CHARS`] characters (with "…"): a message may quote a short value
+/// `text` cut to `QUOTE_CHARS` (40) characters (with "…"): a message may quote a short value
 /// from a file to point at it, but never echoes a long one.
 pub fn shorten(text: &str) -> String {
     if text.chars().count() <= QUOTE_CHARS {

@@ -122,7 +122,7 @@ impl Drop for Image {
     }
 }
 
-/// A render pass with one colour attachment ([`COLOR_FORMAT`], cleared, left ready to
+/// A render pass with one colour attachment (`COLOR_FORMAT`, cleared, left ready to
 /// be copied from) and a depth attachment (cleared, not kept). Pipelines are made for
 /// it, and every [`RenderTarget`] of any size made with it suits them.
 pub struct RenderPass {

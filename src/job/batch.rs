@@ -52,7 +52,7 @@ pub struct Manifest {
     /// No measurement noise (`run --ideal`).
     #[serde(default)]
     pub ideal: bool,
-    /// `run --sun`: "azimuth,elevation[,irradiance]", or `none` for night.
+    /// `run --sun`: `azimuth,elevation[,irradiance]`, or `none` for night.
     pub sun: Option<String>,
     /// IR material database and material map, relative to the manifest's folder.
     pub materials: Option<PathBuf>,
