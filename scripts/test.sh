@@ -1,8 +1,7 @@
 #!/usr/bin/env bash
 # Set up what is missing and run every check: formatting, clippy, the API docs (no
-# broken links), and all tests (GPU
-# tests run on whatever ray-tracing Vulkan device exists — lavapipe on a machine without
-# a GPU — with the validation layer on).
+# broken links), and all tests (GPU tests run on whatever ray-tracing Vulkan device
+# exists — lavapipe on a machine without a GPU — with the validation layer on).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
