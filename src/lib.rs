@@ -15,16 +15,19 @@
 //! * [`sim`] — the frame pipeline: trace → returns → points. No raw Vulkan handles;
 //!   owns the `#[repr(C)]` structs the shaders read and the conversions into them.
 //! * [`reference`](mod@reference) — the CPU implementation of the same model, used to check the GPU.
+//! * [`fit`] — calibration: the pose and reflectances that make the CPU reference
+//!   reproduce a measured scan (least squares, Levenberg–Marquardt).
 //! * [`output`] — point clouds, PCD/PLY writers and the picture of a frame.
 //! * [`view`] — the point cloud drawn as it comes off the GPU: offscreen pictures, and
 //!   the live window (feature `window`). Uses `sim` and `gpu`; prints nothing.
 //!
 //! The plain layers (`config`, `sensor`, `material`, `scene`, `model`, `output`,
-//! `reference`) import nothing from `sim` or `gpu`.
+//! `reference`, `fit`) import nothing from `sim` or `gpu`.
 
 pub mod bench;
 pub mod config;
 pub mod contract;
+pub mod fit;
 pub mod gpu;
 pub mod job;
 pub mod material;

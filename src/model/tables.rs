@@ -93,6 +93,11 @@ pub enum TablesError {
     },
     #[error("IR material {0} out of range")]
     IrMaterialOutOfRange(u32),
+    #[error(
+        "the new material database differs in its materials or their classes from the \
+         one the tables were built with: build the tables anew"
+    )]
+    MaterialsChanged,
 }
 
 impl SceneTables {
@@ -109,6 +114,25 @@ impl SceneTables {
             }
         }
         Ok(t)
+    }
+
+    /// Samples the material tables again from `db`, which must hold the same materials
+    /// in the same classes (other values, such as a calibration's reflectances): the
+    /// geometries keep their hit shaders, so only the tables change.
+    pub fn set_materials(&mut self, db: &MaterialDb) -> Result<(), TablesError> {
+        let same = db.materials.len() == self.materials.len()
+            && db
+                .materials
+                .iter()
+                .zip(&self.materials)
+                .all(|(m, e)| m.class == e.class);
+        if !same {
+            return Err(TablesError::MaterialsChanged);
+        }
+        self.materials.clear();
+        self.reflectance.clear();
+        self.add_materials(db);
+        Ok(())
     }
 
     /// Class, transmission and the sampled R(θ) and diffuse tables of every IR
@@ -332,6 +356,25 @@ mod tests {
             assert!((w - 0.90 * c).abs() < 1e-4, "white at cos {c}: diffuse {w}");
             assert_eq!(w, t.reflectance(white, c));
         }
+    }
+
+    #[test]
+    fn set_materials_resamples_the_tables_and_refuses_another_class() {
+        let (scene, db, map) = wall();
+        let mut t = SceneTables::new(&scene, &db, &map).expect("tables");
+        let white = db.index_of("lambertian_90", "test").expect("white");
+        let mut brighter = db.clone();
+        brighter.materials[white].reflectance = 0.45;
+        t.set_materials(&brighter).expect("same classes");
+        // A 45 % Lambertian target: 0.45·cos θ; the geometries are untouched.
+        assert!((t.reflectance(white as u32, 0.5) - 0.225).abs() < 1e-4);
+        assert_eq!(
+            t.geometries,
+            SceneTables::new(&scene, &db, &map).expect("t").geometries
+        );
+        let mut other = db.clone();
+        other.materials[white].class = MaterialClass::Absorbent;
+        assert_eq!(t.set_materials(&other), Err(TablesError::MaterialsChanged));
     }
 
     #[test]

@@ -78,6 +78,12 @@ impl CpuSimulator {
         &self.tables
     }
 
+    /// Answers from `db` from now on: the same materials in the same classes with other
+    /// values (a calibration's reflectances), without building the BVH again.
+    pub fn set_materials(&mut self, db: &MaterialDb) -> Result<(), ReferenceError> {
+        Ok(self.tables.set_materials(db)?)
+    }
+
     /// A whole frame like `Simulator::frame`: the trace, then the waveform stage with the
     /// frame's parameters; `beams × max_returns` echo slots and the count per beam.
     pub fn frame(

@@ -1,0 +1,127 @@
+//! f(θ): the sensor's first return per beam, simulated by the CPU reference for one
+//! value of θ.
+//!
+//! The simulation is deterministic in θ: the sensor's measurement noise is off
+//! ([`Sensor::ideal`](crate::sensor::Sensor::ideal)) — the measured scan has the
+//! noise — and every other random draw (sub-ray jitter) is keyed by a fixed seed and
+//! frame 0. The scene is traced as it stands (no sweep, no moving objects).
+
+use super::materials::scaled_db;
+use super::params::Theta;
+use super::FitError;
+use crate::material::{MaterialClass, MaterialDb, MaterialMapping};
+use crate::model::{FrameSettings, Sun};
+use crate::reference::{echo_slots, CpuSimulator};
+use crate::scene::Scene;
+use crate::sensor::{Beam, Sensor, SubRaySample};
+use glam::Affine3A;
+
+/// A beam's simulated first return.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) struct SimReturn {
+    pub range: f32,
+    /// Apparent reflectance R_app, as the point field `intensity`.
+    pub intensity: f32,
+    /// The scene instance that answered: a beam that moves onto another surface
+    /// between two nearby values of θ has no derivative there.
+    pub instance: u32,
+    pub material: u32,
+}
+
+/// What stays fixed while θ changes.
+pub(super) struct Evaluator {
+    sim: CpuSimulator,
+    /// The database at the sensor's wavelength, before any factor.
+    base: MaterialDb,
+    /// The factors the simulator's tables hold now.
+    applied: Vec<(usize, f64)>,
+    beams: Vec<Beam>,
+    subrays: Vec<SubRaySample>,
+    mount: Affine3A,
+    frame: FrameSettings,
+    slots: u32,
+}
+
+impl Evaluator {
+    pub fn new(
+        scene: &Scene,
+        sensor: &Sensor,
+        materials: &MaterialDb,
+        mapping: &MaterialMapping,
+        (seed, sun): (u64, Option<Sun>),
+    ) -> Result<Evaluator, FitError> {
+        let sensor = sensor.clone().ideal();
+        let base = materials.for_wavelength(sensor.wavelength_nm);
+        let map = base.resolve(&scene.materials, mapping)?;
+        let sim = CpuSimulator::new(scene, &base, &map)?;
+        let glass = sim
+            .tables()
+            .geometries
+            .iter()
+            .any(|g| g.class == MaterialClass::Transparent);
+        let frame = FrameSettings {
+            sensor_to_world: Affine3A::IDENTITY,
+            sweep: None,
+            min_range: sensor.min_range,
+            max_range: sensor.max_range,
+            sun,
+            seed,
+            frame: 0,
+            waveform: sensor.detector.waveform_settings(&sensor.detection),
+        };
+        Ok(Evaluator {
+            sim,
+            base,
+            applied: Vec::new(),
+            subrays: sensor.subray_samples()?,
+            beams: sensor.beams,
+            mount: sensor.mount.to_affine(),
+            frame,
+            // The GPU's record slots: the opaque hit, and two panes in front of it.
+            slots: if glass { 3 } else { 1 },
+        })
+    }
+
+    /// The database at the sensor's wavelength, before any factor.
+    pub fn materials(&self) -> &MaterialDb {
+        &self.base
+    }
+
+    /// Every beam's first return at θ.
+    pub fn simulate(&mut self, theta: &Theta) -> Result<Vec<Option<SimReturn>>, FitError> {
+        if theta.factors != self.applied {
+            self.sim
+                .set_materials(&scaled_db(&self.base, &theta.factors))?;
+            self.applied = theta.factors.clone();
+        }
+        let frame = FrameSettings {
+            sensor_to_world: theta.pose.to_pose().to_affine() * self.mount,
+            ..self.frame
+        };
+        let (_, echoes, counts) = self
+            .sim
+            .frame(&self.beams, &self.subrays, &frame, self.slots);
+        let per_beam = echo_slots(&frame.waveform) as usize;
+        Ok(counts
+            .iter()
+            .enumerate()
+            .map(|(b, &n)| (n > 0).then(|| first_return(&echoes[b * per_beam..][..n as usize])))
+            .collect())
+    }
+}
+
+/// The nearest of a beam's echoes (they come in range order, but a return mode may
+/// not keep the nearest first in every sensor's convention).
+fn first_return(echoes: &[crate::model::Echo]) -> SimReturn {
+    let e = echoes
+        .iter()
+        .min_by(|a, b| a.range.total_cmp(&b.range))
+        .copied()
+        .unwrap_or_default();
+    SimReturn {
+        range: e.range,
+        intensity: e.reflectance,
+        instance: e.instance_id,
+        material: e.material,
+    }
+}
