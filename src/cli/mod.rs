@@ -3,6 +3,7 @@
 mod batch;
 mod bench;
 mod draw_args;
+mod fit;
 mod info;
 mod interrupt;
 mod parse;
@@ -32,6 +33,7 @@ Quick start:
   beamtrace scene street --out my.glb    write a procedural scene
   beamtrace info                         Vulkan devices and their ray-tracing support
   beamtrace bench                        GPU pass times and rays/s
+  beamtrace fit --sensor S --scan F      calibrate pose/reflectance to a measured scan
   beamtrace view                         live view in a window
   beamtrace render --out pic.png         the same view offscreen";
 
@@ -82,6 +84,11 @@ enum Command {
     /// Check that a folder's shards (`run --shard`, `batch --shard`) cover all their
     /// frames once with the same inputs, and write its poses.csv and index.json.
     Merge(batch::MergeArgs),
+    /// Calibrate: find the vehicle pose (SE(2) or SE(3)) and IR reflectance factors that
+    /// make the simulation of a known scene match a measured scan (least squares,
+    /// Levenberg–Marquardt on the CPU reference; no GPU needed).
+    #[command(after_help = fit::AFTER_HELP)]
+    Fit(fit::FitArgs),
 }
 
 #[derive(clap::Args)]
@@ -128,6 +135,7 @@ pub fn main() -> Result<()> {
         Command::Stream(args) => stream::stream(args),
         Command::Batch(args) => batch::batch(args),
         Command::Merge(args) => batch::merge_shards(args),
+        Command::Fit(args) => fit::fit_command(args),
         Command::Sensors(args) => match args.detail {
             Some(name) => info::print_sensor_detail(&name),
             None => info::print_sensors(),
