@@ -24,10 +24,12 @@ How:
   has the noise) and compared with the scan: (measured − simulated) / σ for the range,
   and for the intensity when reflectances are fitted, softly bounded to ±bound as
   bound·tanh(e/bound). A beam that returns in only one of the two costs `bound`; such
-  beams are counted. Levenberg–Marquardt minimises the sum of squares, with central
-  differences (1 mm, 0.5 mrad, 0.001 of a factor); standard errors come from
-  (JᵀJ)⁻¹·s² at the solution, s estimated from the residuals. The simulation runs at
-  night (no sunlight).
+  beams are counted, and so are outliers, beams off by more than bound·σ.
+  Levenberg–Marquardt minimises the sum of squares, with central differences (1 mm,
+  0.5 mrad, 0.001 of a factor). The cost jumps where a beam crosses an edge, so the fit
+  is refined again with the beams at an edge near the solution left out (counted).
+  Standard errors come from (JᵀJ)⁻¹·s² at the solution, s estimated from the residuals.
+  The simulation runs at night (no sunlight).
 
 Example: take a scan from a known place, then find that place again:
   beamtrace run --scene scenes/box_room.glb --sensor my-grid.yaml --ideal \\
@@ -242,6 +244,10 @@ fn print_report(report: &FitReport, scene: &str, setup: &FitSetup, args: &FitArg
         println!("  {name:w$} {start:>10} {fitted:>10} {se:>10}");
     }
     print_residuals(&report.before, &report.after);
+    println!(
+        "  {} beam(s) at an edge near the solution left out of the last refinement",
+        report.left_out
+    );
     if let Some(s) = report.sigma_scale_range {
         println!(
             "  range residuals scatter {s:.2} σ (σ = {} m)",
@@ -272,6 +278,12 @@ fn print_residuals(before: &ResidualStats, after: &ResidualStats) {
         cell(before.range_rms_m),
         cell(after.range_rms_m)
     );
+    println!(
+        "  {:24} {:>10} {:>10}",
+        "range RMS, inliers (m)",
+        cell(before.inlier_range_rms_m),
+        cell(after.inlier_range_rms_m)
+    );
     if before.intensity_rms.is_some() {
         println!(
             "  {:24} {:>10} {:>10}",
@@ -282,6 +294,7 @@ fn print_residuals(before: &ResidualStats, after: &ResidualStats) {
     }
     for (what, b, a) in [
         ("beams compared", before.compared, after.compared),
+        ("outliers (off > bound)", before.outliers, after.outliers),
         (
             "missing in simulation",
             before.missing_in_simulation,
@@ -300,8 +313,10 @@ fn print_residuals(before: &ResidualStats, after: &ResidualStats) {
 fn stats_json(s: &ResidualStats) -> Value {
     json!({
         "range_rms_m": s.range_rms_m,
+        "inlier_range_rms_m": s.inlier_range_rms_m,
         "intensity_rms": s.intensity_rms,
         "compared": s.compared,
+        "outliers": s.outliers,
         "missing_in_simulation": s.missing_in_simulation,
         "missing_in_scan": s.missing_in_scan,
         "cost": s.cost,
@@ -329,6 +344,7 @@ fn json_report(report: &FitReport, scene: &str, setup: &FitSetup, args: &FitArgs
         "sensor": setup.sensor.name,
         "beams": report.beams,
         "scan_returns": report.scan_returns,
+        "left_out": report.left_out,
         "parameters": parameters,
         "before": stats_json(&report.before),
         "after": stats_json(&report.after),

@@ -11,8 +11,9 @@
 //!   bounded, with a bounded penalty for a beam that returns on one side only
 //!   ([`Weights`] and `residuals.rs`, which says where the problem is discontinuous).
 //! * Levenberg–Marquardt (the `levenberg-marquardt` crate, MINPACK's algorithm) with a
-//!   central-difference Jacobian ([`Parameter::step`]); standard errors from
-//!   (JᵀJ)⁻¹·s² at the solution.
+//!   central-difference Jacobian ([`Parameter::step`]), refined again with the beams at
+//!   an edge left out (`solve.rs`); standard errors from (JᵀJ)⁻¹·s² at the solution
+//!   (`uncertainty.rs`).
 //!
 //! Plain Rust: no GPU. [`fit`] returns a [`FitReport`] and prints nothing.
 
@@ -25,6 +26,7 @@ mod simulate;
 mod solve;
 #[cfg(test)]
 mod tests;
+mod uncertainty;
 
 pub use error::FitError;
 pub use materials::scale_reflectance;
@@ -39,11 +41,10 @@ use crate::material::{MaterialDb, MaterialMapping};
 use crate::model::Sun;
 use crate::scene::Scene;
 use crate::sensor::Sensor;
-use levenberg_marquardt::{LevenbergMarquardt, TerminationReason};
-use nalgebra::DVector;
+use levenberg_marquardt::TerminationReason;
 use simulate::{Evaluator, SimReturn};
 use solve::{Problem, Slot};
-use std::cell::{Cell, RefCell};
+use uncertainty::ComparedRows;
 
 /// Returns the scan must hold per parameter fitted: a parameter needs several beams to
 /// be determined, and the noise estimate s² needs rows beyond the parameters.
@@ -123,6 +124,9 @@ pub struct FitReport {
     pub sigma_scale_range: Option<f64>,
     /// The same for the intensity residuals, when intensities are compared.
     pub sigma_scale_intensity: Option<f64>,
+    /// Beams at a depth or material edge near the solution, left out of the final
+    /// refinement and of the standard errors (see `solve.rs`).
+    pub left_out: usize,
     /// Beams of the sensor, and those that return in the scan.
     pub beams: usize,
     pub scan_returns: usize,
@@ -153,40 +157,12 @@ pub fn fit(scene: &Scene, scan: &Scan, setup: &FitSetup) -> Result<FitReport, Fi
         .iter()
         .map(|p| p.parameter.clone())
         .collect();
-    let start = DVector::from_iterator(parameters.len(), setup.parameters.iter().map(|p| p.start));
-    let reflectances = slots.iter().any(|s| matches!(s, Slot::Factor(_)));
-    let weights = Weights {
-        sigma_range: o.sigma_range_m,
-        sigma_intensity: reflectances.then_some(o.sigma_intensity),
-        bound: o.bound,
-    };
-    let problem = Problem {
-        scan,
-        parameters: &parameters,
-        slots,
-        base_pose: setup.pose,
-        weights,
-        eval: RefCell::new(eval),
-        x: start.clone(),
-        simulations: Cell::new(0),
-        iterations: Cell::new(0),
-        failure: RefCell::new(None),
-    };
-    let first = problem.simulate(&start)?;
+    let problem = Problem::new(scan, &parameters, slots, setup, eval);
+    let first = problem.simulate(&problem.x)?;
     check_in_view(&problem, &first)?;
-    let before = residuals::stats(scan, &first, &weights);
-    // The ranges are f32: θ resolves to ~1e-6 of its size at best, so tighter tests only
-    // make the solver crawl along the rounding of a perfect fit.
-    let (problem, lm) = LevenbergMarquardt::new()
-        .with_ftol(1e-8)
-        .with_xtol(1e-5)
-        .with_gtol(1e-8)
-        .with_patience(o.patience.max(1))
-        .minimize(problem);
-    if let Some(e) = problem.failure.take() {
-        return Err(e);
-    }
-    finish(problem, &setup.parameters, before, lm.termination)
+    let before = residuals::stats(scan, &first, &problem.weights);
+    let (problem, termination) = solve::solve(problem, o.patience)?;
+    finish(problem, &setup.parameters, before, termination)
 }
 
 /// The report at the solution the solver left in `problem`.
@@ -199,10 +175,10 @@ fn finish(
     let x = problem.x.clone();
     let sim = problem.simulate(&x)?;
     let after = residuals::stats(problem.scan, &sim, &problem.weights);
-    let jac = problem.jacobian_at(&x)?;
-    let r = residuals::residuals(problem.scan, &sim, &problem.weights);
-    let rows = solve::ComparedRows::of(problem.scan, &sim, &problem.weights);
-    let u = solve::standard_errors(&jac, &r, &rows);
+    let jac = problem.smooth_jacobian_at(&x)?;
+    let r = problem.r(&x)?;
+    let rows = ComparedRows::of(problem.scan, &sim, &problem.weights, &problem.left_out);
+    let u = uncertainty::standard_errors(&jac, &r, &rows);
     let parameters = starts
         .iter()
         .zip(x.iter())
@@ -224,6 +200,7 @@ fn finish(
         termination: describe(&termination),
         sigma_scale_range: u.scale_range,
         sigma_scale_intensity: u.scale_intensity,
+        left_out: problem.left_out.iter().filter(|&&l| l).count(),
         beams: problem.scan.returns.len(),
         scan_returns: problem.scan.return_count(),
     })

@@ -13,11 +13,14 @@
 //!   value a matched residual tends to as its misfit grows — and its intensity row 0;
 //! * a beam that returns in neither: zeros.
 //!
-//! The penalty keeps a missing beam's cost bounded, but a beam's change between hit and
-//! miss still makes r(θ) jump (from its matched value to B) where a beam crosses the
-//! silhouette of a surface: the problem is discontinuous there. The Jacobian leaves such
-//! beams out (see `solve.rs`), and Levenberg–Marquardt accepts only steps that lower the
-//! cost, so a jump can slow a fit but not mislead it into a worse one.
+//! The penalty keeps a missing beam's cost bounded, but the problem is discontinuous
+//! where a beam crosses an edge: its residual jumps from its matched value to about B
+//! when it moves onto a surface farther or nearer than the scan's (or off every
+//! surface). Levenberg–Marquardt accepts only steps that lower the cost and sees such a
+//! jump as a steep wall, so a fit does not cross an edge for the worse; the beams at an
+//! edge near the solution are then left out of a last refinement (`solve.rs`). A beam
+//! that ends on another surface than the scan's is an outlier: compared, and off by
+//! more than B·σ.
 
 use super::scan::Scan;
 use super::simulate::SimReturn;
@@ -52,6 +55,12 @@ pub struct ResidualStats {
     pub intensity_rms: Option<f64>,
     /// Beams that return in both.
     pub compared: usize,
+    /// Of those, the beams whose range is off by more than the bound (B·σ): beams on
+    /// another surface than the scan's, or surfaces the scene lacks.
+    pub outliers: usize,
+    /// RMS of measured − simulated range over the compared beams that are not
+    /// outliers (m).
+    pub inlier_range_rms_m: Option<f64>,
     /// Beams that return in the scan but not in the simulation.
     pub missing_in_simulation: usize,
     /// Beams that return in the simulation but not in the scan.
@@ -89,12 +98,18 @@ pub(super) fn residuals(scan: &Scan, sim: &[Option<SimReturn>], w: &Weights) -> 
 /// The summary of r(θ) and of the raw differences behind it.
 pub(super) fn stats(scan: &Scan, sim: &[Option<SimReturn>], w: &Weights) -> ResidualStats {
     let mut out = ResidualStats::default();
-    let (mut range_sq, mut intensity_sq) = (0.0, 0.0);
+    let (mut range_sq, mut intensity_sq, mut inlier_sq) = (0.0, 0.0, 0.0);
     for (m, s) in scan.returns.iter().zip(sim) {
         match (m, s) {
             (Some(m), Some(s)) => {
                 out.compared += 1;
-                range_sq += f64::from(m.range - s.range).powi(2);
+                let e = f64::from(m.range - s.range);
+                range_sq += e * e;
+                if e.abs() > w.bound * w.sigma_range {
+                    out.outliers += 1;
+                } else {
+                    inlier_sq += e * e;
+                }
                 let mi = m.intensity.unwrap_or(s.intensity);
                 intensity_sq += f64::from(mi - s.intensity).powi(2);
             }
@@ -105,18 +120,9 @@ pub(super) fn stats(scan: &Scan, sim: &[Option<SimReturn>], w: &Weights) -> Resi
     }
     let rms = |sq: f64| (out.compared > 0).then(|| (sq / out.compared as f64).sqrt());
     out.range_rms_m = rms(range_sq);
+    let inliers = out.compared - out.outliers;
+    out.inlier_range_rms_m = (inliers > 0).then(|| (inlier_sq / inliers as f64).sqrt());
     out.intensity_rms = w.sigma_intensity.and_then(|_| rms(intensity_sq));
     out.cost = residuals(scan, sim, w).norm_squared();
     out
-}
-
-/// Whether beam `b` has the same kind of answer in `a` and `c`: a return in both from
-/// the same instance, or none in both. Otherwise its residual is not differentiable
-/// between them.
-pub(super) fn same_surface(a: &[Option<SimReturn>], c: &[Option<SimReturn>], b: usize) -> bool {
-    match (&a[b], &c[b]) {
-        (Some(x), Some(y)) => x.instance == y.instance,
-        (None, None) => true,
-        _ => false,
-    }
 }

@@ -22,9 +22,7 @@ pub(super) struct SimReturn {
     pub range: f32,
     /// Apparent reflectance R_app, as the point field `intensity`.
     pub intensity: f32,
-    /// The scene instance that answered: a beam that moves onto another surface
-    /// between two nearby values of θ has no derivative there.
-    pub instance: u32,
+    /// The IR material that answered.
     pub material: u32,
 }
 
@@ -121,7 +119,6 @@ fn first_return(echoes: &[crate::model::Echo]) -> SimReturn {
     SimReturn {
         range: e.range,
         intensity: e.reflectance,
-        instance: e.instance_id,
         material: e.material,
     }
 }

@@ -1,12 +1,13 @@
-//! Levenberg–Marquardt on r(θ) with a central-difference Jacobian, and the standard
-//! errors at the solution.
+//! Levenberg–Marquardt on r(θ) with a central-difference Jacobian, and what to do
+//! about the edges where r(θ) jumps.
 
 use super::params::{Parameter, PoseAxis, PoseVector, Theta};
-use super::residuals::{residuals, same_surface, Weights};
+use super::residuals::{residuals, Weights};
 use super::scan::Scan;
 use super::simulate::{Evaluator, SimReturn};
 use super::FitError;
-use levenberg_marquardt::LeastSquaresProblem;
+use super::FitSetup;
+use levenberg_marquardt::{LeastSquaresProblem, LevenbergMarquardt, TerminationReason};
 use nalgebra::{DMatrix, DVector, Dyn, Owned};
 use std::cell::{Cell, RefCell};
 
@@ -17,6 +18,9 @@ pub(super) enum Slot {
     /// The reflectance factor of the material of this index.
     Factor(usize),
 }
+
+/// Each beam's simulated first return, if any.
+type Simulated = Vec<Option<SimReturn>>;
 
 /// The least-squares problem Levenberg–Marquardt solves: θ ↦ r(θ).
 pub(super) struct Problem<'a> {
@@ -33,9 +37,45 @@ pub(super) struct Problem<'a> {
     pub iterations: Cell<usize>,
     /// The error that stopped a simulation: the solver only sees `None`.
     pub failure: RefCell<Option<FitError>>,
+    /// Beams left out of r (their rows are 0): those found at an edge ([`solve`]).
+    pub left_out: Vec<bool>,
+    /// The last simulation and where it was run.
+    last: RefCell<Option<(DVector<f64>, Simulated)>>,
 }
 
-impl Problem<'_> {
+impl<'a> Problem<'a> {
+    /// The problem of fitting `parameters` (going to `slots`) to `scan`, at the start
+    /// values and with the weights of `setup`.
+    pub fn new(
+        scan: &'a Scan,
+        parameters: &'a [Parameter],
+        slots: Vec<Slot>,
+        setup: &FitSetup,
+        eval: Evaluator,
+    ) -> Problem<'a> {
+        let o = &setup.options;
+        let reflectances = slots.iter().any(|s| matches!(s, Slot::Factor(_)));
+        let starts = setup.parameters.iter().map(|p| p.start);
+        Problem {
+            scan,
+            parameters,
+            slots,
+            base_pose: setup.pose,
+            weights: Weights {
+                sigma_range: o.sigma_range_m,
+                sigma_intensity: reflectances.then_some(o.sigma_intensity),
+                bound: o.bound,
+            },
+            eval: RefCell::new(eval),
+            x: DVector::from_iterator(parameters.len(), starts),
+            simulations: Cell::new(0),
+            iterations: Cell::new(0),
+            failure: RefCell::new(None),
+            left_out: vec![false; scan.returns.len()],
+            last: RefCell::new(None),
+        }
+    }
+
     fn theta(&self, x: &DVector<f64>) -> Theta {
         let mut theta = Theta {
             pose: self.base_pose,
@@ -50,10 +90,30 @@ impl Problem<'_> {
         theta
     }
 
-    /// f(x).
-    pub fn simulate(&self, x: &DVector<f64>) -> Result<Vec<Option<SimReturn>>, FitError> {
+    /// f(x). The last value is kept: the solver evaluates r at a point and then asks
+    /// for the Jacobian there, which needs f at that point again.
+    pub fn simulate(&self, x: &DVector<f64>) -> Result<Simulated, FitError> {
+        if let Some((last_x, sim)) = self.last.borrow().as_ref() {
+            if last_x == x {
+                return Ok(sim.clone());
+            }
+        }
         self.simulations.set(self.simulations.get() + 1);
-        self.eval.borrow_mut().simulate(&self.theta(x))
+        let sim = self.eval.borrow_mut().simulate(&self.theta(x))?;
+        self.last.replace(Some((x.clone(), sim.clone())));
+        Ok(sim)
+    }
+
+    /// r(x) as the solver sees it: the beams left out have rows of 0.
+    pub fn r(&self, x: &DVector<f64>) -> Result<DVector<f64>, FitError> {
+        let mut r = residuals(self.scan, &self.simulate(x)?, &self.weights);
+        let beams = self.scan.returns.len();
+        for (row, v) in r.iter_mut().enumerate() {
+            if self.left_out[row % beams] {
+                *v = 0.0;
+            }
+        }
+        Ok(r)
     }
 
     /// `result`'s value, or `None` with the error kept in `failure` (the solver only
@@ -62,32 +122,106 @@ impl Problem<'_> {
         result.map_err(|e| self.failure.replace(Some(e))).ok()
     }
 
-    /// ∂r/∂θ at `x` by central differences, each parameter with its own step
-    /// ([`Parameter::step`]). A beam that changes surface, or between hit and miss,
-    /// from θ − h to θ + h gets 0 in that column: its residual jumps there, and a jump
-    /// divided by 2h is no derivative (it would swamp the column and stall the fit).
+    /// r at θ − h and θ + h for parameter `j`.
+    fn around(&self, x: &DVector<f64>, j: usize, h: f64) -> Result<[DVector<f64>; 2], FitError> {
+        let (mut plus, mut minus) = (x.clone(), x.clone());
+        plus[j] += h;
+        minus[j] -= h;
+        Ok([self.r(&minus)?, self.r(&plus)?])
+    }
+
+    /// ∂r/∂θ at `x` by central differences, the Jacobian the solver steps with. Where a
+    /// beam crosses an edge within the step — onto another surface, or between hit and
+    /// miss — its entry is the secant of that jump, a steep wall in the cost: the
+    /// solver then steps along the edge rather than across it when crossing would cost
+    /// (the beam would lose its match), and across it when crossing gains.
     pub fn jacobian_at(&self, x: &DVector<f64>) -> Result<DMatrix<f64>, FitError> {
-        let beams = self.scan.returns.len();
-        let rows = beams * self.weights.rows_per_beam();
+        let rows = self.scan.returns.len() * self.weights.rows_per_beam();
         let mut jac = DMatrix::zeros(rows, x.len());
         for (j, p) in self.parameters.iter().enumerate() {
             let h = p.step();
-            let (mut plus, mut minus) = (x.clone(), x.clone());
-            plus[j] += h;
-            minus[j] -= h;
-            let (sp, sm) = (self.simulate(&plus)?, self.simulate(&minus)?);
-            let rp = residuals(self.scan, &sp, &self.weights);
-            let rm = residuals(self.scan, &sm, &self.weights);
-            let mut column = (rp - rm) / (2.0 * h);
-            for b in (0..beams).filter(|&b| !same_surface(&sp, &sm, b)) {
-                for row in (b..rows).step_by(beams) {
-                    column[row] = 0.0;
-                }
-            }
-            jac.set_column(j, &column);
+            let [rm, rp] = self.around(x, j, h)?;
+            jac.set_column(j, &((rp - rm) / (2.0 * h)));
         }
         Ok(jac)
     }
+
+    /// The same without the walls, for the standard errors, which describe how the cost
+    /// curves where it is smooth: an entry is 0 where its residual is not
+    /// differentiable across the step ([`differentiable`]).
+    pub fn smooth_jacobian_at(&self, x: &DVector<f64>) -> Result<DMatrix<f64>, FitError> {
+        let r0 = self.r(x)?;
+        let mut jac = DMatrix::zeros(r0.len(), x.len());
+        for (j, p) in self.parameters.iter().enumerate() {
+            let h = p.step();
+            let [rm, rp] = self.around(x, j, h)?;
+            for row in 0..r0.len() {
+                if differentiable(rm[row], r0[row], rp[row]) {
+                    jac[(row, j)] = (rp[row] - rm[row]) / (2.0 * h);
+                }
+            }
+        }
+        Ok(jac)
+    }
+
+    /// The beams whose residual is not differentiable within [`EDGE_PROBE_STEPS`]
+    /// difference steps of `x` in some parameter: beams near a depth or material edge.
+    pub fn edge_beams(&self, x: &DVector<f64>) -> Result<Vec<bool>, FitError> {
+        let beams = self.scan.returns.len();
+        let r0 = self.r(x)?;
+        let mut edge = self.left_out.clone();
+        for (j, p) in self.parameters.iter().enumerate() {
+            let [rm, rp] = self.around(x, j, EDGE_PROBE_STEPS * p.step())?;
+            for row in 0..r0.len() {
+                if !differentiable(rm[row], r0[row], rp[row]) {
+                    edge[row % beams] = true;
+                }
+            }
+        }
+        Ok(edge)
+    }
+}
+
+/// How far (in difference steps) [`Problem::edge_beams`] looks for an edge: a fit that
+/// stopped against one stops within a few steps of it.
+const EDGE_PROBE_STEPS: f64 = 4.0;
+
+/// Levenberg–Marquardt rounds after the first, each with the beams then at an edge left
+/// out: enough for the edges a fit meets near its solution.
+const EDGE_ROUNDS: usize = 3;
+
+/// Fits θ: Levenberg–Marquardt from the start, then again from where it stopped with
+/// the beams at an edge left out, until no new beam is at one (at most [`EDGE_ROUNDS`]
+/// times). The first run keeps every beam, so matches found across an edge are kept;
+/// but the cost jumps where a beam crosses an edge (see `residuals.rs`), and a fit
+/// that has the smooth optimum of the other beams across an edge stops against it,
+/// short of that optimum. Left out, the beams at the edge no longer hold it there: the
+/// estimate becomes the least-squares one of the beams whose residual is smooth.
+pub(super) fn solve(
+    problem: Problem,
+    patience: usize,
+) -> Result<(Problem, TerminationReason), FitError> {
+    let (mut problem, mut termination) = minimize(problem, patience)?;
+    for _ in 0..EDGE_ROUNDS {
+        let x = problem.x.clone();
+        let edges = problem.edge_beams(&x)?;
+        if edges == problem.left_out {
+            break;
+        }
+        problem.left_out = edges;
+        (problem, termination) = minimize(problem, patience)?;
+    }
+    Ok((problem, termination))
+}
+
+/// Whether a residual that takes `minus`, `mid`, `plus` at θ − h, θ, θ + h looks
+/// differentiable there: its two one-sided differences agree to within half the larger,
+/// give or take 10⁻³ σ (the f32 rounding of a range is ~10⁻⁵ σ). A smooth residual's
+/// differ by ~f''·h², far less; one that jumps has one difference the size of the jump
+/// and the other near 0.
+fn differentiable(minus: f64, mid: f64, plus: f64) -> bool {
+    let (up, down) = (plus - mid, mid - minus);
+    (up - down).abs() <= 0.5 * up.abs().max(down.abs()) + 1e-3
 }
 
 impl LeastSquaresProblem<f64, Dyn, Dyn> for Problem<'_> {
@@ -104,8 +238,7 @@ impl LeastSquaresProblem<f64, Dyn, Dyn> for Problem<'_> {
     }
 
     fn residuals(&self) -> Option<DVector<f64>> {
-        let sim = self.noted(self.simulate(&self.x))?;
-        Some(residuals(self.scan, &sim, &self.weights))
+        self.noted(self.r(&self.x))
     }
 
     fn jacobian(&self) -> Option<DMatrix<f64>> {
@@ -114,89 +247,19 @@ impl LeastSquaresProblem<f64, Dyn, Dyn> for Problem<'_> {
     }
 }
 
-/// The rows of r that belong to beams returning in both the scan and the simulation,
-/// by kind: ranges, then intensities.
-pub(super) struct ComparedRows {
-    pub range: Vec<usize>,
-    pub intensity: Vec<usize>,
-}
-
-impl ComparedRows {
-    pub fn of(scan: &Scan, sim: &[Option<SimReturn>], weights: &Weights) -> ComparedRows {
-        let beams = scan.returns.len();
-        let mut rows = ComparedRows {
-            range: Vec::new(),
-            intensity: Vec::new(),
-        };
-        for (b, (m, s)) in scan.returns.iter().zip(sim).enumerate() {
-            if let (Some(m), Some(_)) = (m, s) {
-                rows.range.push(b);
-                if weights.sigma_intensity.is_some() && m.intensity.is_some() {
-                    rows.intensity.push(beams + b);
-                }
-            }
-        }
-        rows
+/// Runs Levenberg–Marquardt from the problem's parameters: the problem at the solution
+/// and why the solver stopped, or the error that stopped a simulation.
+fn minimize(problem: Problem, patience: usize) -> Result<(Problem, TerminationReason), FitError> {
+    // The ranges are f32: θ resolves to ~1e-6 of its size at best, so tighter tests only
+    // make the solver crawl along the rounding of a perfect fit.
+    let (problem, report) = LevenbergMarquardt::new()
+        .with_ftol(1e-8)
+        .with_xtol(1e-5)
+        .with_gtol(1e-8)
+        .with_patience(patience.max(1))
+        .minimize(problem);
+    match problem.failure.take() {
+        Some(e) => Err(e),
+        None => Ok((problem, report.termination)),
     }
-}
-
-/// What the residuals at the solution say about the parameters.
-pub(super) struct Uncertainty {
-    /// Per parameter; `None` for all where JᵀJ is singular (a parameter the scan does
-    /// not determine) or no degree of freedom is left.
-    pub std_errors: Vec<Option<f64>>,
-    /// s of the range and of the intensity residuals: their scatter in units of the σ
-    /// given (1 when the σ are the scan's).
-    pub scale_range: Option<f64>,
-    pub scale_intensity: Option<f64>,
-}
-
-/// Standard errors from the covariance (JᵀJ)⁻¹·s² at the solution. The residuals are
-/// already divided by σ, so s² is 1 when the σ given are the scan's. Each kind of
-/// residual gets its own s² — the mean square of its compared rows, per degree of
-/// freedom (the parameters shared out over the rows) — and its rows of J are divided by
-/// its s, so a σ given too large for one kind does not inflate the errors that the
-/// other kind determines.
-pub(super) fn standard_errors(
-    jac: &DMatrix<f64>,
-    r: &DVector<f64>,
-    rows: &ComparedRows,
-) -> Uncertainty {
-    let n = jac.ncols();
-    let total = rows.range.len() + rows.intensity.len();
-    let mut out = Uncertainty {
-        std_errors: vec![None; n],
-        scale_range: None,
-        scale_intensity: None,
-    };
-    if total <= n {
-        return out;
-    }
-    let dof_share = (total - n) as f64 / total as f64;
-    let scale = |rows: &[usize]| {
-        let ss: f64 = rows.iter().map(|&i| r[i] * r[i]).sum();
-        (!rows.is_empty()).then(|| (ss / (rows.len() as f64 * dof_share)).sqrt())
-    };
-    out.scale_range = scale(&rows.range);
-    out.scale_intensity = scale(&rows.intensity);
-    let mut weighted = DMatrix::zeros(total, n);
-    let kinds = [
-        (&rows.range, out.scale_range),
-        (&rows.intensity, out.scale_intensity),
-    ];
-    let mut k = 0;
-    for (kind_rows, s) in kinds {
-        let s = s.filter(|&s| s > 0.0).unwrap_or(1.0);
-        for &i in kind_rows {
-            weighted.set_row(k, &(jac.row(i) / s));
-            k += 1;
-        }
-    }
-    if let Some(chol) = (weighted.transpose() * weighted).cholesky() {
-        let cov = chol.inverse();
-        out.std_errors = (0..n)
-            .map(|j| Some(cov[(j, j)].sqrt()).filter(|v| v.is_finite()))
-            .collect();
-    }
-    out
 }
