@@ -891,6 +891,31 @@ fn bench_and_scene_help_describe_every_option() {
 }
 
 #[test]
+fn fit_help_describes_every_option() {
+    assert_help_lists_exactly(
+        "fit",
+        &[
+            "--scene",
+            "--sensor",
+            "--thin",
+            "--scan",
+            "--pose",
+            "--start-pose",
+            "--reflectance",
+            "--sigma-range",
+            "--sigma-intensity",
+            "--bound",
+            "--seed",
+            "--materials",
+            "--material-map",
+            "--allow-outside-paths",
+            "--json",
+            "--help",
+        ],
+    );
+}
+
+#[test]
 fn run_help_lists_every_field_a_cloud_can_hold() {
     // The table is made from the writers' own field table: every field, with the name
     // files give it and its unit, and every convention.

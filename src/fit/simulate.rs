@@ -1,5 +1,6 @@
 //! f(θ): the sensor's first return per beam, simulated by the CPU reference for one
-//! value of θ.
+//! value of θ — a pulsed sensor's nearest echo, or a continuous-wave sensor's phase
+//! measurement (`model::cw`, one per beam).
 //!
 //! The simulation is deterministic in θ: the sensor's measurement noise is off
 //! ([`Sensor::ideal`](crate::sensor::Sensor::ideal)) — the measured scan has the
@@ -10,10 +11,10 @@ use super::materials::scaled_db;
 use super::params::Theta;
 use super::FitError;
 use crate::material::{MaterialClass, MaterialDb, MaterialMapping};
-use crate::model::{FrameSettings, Sun};
+use crate::model::{cw, FrameSettings, RecordLayout, Sun};
 use crate::reference::{echo_slots, CpuSimulator};
 use crate::scene::Scene;
-use crate::sensor::{Beam, Sensor, SubRaySample};
+use crate::sensor::{Beam, CwSettings, Sensor, SubRaySample};
 use glam::Affine3A;
 
 /// A beam's simulated first return.
@@ -38,6 +39,8 @@ pub(super) struct Evaluator {
     mount: Affine3A,
     frame: FrameSettings,
     slots: u32,
+    /// A continuous-wave sensor's measurement; `None`: pulsed.
+    cw: Option<CwSettings>,
 }
 
 impl Evaluator {
@@ -77,6 +80,7 @@ impl Evaluator {
             frame,
             // The GPU's record slots: the opaque hit, and two panes in front of it.
             slots: if glass { 3 } else { 1 },
+            cw: sensor.cw,
         })
     }
 
@@ -96,15 +100,44 @@ impl Evaluator {
             sensor_to_world: theta.pose.to_pose().to_affine() * self.mount,
             ..self.frame
         };
+        Ok(match &self.cw {
+            None => self.pulsed(&frame),
+            Some(cw) => self.continuous_wave(&frame, cw),
+        })
+    }
+
+    /// Each beam's nearest echo.
+    fn pulsed(&self, frame: &FrameSettings) -> Vec<Option<SimReturn>> {
         let (_, echoes, counts) = self
             .sim
-            .frame(&self.beams, &self.subrays, &frame, self.slots);
+            .frame(&self.beams, &self.subrays, frame, self.slots);
         let per_beam = echo_slots(&frame.waveform) as usize;
-        Ok(counts
+        counts
             .iter()
             .enumerate()
             .map(|(b, &n)| (n > 0).then(|| first_return(&echoes[b * per_beam..][..n as usize])))
-            .collect())
+            .collect()
+    }
+
+    /// Each beam's phase measurement, as `run` makes it for a continuous-wave sensor.
+    fn continuous_wave(&self, frame: &FrameSettings, cw: &CwSettings) -> Vec<Option<SimReturn>> {
+        let records = self
+            .sim
+            .trace(&self.beams, &self.subrays, frame, self.slots);
+        let layout = RecordLayout {
+            beams: self.beams.len() as u32,
+            subrays: self.subrays.len() as u32,
+            slots: self.slots,
+        };
+        let mut out = vec![None; self.beams.len()];
+        for p in cw::frame_points(&self.beams, &records, layout, frame, cw) {
+            out[p.beam as usize] = Some(SimReturn {
+                range: p.range,
+                intensity: p.intensity,
+                material: u32::from(p.material),
+            });
+        }
+        out
     }
 }
 
