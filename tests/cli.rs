@@ -902,6 +902,7 @@ fn fit_help_describes_every_option() {
             "--pose",
             "--start-pose",
             "--reflectance",
+            "--phase-bias",
             "--sigma-range",
             "--sigma-intensity",
             "--bound",

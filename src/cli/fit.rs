@@ -17,7 +17,10 @@ What is fitted:
   its mount on top), as x, y, yaw (--pose 2d) or x, y, z, roll, pitch, yaw (--pose 3d),
   and for each --reflectance NAME a factor k on IR material NAME's whole R(θ) (1 = the
   material database's value; every reflectance term of the material is multiplied by
-  k). Components --pose does not free stay at --start-pose.
+  k). For a continuous-wave sensor (kind: cw, e.g. urg-04lx), --phase-bias a|b|c also
+  fits coefficients of its phase bias Δφ' = Δφ − (aL² + bL + c) (paper 002 §IV-C; rad,
+  L the received amplitude), starting from the sensor's own values. Components --pose
+  does not free stay at --start-pose.
 
 How:
   Each beam's first return is simulated on the CPU without measurement noise (the scan
@@ -82,6 +85,11 @@ pub(super) struct FitArgs {
     /// starting at START (default 1). Repeat for more materials.
     #[arg(long, value_name = "NAME[=START]")]
     reflectance: Vec<String>,
+    /// Also fit coefficient a, b or c of a continuous-wave sensor's phase bias
+    /// (rad per L², per L, rad), starting at START (default: the sensor's value).
+    /// Repeat for more coefficients.
+    #[arg(long, value_name = "a|b|c[=START]")]
+    phase_bias: Vec<String>,
     /// σ of a measured range (m).
     #[arg(long, default_value_t = 0.02)]
     sigma_range: f64,
@@ -147,6 +155,28 @@ fn reflectance(spec: &str) -> Result<ParameterStart> {
     Ok(ParameterStart::reflectance(name, start))
 }
 
+/// `a|b|c[=START]`, START by default the sensor's own coefficient.
+fn phase_bias(spec: &str, sensor: &beamtrace::sensor::Sensor) -> Result<ParameterStart> {
+    let (name, start) = match spec.split_once('=') {
+        Some((n, s)) => (n.trim(), Some(s.trim())),
+        None => (spec.trim(), None),
+    };
+    let k = ["a", "b", "c"]
+        .iter()
+        .position(|n| *n == name)
+        .with_context(|| {
+            format!("--phase-bias {spec}: name a coefficient, a, b or c, e.g. --phase-bias b=0")
+        })?;
+    let own = sensor.cw.map_or(0.0, |cw| cw.phase_bias[k]);
+    let start = match start {
+        Some(s) => s
+            .parse()
+            .with_context(|| format!("--phase-bias {spec}: the start `{s}` is not a number"))?,
+        None => own,
+    };
+    ParameterStart::phase_bias(name, start).context("a coefficient name")
+}
+
 pub(super) fn fit_command(args: FitArgs) -> Result<()> {
     let policy = super::path_policy(args.allow_outside_paths);
     let scene_path = (args.scene != "bundled").then(|| Path::new(&args.scene));
@@ -178,6 +208,9 @@ fn setup(args: &FitArgs, sensor: beamtrace::sensor::Sensor) -> Result<FitSetup> 
     for spec in &args.reflectance {
         parameters.push(reflectance(spec)?);
     }
+    for spec in &args.phase_bias {
+        parameters.push(phase_bias(spec, &sensor)?);
+    }
     Ok(FitSetup {
         sensor,
         materials: match &args.materials {
@@ -206,6 +239,7 @@ fn shown(p: &FittedParameter) -> (&'static str, [Option<f64>; 3]) {
     let (unit, k) = match (&p.parameter, angle) {
         (_, true) => ("deg", 180.0 / std::f64::consts::PI),
         (Parameter::Reflectance(_), _) => ("factor", 1.0),
+        (Parameter::PhaseBias(_), _) => ("rad", 1.0),
         _ => ("m", 1.0),
     };
     let v = [Some(p.start), Some(p.fitted), p.std_error].map(|v| v.map(|v| v * k));

@@ -78,6 +78,11 @@ pub enum FitError {
          out, or start from a pose where the scan sees it"
     )]
     NotInView { path: PathBuf, material: String },
+    #[error(
+        "{parameter} is a coefficient of a continuous-wave sensor's phase bias, but {sensor} \
+         is pulsed: fit it with a `kind: cw` sensor (such as urg-04lx)"
+    )]
+    NotContinuousWave { sensor: String, parameter: String },
     #[error(transparent)]
     Materials(#[from] crate::material::MaterialError),
     #[error(transparent)]

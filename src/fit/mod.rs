@@ -151,7 +151,7 @@ pub fn fit(scene: &Scene, scan: &Scan, setup: &FitSetup) -> Result<FitReport, Fi
         &setup.mapping,
         (o.seed, o.sun),
     )?;
-    let slots = resolve_slots(&setup.parameters, eval.materials())?;
+    let slots = resolve_slots(&setup.parameters, eval.materials(), &setup.sensor)?;
     let parameters: Vec<Parameter> = setup
         .parameters
         .iter()
@@ -312,12 +312,22 @@ fn check_scan(scan: &Scan, setup: &FitSetup) -> Result<(), FitError> {
 }
 
 /// Where each parameter goes in θ; material names checked against `db`.
-fn resolve_slots(parameters: &[ParameterStart], db: &MaterialDb) -> Result<Vec<Slot>, FitError> {
+/// A phase bias needs a continuous-wave sensor.
+fn resolve_slots(
+    parameters: &[ParameterStart],
+    db: &MaterialDb,
+    sensor: &Sensor,
+) -> Result<Vec<Slot>, FitError> {
     parameters
         .iter()
         .map(|p| match &p.parameter {
             Parameter::Pose(axis) => Ok(Slot::Pose(*axis)),
             Parameter::Reflectance(name) => Ok(Slot::Factor(materials::fittable_index(db, name)?)),
+            Parameter::PhaseBias(_) if sensor.cw.is_none() => Err(FitError::NotContinuousWave {
+                sensor: sensor.name.clone(),
+                parameter: p.parameter.name(),
+            }),
+            Parameter::PhaseBias(k) => Ok(Slot::Bias(*k)),
         })
         .collect()
 }

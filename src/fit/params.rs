@@ -14,6 +14,9 @@ pub const ANGLE_STEP_RAD: f64 = 5e-4;
 /// Central-difference step of a reflectance factor. R_app is linear in the factor, so
 /// the step only has to stay clear of the f32 rounding of an intensity (1e-7 relative).
 pub const FACTOR_STEP: f64 = 1e-3;
+/// Central-difference step of a phase-bias coefficient (rad per power of the
+/// amplitude): 1e-3 rad moves a URG-04LX range by 0.5 mm, well above rounding.
+pub const BIAS_STEP: f64 = 1e-3;
 
 /// One component of the vehicle's pose in the world, as `beamtrace run --position` and
 /// `--yaw` place it; the sensor sits at its mount on top, as the sensor gives it.
@@ -79,8 +82,7 @@ impl PoseModel {
     }
 }
 
-/// One parameter of f(θ). A later model term (a continuous-wave range bias
-/// Δφ' = Δφ − (aL² + bL + c), say) is another variant.
+/// One parameter of f(θ).
 #[derive(Debug, Clone, PartialEq)]
 pub enum Parameter {
     /// A component of the vehicle pose: metres for x, y, z; radians for the angles.
@@ -91,6 +93,9 @@ pub enum Parameter {
     /// k·R(θ) at every angle, and so does the diffuse part sunlight sees. Its class and
     /// the glass's transmission stay as they are.
     Reflectance(String),
+    /// Coefficient k (0 = a, 1 = b, 2 = c) of a continuous-wave sensor's phase bias
+    /// Δφ' = Δφ − (aL² + bL + c) (paper 002 §IV-C), in rad per L^(2−k).
+    PhaseBias(usize),
 }
 
 impl Parameter {
@@ -99,6 +104,7 @@ impl Parameter {
         match self {
             Parameter::Pose(axis) => axis.name().to_string(),
             Parameter::Reflectance(material) => format!("reflectance({material})"),
+            Parameter::PhaseBias(k) => format!("phase_bias_{}", BIAS_NAMES[*k]),
         }
     }
 
@@ -108,6 +114,7 @@ impl Parameter {
             Parameter::Pose(axis) if axis.is_angle() => "rad",
             Parameter::Pose(_) => "m",
             Parameter::Reflectance(_) => "factor",
+            Parameter::PhaseBias(_) => "rad",
         }
     }
 
@@ -117,6 +124,7 @@ impl Parameter {
             Parameter::Pose(axis) if axis.is_angle() => ANGLE_STEP_RAD,
             Parameter::Pose(_) => TRANSLATION_STEP_M,
             Parameter::Reflectance(_) => FACTOR_STEP,
+            Parameter::PhaseBias(_) => BIAS_STEP,
         }
     }
 }
@@ -148,6 +156,16 @@ impl ParameterStart {
             start: factor,
         }
     }
+
+    /// Phase-bias coefficient `name` (`a`, `b` or `c`) from `start`; `None` for another
+    /// name.
+    pub fn phase_bias(name: &str, start: f64) -> Option<ParameterStart> {
+        let k = BIAS_NAMES.iter().position(|n| *n == name)?;
+        Some(ParameterStart {
+            parameter: Parameter::PhaseBias(k),
+            start,
+        })
+    }
 }
 
 /// The vehicle pose as six numbers: x, y, z (m) and roll, pitch, yaw (rad), the
@@ -176,4 +194,9 @@ impl PoseVector {
 pub(super) struct Theta {
     pub pose: PoseVector,
     pub factors: Vec<(usize, f64)>,
+    /// Phase-bias coefficients that replace the sensor's (a, b, c).
+    pub bias: [Option<f64>; 3],
 }
+
+/// The names of the phase-bias coefficients, in `Parameter::PhaseBias` order.
+pub const BIAS_NAMES: [&str; 3] = ["a", "b", "c"];

@@ -100,9 +100,14 @@ impl Evaluator {
             sensor_to_world: theta.pose.to_pose().to_affine() * self.mount,
             ..self.frame
         };
-        Ok(match &self.cw {
+        Ok(match self.cw {
             None => self.pulsed(&frame),
-            Some(cw) => self.continuous_wave(&frame, cw),
+            Some(mut cw) => {
+                for (k, b) in theta.bias.iter().enumerate() {
+                    cw.phase_bias[k] = b.unwrap_or(cw.phase_bias[k]);
+                }
+                self.continuous_wave(&frame, &cw)
+            }
         })
     }
 

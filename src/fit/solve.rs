@@ -17,6 +17,8 @@ pub(super) enum Slot {
     Pose(PoseAxis),
     /// The reflectance factor of the material of this index.
     Factor(usize),
+    /// A continuous-wave phase-bias coefficient (0 = a, 1 = b, 2 = c).
+    Bias(usize),
 }
 
 /// Each beam's simulated first return, if any.
@@ -80,11 +82,13 @@ impl<'a> Problem<'a> {
         let mut theta = Theta {
             pose: self.base_pose,
             factors: Vec::new(),
+            bias: [None; 3],
         };
         for (slot, &v) in self.slots.iter().zip(x.iter()) {
             match *slot {
                 Slot::Pose(axis) => theta.pose.set(axis, v),
                 Slot::Factor(index) => theta.factors.push((index, v)),
+                Slot::Bias(k) => theta.bias[k] = Some(v),
             }
         }
         theta
