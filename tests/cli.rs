@@ -999,7 +999,7 @@ fn bench_reports_the_raw_trace_ceiling_in_one_run() {
         "--warmup",
         "0",
         "--cpu-frames",
-        "0",
+        "1",
         "--json",
         s(&json),
     ]);
@@ -1018,6 +1018,10 @@ fn bench_reports_the_raw_trace_ceiling_in_one_run() {
             "{c}"
         );
         assert!(c["gpu_frame_vs_ceiling"].as_f64().unwrap() >= ratio, "{c}");
+        // Each case checked its frame against the CPU reference: on a plain wall every
+        // beam but those grazing its two vertical edges agrees.
+        let agreement = c["reference_agreement"].as_f64().expect("checked");
+        assert!(agreement >= 0.995, "{c}");
         let points = c["points"].as_u64().unwrap();
         assert!(
             (16 * 88..=16 * 92).contains(&points),

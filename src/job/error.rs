@@ -101,6 +101,12 @@ pub enum JobError {
     Material(#[from] MaterialError),
     #[error(transparent)]
     Reference(#[from] ReferenceError),
+    #[error(
+        "bench case {case}: only {:.3} % of the beams agree with the CPU reference \
+         (at least {:.1} % must): the GPU frame is wrong, so its times are not reported",
+        100.0 * .agreement, 100.0 * crate::bench::MIN_AGREEMENT
+    )]
+    BenchDisagrees { case: String, agreement: f64 },
     #[error("encoding the bench results as JSON: {0}")]
     Json(#[from] serde_json::Error),
     #[error(transparent)]
