@@ -274,6 +274,15 @@ fn small_batch(dir: &Path, sensors: &str) -> PathBuf {
     manifest
 }
 
+/// The batch of `manifest` in one process, merged, into `dir/one`: what every split
+/// must reproduce.
+fn one_process(dir: &Path, manifest: &str) -> PathBuf {
+    let one = dir.join("one");
+    ok(&["batch", manifest, "--out", one.to_str().unwrap()]);
+    ok(&["merge", one.to_str().unwrap()]);
+    one
+}
+
 #[test]
 fn a_batch_in_three_shards_equals_the_batch_in_one() {
     let dir = tempfile::tempdir().unwrap();
@@ -287,9 +296,7 @@ fn a_batch_in_three_shards_equals_the_batch_in_one() {
         listed.contains("frames 1..5") && listed.contains("frames 0..3"),
         "{listed}"
     );
-    let one = dir.path().join("one");
-    ok(&["batch", m, "--out", one.to_str().unwrap()]);
-    ok(&["merge", one.to_str().unwrap()]);
+    let one = one_process(dir.path(), m);
     let three = dir.path().join("three");
     for i in 0..3 {
         let s = format!("{i}/3");
@@ -332,9 +339,7 @@ fn the_ray_recipe_runs_four_shards_as_ray_tasks_and_merges() {
     let dir = tempfile::tempdir().unwrap();
     let manifest = small_batch(dir.path(), "[vlp-16]");
     let m = manifest.to_str().unwrap();
-    let one = dir.path().join("one");
-    ok(&["batch", m, "--out", one.to_str().unwrap()]);
-    ok(&["merge", one.to_str().unwrap()]);
+    let one = one_process(dir.path(), m);
     let ray = dir.path().join("ray");
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let o = Command::new(independent::python("ray"))
@@ -422,9 +427,7 @@ fn the_slurm_recipe_runs_four_shards_as_a_job_array_and_merges() {
     let dir = tempfile::tempdir().unwrap();
     let manifest = small_batch(dir.path(), "[vlp-16]");
     let m = manifest.to_str().unwrap();
-    let one = dir.path().join("one");
-    ok(&["batch", m, "--out", one.to_str().unwrap()]);
-    ok(&["merge", one.to_str().unwrap()]);
+    let one = one_process(dir.path(), m);
     let cluster = SlurmCluster::start(&dir.path().join("slurm"));
     let out = dir.path().join("slurm-out");
     let recipe = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/recipes/slurm_array.sh");
