@@ -880,6 +880,7 @@ fn bench_and_scene_help_describe_every_option() {
             "--cpu-frames",
             "--no-sun",
             "--json",
+            "--markdown",
             "--device",
             "--allow-outside-paths",
             "--hil",
@@ -986,6 +987,7 @@ fn bench_reports_the_raw_trace_ceiling_in_one_run() {
     let wall = tmp.path().join("wall.glb");
     assert!(beamtrace(&["scene", "wall", "--out", s(&wall)]).success);
     let json = tmp.path().join("bench.json");
+    let md = tmp.path().join("bench.md");
     let o = beamtrace(&[
         "bench",
         "--scene",
@@ -1002,9 +1004,20 @@ fn bench_reports_the_raw_trace_ceiling_in_one_run() {
         "1",
         "--json",
         s(&json),
+        "--markdown",
+        s(&md),
     ]);
     assert!(o.success, "{}", o.stderr);
     assert!(o.stdout.contains("ceiling"), "{}", o.stdout);
+    // The Markdown table: a header, its rule and a row per case, each of 12 cells.
+    let table = fs::read_to_string(&md).unwrap();
+    let rows: Vec<&str> = table.lines().filter(|l| l.starts_with('|')).collect();
+    assert_eq!(rows.len(), 2 + 2, "{table}");
+    assert!(
+        rows[2].starts_with("| 360×1 |") && rows[3].starts_with("| 360×4 |"),
+        "{table}"
+    );
+    assert!(rows.iter().all(|r| r.matches('|').count() == 13), "{table}");
     let report: serde_json::Value = serde_json::from_slice(&fs::read(&json).unwrap()).unwrap();
     let cases = report["cases"].as_array().expect("cases");
     assert_eq!(cases.len(), 2);

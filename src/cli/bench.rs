@@ -41,6 +41,10 @@ pub(super) struct BenchArgs {
     /// Also write the results as JSON to this file.
     #[arg(long)]
     json: Option<PathBuf>,
+    /// Also write the results as a Markdown table to this file (device, driver and
+    /// scene above it), ready for benches/RESULTS.md.
+    #[arg(long, conflicts_with = "hil")]
+    markdown: Option<PathBuf>,
     /// Vulkan device index (see `beamtrace info`).
     #[arg(long)]
     device: Option<usize>,
@@ -66,7 +70,54 @@ pub(super) fn bench(args: &BenchArgs) -> Result<()> {
         report.write_json(path)?;
         println!("wrote {}", path.display());
     }
+    if let Some(path) = &args.markdown {
+        let text = markdown(&report);
+        beamtrace::output::write_atomic(path, |w| w.write_all(text.as_bytes()))
+            .with_context(|| format!("cannot write {}", path.display()))?;
+        println!("wrote {}", path.display());
+    }
     Ok(())
+}
+
+/// The report as Markdown: what ran where, then a row per case (medians, ms).
+fn markdown(r: &BenchReport) -> String {
+    let mut t = format!(
+        "Device: {} ({}); scene: {}, {} triangles, {} instances; sun {}.\n\n\
+         | case | rays | ceiling | trace | waveform | compaction | frame | Mrays/s | \
+         GPU / ceiling | CPU frame | GPU / CPU | = CPU |\n\
+         | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n",
+        r.device,
+        r.driver.trim(),
+        r.scene,
+        r.triangles,
+        r.instances,
+        if r.sun { "on" } else { "off" }
+    );
+    let opt = |v: Option<f64>, f: &dyn Fn(f64) -> String| v.map(f).unwrap_or_else(|| "–".into());
+    for c in &r.cases {
+        t.push_str(&format!(
+            "| {}×{} | {} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.1}× | {} | {} | {} |\n",
+            c.columns,
+            c.subrays,
+            c.rays,
+            c.ceiling.median_ms,
+            c.trace.median_ms,
+            c.waveform.median_ms,
+            c.compaction.median_ms,
+            c.frame.median_ms,
+            c.gpu_mrays_per_s,
+            c.gpu_frame_vs_ceiling,
+            opt(c.cpu_frame.map(|s| s.median_ms), &|v| format!("{v:.1}")),
+            opt(c.gpu_speedup_over_cpu, &|v| format!("{v:.1}×")),
+            opt(c.reference_agreement, &|v| format!("{:.2} %", 100.0 * v)),
+        ));
+    }
+    t.push_str(
+        "\nMedians in ms (GPU timestamps; frame = host wall time of a whole frame); \
+         GPU / ceiling = trace + waveform + compaction over the raw trace ceiling; = CPU = \
+         beams whose echoes equal the CPU reference's.\n",
+    );
+    t
 }
 
 fn bench_options(args: &BenchArgs) -> Result<BenchOptions> {
