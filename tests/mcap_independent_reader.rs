@@ -17,7 +17,9 @@ use beamtrace::output::{
     merge_mcap, write_cloud_with, CloudMeta, Convention, FieldSet, Format, FrameStamp, Point,
     PointCloud, Viewpoint,
 };
-use independent::{assert_columns, known_cloud, python, read_all_with, FIELDS, SIZES, TYPES};
+use independent::{
+    assert_columns, known_cloud, point_field_names, python, read_all_with, FIELDS, SIZES, TYPES,
+};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 
@@ -178,12 +180,7 @@ fn organized_world_frame_clouds_keep_their_grid_and_nan_cells() {
     assert_eq!(c["point_step"], 22);
     assert_eq!(c["row_step"], 66);
     assert_eq!(c["is_dense"], false);
-    let names: Vec<&str> = c["fields"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| f[0].as_str().unwrap())
-        .collect();
+    let names = point_field_names(c);
     assert_eq!(names, ["x", "y", "z", "intensity", "ring", "time"]);
     let xs = c["values"]["x"].as_array().unwrap();
     for (i, v) in xs.iter().enumerate() {

@@ -7,7 +7,7 @@
 #[path = "support/independent.rs"]
 mod independent;
 
-use independent::{python, read_all_with, read_with};
+use independent::{floats, ints, point_field_names, python, read_all_with, read_with};
 use serde_json::Value;
 use std::fs;
 use std::path::Path;
@@ -64,25 +64,6 @@ fn run(out: &Path, format: &str) -> Vec<std::path::PathBuf> {
         ]
     );
     frames.iter().map(|f| out.join(f)).collect()
-}
-
-/// A float column of a reader's JSON (float32 bits).
-fn floats(got: &Value, field: &str) -> Vec<f32> {
-    got["values"][field]
-        .as_array()
-        .unwrap_or_else(|| panic!("no `{field}`"))
-        .iter()
-        .map(|v| f32::from_bits(v.as_u64().unwrap() as u32))
-        .collect()
-}
-
-fn ints(got: &Value, field: &str) -> Vec<u64> {
-    got["values"][field]
-        .as_array()
-        .unwrap_or_else(|| panic!("no `{field}`"))
-        .iter()
-        .map(|v| v.as_u64().unwrap())
-        .collect()
 }
 
 #[test]
@@ -159,12 +140,7 @@ fn check_mcap(got: &Value, want: &Value, frame: u64, pose: [f64; 7]) {
     assert_eq!(messages[1]["log_time"].as_u64(), Some(ns));
     let c = &messages[1]["cloud"];
     assert_eq!(c["stamp"], serde_json::json!([0, ns]));
-    let names: Vec<&str> = c["fields"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| f[0].as_str().unwrap())
-        .collect();
+    let names = point_field_names(c);
     let pcd_names: Vec<&str> = want["fields"]
         .as_array()
         .unwrap()

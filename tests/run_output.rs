@@ -9,7 +9,7 @@
 #[path = "support/independent.rs"]
 mod independent;
 
-use independent::{python, read_with};
+use independent::{floats, ints, python, read_with};
 use serde_json::Value;
 use std::fs;
 use std::path::Path;
@@ -53,25 +53,6 @@ fn strs(v: &Value) -> Vec<&str> {
         .unwrap()
         .iter()
         .map(|s| s.as_str().unwrap())
-        .collect()
-}
-
-/// A float column (the reader prints float32 bits).
-fn floats(got: &Value, field: &str) -> Vec<f32> {
-    got["values"][field]
-        .as_array()
-        .unwrap_or_else(|| panic!("no `{field}`"))
-        .iter()
-        .map(|v| f32::from_bits(v.as_u64().unwrap() as u32))
-        .collect()
-}
-
-fn ints(got: &Value, field: &str) -> Vec<u64> {
-    got["values"][field]
-        .as_array()
-        .unwrap_or_else(|| panic!("no `{field}`"))
-        .iter()
-        .map(|v| v.as_u64().unwrap())
         .collect()
 }
 

@@ -195,3 +195,35 @@ pub fn assert_columns(got: &Value, cloud: &PointCloud, reader: &str, ply: bool) 
         }
     }
 }
+
+/// A float column of a reader's JSON, `got["values"][field]` (the readers print
+/// float32 bits, so the comparison is exact).
+pub fn floats(got: &Value, field: &str) -> Vec<f32> {
+    got["values"][field]
+        .as_array()
+        .unwrap_or_else(|| panic!("no `{field}`"))
+        .iter()
+        .map(|v| f32::from_bits(v.as_u64().unwrap() as u32))
+        .collect()
+}
+
+/// An integer column of a reader's JSON, `got["values"][field]`.
+pub fn ints(got: &Value, field: &str) -> Vec<u64> {
+    got["values"][field]
+        .as_array()
+        .unwrap_or_else(|| panic!("no `{field}`"))
+        .iter()
+        .map(|v| v.as_u64().unwrap())
+        .collect()
+}
+
+/// The field names of a PointCloud2 as read_mcap.py prints it (`[name, offset, datatype,
+/// count]` per field).
+pub fn point_field_names(cloud: &Value) -> Vec<&str> {
+    cloud["fields"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no fields in {cloud}"))
+        .iter()
+        .map(|f| f[0].as_str().unwrap())
+        .collect()
+}
