@@ -8,6 +8,23 @@ use super::fields::Scalar;
 use super::{CloudMeta, PointCloud, Viewpoint};
 use std::io;
 
+/// The definitions of std_msgs/Header and the builtin_interfaces/Time it holds, as
+/// every schema that uses a header carries them.
+macro_rules! header_definitions {
+    () => {
+        concat!(
+            "================================================================================\n",
+            "MSG: std_msgs/Header\n",
+            "builtin_interfaces/Time stamp\n",
+            "string frame_id\n",
+            "================================================================================\n",
+            "MSG: builtin_interfaces/Time\n",
+            "int32 sec\n",
+            "uint32 nanosec\n",
+        )
+    };
+}
+
 /// The schema name and definition of `sensor_msgs/msg/PointCloud2` (ROS 2 Humble and
 /// later; comments left out).
 pub(crate) const POINT_CLOUD2: (&str, &str) = (
@@ -22,14 +39,7 @@ pub(crate) const POINT_CLOUD2: (&str, &str) = (
         "uint32 row_step\n",
         "uint8[] data\n",
         "bool is_dense\n",
-        "================================================================================\n",
-        "MSG: std_msgs/Header\n",
-        "builtin_interfaces/Time stamp\n",
-        "string frame_id\n",
-        "================================================================================\n",
-        "MSG: builtin_interfaces/Time\n",
-        "int32 sec\n",
-        "uint32 nanosec\n",
+        header_definitions!(),
         "================================================================================\n",
         "MSG: sensor_msgs/PointField\n",
         "uint8 INT8    = 1\n",
@@ -57,14 +67,7 @@ pub(crate) const TF_MESSAGE: (&str, &str) = (
         "std_msgs/Header header\n",
         "string child_frame_id\n",
         "Transform transform\n",
-        "================================================================================\n",
-        "MSG: std_msgs/Header\n",
-        "builtin_interfaces/Time stamp\n",
-        "string frame_id\n",
-        "================================================================================\n",
-        "MSG: builtin_interfaces/Time\n",
-        "int32 sec\n",
-        "uint32 nanosec\n",
+        header_definitions!(),
         "================================================================================\n",
         "MSG: geometry_msgs/Transform\n",
         "Vector3 translation\n",
