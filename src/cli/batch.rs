@@ -271,15 +271,20 @@ fn batch_digest(path: &Path, m: &Manifest, jobs: &[BatchJob]) -> Result<String> 
     d.add("beamtrace", env!("CARGO_PKG_VERSION").as_bytes());
     d.add_file("manifest", path)?;
     let folder = path.parent().unwrap_or(Path::new(""));
+    // Each scenario read once, however many sensors and seeds use it.
+    let scenarios: std::collections::BTreeSet<&Path> =
+        jobs.iter().map(|j| j.scenario.as_path()).collect();
     let mut files: Vec<PathBuf> = Vec::new();
-    for job in jobs {
-        files.push(job.scenario.clone());
-        let scenario = Scenario::load(&job.scenario, PathPolicy::InsideFolder)?;
+    for path in scenarios {
+        files.push(path.to_path_buf());
+        let scenario = Scenario::load(path, PathPolicy::InsideFolder)?;
         files.extend(scenario.scene().map(Path::to_path_buf));
-        if Path::new(&job.sensor).is_file() {
-            files.push(PathBuf::from(&job.sensor));
-        }
     }
+    files.extend(
+        jobs.iter()
+            .filter(|j| Path::new(&j.sensor).is_file())
+            .map(|j| PathBuf::from(&j.sensor)),
+    );
     files.extend(
         m.materials
             .iter()
