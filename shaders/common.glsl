@@ -35,6 +35,7 @@ struct Point {
     uint material;
     uint return_index;
     uint return_count;
+    uint bounces;
 };
 
 // One sub-ray of the beam kernel: angular offset from the beam centre, its weight, and
@@ -90,6 +91,10 @@ struct Material {
     float transmission;         // one-way power transmission (transparent class)
     uint table_offset;          // first sample of R(theta)
     uint diffuse_offset;        // first sample of the diffuse part
+    float mirror_reflectance;   // power sent on in the mirror direction (mirror class)
+    float ior;                  // index of refraction of a refracting pane; 0: none
+    float reflectance_normal;   // F0 of a pane (transparent class)
+    uint pad0;
 };
 
 // SubRayRecord, the trace's output, lives in waveform_types.glsl (shared with the
@@ -111,6 +116,8 @@ struct FrameParams {
     uint seed_lo;
     uint seed_hi;
     uint frame;
+    uint max_bounces;           // surfaces a path may meet, 1..MAX_BOUNCES
+    uint pad0;
     uint64_t records_address;   // SubRayRecord[beams * subrays * slots]
 };
 
@@ -130,16 +137,20 @@ const uint RAY_SHADOW = 1u;
 const uint HIT_NONE = 0u;
 const uint HIT_SURFACE = 1u;
 const uint HIT_ABSORBED = 2u;
+const uint HIT_MIRROR = 3u;     // a mirror: a weak direct return, and the ray may go on
+const uint HIT_GLASS = 4u;      // a pane a bouncing ray splits at (payload.split set)
 
 // Between raygen and the hit shaders.
 struct HitPayload {
     float t;
     float reflectance;          // R(theta) of the closest surface
-    vec3 normal;                // world shading normal facing the ray
+    vec3 normal;                // world normal facing the ray (shading; geometric on glass)
     uint instance_index;        // TLAS instance index
     uint material;
     uint hit;                   // HIT_*
     uint mode;                  // RAY_PRIMARY or RAY_SHADOW
+    uint split;                 // set by raygen: panes are hits (HIT_GLASS), not notes
+    uint entering;              // HIT_GLASS: the ray enters the pane's solid (outer side)
     uint transparent_count;
     float tr_t[MAX_TRANSPARENT];
     float tr_reflectance[MAX_TRANSPARENT];

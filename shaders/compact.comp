@@ -105,6 +105,7 @@ void main() {
             q.material = e.material;
             q.return_index = e.return_index;
             q.return_count = e.return_count;
+            q.bounces = e.bounces;
             points.v[offset] = q;
             offset += 1u;
         }

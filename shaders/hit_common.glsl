@@ -28,15 +28,21 @@ vec3 hit_weights(vec2 bary) {
     return vec3(1.0 - bary.x - bary.y, bary.x, bary.y);
 }
 
-// World geometric normal, facing against the ray.
-vec3 hit_geometric_normal(Geometry g, uvec3 tri) {
+// World geometric normal by the triangle's winding: counter-clockwise seen from its
+// front, so the outward normal of a closed glTF solid.
+vec3 hit_winding_normal(Geometry g, uvec3 tri) {
     Vec3Buffer positions = Vec3Buffer(g.position_address);
     vec3 p0 = positions.v[tri.x];
     vec3 p1 = positions.v[tri.y];
     vec3 p2 = positions.v[tri.z];
     // Normals go to the world with the inverse transpose of the object-to-world matrix;
     // n * mat3(WorldToObject) is exactly transpose(WorldToObject) * n.
-    vec3 n = normalize(cross(p1 - p0, p2 - p0) * mat3(gl_WorldToObjectEXT));
+    return normalize(cross(p1 - p0, p2 - p0) * mat3(gl_WorldToObjectEXT));
+}
+
+// World geometric normal, facing against the ray.
+vec3 hit_geometric_normal(Geometry g, uvec3 tri) {
+    vec3 n = hit_winding_normal(g, tri);
     return dot(n, gl_WorldRayDirectionEXT) > 0.0 ? -n : n;
 }
 

@@ -306,7 +306,8 @@ void emit(uint c0, uint c1, float r1) {
     if (!(range >= p.min_range && range <= p.max_range)) return;
     float reflectance = amplitude * range * range;
     push_candidate(Echo(range, amplitude, r1 - s_r0, reflectance, ambient,
-                        dominant.instance_id, dominant.class_id, dominant.material, 0u, 0u));
+                        dominant.instance_id, dominant.class_id, dominant.material, 0u, 0u,
+                        dominant.bounces));
 }
 
 void scan_bin(int k, float v, uint c0, uint c1) {
@@ -368,7 +369,7 @@ void false_alarms() {
         float e = -log(1.0 - ua);
         float amplitude = t_eff_at(range) * (1.0 + e);
         push_candidate(Echo(range, amplitude, 2.0 * p.sigma_r * sqrt(2.0 * log(1.0 + e)),
-                            amplitude * range * range, ambient, 0u, 0u, 0u, 0u, 0u));
+                            amplitude * range * range, ambient, 0u, 0u, 0u, 0u, 0u, 0u));
     }
 }
 
@@ -462,7 +463,7 @@ void finish() {
     }
     uint out_base = beam * slots;
     for (uint i = 0u; i < slots; i++) {
-        Echo e = Echo(0.0, 0.0, 0.0, 0.0, 0.0, 0u, 0u, 0u, 0u, 0u);
+        Echo e = Echo(0.0, 0.0, 0.0, 0.0, 0.0, 0u, 0u, 0u, 0u, 0u, 0u);
         if (i < count) {
             e = sh_cand[picked[i]];
             e.return_index = i;
@@ -477,7 +478,7 @@ void finish() {
 void write_no_echoes(uint t) {
     uint slots = clamp(p.max_returns, 1u, MAX_RETURNS);
     for (uint i = t; i < slots; i += GROUP) {
-        echoes[beam * slots + i] = Echo(0.0, 0.0, 0.0, 0.0, 0.0, 0u, 0u, 0u, 0u, 0u);
+        echoes[beam * slots + i] = Echo(0.0, 0.0, 0.0, 0.0, 0.0, 0u, 0u, 0u, 0u, 0u, 0u);
     }
     if (t == 0u) counts[beam] = 0u;
 }

@@ -17,6 +17,7 @@ struct SubRayRecord {
     uint instance_id;
     uint class_id;
     uint material;
+    uint bounces;       // mirrors and panes the path met before this surface (0: direct)
 };
 
 // One echo extracted from a beam's waveform.
@@ -31,6 +32,7 @@ struct Echo {
     uint material;
     uint return_index;  // 0-based among the beam's returned echoes, in range order
     uint return_count;
+    uint bounces;       // of the record that dominates the echo
 };
 
 // Parameters of the waveform stage (push constants).

@@ -7,7 +7,7 @@ mod hil;
 pub use hil::{measure_hil, HilOptions, HilResult, HilSink, HIL_SENSORS};
 
 use crate::gpu::{Context, ContextOptions};
-use crate::job::{frame_settings, sensor_subrays, JobError};
+use crate::job::{frame_settings, sensor_subrays, set_sim_sensor, JobError};
 use crate::material::{MaterialDb, MaterialMapping};
 use crate::model::FrameSettings;
 use crate::reference::CpuSimulator;
@@ -199,8 +199,8 @@ fn measure_case(
     opts: &BenchOptions,
 ) -> Result<BenchCase, JobError> {
     let subrays = sensor_subrays(sensor)?;
+    set_sim_sensor(sim, sensor, &subrays)?;
     let slots = sim.record_slots();
-    sim.set_sensor(&sensor.beams, &subrays, slots, sensor.detector.max_returns)?;
     let pose = sensor.mount.to_affine();
     let settings = |frame: u32| frame_settings(sensor, pose, sun, 1, frame);
     // The first frame after set-up builds the TLAS.

@@ -86,8 +86,19 @@ shared_constants! {
     COMPACT_PASS_WRITE = 1;
     /// Transparent surfaces a sub-ray notes in front of its opaque hit.
     MAX_TRANSPARENT = 3;
-    /// Record slots per sub-ray at most: the opaque hit and the noted transparent ones.
-    MAX_RECORD_SLOTS = 1 + MAX_TRANSPARENT;
+    /// The most surfaces a path may meet, the one that returns it included
+    /// (`max_bounces`: 1 = single bounce; mirrors and refractive glass redirect a ray).
+    MAX_BOUNCES = 5;
+    /// Rays a sub-ray's path tree keeps pending at once: a split pushes two, and depth
+    /// first with the stronger child on top the stack never holds more than one per
+    /// level plus the one being traced.
+    PATH_STACK = MAX_BOUNCES + 1;
+    /// Record slots a single-bounce sub-ray fills at most: the opaque hit and the
+    /// transparent surfaces noted in front of it.
+    SINGLE_BOUNCE_SLOTS = 1 + MAX_TRANSPARENT;
+    /// Record slots per sub-ray at most: with bounces, every surface of the path tree
+    /// may return (single bounce needs 1 + the transparent surfaces noted).
+    MAX_RECORD_SLOTS = 16;
     /// Samples of each material's R(θ) table beyond the first: θ = 0°…90° in 0.25° steps.
     REFLECTANCE_STEPS = 360;
     /// A geometry without an alpha texture.
@@ -133,6 +144,7 @@ pub mod material_class {
         RETROREFLECTIVE = 1;
         TRANSPARENT = 2;
         ABSORBENT = 3;
+        MIRROR = 4;
     }
 }
 
@@ -251,13 +263,16 @@ pub enum HitGroupKind {
     RetroreflectiveMasked,
     Absorbent,
     AbsorbentMasked,
-    /// Glass: an any-hit shader only (alpha masks included).
+    /// Glass: an any-hit shader (alpha masks included) that notes the pane and passes
+    /// on, and a closest-hit shader for the panes a bouncing ray splits at.
     Transparent,
+    Mirror,
+    MirrorMasked,
 }
 
 impl HitGroupKind {
     /// Every group, in SBT order.
-    pub const ALL: [HitGroupKind; 7] = [
+    pub const ALL: [HitGroupKind; 9] = [
         HitGroupKind::General,
         HitGroupKind::GeneralMasked,
         HitGroupKind::Retroreflective,
@@ -265,6 +280,8 @@ impl HitGroupKind {
         HitGroupKind::Absorbent,
         HitGroupKind::AbsorbentMasked,
         HitGroupKind::Transparent,
+        HitGroupKind::Mirror,
+        HitGroupKind::MirrorMasked,
     ];
 
     /// The group's index among the SBT's hit groups: its place in [`ALL`](Self::ALL).
@@ -277,6 +294,8 @@ impl HitGroupKind {
             HitGroupKind::Absorbent => 4,
             HitGroupKind::AbsorbentMasked => 5,
             HitGroupKind::Transparent => 6,
+            HitGroupKind::Mirror => 7,
+            HitGroupKind::MirrorMasked => 8,
         }
     }
 }

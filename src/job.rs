@@ -41,7 +41,7 @@ use crate::scene::{Motion, Scenario, Scene};
 use crate::sensor::{Pose, Sensor, SubRaySample};
 use crate::sim::memory::check_frame_memory;
 use crate::sim::{
-    to_point_cloud, Capture, FrameOutput, FrameSettings, FrameTicket, Simulator, Sun,
+    to_point_cloud, Capture, FrameOutput, FrameSettings, FrameTicket, SimError, Simulator, Sun,
 };
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -409,12 +409,7 @@ impl<'a> Runner<'a> {
                     what: format!("{} to the GPU", opts.scene_name),
                     source,
                 })?;
-        sim.set_sensor(
-            &opts.sensor.beams,
-            &subrays,
-            sim.record_slots(),
-            opts.sensor.detector.max_returns,
-        )?;
+        set_sim_sensor(&mut sim, &opts.sensor, &subrays)?;
         let report = JobReport {
             device: format!("{} ({})", ctx.device_name, ctx.driver_info),
             ..Default::default()
@@ -599,6 +594,7 @@ impl Runner<'_> {
             beams: sensor.beams.len() as u32,
             subrays: self.subrays,
             slots: self.sim.record_slots(),
+            max_bounces: sensor.max_bounces,
         };
         let points = crate::model::cw::frame_points(&sensor.beams, records, layout, settings, cw);
         Ok(PointCloud { points })
@@ -928,6 +924,18 @@ pub fn sensor_subrays(sensor: &Sensor) -> Result<Vec<SubRaySample>, JobError> {
         sensor: sensor.name.clone(),
         source,
     })
+}
+
+/// Sets `sensor` up on `sim` for the frames from now on: its bounces, then its beams and
+/// sub-rays with the record slots the scene needs at those bounces.
+pub fn set_sim_sensor(
+    sim: &mut Simulator,
+    sensor: &Sensor,
+    subrays: &[SubRaySample],
+) -> Result<(), SimError> {
+    sim.set_max_bounces(sensor.max_bounces)?;
+    let slots = sim.record_slots();
+    sim.set_sensor(&sensor.beams, subrays, slots, sensor.detector.max_returns)
 }
 
 /// The counts of a frame of `sensor` traced with `subrays` sub-rays of `slots` records.

@@ -3,7 +3,7 @@
 
 mod support;
 
-use beamtrace::contract::MAX_RECORD_SLOTS;
+use beamtrace::contract::SINGLE_BOUNCE_SLOTS;
 use beamtrace::job::{frame_settings, sensor_subrays};
 use beamtrace::model::RecordLayout;
 use beamtrace::reference::{frame_echoes, CpuSimulator};
@@ -73,7 +73,7 @@ fn simulate_with(
 ) -> FrameOutput {
     let mut settings = frame_settings(sensor, sensor.mount.to_affine(), sun, seed, 0);
     tweak(&mut settings.waveform);
-    simulate_frames(scene, sensor, MAX_RECORD_SLOTS, &[settings]).remove(0)
+    simulate_frames(scene, sensor, SINGLE_BOUNCE_SLOTS, &[settings]).remove(0)
 }
 
 /// One frame per entry of `settings` on one simulator of `sensor`'s beams and sub-rays
@@ -159,7 +159,8 @@ fn gpu_waveform_matches_cpu_reference_on_the_street_with_subrays() {
     let layout = RecordLayout {
         beams: sensor.beams.len() as u32,
         subrays: subrays.len() as u32,
-        slots: MAX_RECORD_SLOTS,
+        slots: SINGLE_BOUNCE_SLOTS,
+        max_bounces: 1,
     };
     let (cpu_echoes, cpu_counts) = frame_echoes(records, layout, &settings);
     assert_eq!(gpu_counts.len(), cpu_counts.len());
@@ -225,7 +226,7 @@ fn one_subray_is_exactly_the_thin_ray() {
             // Both on the wall, where the thin ray meets it, not both empty.
             let want = 12.0 / beams[b].direction().x;
             assert!(hit(t) && (t.range - want).abs() < 1e-3, "beam {b}: {t:?}");
-            assert_eq!(records[b * MAX_RECORD_SLOTS as usize], *t, "beam {b}");
+            assert_eq!(records[b * SINGLE_BOUNCE_SLOTS as usize], *t, "beam {b}");
         }
     }
 }
@@ -604,13 +605,13 @@ fn range_limit_follows_each_curve_model() {
             frame_settings(&sensor, sensor.mount.to_affine(), None, 0, 0)
         })
         .collect();
-    let frames = simulate_frames(&scene, &sensor, MAX_RECORD_SLOTS, &settings);
+    let frames = simulate_frames(&scene, &sensor, SINGLE_BOUNCE_SLOTS, &settings);
     let per_row = 2 * CURVE_TARGETS.len();
     for (m, (curve, out)) in models.iter().zip(&frames).enumerate() {
         for k in 0..per_row {
             let (b, (_, _, range, material)) = (per_row * m + k, targets[per_row * m + k]);
             // Every beam meets its wall, so a missing echo is the curve's doing.
-            let hit = out.records.as_ref().expect("records")[b * MAX_RECORD_SLOTS as usize];
+            let hit = out.records.as_ref().expect("records")[b * SINGLE_BOUNCE_SLOTS as usize];
             assert!(
                 (hit.range - range).abs() < 0.01,
                 "beam {b}: {hit:?} vs {range} m"
@@ -932,7 +933,8 @@ fn cpu_frame(
     let (db, map) = materials(scene);
     let cpu = CpuSimulator::new(scene, &db, &map).expect("cpu reference");
     let subrays = sensor_subrays(sensor).expect("sub-rays");
-    let (records, echoes, counts) = cpu.frame(&sensor.beams, &subrays, settings, MAX_RECORD_SLOTS);
+    let (records, echoes, counts) =
+        cpu.frame(&sensor.beams, &subrays, settings, SINGLE_BOUNCE_SLOTS);
     let per = echoes.len() / counts.len();
     let by_beam = (0..counts.len())
         .map(|b| echoes[b * per..b * per + counts[b] as usize].to_vec())
@@ -970,7 +972,7 @@ fn sunlit_retroreflector_ambient_is_its_diffuse_part_alone() {
     let gpu_records = gpu.records.as_ref().expect("records");
     let gpu_echoes: Vec<Vec<Echo>> = (0..2).map(|b| echoes_of(&gpu, &sensor, b)).collect();
     let (cpu_records, cpu_echoes) = cpu_frame(&scene, &sensor, &settings);
-    let slots = MAX_RECORD_SLOTS as usize;
+    let slots = SINGLE_BOUNCE_SLOTS as usize;
     for (who, records, echoes) in [
         ("GPU", gpu_records, &gpu_echoes),
         ("CPU", &cpu_records, &cpu_echoes),
@@ -1026,7 +1028,7 @@ fn blind_zone_echoes(
     settings: &[beamtrace::sim::FrameSettings],
 ) -> Vec<(&'static str, Vec<Vec<Echo>>)> {
     let mut out = Vec::new();
-    for frame in simulate_frames(scene, sensor, MAX_RECORD_SLOTS, settings) {
+    for frame in simulate_frames(scene, sensor, SINGLE_BOUNCE_SLOTS, settings) {
         out.push((
             "GPU",
             (0..2).map(|b| echoes_of(&frame, sensor, b)).collect(),

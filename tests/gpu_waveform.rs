@@ -86,6 +86,7 @@ fn beam_records(kind: u32, g: &mut Lcg) -> Vec<SubRayRecord> {
             instance_id: id,
             class_id: id % 7,
             material: id % 5,
+            bounces: id % 3,
         };
     };
     match kind {
@@ -156,6 +157,7 @@ fn beam_records(kind: u32, g: &mut Lcg) -> Vec<SubRayRecord> {
                         instance_id: inst + 9,
                         class_id: 1,
                         material: 2,
+                        bounces: 0,
                     };
                     continue;
                 }
@@ -205,6 +207,7 @@ fn beam_records(kind: u32, g: &mut Lcg) -> Vec<SubRayRecord> {
                     instance_id: 99,
                     class_id: 9,
                     material: 9,
+                    bounces: 1,
                 };
             }
             for (j, r) in [
@@ -223,6 +226,7 @@ fn beam_records(kind: u32, g: &mut Lcg) -> Vec<SubRayRecord> {
                         instance_id: inst + j as u32,
                         class_id: 3,
                         material: 4,
+                        bounces: j as u32 % 4,
                     };
                 }
             }
@@ -279,6 +283,7 @@ fn layout(beams: u32, rpb: usize) -> RecordLayout {
         beams,
         subrays: rpb as u32,
         slots: 1,
+        max_bounces: 1,
     }
 }
 

@@ -133,6 +133,7 @@ impl Evaluator {
             beams: self.beams.len() as u32,
             subrays: self.subrays.len() as u32,
             slots: self.slots,
+            max_bounces: 1,
         };
         let mut out = vec![None; self.beams.len()];
         for p in cw::frame_points(&self.beams, &records, layout, frame, cw) {

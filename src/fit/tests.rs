@@ -185,6 +185,7 @@ fn measure_cw(
         beams: sensor.beams.len() as u32,
         subrays: subrays.len() as u32,
         slots: 1,
+        max_bounces: 1,
     };
     let mut returns = vec![None; sensor.beams.len()];
     for p in crate::model::cw::frame_points(&sensor.beams, &records, layout, frame, cw) {

@@ -22,6 +22,10 @@ pub enum MaterialClass {
     Transparent,
     /// No return; the ray stops.
     Absorbent,
+    /// A specular reflector: a weak direct return (diffuse part and near-normal glint,
+    /// as `General`), and with `max_bounces` > 1 the ray goes on in the mirror
+    /// direction with `mirror_reflectance` of its power (DESIGN §6).
+    Mirror,
 }
 
 impl MaterialClass {
@@ -32,6 +36,7 @@ impl MaterialClass {
             MaterialClass::Retroreflective => "retroreflective",
             MaterialClass::Transparent => "transparent",
             MaterialClass::Absorbent => "absorbent",
+            MaterialClass::Mirror => "mirror",
         }
     }
 }
@@ -96,6 +101,11 @@ pub struct IrMaterial {
     /// Transparent only: n of the cos^n(θ) lobe that confines the Fresnel return to
     /// near-normal incidence.
     pub lobe_exponent: f32,
+    /// Transparent only: the index of refraction; `None`: the pane is passed straight
+    /// (no refraction, no reflected ray) even when the sensor follows bounces.
+    pub ior: Option<f32>,
+    /// Mirror only: the power fraction reflected into the mirror direction.
+    pub mirror_reflectance: f32,
     pub source: String,
     /// The wavelength (nm) the values above hold for.
     pub values_nm: f32,
@@ -118,6 +128,8 @@ impl IrMaterial {
             transmission: 0.0,
             specular_gain: 0.0,
             lobe_exponent: 0.0,
+            ior: None,
+            mirror_reflectance: 0.0,
             source: source.to_string(),
             values_nm,
             at_wavelength: BTreeMap::new(),
@@ -127,8 +139,9 @@ impl IrMaterial {
     /// R(θ) for the cosine of the incidence angle, in Lambertian units; 0 for a surface
     /// seen from behind (cos θ ≤ 0).
     ///
-    /// * general: D(θ) + strength·cos^exponent θ, D(θ) = `reflectance`·cos θ or the
-    ///   interpolated `angle_table`;
+    /// * general and mirror: D(θ) + strength·cos^exponent θ, D(θ) = `reflectance`·cos θ
+    ///   or the interpolated `angle_table` (a mirror's power sent on in the mirror
+    ///   direction is [`IrMaterial::mirror_reflectance`], not part of R);
     /// * retroreflective: `peak`·cos^k θ + `reflectance`·cos θ with
     ///   k = ln ½ / ln cos(`falloff_deg`) ([`IrMaterial::retro_exponent`]);
     /// * transparent: G·F(θ)·cos^n θ + `reflectance`·cos θ with the Schlick Fresnel
@@ -140,7 +153,7 @@ impl IrMaterial {
             return 0.0;
         }
         match self.class {
-            MaterialClass::General => {
+            MaterialClass::General | MaterialClass::Mirror => {
                 let glint = self
                     .specular
                     .map_or(0.0, |s| s.strength * c.powf(s.exponent));

@@ -99,6 +99,17 @@ checked_type!(
 );
 
 checked_type!(
+    /// An index of refraction: finite, in [1, 4] (air 1, glass ~1.5, germanium 4).
+    RefractiveIndex,
+    |v| match (1.0..=4.0).contains(&v) {
+        true => Ok(()),
+        false => Err(format!(
+            "{v} is not allowed: an index of refraction lies in [1, 4] (glass ~1.5)"
+        )),
+    }
+);
+
+checked_type!(
     /// A wavelength in nm (finite, > 0).
     Wavelength,
     |v| match v.is_finite() && v > 0.0 {
@@ -115,6 +126,7 @@ enum RawClass {
     Retroreflective,
     Transparent,
     Absorbent,
+    Mirror,
 }
 
 impl From<RawClass> for MaterialClass {
@@ -124,6 +136,7 @@ impl From<RawClass> for MaterialClass {
             RawClass::Retroreflective => MaterialClass::Retroreflective,
             RawClass::Transparent => MaterialClass::Transparent,
             RawClass::Absorbent => MaterialClass::Absorbent,
+            RawClass::Mirror => MaterialClass::Mirror,
         }
     }
 }
@@ -156,11 +169,13 @@ struct RawValues {
     transmission: Option<Fraction>,
     specular_gain: Option<NonNegative>,
     lobe_exponent: Option<NonNegative>,
+    ior: Option<RefractiveIndex>,
+    mirror_reflectance: Option<Fraction>,
 }
 
 impl RawValues {
     /// (YAML name, given) for every parameter.
-    fn given(&self) -> [(&'static str, bool); 9] {
+    fn given(&self) -> [(&'static str, bool); 11] {
         [
             ("reflectance", self.reflectance.is_some()),
             ("angle_table", self.angle_table.is_some()),
@@ -171,6 +186,8 @@ impl RawValues {
             ("transmission", self.transmission.is_some()),
             ("specular_gain", self.specular_gain.is_some()),
             ("lobe_exponent", self.lobe_exponent.is_some()),
+            ("ior", self.ior.is_some()),
+            ("mirror_reflectance", self.mirror_reflectance.is_some()),
         ]
     }
 
@@ -215,8 +232,10 @@ fn allowed_fields(class: MaterialClass) -> &'static [&'static str] {
             "transmission",
             "specular_gain",
             "lobe_exponent",
+            "ior",
         ],
         MaterialClass::Absorbent => &[],
+        MaterialClass::Mirror => &["reflectance", "specular", "mirror_reflectance"],
     }
 }
 
@@ -243,6 +262,8 @@ pub(super) struct RawEntry {
     transmission: Option<Fraction>,
     specular_gain: Option<NonNegative>,
     lobe_exponent: Option<NonNegative>,
+    ior: Option<RefractiveIndex>,
+    mirror_reflectance: Option<Fraction>,
     source: String,
     #[serde(default)]
     at_wavelength: BTreeMap<u32, RawWavelength>,
@@ -275,6 +296,8 @@ impl RawWavelength {
             transmission: self.transmission,
             specular_gain: None,
             lobe_exponent: None,
+            ior: None,
+            mirror_reflectance: None,
         }
     }
 }
@@ -291,6 +314,8 @@ impl RawEntry {
             transmission: self.transmission,
             specular_gain: self.specular_gain,
             lobe_exponent: self.lobe_exponent,
+            ior: self.ior,
+            mirror_reflectance: self.mirror_reflectance,
         }
     }
 }
@@ -314,6 +339,7 @@ impl TryFrom<RawEntry> for MaterialEntry {
             MaterialClass::Retroreflective => v.set_retroreflective(&mut m)?,
             MaterialClass::Transparent => v.set_transparent(&mut m)?,
             MaterialClass::Absorbent => {}
+            MaterialClass::Mirror => v.set_mirror(&mut m)?,
         }
         for (nm, w) in raw.at_wavelength {
             let values =
@@ -381,6 +407,29 @@ impl RawValues {
         check_energy(m.reflectance_normal, m.transmission)?;
         m.specular_gain = self.specular_gain.map_or(DEFAULT_SPECULAR_GAIN, |g| g.0);
         m.lobe_exponent = self.lobe_exponent.map_or(DEFAULT_LOBE_EXPONENT, |n| n.0);
+        m.ior = self.ior.map(|n| n.0);
+        Ok(())
+    }
+
+    /// The power sent on in the mirror direction, and the weak direct return: the
+    /// diffuse part (dust, default 0) and an optional near-normal glint.
+    fn set_mirror(&self, m: &mut IrMaterial) -> Result<(), String> {
+        m.mirror_reflectance = require(
+            self.mirror_reflectance,
+            "mirror_reflectance",
+            MaterialClass::Mirror,
+            "power fraction reflected into the mirror direction, e.g. 0.9",
+        )?
+        .0;
+        m.reflectance = self.reflectance.map_or(0.0, |r| r.0);
+        m.specular = self.specular.map(SpecularLobe::from);
+        if m.mirror_reflectance + m.reflectance > 1.0 {
+            return Err(format!(
+                "`mirror_reflectance` ({}) + `reflectance` ({}) exceeds 1: a mirror cannot \
+                 reflect and scatter more power than reaches it",
+                m.mirror_reflectance, m.reflectance
+            ));
+        }
         Ok(())
     }
 }

@@ -238,6 +238,7 @@ fn point(b: u32, beam: &Beam, recs: &[SubRayRecord], range: f32, amplitude: f32)
         material: strongest.material as u16,
         ambient: recs.iter().map(|r| r.ambient).sum(),
         time: beam.time,
+        bounce: strongest.bounces.min(u32::from(u8::MAX)) as u8,
     }
 }
 

@@ -39,12 +39,15 @@ pub struct FrameSettings {
 }
 
 /// How a frame's return records are laid out: beam-major, then sub-ray, then slot
-/// (`slots` per sub-ray: the opaque hit, then transparent surfaces in front of it).
+/// (`slots` per sub-ray: single bounce, the opaque hit, then transparent surfaces in
+/// front of it; with bounces, the surfaces of the sub-ray's path tree as it met them).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RecordLayout {
     pub beams: u32,
     pub subrays: u32,
     pub slots: u32,
+    /// Surfaces a path may meet (1: single bounce; see `Sensor::max_bounces`).
+    pub max_bounces: u32,
 }
 
 impl RecordLayout {

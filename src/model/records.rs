@@ -15,6 +15,8 @@ pub struct SubRayRecord {
     pub class_id: u32,
     /// IR material index.
     pub material: u32,
+    /// Mirrors and refracting panes the path met before this surface (0: direct).
+    pub bounces: u32,
 }
 
 impl SubRayRecord {
@@ -42,4 +44,6 @@ pub struct Echo {
     /// 0-based among the echoes returned for the beam, in range order.
     pub return_index: u32,
     pub return_count: u32,
+    /// Bounces of the record that dominates the echo.
+    pub bounces: u32,
 }

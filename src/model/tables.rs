@@ -34,8 +34,15 @@ impl GeometryInfo {
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct MaterialEntry {
     pub class: MaterialClass,
-    /// One-way power transmission (glass).
+    /// One-way power transmission of one crossing: a pane's, or one face of a
+    /// refracting solid's (the square root of its `transmission`).
     pub transmission: f32,
+    /// Power sent on in the mirror direction (mirrors).
+    pub mirror_reflectance: f32,
+    /// Index of refraction of a refracting pane; 0: passed straight.
+    pub ior: f32,
+    /// F0 of a pane (transparent class; 0 for the others).
+    pub reflectance_normal: f32,
     /// First of its `REFLECTANCE_STEPS + 1` samples of R(θ) in
     /// [`SceneTables::reflectance`]: the monostatic return of the sensor's own pulse.
     pub table_offset: u32,
@@ -143,7 +150,21 @@ impl SceneTables {
             let diffuse_offset = self.push_samples(|c| m.diffuse_reflectance_at(c));
             self.materials.push(MaterialEntry {
                 class: m.class,
-                transmission: m.transmission(),
+                // A refracting material is a closed solid whose every face a ray
+                // crosses: each crossing passes half the solid's (log) transmission.
+                transmission: match m.ior {
+                    Some(_) => m.transmission().sqrt(),
+                    None => m.transmission(),
+                },
+                mirror_reflectance: match m.class {
+                    MaterialClass::Mirror => m.mirror_reflectance,
+                    _ => 0.0,
+                },
+                ior: m.ior.unwrap_or(0.0),
+                reflectance_normal: match m.class {
+                    MaterialClass::Transparent => m.reflectance_normal,
+                    _ => 0.0,
+                },
                 table_offset,
                 diffuse_offset,
             });

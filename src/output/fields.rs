@@ -190,6 +190,7 @@ pub const FIELDS: &[Field] = &[
     member!(ambient, F32, "1", "the beam's ambient (sunlight) level A_b"),
     member!(time, F32, "s", "the beam's firing time since the frame started"),
     member!(reflectivity, U8, "0–255", "calibrated reflectivity: 0–100 diffuse reflectance in %, 101–255 retroreflectors"),
+    member!(bounce, U8, "count", "mirrors and panes the path met before the surface that returned (0: direct; see max_bounces)"),
     Field {
         key: "velodyne.intensity",
         name: "intensity",
@@ -431,6 +432,7 @@ mod tests {
             ambient: 16.5,
             time: 17.5,
             reflectivity: 18,
+            bounce: 19,
         }
     }
 
@@ -439,7 +441,7 @@ mod tests {
         // The README's field table, in file order, with PCD's TYPE and SIZE.
         let documented = "x F4, y F4, z F4, intensity F4, range F4, ring U2, azimuth F4, \
             elevation F4, beam U4, instance U4, class U2, epw F4, return_index U2, \
-            return_count U2, material U2, ambient F4, time F4, reflectivity U1";
+            return_count U2, material U2, ambient F4, time F4, reflectivity U1, bounce U1";
         let ours: Vec<String> = FieldSet::default()
             .fields()
             .iter()

@@ -50,7 +50,7 @@ const SCAN_ANGLE_STEP_DEG: f32 = 0.006;
 
 /// The Extra Bytes records' fields, keyed as `FIELDS` keys them, with the description
 /// the VLR gives each (at most 31 characters).
-pub const EXTRA_BYTES: [(&str, &str); 10] = [
+pub const EXTRA_BYTES: [(&str, &str); 11] = [
     ("range", "one-way range along beam, m"),
     ("ring", "laser channel, vendor numbering"),
     ("azimuth", "beam azimuth, rad"),
@@ -61,6 +61,7 @@ pub const EXTRA_BYTES: [(&str, &str); 10] = [
     ("material", "IR material id"),
     ("ambient", "ambient (sunlight) level"),
     ("reflectivity", "calibrated reflectivity 0-255"),
+    ("bounce", "mirrors and panes met before"),
 ];
 
 /// The ASPRS LAS 1.4 standard class of beamtrace's semantic class `id`, `None` for an

@@ -101,6 +101,9 @@ pub struct Point {
     pub ambient: f32,
     /// Firing time of the beam within the frame (s).
     pub time: f32,
+    /// Mirrors and panes the path met before the surface that returned the echo (its
+    /// dominant record); 0: the direct return. Always 0 at `max_bounces: 1`.
+    pub bounce: u8,
 }
 
 /// The points of one frame.

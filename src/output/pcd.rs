@@ -464,6 +464,7 @@ mod tests {
                 ambient: 0.125,
                 time: 0.001,
                 reflectivity: 9,
+                bounce: 1,
             }],
         };
         let mut buf = Vec::new();

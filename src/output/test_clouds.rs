@@ -40,6 +40,7 @@ pub(crate) fn tricky_cloud() -> PointCloud {
             ambient: f * 1e-3,
             time: 1e-5 * i as f32,
             reflectivity: [0, 101, u8::MAX][i % 3],
+            bounce: [0, 1, u8::MAX][i % 3],
         });
     }
     PointCloud { points }

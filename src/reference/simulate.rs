@@ -98,6 +98,7 @@ impl CpuSimulator {
             beams: beams.len() as u32,
             subrays: subrays.len() as u32,
             slots,
+            max_bounces: 1,
         };
         let (echoes, counts) = super::frame_echoes(&records, layout, frame);
         (records, echoes, counts)
@@ -241,6 +242,7 @@ impl CpuSimulator {
             instance_id: self.instance_ids[instance as usize],
             class_id: self.classes[instance as usize],
             material,
+            bounces: 0,
         }
     }
 

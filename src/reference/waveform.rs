@@ -491,6 +491,7 @@ impl Beam<'_> {
             material: dominant.material,
             return_index: 0,
             return_count: 0,
+            bounces: dominant.bounces,
         });
     }
 

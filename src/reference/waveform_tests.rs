@@ -54,6 +54,7 @@ fn layout(beams: u32, records: u32) -> RecordLayout {
         beams,
         subrays: records,
         slots: 1,
+        max_bounces: 1,
     }
 }
 
@@ -74,6 +75,7 @@ fn target(n: usize, range: f32, refl: f32, weight: f32, id: u32) -> Vec<SubRayRe
             instance_id: id,
             class_id: id + 10,
             material: id + 20,
+            bounces: 0,
         })
         .collect()
 }

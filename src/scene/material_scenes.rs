@@ -6,7 +6,7 @@ use super::foliage::{foliage_material, LEAF_TILE};
 use super::geometry::{sin_cos, MeshParts};
 use super::gltf_write::{GltfBuilder, GltfDocument, NodeTransform};
 use super::procedural::{
-    scene_builder, target_material, ProceduralScene, DEFAULT_TARGET_IR, GLASS_WALL_GAP, GREY,
+    box_room, scene_builder, target_material, ProceduralScene, DEFAULT_TARGET_IR, GLASS_WALL_GAP, GREY,
     RETRO_SIGN_WALL_GAP, RETRO_SIGN_WALL_HALF_SIZE,
 };
 use super::SceneError;
@@ -37,10 +37,29 @@ pub(crate) fn build(kind: &ProceduralScene) -> Result<GltfDocument, SceneError> 
             size,
             ir_material,
         } => tilted_plane(&mut b, *distance, *angle, *size, ir_material)?,
+        ProceduralScene::MirrorRoom {
+            length,
+            width,
+            height,
+            distance,
+            angle,
+            size,
+        } => {
+            let room = Vec3::new(*length, *width, *height) / 2.0;
+            mirror_room(&mut b, room, *distance, *angle, *size)?
+        }
+        ProceduralScene::GlassSlab {
+            distance,
+            thickness,
+            angle,
+            size,
+        } => glass_slab(&mut b, *distance, *thickness, *angle, *size)?,
         _ => {
             return Err(SceneError::UnknownScene {
                 name: kind.name().into(),
-                known: "foliage_stack, glass_wall, retro_sign, tilted_plane".into(),
+                known: "foliage_stack, glass_wall, retro_sign, tilted_plane, mirror_room, \
+                        glass_slab"
+                    .into(),
             })
         }
     };
@@ -172,4 +191,65 @@ fn tilted_plane(
         NodeTransform::default(),
         None,
     )?])
+}
+
+/// The box room and, as a node of its own, a mirror square of `size` through
+/// (`distance`, 0, 0) turned by `angle` about +z (both sides reflect).
+fn mirror_room(
+    b: &mut GltfBuilder,
+    room: Vec3,
+    distance: f32,
+    angle: f32,
+    size: f32,
+) -> Result<Vec<Index<Node>>, SceneError> {
+    let walls = target_material(b, DEFAULT_TARGET_IR)?;
+    let mirror = b.material("mirror", Some("mirror"), [0.9, 0.9, 0.95, 1.0], None)?;
+    let mut parts = MeshParts::default();
+    box_room(parts.part(walls), room);
+    let room_node = parts.into_object(b, "room", NodeTransform::default(), Some("building"))?;
+    let mut parts = MeshParts::default();
+    parts.part(mirror).square_facing_origin(0.0, size / 2.0, 1);
+    let placement = NodeTransform::world_placement(Vec3::new(distance, 0.0, 0.0), angle);
+    let mirror_node = parts.into_object(b, "mirror", placement, Some("building"))?;
+    Ok(vec![room_node, mirror_node])
+}
+
+/// A closed glass slab (outward normals, so rays know when they enter it) turned by
+/// `angle` about +z around its front face's centre (`distance`, 0, 0), and the two walls.
+fn glass_slab(
+    b: &mut GltfBuilder,
+    distance: f32,
+    thickness: f32,
+    angle: f32,
+    size: f32,
+) -> Result<Vec<Index<Node>>, SceneError> {
+    let glass = b.material("glass", Some("glass_solid"), [0.55, 0.65, 0.75, 1.0], None)?;
+    let wall = b.material("wall", Some("lambertian_10"), GREY, None)?;
+    let half = size / 2.0;
+    let mut slab = MeshParts::default();
+    slab.part(glass).cuboid(
+        Vec3::new(0.0, -half, -half),
+        Vec3::new(thickness, half, half),
+        [false; 6],
+    );
+    let placement = NodeTransform::world_placement(Vec3::new(distance, 0.0, 0.0), angle);
+    let mut side = MeshParts::default();
+    side.part(wall).grid_facing(
+        Vec3::new(distance - 10.0, -GLASS_WALL_GAP, -10.0),
+        Vec3::X * 20.0,
+        Vec3::Z * 20.0,
+        4,
+        4,
+        Vec3::Y,
+    );
+    Ok(vec![
+        slab.into_object(b, "glass_slab", placement, Some("building"))?,
+        facing_square(wall, distance + GLASS_WALL_GAP, 10.0).into_object(
+            b,
+            "wall",
+            NodeTransform::default(),
+            Some("building"),
+        )?,
+        side.into_object(b, "side_wall", NodeTransform::default(), Some("building"))?,
+    ])
 }

@@ -79,6 +79,29 @@ pub enum ProceduralScene {
         size: f32,
         ir_material: String,
     },
+    /// The `box_room` (`lambertian_50`, class building) with a square mirror (IR
+    /// `mirror`) of `size` through (`distance`, 0, 0), turned by `angle` (rad; the spec
+    /// takes degrees) about +z from facing −x: its normal is (−cos a, −sin a, 0), so at
+    /// 45° a ray along +x goes on along −y (paper 002 Fig. 8).
+    MirrorRoom {
+        length: f32,
+        width: f32,
+        height: f32,
+        distance: f32,
+        angle: f32,
+        size: f32,
+    },
+    /// A closed glass slab (IR `glass_solid`, class building) of `thickness`, its front
+    /// face a square of `size` through (`distance`, 0, 0) turned by `angle` (rad) about
+    /// +z from facing −x, its back face `thickness` further along the front's inward
+    /// normal; a 10 % wall (class building) at x = `distance` + [`GLASS_WALL_GAP`]
+    /// facing −x and a side wall at y = −[`GLASS_WALL_GAP`] facing +y, both 20 m wide.
+    GlassSlab {
+        distance: f32,
+        thickness: f32,
+        angle: f32,
+        size: f32,
+    },
 }
 
 /// The IR material of analytic targets unless a parameter names another.
@@ -133,6 +156,14 @@ pub const SCENE_CATALOGUE: &[(&str, &str)] = &[
         "distance=20,side=0.8: retroreflective square sign at (d,0,0), 10 % wall at d+0.5 m",
     ),
     (
+        "mirror_room",
+        "length=10,width=8,height=4,distance=3,angle=45,size=2: box_room with a mirror through (d,0,0) turned by angle (deg) about z",
+    ),
+    (
+        "glass_slab",
+        "distance=8,thickness=0.05,angle=30,size=4: solid glass slab at (d,0,0) turned by angle (deg), 10 % walls at x=d+2 and y=-2",
+    ),
+    (
         "tilted_plane",
         "distance=10,angle=60,size=20,material=lambertian_50: plane through (d,0,0) turned by angle (deg) about z",
     ),
@@ -166,6 +197,8 @@ impl ProceduralScene {
             ProceduralScene::GlassWall { .. } => "glass_wall",
             ProceduralScene::RetroSign { .. } => "retro_sign",
             ProceduralScene::TiltedPlane { .. } => "tilted_plane",
+            ProceduralScene::MirrorRoom { .. } => "mirror_room",
+            ProceduralScene::GlassSlab { .. } => "glass_slab",
         }
     }
 
@@ -229,6 +262,34 @@ impl ProceduralScene {
                 positive("length", *length)?;
                 positive("width", *width)?;
                 positive("height", *height)
+            }
+            ProceduralScene::MirrorRoom {
+                length,
+                width,
+                height,
+                distance,
+                angle,
+                size,
+            } => {
+                positive("length", *length)?;
+                positive("width", *width)?;
+                positive("height", *height)?;
+                positive("size", *size)?;
+                check(*distance < length / 2.0, name, "distance", || {
+                    format!("{distance} m puts the mirror outside the room; use < length/2")
+                })?;
+                check_tilt(name, *angle)
+            }
+            ProceduralScene::GlassSlab {
+                distance,
+                thickness,
+                angle,
+                size,
+            } => {
+                positive("distance", *distance)?;
+                positive("thickness", *thickness)?;
+                positive("size", *size)?;
+                check_tilt(name, *angle)
             }
             ProceduralScene::Sphere {
                 centre,
@@ -314,6 +375,32 @@ impl ProceduralScene {
             Self::RetroSign { distance, side } => {
                 vec![("distance", Number(distance)), ("side", Number(side))]
             }
+            Self::MirrorRoom {
+                length,
+                width,
+                height,
+                distance,
+                angle,
+                size,
+            } => vec![
+                ("length", Number(length)),
+                ("width", Number(width)),
+                ("height", Number(height)),
+                ("distance", Number(distance)),
+                ("angle", Degrees(angle)),
+                ("size", Number(size)),
+            ],
+            Self::GlassSlab {
+                distance,
+                thickness,
+                angle,
+                size,
+            } => vec![
+                ("distance", Number(distance)),
+                ("thickness", Number(thickness)),
+                ("angle", Degrees(angle)),
+                ("size", Number(size)),
+            ],
             Self::TiltedPlane {
                 distance,
                 angle,
@@ -432,6 +519,20 @@ pub fn by_name(spec: &str) -> Result<ProceduralScene, SceneError> {
             size: 20.0,
             ir_material: DEFAULT_TARGET_IR.into(),
         },
+        "mirror_room" => ProceduralScene::MirrorRoom {
+            length: 10.0,
+            width: 8.0,
+            height: 4.0,
+            distance: 3.0,
+            angle: 45f32.to_radians(),
+            size: 2.0,
+        },
+        "glass_slab" => ProceduralScene::GlassSlab {
+            distance: 8.0,
+            thickness: 0.05,
+            angle: 30f32.to_radians(),
+            size: 4.0,
+        },
         _ => {
             return Err(SceneError::UnknownScene {
                 name: name.to_string(),
@@ -499,7 +600,9 @@ pub fn generate(kind: &ProceduralScene) -> Result<GltfDocument, SceneError> {
         ProceduralScene::FoliageStack { .. }
         | ProceduralScene::GlassWall { .. }
         | ProceduralScene::RetroSign { .. }
-        | ProceduralScene::TiltedPlane { .. } => material_scenes::build(kind),
+        | ProceduralScene::TiltedPlane { .. }
+        | ProceduralScene::MirrorRoom { .. }
+        | ProceduralScene::GlassSlab { .. } => material_scenes::build(kind),
         _ => single_target(kind),
     }
 }
@@ -610,7 +713,7 @@ fn step_edge(p: &mut Part, distance: f32, size: f32) {
 }
 
 /// Six inward-facing walls, each a 10 × 10 grid.
-fn box_room(p: &mut Part, h: Vec3) {
+pub(super) fn box_room(p: &mut Part, h: Vec3) {
     let n = 10;
     // Each face: origin, u, v with u × v pointing into the box.
     p.grid(

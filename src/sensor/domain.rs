@@ -108,6 +108,8 @@ fn number(v: f64) -> String {
 
 /// The sensor's frame rate (Hz): from a 1000 s frame (a slow survey scan) to 1 kHz.
 pub const FRAME_RATE: Domain = Domain::closed(0.001, 1000.0, " Hz");
+/// Surfaces a path may meet (`max_bounces`): 1 = single bounce.
+pub const MAX_BOUNCES: Domain = Domain::closed(1.0, crate::contract::MAX_BOUNCES as f64, "");
 /// Minimum and maximum range (m); the maximum also > the minimum.
 pub const RANGE: Domain = Domain::closed(0.0, 10_000.0, " m");
 /// Laser wavelength (nm): ultraviolet to CO₂ lasers.
@@ -167,6 +169,7 @@ pub const ELEVATION: Domain = Domain::closed(-90.0, 90.0, "°");
 /// Every domain with the YAML fields it applies to, in the order of the docs' table.
 pub const TABLE: &[(&str, Domain)] = &[
     ("frame_rate", FRAME_RATE),
+    ("max_bounces", MAX_BOUNCES),
     ("range.min, range.max (min < max)", RANGE),
     ("wavelength_nm", WAVELENGTH),
     (

@@ -8,6 +8,7 @@
 //! mount: { translation: [0, 0, 1.8], rotation_deg: [0, 0, 0] }   # roll, pitch, yaw
 //! range: { min: 0.3, max: 200 }
 //! frame_rate: 10
+//! max_bounces: 3      # mirrors and refracting glass send rays on (1 = single bounce)
 //! wavelength_nm: 865
 //! detection: { reference_reflectance: 0.10, reference_range: 120 }
 //! beam: { kernel: { type: gaussian, divergence_deg: [0.3, 0.3] }, subrays: 16 }
@@ -57,6 +58,9 @@ struct SensorFile {
     /// The continuous-wave measurement (with `kind: cw`); missing values are the
     /// URG-04LX's.
     cw: Option<CwSpec>,
+    /// Surfaces a path may meet (1 = single bounce, up to 5): mirrors and refracting
+    /// glass send rays on.
+    max_bounces: Option<u32>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -260,6 +264,7 @@ fn generic_sensor(name: String, p: Pattern, frame_rate: f32) -> Sensor {
         sampling: Sampling::Grid,
         detector: Detector::default(),
         cw: None,
+        max_bounces: 1,
     }
 }
 
@@ -281,6 +286,7 @@ fn in_pattern(path: &Path, prefix: &str, e: SensorError) -> SensorError {
             let top = [
                 "pattern",
                 "frame_rate",
+                "max_bounces",
                 "range",
                 "detection",
                 "wavelength_nm",
@@ -440,6 +446,7 @@ fn apply_overrides(sensor: &mut Sensor, file: SensorFile, src: &Source) -> Resul
         set_given(&mut sensor.max_range, r.max);
     }
     set_given(&mut sensor.wavelength_nm, file.wavelength_nm);
+    set_given(&mut sensor.max_bounces, file.max_bounces);
     if let Some(d) = &file.detection {
         sensor.detection = Detection {
             reference_reflectance: d.reference_reflectance,

@@ -184,6 +184,10 @@ pub struct Sensor {
     /// as phasors at two modulation frequencies (`model::cw`), and the detector's
     /// waveform settings are unused but for the detection threshold. `None`: pulsed.
     pub cw: Option<CwSettings>,
+    /// Surfaces one path of a sub-ray may meet, the one that returns it included: 1 (the
+    /// default) is single bounce; up to [`MAX_BOUNCES`](crate::contract::MAX_BOUNCES)
+    /// let mirrors and refracting glass send it on (DESIGN §6).
+    pub max_bounces: u32,
 }
 
 /// A sensor could not be made: bad file, unknown preset, bad CSV line or bad value.
@@ -263,6 +267,7 @@ impl Sensor {
         self.validate_mount()?;
         self.validate_range()?;
         domain::FRAME_RATE.check("frame_rate", f64::from(self.frame_rate))?;
+        domain::MAX_BOUNCES.check("max_bounces", f64::from(self.max_bounces))?;
         if let Some(cw) = &self.cw {
             cw.validate(self.max_range)?;
         }

@@ -142,6 +142,7 @@ fn assemble(name: &str, p: patterns::Pattern, d: &Defaults, frame_rate: f32) -> 
             ..d.detector
         },
         cw: None,
+        max_bounces: 1,
     }
 }
 

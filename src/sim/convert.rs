@@ -35,6 +35,7 @@ pub(super) fn material_class_code(class: MaterialClass) -> u32 {
         MaterialClass::Retroreflective => material_class::RETROREFLECTIVE,
         MaterialClass::Transparent => material_class::TRANSPARENT,
         MaterialClass::Absorbent => material_class::ABSORBENT,
+        MaterialClass::Mirror => material_class::MIRROR,
     }
 }
 
@@ -44,6 +45,10 @@ pub(super) fn gpu_material(m: &MaterialEntry) -> GpuMaterial {
         transmission: m.transmission,
         table_offset: m.table_offset,
         diffuse_offset: m.diffuse_offset,
+        mirror_reflectance: m.mirror_reflectance,
+        ior: m.ior,
+        reflectance_normal: m.reflectance_normal,
+        pad0: 0,
     }
 }
 
@@ -163,6 +168,8 @@ fn frame_params(
         seed_lo: frame.seed as u32,
         seed_hi: (frame.seed >> 32) as u32,
         frame: frame.frame,
+        max_bounces: layout.max_bounces,
+        pad0: 0,
         records_address: resources.records,
     })
 }

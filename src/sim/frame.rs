@@ -12,8 +12,8 @@ use super::shaders::FrameShaders;
 use super::slot::{compact_groups, FrameSlot, Pipelines, SensorBuffers, SlotSets, Submitted};
 use super::SimError;
 use crate::contract::{
-    COMPACT_PASS_SUMS, COMPACT_PASS_WRITE, MAX_RECORDS_PER_BEAM, MAX_RECORD_SLOTS, MAX_RETURNS,
-    PER_THREAD_RECORDS, WAVEFORM_BEAMS_PER_GROUP,
+    COMPACT_PASS_SUMS, COMPACT_PASS_WRITE, MAX_BOUNCES, MAX_RECORDS_PER_BEAM, MAX_RECORD_SLOTS,
+    MAX_RETURNS, PER_THREAD_RECORDS, WAVEFORM_BEAMS_PER_GROUP,
 };
 use crate::gpu::{
     exclusive, Buffer, BufferUsageFlags, ComputePipeline, Context, DescriptorSets, MemoryLocation,
@@ -91,6 +91,8 @@ pub struct Simulator {
     slots: Vec<FrameSlot>,
     next_slot: usize,
     sensor: Option<Arc<SensorBuffers>>,
+    /// Surfaces a path may meet, for the next [`set_sensor`](Self::set_sensor).
+    max_bounces: u32,
     pipelines: Pipelines,
     scene: GpuScene,
     /// The raw trace ceiling, made on first use ([`trace_ceiling`](Simulator::trace_ceiling)).
@@ -183,6 +185,7 @@ impl Simulator {
             slots,
             next_slot: 0,
             sensor: None,
+            max_bounces: 1,
             pipelines,
             scene: gpu_scene,
             ceiling: None,
@@ -195,22 +198,41 @@ impl Simulator {
         self.scene.stats
     }
 
-    /// Record slots per sub-ray this scene needs: 1 without glass; with glass, the opaque
+    /// Record slots per sub-ray this scene needs at the [`max_bounces`](
+    /// Self::set_max_bounces) set. Single bounce: 1 without glass; with glass, the opaque
     /// hit plus up to two transparent surfaces in front of it (a car's windscreen and
-    /// rear window, a shop window and its inner pane). Fewer slots, less memory and
-    /// waveform work.
+    /// rear window, a shop window and its inner pane). With bounces, that many per
+    /// surface a path meets, twice over where refracting panes split paths in two, up to
+    /// [`MAX_RECORD_SLOTS`]: the weakest branches of a deep tree are the ones left out.
+    /// Fewer slots, less memory and waveform work.
     pub fn record_slots(&self) -> u32 {
-        let glass = self
-            .scene
-            .tables
-            .geometries
+        let geometries = &self.scene.tables.geometries;
+        let materials = &self.scene.tables.materials;
+        let glass = geometries
             .iter()
             .any(|g| g.class == MaterialClass::Transparent);
-        if glass {
-            3
-        } else {
-            1
+        let per_surface = if glass { 3 } else { 1 };
+        if self.max_bounces <= 1 {
+            return per_surface;
         }
+        let splits = geometries
+            .iter()
+            .any(|g| materials[g.material as usize].ior > 0.0);
+        let branches = if splits { 2 } else { 1 };
+        (per_surface * self.max_bounces * branches).min(MAX_RECORD_SLOTS)
+    }
+
+    /// How many surfaces one path of a sub-ray may meet (1..=[`MAX_BOUNCES`], see
+    /// `Sensor::max_bounces`), for the sensors set from now on: call it before
+    /// [`record_slots`](Self::record_slots) and [`set_sensor`](Self::set_sensor).
+    pub fn set_max_bounces(&mut self, max_bounces: u32) -> Result<(), SimError> {
+        if !(1..=MAX_BOUNCES).contains(&max_bounces) {
+            return Err(SimError::Input(format!(
+                "max_bounces {max_bounces} (1 to {MAX_BOUNCES})"
+            )));
+        }
+        self.max_bounces = max_bounces;
+        Ok(())
     }
 
     /// The tables the hit shaders read (the CPU reference uses the same).
@@ -249,7 +271,8 @@ impl Simulator {
             max_returns: u64::from(max_returns),
         };
         check_frame_memory(&self.ctx, &extent)?;
-        let buffers = SensorBuffers::new(&self.ctx, beams, subrays, slots, max_returns)?;
+        let mut buffers = SensorBuffers::new(&self.ctx, beams, subrays, slots, max_returns)?;
+        buffers.max_bounces = self.max_bounces;
         self.sensor = Some(Arc::new(buffers));
         Ok(())
     }

@@ -79,6 +79,12 @@ pub struct GpuMaterial {
     pub transmission: f32,
     pub table_offset: u32,
     pub diffuse_offset: u32,
+    pub mirror_reflectance: f32,
+    /// 0: no refraction (the pane is passed straight).
+    pub ior: f32,
+    /// F0 of a pane (transparent class).
+    pub reflectance_normal: f32,
+    pub pad0: u32,
 }
 
 #[repr(C)]
@@ -101,6 +107,9 @@ pub struct FrameParams {
     pub seed_lo: u32,
     pub seed_hi: u32,
     pub frame: u32,
+    /// Surfaces a path may meet, 1..=MAX_BOUNCES (1: single bounce).
+    pub max_bounces: u32,
+    pub pad0: u32,
     /// Device address of the records (a buffer reference: they outgrow descriptor ranges).
     pub records_address: u64,
 }
@@ -131,6 +140,7 @@ pub struct GpuPoint {
     pub material: u32,
     pub return_index: u32,
     pub return_count: u32,
+    pub bounces: u32,
 }
 
 #[repr(C)]
@@ -157,6 +167,7 @@ pub struct GpuRecord {
     pub instance_id: u32,
     pub class_id: u32,
     pub material: u32,
+    pub bounces: u32,
 }
 
 impl From<GpuRecord> for SubRayRecord {
@@ -168,6 +179,7 @@ impl From<GpuRecord> for SubRayRecord {
             instance_id: r.instance_id,
             class_id: r.class_id,
             material: r.material,
+            bounces: r.bounces,
         }
     }
 }
@@ -181,6 +193,7 @@ impl From<&SubRayRecord> for GpuRecord {
             instance_id: r.instance_id,
             class_id: r.class_id,
             material: r.material,
+            bounces: r.bounces,
         }
     }
 }
@@ -199,6 +212,7 @@ pub struct GpuEcho {
     pub material: u32,
     pub return_index: u32,
     pub return_count: u32,
+    pub bounces: u32,
 }
 
 impl From<GpuEcho> for Echo {
@@ -214,6 +228,7 @@ impl From<GpuEcho> for Echo {
             material: e.material,
             return_index: e.return_index,
             return_count: e.return_count,
+            bounces: e.bounces,
         }
     }
 }
@@ -271,7 +286,15 @@ fn subray_record_layout() -> HostLayout {
     layout!(
         GpuRecord,
         "SubRayRecord",
-        [range, signal, ambient, instance_id, class_id, material]
+        [
+            range,
+            signal,
+            ambient,
+            instance_id,
+            class_id,
+            material,
+            bounces
+        ]
     )
 }
 
@@ -311,7 +334,16 @@ pub fn trace_layouts() -> Vec<HostLayout> {
         layout!(
             GpuMaterial,
             "Material",
-            [class_id, transmission, table_offset, diffuse_offset]
+            [
+                class_id,
+                transmission,
+                table_offset,
+                diffuse_offset,
+                mirror_reflectance,
+                ior,
+                reflectance_normal,
+                pad0
+            ]
         ),
         subray_record_layout(),
         layout!(GpuSweep, "Sweep", [translation, rotation]),
@@ -332,6 +364,8 @@ pub fn trace_layouts() -> Vec<HostLayout> {
                 seed_lo,
                 seed_hi,
                 frame,
+                max_bounces,
+                pad0,
                 records_address
             ]
         ),
@@ -364,7 +398,8 @@ fn echo_layout() -> HostLayout {
             class_id,
             material,
             return_index,
-            return_count
+            return_count,
+            bounces
         ]
     )
 }
@@ -422,7 +457,8 @@ fn point_layout() -> HostLayout {
             class_id,
             material,
             return_index,
-            return_count
+            return_count,
+            bounces
         ]
     )
 }

@@ -20,6 +20,8 @@ impl HitGroupKind {
             (MaterialClass::Absorbent, false) => HitGroupKind::Absorbent,
             (MaterialClass::Absorbent, true) => HitGroupKind::AbsorbentMasked,
             (MaterialClass::Transparent, _) => HitGroupKind::Transparent,
+            (MaterialClass::Mirror, false) => HitGroupKind::Mirror,
+            (MaterialClass::Mirror, true) => HitGroupKind::MirrorMasked,
         }
     }
 
@@ -32,7 +34,9 @@ impl HitGroupKind {
             HitGroupKind::RetroreflectiveMasked => (Some(&s.retroreflective), Some(&s.alpha_mask)),
             HitGroupKind::Absorbent => (Some(&s.absorbent), None),
             HitGroupKind::AbsorbentMasked => (Some(&s.absorbent), Some(&s.alpha_mask)),
-            HitGroupKind::Transparent => (None, Some(&s.transparent)),
+            HitGroupKind::Transparent => (Some(&s.glass), Some(&s.transparent)),
+            HitGroupKind::Mirror => (Some(&s.mirror), None),
+            HitGroupKind::MirrorMasked => (Some(&s.mirror), Some(&s.alpha_mask)),
         };
         HitGroup {
             closest_hit,

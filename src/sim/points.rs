@@ -52,6 +52,7 @@ pub fn to_point_cloud(beams: &[Beam], points: &[GpuPoint]) -> Result<PointCloud,
                 ambient: p.ambient,
                 time: beam.time,
                 reflectivity: calibrated_reflectivity(p.intensity),
+                bounce: p.bounces.min(u32::from(u8::MAX)) as u8,
             })
         })
         .collect::<Result<_, SimError>>()?;

@@ -33,6 +33,8 @@ const FILES: &[(&str, &str)] = &[
     ("ceiling.rchit", include_str!("../../shaders/ceiling.rchit")),
     ("miss.rmiss", include_str!("../../shaders/miss.rmiss")),
     ("general.rchit", include_str!("../../shaders/general.rchit")),
+    ("mirror.rchit", include_str!("../../shaders/mirror.rchit")),
+    ("glass.rchit", include_str!("../../shaders/glass.rchit")),
     (
         "retroreflective.rchit",
         include_str!("../../shaders/retroreflective.rchit"),
@@ -73,6 +75,9 @@ pub struct FrameShaders {
     pub absorbent: Spirv,
     pub alpha_mask: Spirv,
     pub transparent: Spirv,
+    /// Closest hit on a pane, for rays that split at panes.
+    pub glass: Spirv,
+    pub mirror: Spirv,
     /// The waveform pass, one workgroup per beam.
     pub waveform: Spirv,
     /// The waveform pass, one invocation per beam (at most PER_THREAD_RECORDS records).
@@ -131,6 +136,8 @@ impl FrameShaders {
             absorbent: c("absorbent.rchit")?,
             alpha_mask: c("alpha_mask.rahit")?,
             transparent: c("transparent.rahit")?,
+            glass: c("glass.rchit")?,
+            mirror: c("mirror.rchit")?,
             waveform: gpu::compile(&src, "waveform.comp", &[("WAVEFORM_GROUP", group)])?,
             waveform_per_thread: gpu::compile(
                 &src,
@@ -149,7 +156,7 @@ impl FrameShaders {
     }
 
     /// The shaders of the trace pipeline.
-    fn trace_shaders(&self) -> [&Spirv; 7] {
+    fn trace_shaders(&self) -> [&Spirv; 9] {
         [
             &self.raygen,
             &self.miss,
@@ -158,6 +165,8 @@ impl FrameShaders {
             &self.absorbent,
             &self.alpha_mask,
             &self.transparent,
+            &self.glass,
+            &self.mirror,
         ]
     }
 

@@ -40,6 +40,8 @@ pub(super) struct SensorBuffers {
     pub subray_count: u32,
     pub slots: u32,
     pub max_returns: u32,
+    /// Surfaces a path may meet (`Simulator::set_max_bounces`).
+    pub max_bounces: u32,
 }
 
 /// Workgroups of the compaction for `beams` beams (at least one).
@@ -86,6 +88,7 @@ impl SensorBuffers {
             subray_count: subrays.len() as u32,
             slots,
             max_returns,
+            max_bounces: 1,
         })
     }
 
@@ -95,6 +98,7 @@ impl SensorBuffers {
             beams: self.beam_count,
             subrays: self.subray_count,
             slots: self.slots,
+            max_bounces: self.max_bounces,
         }
     }
 

@@ -4,7 +4,7 @@
 use super::colour::ColourMode;
 use super::ViewError;
 use crate::gpu::Context;
-use crate::job::{frame_settings, resolve_materials, sensor_subrays};
+use crate::job::{frame_settings, resolve_materials, sensor_subrays, set_sim_sensor};
 use crate::material::{MaterialDb, MaterialMapping};
 use crate::scene::{Scene, SemanticClass};
 use crate::sensor::{Pose, Sensor};
@@ -67,9 +67,7 @@ impl SimSession {
     /// Simulates `sensor` from the next frame on (frames in flight keep theirs).
     pub fn set_sensor(&mut self, sensor: Sensor) -> Result<(), ViewError> {
         let subrays = sensor_subrays(&sensor)?;
-        let slots = self.sim.record_slots();
-        self.sim
-            .set_sensor(&sensor.beams, &subrays, slots, sensor.detector.max_returns)?;
+        set_sim_sensor(&mut self.sim, &sensor, &subrays)?;
         self.sensor = sensor;
         Ok(())
     }

@@ -105,6 +105,7 @@ pub fn known_cloud(ply: bool) -> PointCloud {
             ambient: f * 0.5,
             time: 1e-6 * i as f32,
             reflectivity: [255, 0, 100][i % 3],
+            bounce: [4, 0, 1][i % 3],
         })
         .collect();
     PointCloud { points }
