@@ -114,14 +114,24 @@ fn mirror_at_45_degrees_shows_the_wall_at_the_unfolded_range() {
         };
         // The mirror's own weak return: 1 % dust·cos θ + 0.5·cos^200 θ (configs/materials.yaml).
         let cos_m = -d.dot(mirror.normal);
-        let own = rs.iter().find(|r| r.bounces == 0).expect("the mirror's return");
-        assert!((own.range - t_m).abs() < 1e-3, "mirror at {t_m}, got {}", own.range);
+        let own = rs
+            .iter()
+            .find(|r| r.bounces == 0)
+            .expect("the mirror's return");
+        assert!(
+            (own.range - t_m).abs() < 1e-3,
+            "mirror at {t_m}, got {}",
+            own.range
+        );
         let r_own = 0.01 * cos_m + 0.5 * cos_m.powf(200.0);
         assert!((reflectance(own) - r_own).abs() < 0.02 * r_own + 1e-5);
         // The wall seen in it, at the unfolded range, with the mirror's 90 % both ways.
         let reflected = d - 2.0 * d.dot(mirror.normal) * mirror.normal;
         let (t_w, wall_normal) = to_box_wall(d * t_m, reflected, ROOM);
-        let ghost = rs.iter().find(|r| r.bounces == 1).expect("the wall in the mirror");
+        let ghost = rs
+            .iter()
+            .find(|r| r.bounces == 1)
+            .expect("the wall in the mirror");
         let expected = t_m + t_w;
         assert!(
             (ghost.range - expected).abs() < 2e-3,

@@ -439,6 +439,20 @@ fn a_phase_bias_of_a_pulsed_sensor_is_refused() {
 }
 
 #[test]
+fn a_sensor_that_follows_bounces_is_refused() {
+    let scene = room("lambertian_50", "lambertian_10");
+    let pose = [0.0, 0.0, 1.5, 0.0, 0.0, 0.0];
+    let parameters = vec![ParameterStart::reflectance("lambertian_50", 1.0)];
+    let mut setup = setup(pose, parameters);
+    setup.sensor.max_bounces = 3;
+    let e = fit(&scene, &small_scan(), &setup).unwrap_err().to_string();
+    assert!(
+        e.contains("3 bounces") && e.contains("max_bounces: 1"),
+        "{e}"
+    );
+}
+
+#[test]
 fn a_fixed_pose_fits_a_reflectance_alone() {
     let scene = room("lambertian_50", "lambertian_10");
     let db = with_albedo(MaterialDb::builtin().expect("db"), "lambertian_50", 0.6);

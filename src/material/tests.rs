@@ -298,10 +298,10 @@ fn wavelength_entry_may_replace_the_table_and_class_parameters() {
 
 #[test]
 fn unknown_class_names_line_and_field() {
-    let err = parse_err(&format!("{HEAD}  a: {{ class: mirror, source: t }}\n"));
+    let err = parse_err(&format!("{HEAD}  a: {{ class: lens, source: t }}\n"));
     assert!(err.starts_with("m.yaml:4:"), "{err}");
     assert!(
-        err.contains("materials.a.class") && err.contains("mirror"),
+        err.contains("materials.a.class") && err.contains("lens"),
         "{err}"
     );
     assert!(err.contains("retroreflective"), "lists the classes: {err}");
@@ -316,6 +316,44 @@ fn unknown_field_names_line_and_field() {
     assert!(
         err.contains("colour") && err.contains("materials.a"),
         "{err}"
+    );
+}
+
+#[test]
+fn a_mirror_returns_weakly_and_sends_its_reflectance_on() {
+    let db = db();
+    let m = mat(&db, "mirror");
+    assert_eq!(m.class, MaterialClass::Mirror);
+    assert!((m.mirror_reflectance - 0.9).abs() < 1e-6);
+    // Direct return: 1 % dust·cos θ plus the 0.5·cos^200 θ glint, as a general surface.
+    let c = cos_deg(30.0);
+    assert!((m.reflectance_at(c) - (0.01 * c + 0.5 * c.powf(200.0))).abs() < 1e-6);
+    let solid = mat(&db, "glass_solid");
+    assert_eq!(solid.ior, Some(1.51));
+    assert_eq!(mat(&db, "glass").ior, None, "thin panes pass straight");
+}
+
+#[test]
+fn mirror_and_refraction_parameters_are_checked() {
+    let missing = parse_err(&format!("{HEAD}  a:\n    class: mirror\n    source: t\n"));
+    assert!(missing.contains("mirror_reflectance"), "{missing}");
+    let over = parse_err(&format!(
+        "{HEAD}  a:\n    class: mirror\n    mirror_reflectance: 0.95\n    reflectance: 0.1\n    source: t\n"
+    ));
+    assert!(over.contains("exceeds 1"), "{over}");
+    let foreign = parse_err(&format!(
+        "{HEAD}  a:\n    reflectance: 0.3\n    ior: 1.5\n    source: t\n"
+    ));
+    assert!(
+        foreign.contains("`ior` is not a parameter of class general"),
+        "{foreign}"
+    );
+    let bad_ior = parse_err(&format!(
+        "{HEAD}  a:\n    class: transparent\n    reflectance_normal: 0.04\n    transmission: 0.9\n    ior: 0.5\n    source: t\n"
+    ));
+    assert!(
+        bad_ior.starts_with("m.yaml:8:") && bad_ior.contains("index of refraction"),
+        "{bad_ior}"
     );
 }
 

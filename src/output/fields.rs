@@ -486,6 +486,7 @@ mod tests {
             Value::F32(16.5),
             Value::F32(17.5),
             Value::U8(18),
+            Value::U8(19),
         ];
         let set = FieldSet::default();
         assert_eq!(set.fields().len(), expected.len());

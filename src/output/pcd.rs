@@ -375,7 +375,7 @@ mod tests {
 
     /// Bytes of one record of beamtrace's fields: 10 four-byte floats, 2 four-byte, 5
     /// two-byte and 1 one-byte unsigned integers (README's table).
-    const RECORD_SIZE: usize = 59;
+    const RECORD_SIZE: usize = 60;
 
     #[test]
     fn binary_and_ascii_round_trip_bit_exact() {
@@ -405,7 +405,7 @@ mod tests {
         }
         let text = std::fs::read_to_string(dir.path().join("nan.pcd")).unwrap();
         assert!(
-            text.ends_with("nan 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0\n"),
+            text.ends_with("nan 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0\n"),
             "{text}"
         );
     }
@@ -415,10 +415,10 @@ mod tests {
         let expected = "# .PCD v0.7 - Point Cloud Data file format\n\
             VERSION 0.7\n\
             FIELDS x y z intensity range ring azimuth elevation beam instance class \
-            epw return_index return_count material ambient time reflectivity\n\
-            SIZE 4 4 4 4 4 2 4 4 4 4 2 4 2 2 2 4 4 1\n\
-            TYPE F F F F F U F F U U U F U U U F F U\n\
-            COUNT 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1\n\
+            epw return_index return_count material ambient time reflectivity bounce\n\
+            SIZE 4 4 4 4 4 2 4 4 4 4 2 4 2 2 2 4 4 1 1\n\
+            TYPE F F F F F U F F U U U F U U U F F U U\n\
+            COUNT 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1\n\
             WIDTH 3\n\
             HEIGHT 1\n\
             VIEWPOINT 0 0 0 1 0 0 0\n\
@@ -472,7 +472,7 @@ mod tests {
         let text = String::from_utf8(buf).unwrap();
         assert!(
             text.ends_with(
-                "DATA ascii\n1.5 -0.25 0.0000001 0.1 2 3 0.5 -0.5 4 5 6 0.5 1 2 7 0.125 0.001 9\n"
+                "DATA ascii\n1.5 -0.25 0.0000001 0.1 2 3 0.5 -0.5 4 5 6 0.5 1 2 7 0.125 0.001 9 1\n"
             ),
             "{text}"
         );

@@ -339,7 +339,7 @@ mod tests {
             property int32 instance\nproperty uint16 class\nproperty float32 epw\n\
             property uint16 return_index\nproperty uint16 return_count\n\
             property uint16 material\nproperty float32 ambient\nproperty float32 time\n\
-            property uint8 reflectivity\nend_header\n";
+            property uint8 reflectivity\nproperty uint8 bounce\nend_header\n";
         assert!(
             h.starts_with("ply\nformat binary_little_endian 1.0\n"),
             "{h}"
@@ -350,7 +350,7 @@ mod tests {
         let n = ply_safe_cloud().points.len();
         assert_eq!(
             buf.len(),
-            ply_header(n, PlyEncoding::BinaryLittleEndian).len() + n * 59
+            ply_header(n, PlyEncoding::BinaryLittleEndian).len() + n * 60
         );
     }
 

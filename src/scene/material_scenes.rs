@@ -6,8 +6,8 @@ use super::foliage::{foliage_material, LEAF_TILE};
 use super::geometry::{sin_cos, MeshParts};
 use super::gltf_write::{GltfBuilder, GltfDocument, NodeTransform};
 use super::procedural::{
-    box_room, scene_builder, target_material, ProceduralScene, DEFAULT_TARGET_IR, GLASS_WALL_GAP, GREY,
-    RETRO_SIGN_WALL_GAP, RETRO_SIGN_WALL_HALF_SIZE,
+    box_room, scene_builder, target_material, ProceduralScene, DEFAULT_TARGET_IR, GLASS_WALL_GAP,
+    GREY, RETRO_SIGN_WALL_GAP, RETRO_SIGN_WALL_HALF_SIZE,
 };
 use super::SceneError;
 use glam::{Vec2, Vec3};

@@ -169,6 +169,8 @@ fn invalid_values_name_their_field() {
         ),
         ("pattern: { preset: os1-128, columns: 0 }\n", "pattern.columns"),
         ("pattern: { preset: os1-128 }\nframe_rate: 0\n", "frame_rate"),
+        ("pattern: { preset: os1-128 }\nmax_bounces: 0\n", "max_bounces"),
+        ("pattern: { preset: os1-128 }\nmax_bounces: 6\n", "max_bounces"),
         ("pattern: { preset: os1-128 }\nwavelength_nm: -1\n", "wavelength_nm"),
         ("pattern: { preset: os1-128, points: 5 }\n", "pattern.points"),
         (
