@@ -23,7 +23,7 @@ use serde_json::Value;
 const LAS_CLASS: [u64; 13] = [1, 11, 66, 6, 68, 69, 70, 71, 5, 73, 2, 75, 76];
 
 /// README's extra bytes, in record order.
-const EXTRA: [&str; 10] = [
+const EXTRA: [&str; 11] = [
     "range",
     "ring",
     "azimuth",
@@ -34,6 +34,7 @@ const EXTRA: [&str; 10] = [
     "material",
     "ambient",
     "reflectivity",
+    "bounce",
 ];
 
 /// The known points with positions LAS holds at 0.1 mm (within ±214 km) and one point

@@ -123,6 +123,7 @@ fn check_las(got: &Value, want: &Value, frame_time: f64) {
         "instance",
         "material",
         "reflectivity",
+        "bounce",
     ] {
         assert_eq!(ints(got, field), ints(want, field), "{field}");
     }

@@ -11,7 +11,7 @@ use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-pub const FIELDS: [&str; 18] = [
+pub const FIELDS: [&str; 19] = [
     "x",
     "y",
     "z",
@@ -30,11 +30,12 @@ pub const FIELDS: [&str; 18] = [
     "ambient",
     "time",
     "reflectivity",
+    "bounce",
 ];
-pub const TYPES: [&str; 18] = [
-    "F", "F", "F", "F", "F", "U", "F", "F", "U", "U", "U", "F", "U", "U", "U", "F", "F", "U",
+pub const TYPES: [&str; 19] = [
+    "F", "F", "F", "F", "F", "U", "F", "F", "U", "U", "U", "F", "U", "U", "U", "F", "F", "U", "U",
 ];
-pub const SIZES: [u64; 18] = [4, 4, 4, 4, 4, 2, 4, 4, 4, 4, 2, 4, 2, 2, 2, 4, 4, 1];
+pub const SIZES: [u64; 19] = [4, 4, 4, 4, 4, 2, 4, 4, 4, 4, 2, 4, 2, 2, 2, 4, 4, 1, 1];
 
 /// The Python that has `module`: `$BEAMTRACE_PYTHON`, else the venv of scripts/setup.sh.
 pub fn python(module: &str) -> PathBuf {
@@ -132,6 +133,7 @@ pub fn expected(p: &Point, field: &str) -> u64 {
         "ambient" => p.ambient.to_bits() as u64,
         "time" => p.time.to_bits() as u64,
         "reflectivity" => p.reflectivity as u64,
+        "bounce" => p.bounce as u64,
         other => panic!("unexpected field {other}"),
     }
 }
