@@ -30,7 +30,6 @@ use sender::{FramePackets, PacketSinks, Sender};
 use crate::gpu::{Context, ContextOptions};
 use crate::material::{MaterialDb, MaterialMapping};
 use crate::model::FrameExtent;
-use crate::model::RecordLayout;
 use crate::output::packets::{Pacing, Packet, PacketEncoder, PcapOptions, UdpSink};
 use crate::output::{
     frame_file_name, frame_layer_file_name, organize, write_atomic, write_cloud_into,
@@ -380,8 +379,6 @@ struct Runner<'a> {
     playback: Playback,
     packets: Option<PacketStream>,
     report: JobReport,
-    /// Sub-rays per beam, as the frames' records are laid out.
-    subrays: u32,
 }
 
 impl<'a> Runner<'a> {
@@ -422,7 +419,6 @@ impl<'a> Runner<'a> {
             playback,
             packets: None,
             report,
-            subrays: subrays.len() as u32,
         })
     }
 
@@ -587,14 +583,9 @@ impl Runner<'_> {
     /// measurement of its return records (`model::cw`).
     fn cloud(&self, out: &FrameOutput, settings: &FrameSettings) -> Result<PointCloud, JobError> {
         let sensor = &self.opts.sensor;
-        let (Some(cw), Some(records)) = (&sensor.cw, &out.records) else {
+        let (Some(cw), Some(records), Some(layout)) = (&sensor.cw, &out.records, out.record_layout)
+        else {
             return Ok(to_point_cloud(&sensor.beams, &out.points)?);
-        };
-        let layout = RecordLayout {
-            beams: sensor.beams.len() as u32,
-            subrays: self.subrays,
-            slots: self.sim.record_slots(),
-            max_bounces: sensor.max_bounces,
         };
         let points = crate::model::cw::frame_points(&sensor.beams, records, layout, settings, cw);
         Ok(PointCloud { points })

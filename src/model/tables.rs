@@ -156,15 +156,10 @@ impl SceneTables {
                     Some(_) => m.transmission().sqrt(),
                     None => m.transmission(),
                 },
-                mirror_reflectance: match m.class {
-                    MaterialClass::Mirror => m.mirror_reflectance,
-                    _ => 0.0,
-                },
+                // 0 / None outside their classes (`IrMaterial`).
+                mirror_reflectance: m.mirror_reflectance,
                 ior: m.ior.unwrap_or(0.0),
-                reflectance_normal: match m.class {
-                    MaterialClass::Transparent => m.reflectance_normal,
-                    _ => 0.0,
-                },
+                reflectance_normal: m.reflectance_normal,
                 table_offset,
                 diffuse_offset,
             });

@@ -56,6 +56,8 @@ pub struct FrameOutput {
     pub points: Vec<GpuPoint>,
     /// `beams × subrays × slots` records, when captured.
     pub records: Option<Vec<SubRayRecord>>,
+    /// How those records are laid out: the frame's sensor's, when they were captured.
+    pub record_layout: Option<RecordLayout>,
     /// `beams × max_returns` echo slots and the count per beam, when captured.
     pub echoes: Option<(Vec<Echo>, Vec<u32>)>,
     pub times: PassTimes,
@@ -331,6 +333,7 @@ impl Simulator {
             let n = (sensor.beam_count * sensor.subray_count * sensor.slots) as usize;
             let records = read_device::<GpuRecord>(&self.ctx, &sensor.records, n)?;
             out.records = Some(records.into_iter().map(SubRayRecord::from).collect());
+            out.record_layout = Some(sensor.layout());
         }
         if capture.echoes {
             let slots = (sensor.beam_count * sensor.max_returns) as usize;
@@ -397,6 +400,7 @@ impl Simulator {
         Ok(FrameOutput {
             points,
             records: None,
+            record_layout: None,
             echoes: None,
             times,
         })
