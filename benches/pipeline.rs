@@ -50,6 +50,7 @@ fn setup() -> Result<Setup> {
     let ctx = Context::new(&ContextOptions {
         device_index: None,
         validation: false,
+        ..Default::default()
     })
     .context(
         "the pipeline benchmarks need a Vulkan device with ray tracing \

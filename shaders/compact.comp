@@ -7,6 +7,11 @@
 //   COMPACT_PASS_WRITE: each workgroup adds up the totals of the groups before it, scans
 //                       again and writes its points at their offsets; the last group
 //                       writes the frame's point count.
+//   COMPACT_PASS_COPY:  (discrete GPUs) the WRITE pass wrote into device memory; copy
+//                       the frame's points, and nothing past them, into the host-visible
+//                       buffer, each invocation a word at a time so that a subgroup's
+//                       stores are contiguous. Point-sized stores scattered across the
+//                       bus were most of the frame's GPU time on a discrete GPU.
 // Many workgroups, so the pass runs on every core (lavapipe) or SM (GPUs).
 #extension GL_EXT_scalar_block_layout : require
 #include "common.glsl"
@@ -18,9 +23,10 @@ struct CompactParams {
     uint beam_count;
     uint max_returns;
     uint pass;                  // COMPACT_PASS_*
-    uint pad1;
-    uint64_t points_address;    // Point[beam_count * max_returns], host-visible
+    uint point_words;           // 4-byte words of a Point
+    uint64_t points_address;    // Point[beam_count * max_returns]
     uint64_t total_address;     // uint: points written
+    uint64_t host_address;      // COPY: Point[beam_count * max_returns], host-visible
 };
 // The output arrives by address so that each frame in flight writes its own
 // host-visible buffers without a descriptor set of its own.
@@ -29,6 +35,15 @@ layout(buffer_reference, scalar, buffer_reference_align = 4) writeonly buffer Po
 };
 layout(buffer_reference, scalar, buffer_reference_align = 4) writeonly buffer TotalBuffer {
     uint v;
+};
+layout(buffer_reference, scalar, buffer_reference_align = 4) readonly buffer TotalIn {
+    uint v;
+};
+layout(buffer_reference, scalar, buffer_reference_align = 4) readonly buffer WordsIn {
+    uint v[];
+};
+layout(buffer_reference, scalar, buffer_reference_align = 4) writeonly buffer WordsOut {
+    uint v[];
 };
 
 layout(set = 0, binding = BINDING_COMPACT_ECHOES, scalar) readonly buffer Echoes {
@@ -55,10 +70,25 @@ void scan(uint t) {
     }
 }
 
+// The COPY pass: every invocation of the grid strides over the points' words.
+void copy_points(uint g, uint t) {
+    uint words = TotalIn(params.total_address).v * params.point_words;
+    uint stride = gl_NumWorkGroups.x * gl_NumWorkGroups.y * COMPACT_GROUP;
+    WordsIn src = WordsIn(params.points_address);
+    WordsOut dst = WordsOut(params.host_address);
+    for (uint i = g * COMPACT_GROUP + t; i < words; i += stride) {
+        dst.v[i] = src.v[i];
+    }
+}
+
 void main() {
     uint t = gl_LocalInvocationID.x;
     // Groups spread over x and y of the dispatch grid; the grid may hold spare ones.
     uint g = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
+    if (params.pass == COMPACT_PASS_COPY) {
+        copy_points(g, t);
+        return;
+    }
     uint per_group = COMPACT_GROUP * COMPACT_CHUNK;
     uint groups = (params.beam_count + per_group - 1u) / per_group;
     if (g >= groups) return;

@@ -136,6 +136,7 @@ pub fn measure(opts: &BenchOptions) -> Result<BenchReport, JobError> {
     let ctx = Context::new(&ContextOptions {
         device_index: opts.device,
         validation: false,
+        ..Default::default()
     })?;
     let mut sim = Simulator::new(&ctx, scene, &db, &map).map_err(|source| JobError::Upload {
         what: "the scene".into(),

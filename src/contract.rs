@@ -81,9 +81,11 @@ shared_constants! {
     /// Invocations per workgroup of the compaction, and beams per invocation.
     COMPACT_GROUP = 256;
     COMPACT_CHUNK = 8;
-    /// The compaction's two dispatches (`CompactParams::pass`).
+    /// The compaction's dispatches (`CompactParams::pass`); the third only where the
+    /// points are written to device memory and copied to the host's afterwards.
     COMPACT_PASS_SUMS = 0;
     COMPACT_PASS_WRITE = 1;
+    COMPACT_PASS_COPY = 2;
     /// Transparent surfaces a sub-ray notes in front of its opaque hit.
     MAX_TRANSPARENT = 3;
     /// The most surfaces a path may meet, the one that returns it included

@@ -171,3 +171,39 @@ fn a_ticket_is_collected_once() {
     drop((sim, other));
     assert_no_validation_messages(&ctx);
 }
+
+/// On a discrete GPU the compaction writes device memory and a copy pass moves the points
+/// to the host; run that path here on a context that keeps its memory apart: every beam's
+/// point is on the wall (range 10 / d.x) and, noise and all, the same as the direct path's.
+#[test]
+fn points_copied_from_device_memory_match_the_wall_and_the_direct_path() {
+    let beams = grid((-20.0, 20.0), (-10.0, 10.0), 0.5);
+    let frames = |separate_memory: bool| {
+        let ctx = beamtrace::gpu::Context::new(&beamtrace::gpu::ContextOptions {
+            validation: true,
+            separate_memory,
+            ..Default::default()
+        })
+        .expect("context");
+        assert_eq!(ctx.unified_memory, ctx.is_cpu && !separate_memory);
+        let mut sim = wall_simulator(&ctx);
+        sim.set_sensor(&beams, &[THIN], 1, 4).expect("sensor");
+        // Two in flight, so each slot's pair of buffers is used.
+        let t0 = sim.submit(&settings(0)).expect("submit 0");
+        let t1 = sim.submit(&settings(1)).expect("submit 1");
+        let out = [t0, t1].map(|t| sim.collect(t).expect("collect").points);
+        drop(sim);
+        assert_no_validation_messages(&ctx);
+        out
+    };
+    let (copied, direct) = (frames(true), frames(false));
+    for points in &copied {
+        assert_eq!(points.len(), beams.len(), "one point per beam");
+        for p in points {
+            let d = beams[p.beam as usize].direction();
+            // Range noise σ = 5 cm (settings): within 6σ of the wall.
+            assert!((p.range - 10.0 / d.x).abs() < 0.3, "range {}", p.range);
+        }
+    }
+    assert_eq!(copied, direct);
+}

@@ -30,6 +30,7 @@ fn context() -> Arc<Context> {
     Context::new(&ContextOptions {
         device_index: None,
         validation: true,
+        ..Default::default()
     })
     .expect("a Vulkan device (lavapipe in CI)")
 }

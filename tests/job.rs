@@ -23,6 +23,7 @@ fn options(out: &Path, frames: u64) -> JobOptions {
         device: ContextOptions {
             device_index: None,
             validation: true,
+            ..Default::default()
         },
         sun: None,
         seed: 1,

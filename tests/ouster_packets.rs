@@ -814,6 +814,7 @@ fn a_simulated_street_frame_decodes_to_its_points() {
         device: ContextOptions {
             device_index: None,
             validation: true,
+            ..Default::default()
         },
         sun: Some(Sun {
             direction: glam::Vec3::new(0.3, 0.2, 1.0),

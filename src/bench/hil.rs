@@ -169,6 +169,7 @@ fn job_options(
         device: ContextOptions {
             device_index: opts.device,
             validation: false,
+            ..Default::default()
         },
         sun: opts.sun.then_some(Sun {
             direction: Vec3::new(-0.5, 0.5, 0.707).normalize(),

@@ -110,6 +110,7 @@ impl SimArgs {
         ContextOptions {
             device_index: self.device,
             validation: self.validate,
+            ..Default::default()
         }
     }
 

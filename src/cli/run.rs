@@ -269,6 +269,7 @@ pub(super) fn sim_options(args: &SimArgs, unscripted: Unscripted) -> Result<JobO
         device: ContextOptions {
             device_index: args.device,
             validation: args.validate,
+            ..Default::default()
         },
         seed: args.seed,
         sun: (!args.no_sun).then_some(args.sun),

@@ -27,6 +27,10 @@ pub struct ContextOptions {
     pub device_index: Option<usize>,
     /// Enable the Khronos validation layer and record its messages.
     pub validation: bool,
+    /// Treat the device as one with memory of its own (`Context::unified_memory` false)
+    /// even where it works in the host's: runs the discrete-GPU paths on a CPU driver,
+    /// for tests.
+    pub separate_memory: bool,
 }
 
 /// What `beamtrace info` shows about a device.
@@ -118,6 +122,10 @@ pub struct Context {
     pub driver_info: String,
     /// A CPU implementation (lavapipe): workgroup sizes and batch shapes differ.
     pub is_cpu: bool,
+    /// The device works in the host's own memory (a CPU driver or an integrated GPU):
+    /// host-visible buffers are as fast for it as any. On a discrete GPU they lie across
+    /// the bus, where scattered shader writes are slow and copies of whole ranges are not.
+    pub unified_memory: bool,
     /// The queue runs graphics work too (drawing, offscreen pictures); devices whose
     /// compute family lacks it simulate but cannot draw.
     pub supports_graphics: bool,
@@ -625,7 +633,14 @@ impl Context {
             memory_heaps,
             device_name: info.name.clone(),
             driver_info: info.driver.clone(),
-            is_cpu: info.kind == "CPU",
+            is_cpu: info.kind == device_kind(vk::PhysicalDeviceType::CPU),
+            unified_memory: !options.separate_memory
+                && [
+                    vk::PhysicalDeviceType::CPU,
+                    vk::PhysicalDeviceType::INTEGRATED_GPU,
+                ]
+                .iter()
+                .any(|&t| info.kind == device_kind(t)),
             supports_graphics,
             presenting,
             large_points,

@@ -9,6 +9,7 @@ fn ctx() -> Arc<Context> {
     Context::new(&ContextOptions {
         device_index: None,
         validation: true,
+        ..Default::default()
     })
     .expect("a ray-tracing Vulkan device (run scripts/setup.sh)")
 }
@@ -421,6 +422,7 @@ fn bad_device_index_is_a_clear_error() {
     let err = Context::new(&ContextOptions {
         device_index: Some(99),
         validation: false,
+        ..Default::default()
     })
     .err()
     .expect("no device 99")

@@ -12,8 +12,8 @@ use super::shaders::FrameShaders;
 use super::slot::{compact_groups, FrameSlot, Pipelines, SensorBuffers, SlotSets, Submitted};
 use super::SimError;
 use crate::contract::{
-    COMPACT_PASS_SUMS, COMPACT_PASS_WRITE, MAX_BOUNCES, MAX_RECORDS_PER_BEAM, MAX_RECORD_SLOTS,
-    MAX_RETURNS, PER_THREAD_RECORDS, WAVEFORM_BEAMS_PER_GROUP,
+    COMPACT_PASS_COPY, COMPACT_PASS_SUMS, COMPACT_PASS_WRITE, MAX_BOUNCES, MAX_RECORDS_PER_BEAM,
+    MAX_RECORD_SLOTS, MAX_RETURNS, PER_THREAD_RECORDS, WAVEFORM_BEAMS_PER_GROUP,
 };
 use crate::gpu::{
     exclusive, Buffer, BufferUsageFlags, ComputePipeline, Context, DescriptorSets, MemoryLocation,
@@ -428,7 +428,7 @@ impl Simulator {
             _ => return Err(stale_ticket()),
         };
         Ok(DevicePoints {
-            points: slot.points.clone(),
+            points: slot.compaction_points().clone(),
             count: slot.total.clone(),
             beams: sensor.beams.clone(),
             capacity: sensor.beam_count * sensor.max_returns,
@@ -534,7 +534,9 @@ fn record_frame(
     exclusive(&mut slot.sweep, "a frame slot's sweep poses")?
         .write(0, bytemuck::bytes_of(&gpu_sweep(settings)))?;
     let (ts, sets) = (&slot.timestamps, &slot.sets);
-    let (points, total, sweep) = (&slot.points, &slot.total, &slot.sweep);
+    let points = slot.points_device.as_ref().unwrap_or(&slot.points);
+    let (total, sweep) = (&slot.total, &slot.sweep);
+    let (host_points, staged) = (&slot.points, slot.points_device.is_some());
     let update = slot.recorder.submit(|rec| {
         let layout = sensor.layout();
         let (params, wave) = sensor_push_constants(rec, settings, sensor, sweep, scene)?;
@@ -542,9 +544,14 @@ fn record_frame(
             beam_count: sensor.beam_count,
             max_returns: sensor.max_returns,
             pass: COMPACT_PASS_SUMS,
-            pad1: 0,
+            point_words: (std::mem::size_of::<GpuPoint>() / 4) as u32,
             points_address: rec.address_of(points),
             total_address: rec.address_of(total),
+            host_address: if staged {
+                rec.address_of(host_points)
+            } else {
+                0
+            },
         };
         // Frames of one sensor share the records and echoes: this frame's passes start
         // after the previous frame's have finished (the barrier's first scope covers
@@ -579,13 +586,15 @@ fn record_frame(
         ts.write(rec, TS_WAVEFORM)?;
         let groups = compact_groups(u64::from(sensor.beam_count)) as u32;
         let grid = [groups.min(65_535), groups.div_ceil(groups.min(65_535)), 1];
-        for pass in [COMPACT_PASS_SUMS, COMPACT_PASS_WRITE] {
+        let copy = staged.then_some(COMPACT_PASS_COPY);
+        let passes = [Some(COMPACT_PASS_SUMS), Some(COMPACT_PASS_WRITE), copy];
+        for (i, pass) in passes.into_iter().flatten().enumerate() {
+            if i > 0 {
+                rec.barrier(&[Pass::Compute], &[Pass::Compute]);
+            }
             let params = CompactParams { pass, ..compact };
             let push = bytemuck::bytes_of(&params);
             rec.dispatch(&pipelines.compact, &sets.compact, push, grid)?;
-            if pass == COMPACT_PASS_SUMS {
-                rec.barrier(&[Pass::Compute], &[Pass::Compute]);
-            }
         }
         // Captures copy the records and echoes out in a later submission.
         rec.barrier(&[Pass::Compute], &[Pass::Transfer]);

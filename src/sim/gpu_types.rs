@@ -148,13 +148,17 @@ pub struct GpuPoint {
 pub struct CompactParams {
     pub beam_count: u32,
     pub max_returns: u32,
-    /// COMPACT_PASS_SUMS or COMPACT_PASS_WRITE.
+    /// COMPACT_PASS_SUMS, COMPACT_PASS_WRITE or COMPACT_PASS_COPY.
     pub pass: u32,
-    pub pad1: u32,
-    /// Device address of this frame's host-visible point buffer.
+    /// 4-byte words of a [`GpuPoint`] (what the copy pass moves per point).
+    pub point_words: u32,
+    /// Device address of the buffer the compaction writes the points into.
     pub points_address: u64,
     /// Device address of this frame's point count.
     pub total_address: u64,
+    /// Device address of the host-visible buffer the copy pass copies the points into
+    /// (unused by the other passes).
+    pub host_address: u64,
 }
 
 /// [`SubRayRecord`] as the trace writes it and the waveform reads it.
@@ -472,9 +476,10 @@ fn compact_params_layout() -> HostLayout {
             beam_count,
             max_returns,
             pass,
-            pad1,
+            point_words,
             points_address,
-            total_address
+            total_address,
+            host_address
         ]
     )
 }

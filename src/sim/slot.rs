@@ -137,8 +137,12 @@ pub(super) struct FrameSlot {
     pub recorder: CommandRecorder,
     pub timestamps: Timestamps,
     pub sets: SlotSets,
-    /// Where the compaction writes this slot's points (host-visible, by address).
+    /// This slot's points for the host to read (host-visible, by address).
     pub points: Arc<Buffer>,
+    /// On a device that does not work in the host's memory, where the compaction writes
+    /// the points before its copy pass moves them into `points` (device-local, by
+    /// address); `None` where the compaction writes `points` itself.
+    pub points_device: Option<Arc<Buffer>>,
     pub total: Arc<Buffer>,
     /// The sensor's poses over the frame, written at submission (host-visible).
     pub sweep: Arc<Buffer>,
@@ -148,6 +152,12 @@ pub(super) struct FrameSlot {
 }
 
 impl FrameSlot {
+    /// The buffer the compaction writes the points into: the device-local one where
+    /// there is one, else the host-visible one.
+    pub fn compaction_points(&self) -> &Arc<Buffer> {
+        self.points_device.as_ref().unwrap_or(&self.points)
+    }
+
     /// A slot with the scene bound; the sensor is bound by [`prepare`](Self::prepare).
     pub fn new(
         ctx: &Arc<Context>,
@@ -178,6 +188,7 @@ impl FrameSlot {
                 compact: Arc::new(pipelines.compact.descriptor_sets()?),
             },
             points: host(format!("points {index}"), 16)?,
+            points_device: None,
             total: host(format!("point count {index}"), 16)?,
             sweep: Arc::new(Buffer::new(
                 ctx,
@@ -217,17 +228,19 @@ impl FrameSlot {
         compact.bind_buffer(0, CompactBinding::Counts.number(), &sensor.counts)?;
         compact.bind_buffer(0, CompactBinding::Beams.number(), &sensor.beams)?;
         compact.bind_buffer(0, CompactBinding::GroupSums.number(), &sensor.group_sums)?;
-        if self.points.size() < sensor.point_bytes() {
+        let bytes = sensor.point_bytes();
+        if self.points.size() < bytes {
             let name = self.points.name().to_string();
             let usage = BufferUsageFlags::STORAGE_BUFFER;
-            let bytes = sensor.point_bytes();
-            self.points = Arc::new(Buffer::new(
-                ctx,
-                &name,
-                bytes,
-                usage,
-                MemoryLocation::GpuToCpu,
-            )?);
+            let location = MemoryLocation::GpuToCpu;
+            self.points = Arc::new(Buffer::new(ctx, &name, bytes, usage, location)?);
+        }
+        let staged = !ctx.unified_memory;
+        if staged && self.points_device.as_ref().is_none_or(|b| b.size() < bytes) {
+            let name = format!("{} (device)", self.points.name());
+            let usage = BufferUsageFlags::STORAGE_BUFFER;
+            let location = MemoryLocation::GpuOnly;
+            self.points_device = Some(Arc::new(Buffer::new(ctx, &name, bytes, usage, location)?));
         }
         self.sensor = Some(sensor.clone());
         Ok(())

@@ -16,6 +16,7 @@ pub fn context() -> Arc<Context> {
     Context::new(&ContextOptions {
         device_index: None,
         validation: true,
+        ..Default::default()
     })
     .expect("a ray-tracing Vulkan device (scripts/setup.sh installs lavapipe)")
 }
