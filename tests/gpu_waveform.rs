@@ -368,7 +368,12 @@ fn compare(
             let at = format!("{label}: beam {b} echo {i}: gpu {g:?} cpu {c:?}");
             assert!((g.range - c.range).abs() <= 1e-3, "{at}");
             assert!(rel_close(g.amplitude, c.amplitude, 1e-4, 0.0), "{at}");
-            assert!(rel_close(g.epw, c.epw, 1e-4, 1e-5), "{at}");
+            // The pulse width ends at threshold crossings interpolated inside a bin from
+            // differences of bin values; f32 rounding that differs between devices (fused
+            // multiply-adds, a GPU's approximate division) moves a crossing by a small
+            // fraction of a bin (3e-5 m at most on an NVIDIA H100; none on lavapipe).
+            let epw_abs = 2e-3 * frame.waveform.bin_width;
+            assert!(rel_close(g.epw, c.epw, 1e-4, epw_abs), "{at}");
             let dr = (g.range - c.range).abs() / c.range.max(1e-3);
             assert!(
                 rel_close(g.reflectance, c.reflectance, 1e-4 + 2.0 * dr, 0.0),
