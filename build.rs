@@ -16,6 +16,7 @@ mod contract;
 
 fn main() {
     write_contract_header();
+    embed_commit();
     let lib_dir = std::env::var("SHADERC_LIB_DIR").unwrap_or_else(|_| {
         let arch = std::env::var("CARGO_CFG_TARGET_ARCH").unwrap_or_default();
         format!("/usr/lib/{arch}-linux-gnu")
@@ -40,6 +41,24 @@ fn main() {
         println!("cargo:rustc-link-arg=-l:lib{lib}.a");
     }
     println!("cargo:rustc-link-arg=-lstdc++");
+}
+
+/// `BEAMTRACE_COMMIT`: the git commit built from, for the benchmark reports (empty
+/// outside a git checkout, e.g. a crate tarball).
+fn embed_commit() {
+    for watched in [".git/HEAD", ".git/refs/heads"] {
+        if std::path::Path::new(watched).exists() {
+            println!("cargo:rerun-if-changed={watched}");
+        }
+    }
+    let commit = std::process::Command::new("git")
+        .args(["rev-parse", "--short=12", "HEAD"])
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .unwrap_or_default();
+    println!("cargo:rustc-env=BEAMTRACE_COMMIT={commit}");
 }
 
 fn write_contract_header() {

@@ -123,6 +123,11 @@ if ! "$venv/bin/python" -c 'import laspy' >/dev/null 2>&1; then
   log "installing laspy into $venv"
   "$venv/bin/pip" install -q 'laspy>=2.5,<3'
 fi
+# The benchmark suite's JSON is checked against benches/suite.schema.json by jsonschema.
+if ! "$venv/bin/python" -c 'import jsonschema' >/dev/null 2>&1; then
+  log "installing jsonschema into $venv"
+  "$venv/bin/pip" install -q 'jsonschema>=4.18,<5'
+fi
 if ! "$venv/bin/python" -c 'import mcap, mcap_ros2' >/dev/null 2>&1; then
   log "installing mcap and mcap-ros2-support into $venv"
   "$venv/bin/pip" install -q 'mcap>=1.2,<2' 'mcap-ros2-support>=0.5,<1'

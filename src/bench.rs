@@ -4,7 +4,9 @@
 //! sensor, all measured in one run.
 
 mod hil;
+mod suite;
 pub use hil::{measure_hil, HilOptions, HilResult, HilSink, HIL_SENSORS};
+pub use suite::{run_suite, Suite, SuiteOptions, SuiteReport, SuiteWorkload, WorkloadStatus};
 
 use crate::gpu::{Context, ContextOptions};
 use crate::job::{frame_settings, sensor_subrays, set_sim_sensor, JobError};
@@ -38,6 +40,13 @@ pub struct BenchOptions {
     pub sun: bool,
     /// Vulkan device index; `None`: the best ray-tracing device.
     pub device: Option<usize>,
+    /// Move every instance each timed frame (a turn about the vertical through the
+    /// origin, growing frame by frame), so each frame refits the TLAS over all of them;
+    /// `false`: every other frame re-places instance 0 where it is (a refit of one).
+    pub move_all_instances: bool,
+    /// The Vulkan validation layer on; any message it reports fails the bench (the
+    /// timings are then not the driver's alone).
+    pub validation: bool,
 }
 
 /// Median and spread of a series of times (ms).
@@ -102,6 +111,7 @@ pub struct BenchCase {
 pub struct BenchReport {
     pub device: String,
     pub driver: String,
+    pub vulkan: String,
     pub scene: String,
     pub triangles: u64,
     pub instances: usize,
@@ -135,7 +145,7 @@ pub fn measure(opts: &BenchOptions) -> Result<BenchReport, JobError> {
     let map = db.resolve(&scene.materials, &MaterialMapping::default())?;
     let ctx = Context::new(&ContextOptions {
         device_index: opts.device,
-        validation: false,
+        validation: opts.validation,
         ..Default::default()
     })?;
     let mut sim = Simulator::new(&ctx, scene, &db, &map).map_err(|source| JobError::Upload {
@@ -169,16 +179,24 @@ pub fn measure(opts: &BenchOptions) -> Result<BenchReport, JobError> {
             .map(|thin| case.frame.median_ms / thin.frame.median_ms.max(1e-9));
         results.push(case);
     }
+    let pipeline_ms = sim.pipeline_ms;
+    // The simulator's last submissions are done once it is dropped: every message is in.
+    drop(sim);
+    let messages = ctx.validation_messages();
+    if !messages.is_empty() {
+        return Err(JobError::Validation(messages));
+    }
     Ok(BenchReport {
         device: ctx.device_name.clone(),
         driver: ctx.driver_info.clone(),
+        vulkan: ctx.api_version.clone(),
         scene: opts.scene_name.clone(),
         triangles: stats.triangles,
         instances: stats.instances,
         blas_build_ms: stats.blas_build_ms,
         blas_bytes: stats.blas_bytes,
         blas_compacted_bytes: stats.blas_compacted_bytes,
-        pipeline_ms: sim.pipeline_ms,
+        pipeline_ms,
         cpu_bvh_build_ms: cpu.as_ref().map(|c| c.1),
         cpu_threads: std::thread::available_parallelism()
             .map(|n| n.get())
@@ -211,7 +229,9 @@ fn measure_case(
     for i in 0..opts.warmup {
         sim.frame(&settings(1 + i as u32), Capture::default())?;
     }
-    let gpu = time_gpu_frames(sim, &settings, opts.frames)?;
+    let moves = Moves::new(&opts.scene, opts.move_all_instances);
+    let gpu = time_gpu_frames(sim, &settings, opts.frames, &moves)?;
+    moves.restore(sim)?;
     let ceiling = time_ceiling(sim, &settings, opts)?;
     let rays = sensor.beams.len() as u64 * subrays.len() as u64;
     let [trace, waveform, compaction, readback, frame, _] = gpu.passes.map(Stat::of);
@@ -330,21 +350,64 @@ struct GpuFrameTimes {
     points: usize,
 }
 
+/// How the timed frames move the scene's instances.
+struct Moves {
+    /// Every instance's transform as the scene places it; empty: touch instance 0 only.
+    all: Vec<glam::Mat4>,
+    instances: usize,
+}
+
+impl Moves {
+    fn new(scene: &Scene, move_all: bool) -> Moves {
+        let all = match move_all {
+            true => scene.instances.iter().map(|i| i.transform).collect(),
+            false => Vec::new(),
+        };
+        Moves {
+            all,
+            instances: scene.instances.len(),
+        }
+    }
+
+    /// Moves the instances for timed frame `i`; whether the TLAS is refitted.
+    fn apply(&self, sim: &mut Simulator, i: usize) -> Result<bool, JobError> {
+        if !self.all.is_empty() {
+            let turn = glam::Mat4::from_rotation_z(0.002 * (i + 1) as f32);
+            for (k, t) in self.all.iter().enumerate() {
+                sim.set_instance_transform(k, turn * *t)?;
+            }
+            return Ok(true);
+        }
+        // Every other frame re-places instance 0, as a moving scene would refit.
+        let moved = i % 2 == 1 && self.instances > 0;
+        if moved {
+            sim.touch_instance(0)?;
+        }
+        Ok(moved)
+    }
+
+    /// Puts every moved instance back where the scene has it (the CPU reference's
+    /// scene), for the check against the reference.
+    fn restore(&self, sim: &mut Simulator) -> Result<(), JobError> {
+        for (k, t) in self.all.iter().enumerate() {
+            sim.set_instance_transform(k, *t)?;
+        }
+        Ok(())
+    }
+}
+
 /// Times `frames` frames (numbered from 100, after the warm-up's).
 fn time_gpu_frames(
     sim: &mut Simulator,
     settings: &dyn Fn(u32) -> FrameSettings,
     frames: usize,
+    moves: &Moves,
 ) -> Result<GpuFrameTimes, JobError> {
     let mut s: [Vec<f64>; 6] = Default::default();
     let mut refit = Vec::new();
     let mut points = 0;
     for i in 0..frames {
-        // Every other frame refits the TLAS, as a moving scene would.
-        let moved = i % 2 == 1 && sim.scene_stats().instances > 0;
-        if moved {
-            sim.touch_instance(0)?;
-        }
+        let moved = moves.apply(sim, i)?;
         let out = sim.frame(&settings(100 + i as u32), Capture::default())?;
         if moved {
             refit.push(out.times.tlas_ms);

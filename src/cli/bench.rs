@@ -1,7 +1,10 @@
 //! `beamtrace bench`: its options, the table it prints and the JSON it writes.
 
 use anyhow::{bail, Context as _, Result};
-use beamtrace::bench::{measure, measure_hil, BenchOptions, BenchReport, HilOptions, HilResult};
+use beamtrace::bench::{
+    measure, measure_hil, run_suite, BenchOptions, BenchReport, HilOptions, HilResult, Suite,
+    SuiteOptions, SuiteReport, WorkloadStatus,
+};
 use beamtrace::sensor::domain::MAX_COLUMNS;
 use beamtrace::sensor::MAX_SUBRAYS;
 use std::path::PathBuf;
@@ -56,13 +59,35 @@ pub(super) struct BenchArgs {
     #[arg(long)]
     hil: bool,
     /// Scratch folder of the HiL workload's files and pcap cases.
-    #[arg(long, default_value = "out/bench-hil", requires = "hil")]
+    #[arg(long, default_value = "out/bench-hil")]
     out: PathBuf,
+    /// A suite of named, fixed workloads instead of --cases: limox (OS1-128 thin at 512,
+    /// 1024, 2048 columns), multi-echo (× 2048 with 16 and 64 sub-rays), paper-000
+    /// (listed, with why this build cannot run it), scene-scale (a procedural terrain of
+    /// 10 k to 10 M triangles), dynamic (1 000 instances moved every frame) and, in the
+    /// standard suite, hil. Each at night, with its raw trace ceiling; the CPU reference
+    /// checks the street and dynamic workloads. quick: the same workloads sized for a CPU
+    /// driver (CI runs it); standard: the sizes above, for a GPU.
+    #[arg(long, value_enum, conflicts_with_all = ["hil", "cases", "scene", "sensor", "frames", "warmup", "cpu_frames", "no_sun"])]
+    suite: Option<SuiteArg>,
+    /// Enable the Vulkan validation layer (any message fails the bench; times then
+    /// include the layer's work). Not with --hil.
+    #[arg(long, conflicts_with = "hil")]
+    validate: bool,
+}
+
+#[derive(clap::ValueEnum, Debug, Clone, Copy)]
+enum SuiteArg {
+    Quick,
+    Standard,
 }
 
 pub(super) fn bench(args: &BenchArgs) -> Result<()> {
     if args.hil {
         return bench_hil(args);
+    }
+    if let Some(suite) = args.suite {
+        return bench_suite(args, suite);
     }
     let report = measure(&bench_options(args)?)?;
     print_table(&report);
@@ -138,7 +163,93 @@ fn bench_options(args: &BenchArgs) -> Result<BenchOptions> {
         cpu_frames: args.cpu_frames,
         sun: !args.no_sun,
         device: args.device,
+        move_all_instances: false,
+        validation: args.validate,
     })
+}
+
+fn bench_suite(args: &BenchArgs, suite: SuiteArg) -> Result<()> {
+    let street = super::load_scene(None, false)?;
+    let opts = SuiteOptions {
+        suite: match suite {
+            SuiteArg::Quick => Suite::Quick,
+            SuiteArg::Standard => Suite::Standard,
+        },
+        street: street.scene,
+        street_name: street.name,
+        device: args.device,
+        hil_out: args.out.clone(),
+        validation: args.validate,
+    };
+    let report = run_suite(&opts, &mut |w| eprintln!("measuring {w}"))?;
+    for w in &report.workloads {
+        println!("\n== {}: {}", w.name, w.description);
+        if w.status == WorkloadStatus::NotSupported {
+            println!(
+                "not run: {}",
+                w.reason.as_deref().unwrap_or("not supported")
+            );
+        }
+        for run in &w.runs {
+            print_table(run);
+        }
+        if !w.hil.is_empty() {
+            print_hil_table(&opts.street_name, &w.hil);
+        }
+    }
+    if let Some(path) = &args.json {
+        write_text(path, &serde_json::to_string_pretty(&report)?)?;
+    }
+    if let Some(path) = &args.markdown {
+        write_text(path, &suite_markdown(&report))?;
+    }
+    Ok(())
+}
+
+/// The suite as Markdown: what ran where, then each workload's tables.
+fn suite_markdown(r: &SuiteReport) -> String {
+    let mut t = format!(
+        "Suite {:?}, beamtrace {} ({}), {} ({}, Vulkan {}), CPU {} ({} threads); medians \
+         of {} frames after {} warm-up.\n",
+        r.suite,
+        r.beamtrace_version,
+        if r.commit.is_empty() {
+            "no commit"
+        } else {
+            &r.commit
+        },
+        r.device,
+        r.driver.trim(),
+        r.vulkan,
+        r.cpu,
+        r.cpu_threads,
+        r.frames,
+        r.warmup
+    );
+    for w in &r.workloads {
+        t.push_str(&format!("\n### {}\n\n{}\n\n", w.name, w.description));
+        if let Some(reason) = &w.reason {
+            t.push_str(&format!("Not run: {reason}.\n"));
+        }
+        for run in &w.runs {
+            t.push_str(&markdown(run));
+            t.push('\n');
+        }
+        for h in &w.hil {
+            t.push_str(&format!(
+                "- {} × {} sub-rays → {:?}: {:.2} frames/s, {} dropped\n",
+                h.sensor, h.subrays, h.sink, h.frames_per_s, h.dropped_frames
+            ));
+        }
+    }
+    t
+}
+
+fn write_text(path: &std::path::Path, text: &str) -> Result<()> {
+    beamtrace::output::write_atomic(path, |w| w.write_all(text.as_bytes()))
+        .with_context(|| format!("cannot write {}", path.display()))?;
+    println!("wrote {}", path.display());
+    Ok(())
 }
 
 fn bench_hil(args: &BenchArgs) -> Result<()> {

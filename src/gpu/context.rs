@@ -120,6 +120,8 @@ pub struct Context {
     pub memory_heaps: Vec<MemoryHeap>,
     pub device_name: String,
     pub driver_info: String,
+    /// The Vulkan version the device reports ("1.4.312").
+    pub api_version: String,
     /// A CPU implementation (lavapipe): workgroup sizes and batch shapes differ.
     pub is_cpu: bool,
     /// The device works in the host's own memory (a CPU driver or an integrated GPU):
@@ -633,6 +635,7 @@ impl Context {
             memory_heaps,
             device_name: info.name.clone(),
             driver_info: info.driver.clone(),
+            api_version: info.api_version.clone(),
             is_cpu: info.kind == device_kind(vk::PhysicalDeviceType::CPU),
             unified_memory: !options.separate_memory
                 && [

@@ -51,6 +51,7 @@ mod texture;
 mod track;
 mod walk;
 mod warning;
+pub mod workloads;
 
 pub use animation::{Animation, Channel, Interpolation, Property, Sampler};
 pub use class::SemanticClass;

@@ -1,0 +1,284 @@
+//! `beamtrace bench --suite`: named, fixed workloads (scene, sensor, cases, seed), each
+//! measured with [`measure`](super::measure) — GPU pass times, the raw trace ceiling of
+//! the same rays and, where the suite asks for it, the CPU reference of the same model
+//! with its check that at least [`MIN_AGREEMENT`](super::MIN_AGREEMENT) of the beams
+//! equal it — plus the HiL jobs in the standard suite. A workload this build cannot run
+//! is listed with the reason, never left out.
+
+use super::{measure, measure_hil, BenchOptions, BenchReport, HilOptions, HilResult};
+use crate::job::JobError;
+use crate::scene::{workloads, Scene};
+use serde::Serialize;
+use std::path::PathBuf;
+
+/// Which suite: `Quick` sizes every workload for a CPU driver in CI (seconds per
+/// workload); `Standard` is the issue's sizes, for a GPU.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Suite {
+    Quick,
+    Standard,
+}
+
+/// The version of the suite's JSON layout (`benches/suite.schema.json`).
+pub const SUITE_SCHEMA: &str = "beamtrace-bench-suite/1";
+
+pub struct SuiteOptions {
+    pub suite: Suite,
+    /// The street the sensor workloads run on (the bundled one).
+    pub street: Scene,
+    pub street_name: String,
+    pub device: Option<usize>,
+    /// Scratch folder of the HiL jobs' files.
+    pub hil_out: PathBuf,
+    /// The Vulkan validation layer on (the HiL jobs excepted); any message fails.
+    pub validation: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum WorkloadStatus {
+    Measured,
+    /// This build cannot run the workload; `reason` says why.
+    NotSupported,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct SuiteWorkload {
+    /// Stable name: limox, multi-echo, paper-000, scene-scale, dynamic, hil.
+    pub name: String,
+    /// What it measures and where its sizes come from.
+    pub description: String,
+    pub status: WorkloadStatus,
+    pub reason: Option<String>,
+    /// One report per scene the workload runs on (scene scale: one per size).
+    pub runs: Vec<BenchReport>,
+    pub hil: Vec<HilResult>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct SuiteReport {
+    pub schema: String,
+    pub suite: Suite,
+    pub beamtrace_version: String,
+    /// The git commit the binary was built from (empty outside a checkout).
+    pub commit: String,
+    pub device: String,
+    pub driver: String,
+    pub vulkan: String,
+    pub cpu: String,
+    pub cpu_threads: usize,
+    pub unix_time: u64,
+    pub frames: usize,
+    pub warmup: usize,
+    pub workloads: Vec<SuiteWorkload>,
+}
+
+/// The sizes of one suite.
+struct Sizes {
+    frames: usize,
+    warmup: usize,
+    limox_columns: &'static [u32],
+    multi_echo: &'static [(u32, u32)],
+    scale_triangles: &'static [u64],
+    scale_columns: u32,
+    dynamic_instances: usize,
+    dynamic_columns: u32,
+    hil_frames: u64,
+}
+
+fn sizes(suite: Suite) -> Sizes {
+    match suite {
+        Suite::Quick => Sizes {
+            frames: 3,
+            warmup: 1,
+            limox_columns: &[128, 256],
+            multi_echo: &[(64, 16), (16, 64)],
+            scale_triangles: &[10_000, 100_000],
+            scale_columns: 128,
+            dynamic_instances: 1000,
+            dynamic_columns: 128,
+            hil_frames: 0,
+        },
+        Suite::Standard => Sizes {
+            frames: 10,
+            warmup: 2,
+            limox_columns: &[512, 1024, 2048],
+            multi_echo: &[(2048, 16), (2048, 64)],
+            scale_triangles: &[10_000, 100_000, 1_000_000, 10_000_000],
+            scale_columns: 1024,
+            dynamic_instances: 1000,
+            dynamic_columns: 1024,
+            hil_frames: 5,
+        },
+    }
+}
+
+/// Runs every workload of `opts.suite` in order; `progress` hears of each before it runs.
+pub fn run_suite(
+    opts: &SuiteOptions,
+    progress: &mut dyn FnMut(&str),
+) -> Result<SuiteReport, JobError> {
+    let z = sizes(opts.suite);
+    let bench = |scene: &Scene, name: &str, cases: Vec<(u32, u32)>, cpu: bool, moving: bool| {
+        measure(&BenchOptions {
+            scene: scene.clone(),
+            scene_name: name.to_string(),
+            sensor: "os1-128".into(),
+            cases,
+            frames: z.frames,
+            warmup: z.warmup,
+            cpu_frames: usize::from(cpu),
+            sun: false,
+            device: opts.device,
+            move_all_instances: moving,
+            validation: opts.validation,
+        })
+    };
+    let mut workloads = Vec::new();
+    let street = (&opts.street, opts.street_name.as_str());
+
+    progress("limox: OS1-128 thin rays on the street");
+    let cases = z.limox_columns.iter().map(|&c| (c, 1)).collect();
+    workloads.push(measured(
+        "limox",
+        "LiMOX comparison (paper 004 Table 2): OS1-128 at 512, 1024 and 2048 columns, thin \
+         rays, the street; each case's raw trace ceiling and the CPU reference beside it",
+        vec![bench(street.0, street.1, cases, true, false)?],
+    ));
+
+    progress("multi-echo: OS1-128 with 16 and 64 sub-rays on the street");
+    workloads.push(measured(
+        "multi-echo",
+        "Multi-echo: OS1-128 × 2048 with 16 and 64 sub-rays, its dual return, the street; \
+         the CPU reference beside it",
+        vec![bench(
+            street.0,
+            street.1,
+            z.multi_echo.to_vec(),
+            true,
+            false,
+        )?],
+    ));
+
+    workloads.push(SuiteWorkload {
+        name: "paper-000".into(),
+        description: "Paper 000's workload: 16 384 beams × 68 × 68 sub-rays, 1 200 range bins"
+            .into(),
+        status: WorkloadStatus::NotSupported,
+        reason: Some(format!(
+            "68 × 68 = 4 624 sub-rays per beam exceed the {} sub-rays and {} records a beam \
+             may hold in this build",
+            crate::sensor::MAX_SUBRAYS,
+            crate::contract::MAX_RECORDS_PER_BEAM
+        )),
+        runs: Vec::new(),
+        hil: Vec::new(),
+    });
+
+    let mut runs = Vec::new();
+    for &n in z.scale_triangles {
+        progress(&format!("scene-scale: terrain of {n} triangles"));
+        let scene = workloads::terrain(n);
+        let name = format!("terrain ({n} triangles, procedural)");
+        let cases = vec![(z.scale_columns, 1)];
+        // The CPU reference's BVH build and trace of 10 M triangles would take longer
+        // than the rest of the suite; the sizes below check the terrain's answers.
+        runs.push(bench(&scene, &name, cases, n <= 1_000_000, false)?);
+    }
+    workloads.push(measured(
+        "scene-scale",
+        "Scene scale: a procedural terrain of 10 k to 10 M triangles, OS1-128 thin rays on its \
+         1.8 m mount: BLAS build, TLAS build and refit, trace and its ceiling",
+        runs,
+    ));
+
+    progress(&format!(
+        "dynamic: {} moving instances",
+        z.dynamic_instances
+    ));
+    let scene = workloads::boxes(z.dynamic_instances);
+    let name = format!("{} boxes (procedural)", z.dynamic_instances);
+    let cases = vec![(z.dynamic_columns, 1)];
+    workloads.push(measured(
+        "dynamic",
+        "Dynamic: 1 000 boxes on a ground, every instance moved every frame (a TLAS refit \
+         over all), OS1-128 thin rays; the CPU reference checks the unmoved scene",
+        vec![bench(&scene, &name, cases, true, true)?],
+    ));
+
+    if z.hil_frames > 0 {
+        let hil = measure_hil(
+            &HilOptions {
+                scene: opts.street.clone(),
+                scene_name: opts.street_name.clone(),
+                frames: z.hil_frames,
+                out_dir: opts.hil_out.clone(),
+                sun: true,
+                device: opts.device,
+            },
+            &mut |case| progress(&format!("hil: {case}")),
+        )?;
+        workloads.push(SuiteWorkload {
+            hil,
+            ..measured(
+                "hil",
+                "HiL: whole jobs (simulate, encode, write or send) of a VLP-16 and an \
+                 OS1-128 to PCD files, pcap and UDP on loopback, and a VLP-16 in real time",
+                Vec::new(),
+            )
+        });
+    }
+    if opts.suite == Suite::Quick {
+        for w in workloads
+            .iter_mut()
+            .filter(|w| w.status == WorkloadStatus::Measured)
+        {
+            w.description
+                .push_str(" (quick suite: smaller sizes, 3 frames; its cases say which)");
+        }
+    }
+    let first = workloads
+        .iter()
+        .find_map(|w| w.runs.first())
+        .ok_or(JobError::NoFrames)?;
+    Ok(SuiteReport {
+        schema: SUITE_SCHEMA.into(),
+        suite: opts.suite,
+        beamtrace_version: env!("CARGO_PKG_VERSION").into(),
+        commit: env!("BEAMTRACE_COMMIT").into(),
+        device: first.device.clone(),
+        driver: first.driver.clone(),
+        vulkan: first.vulkan.clone(),
+        cpu: host_cpu(),
+        cpu_threads: first.cpu_threads,
+        unix_time: first.unix_time,
+        frames: z.frames,
+        warmup: z.warmup,
+        workloads,
+    })
+}
+
+fn measured(name: &str, description: &str, runs: Vec<BenchReport>) -> SuiteWorkload {
+    SuiteWorkload {
+        name: name.into(),
+        description: description.into(),
+        status: WorkloadStatus::Measured,
+        reason: None,
+        runs,
+        hil: Vec::new(),
+    }
+}
+
+/// The host processor's model name (Linux: /proc/cpuinfo), or "unknown".
+fn host_cpu() -> String {
+    std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|text| {
+            text.lines()
+                .find(|l| l.starts_with("model name"))
+                .and_then(|l| l.split_once(':'))
+                .map(|(_, v)| v.trim().to_string())
+        })
+        .unwrap_or_else(|| "unknown".into())
+}

@@ -1,0 +1,113 @@
+//! `beamtrace bench --suite quick`, as CI runs it, on the device the tests use (lavapipe
+//! in CI) with validation on: its JSON is valid against `benches/suite.schema.json`
+//! (checked by Python's `jsonschema`, not by the code that writes it), every workload is
+//! there in order, the one this build cannot run says why, and the numbers that have a
+//! known relation hold it.
+
+#[path = "support/independent.rs"]
+mod independent;
+
+use independent::python;
+use serde_json::Value;
+use std::path::Path;
+use std::process::Command;
+
+#[test]
+fn quick_suite_writes_a_report_valid_against_the_schema() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("suite.json");
+    let out = Command::new(env!("CARGO_BIN_EXE_beamtrace"))
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args(["bench", "--suite", "quick", "--validate", "--json"])
+        .arg(&json)
+        .args(["--markdown"])
+        .arg(dir.path().join("suite.md"))
+        .output()
+        .expect("run beamtrace");
+    assert!(
+        out.status.success(),
+        "bench --suite quick failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let schema = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/suite.schema.json");
+    let check = Command::new(python("jsonschema"))
+        .args([
+            "-c",
+            "import json, sys, jsonschema\n\
+             schema = json.load(open(sys.argv[1]))\n\
+             jsonschema.Draft202012Validator.check_schema(schema)\n\
+             jsonschema.Draft202012Validator(schema).validate(json.load(open(sys.argv[2])))",
+        ])
+        .arg(&schema)
+        .arg(&json)
+        .output()
+        .expect("run python");
+    assert!(
+        check.status.success(),
+        "the report is not valid against {}: {}",
+        schema.display(),
+        String::from_utf8_lossy(&check.stderr)
+    );
+
+    let r: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let names: Vec<&str> = r["workloads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        ["limox", "multi-echo", "paper-000", "scene-scale", "dynamic"]
+    );
+    let workload = |name: &str| &r["workloads"][names.iter().position(|n| *n == name).unwrap()];
+    assert_eq!(workload("paper-000")["status"], "not-supported");
+    assert!(workload("paper-000")["reason"]
+        .as_str()
+        .unwrap()
+        .contains("4 624"));
+
+    // Every case of the quick suite was checked against the CPU reference (≥ 99.5 % of
+    // the beams agree: the schema's minimum); rays = beams × sub-rays.
+    for w in r["workloads"].as_array().unwrap() {
+        for run in w["runs"].as_array().unwrap() {
+            for c in run["cases"].as_array().unwrap() {
+                assert!(
+                    c["reference_agreement"].is_number(),
+                    "{}: unchecked",
+                    w["name"]
+                );
+                let n = |k: &str| c[k].as_u64().unwrap();
+                assert_eq!(n("rays"), n("beams") * n("subrays"));
+                assert_eq!(
+                    n("beams"),
+                    128 * n("columns"),
+                    "OS1-128: 128 beams a column"
+                );
+            }
+        }
+    }
+    // Scene scale: ten times the triangles, a larger BLAS.
+    let runs = workload("scene-scale")["runs"].as_array().unwrap();
+    let blas: Vec<u64> = runs
+        .iter()
+        .map(|r| r["blas_bytes"].as_u64().unwrap())
+        .collect();
+    let tris: Vec<u64> = runs
+        .iter()
+        .map(|r| r["triangles"].as_u64().unwrap())
+        .collect();
+    assert!(
+        tris[1] > 9 * tris[0] && blas[1] > 5 * blas[0],
+        "{tris:?} {blas:?}"
+    );
+    // Dynamic: 1 000 boxes and the ground, and every timed frame refitted the TLAS.
+    let dynamic = &workload("dynamic")["runs"][0];
+    assert_eq!(dynamic["instances"], 1001);
+    assert!(
+        dynamic["cases"][0]["tlas_refit"]["min_ms"]
+            .as_f64()
+            .unwrap()
+            > 0.0
+    );
+}
