@@ -6,7 +6,9 @@
 mod hil;
 mod suite;
 pub use hil::{measure_hil, HilOptions, HilResult, HilSink, HIL_SENSORS};
-pub use suite::{run_suite, Suite, SuiteOptions, SuiteReport, SuiteWorkload, WorkloadStatus};
+pub use suite::{
+    run_suite, suite_charts, Suite, SuiteOptions, SuiteReport, SuiteWorkload, WorkloadStatus,
+};
 
 use crate::gpu::{Context, ContextOptions};
 use crate::job::{frame_settings, sensor_subrays, set_sim_sensor, JobError};

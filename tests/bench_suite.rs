@@ -22,6 +22,8 @@ fn quick_suite_writes_a_report_valid_against_the_schema() {
         .arg(&json)
         .args(["--markdown"])
         .arg(dir.path().join("suite.md"))
+        .arg("--plot")
+        .arg(dir.path().join("suite.png"))
         .output()
         .expect("run beamtrace");
     assert!(

@@ -7,6 +7,7 @@
 
 use super::{measure, measure_hil, BenchOptions, BenchReport, HilOptions, HilResult};
 use crate::job::JobError;
+use crate::output::{Chart, Series};
 use crate::scene::{workloads, Scene};
 use serde::Serialize;
 use std::path::PathBuf;
@@ -281,4 +282,83 @@ fn host_cpu() -> String {
                 .map(|(_, v)| v.trim().to_string())
         })
         .unwrap_or_else(|| "unknown".into())
+}
+
+/// The suite's two charts: GPU time per frame against rays (limox and multi-echo: the
+/// model's passes, the raw trace ceiling and the CPU reference), and against triangles
+/// (scene scale: BLAS build, trace, ceiling).
+pub fn suite_charts(r: &SuiteReport) -> Vec<Chart> {
+    let runs_of = |names: &[&str]| -> Vec<&BenchReport> {
+        r.workloads
+            .iter()
+            .filter(|w| names.contains(&w.name.as_str()))
+            .flat_map(|w| &w.runs)
+            .collect()
+    };
+    let series = |label: &str, rgb: [u8; 3], points: Vec<(f64, f64)>| Series {
+        label: label.into(),
+        rgb,
+        points,
+    };
+    let street = runs_of(&["limox", "multi-echo"]);
+    let cases = || street.iter().flat_map(|run| &run.cases);
+    let model =
+        |c: &super::BenchCase| c.trace.median_ms + c.waveform.median_ms + c.compaction.median_ms;
+    let by_rays = Chart {
+        title: format!("street, OS1-128, {}", r.device),
+        x_label: "rays per frame".into(),
+        y_label: "ms per frame".into(),
+        series: vec![
+            series(
+                "trace+waveform+compaction (GPU)",
+                [200, 40, 40],
+                cases().map(|c| (c.rays as f64, model(c))).collect(),
+            ),
+            series(
+                "raw trace ceiling (GPU)",
+                [40, 90, 200],
+                cases()
+                    .map(|c| (c.rays as f64, c.ceiling.median_ms))
+                    .collect(),
+            ),
+            series(
+                "CPU reference",
+                [60, 150, 60],
+                cases()
+                    .filter_map(|c| Some((c.rays as f64, c.cpu_frame?.median_ms)))
+                    .collect(),
+            ),
+        ],
+    };
+    let scale = runs_of(&["scene-scale"]);
+    let per_run = |f: &dyn Fn(&BenchReport) -> f64| -> Vec<(f64, f64)> {
+        scale
+            .iter()
+            .map(|run| (run.triangles as f64, f(run)))
+            .collect()
+    };
+    let first = |run: &BenchReport| run.cases.first().cloned();
+    let by_triangles = Chart {
+        title: "terrain, OS1-128 thin rays".into(),
+        x_label: "triangles".into(),
+        y_label: "ms".into(),
+        series: vec![
+            series(
+                "BLAS build (host wall)",
+                [150, 60, 170],
+                per_run(&|run| run.blas_build_ms),
+            ),
+            series(
+                "trace (GPU)",
+                [200, 40, 40],
+                per_run(&|run| first(run).map_or(0.0, |c| c.trace.median_ms)),
+            ),
+            series(
+                "raw trace ceiling (GPU)",
+                [40, 90, 200],
+                per_run(&|run| first(run).map_or(0.0, |c| c.ceiling.median_ms)),
+            ),
+        ],
+    };
+    vec![by_rays, by_triangles]
 }

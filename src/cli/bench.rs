@@ -2,8 +2,8 @@
 
 use anyhow::{bail, Context as _, Result};
 use beamtrace::bench::{
-    measure, measure_hil, run_suite, BenchOptions, BenchReport, HilOptions, HilResult, Suite,
-    SuiteOptions, SuiteReport, WorkloadStatus,
+    measure, measure_hil, run_suite, suite_charts, BenchOptions, BenchReport, HilOptions,
+    HilResult, Suite, SuiteOptions, SuiteReport, WorkloadStatus,
 };
 use beamtrace::sensor::domain::MAX_COLUMNS;
 use beamtrace::sensor::MAX_SUBRAYS;
@@ -70,6 +70,11 @@ pub(super) struct BenchArgs {
     /// driver (CI runs it); standard: the sizes above, for a GPU.
     #[arg(long, value_enum, conflicts_with_all = ["hil", "cases", "scene", "sensor", "frames", "warmup", "cpu_frames", "no_sun"])]
     suite: Option<SuiteArg>,
+    /// With --suite: also draw its results as a PNG: GPU time per frame against rays
+    /// (the model, the raw trace ceiling, the CPU reference) and against triangles (BLAS
+    /// build, trace, ceiling), log-log.
+    #[arg(long, requires = "suite")]
+    plot: Option<PathBuf>,
     /// Enable the Vulkan validation layer (any message fails the bench; times then
     /// include the layer's work). Not with --hil.
     #[arg(long, conflicts_with = "hil")]
@@ -202,6 +207,11 @@ fn bench_suite(args: &BenchArgs, suite: SuiteArg) -> Result<()> {
     }
     if let Some(path) = &args.markdown {
         write_text(path, &suite_markdown(&report))?;
+    }
+    if let Some(path) = &args.plot {
+        beamtrace::output::write_charts(path, &suite_charts(&report))
+            .with_context(|| format!("cannot write {}", path.display()))?;
+        println!("wrote {}", path.display());
     }
     Ok(())
 }

@@ -28,6 +28,7 @@ mod organize;
 pub mod packets;
 mod pcd;
 mod picture;
+mod plot;
 mod ply;
 mod poses;
 mod records;
@@ -58,6 +59,7 @@ pub use pcd::{
     write_pcd_with, PcdEncoding,
 };
 pub use picture::{render_picture, write_picture, write_picture_into, Picture, PictureOptions};
+pub use plot::{render_charts, write_charts, Chart, Series};
 pub use ply::{
     ply_header, ply_header_with, read_ply, write_ply, write_ply_to, write_ply_to_with,
     write_ply_with, PlyEncoding,
