@@ -112,24 +112,27 @@ pub(super) fn bench(args: &BenchArgs) -> Result<()> {
 /// The report as Markdown: what ran where, then a row per case (medians, ms).
 fn markdown(r: &BenchReport) -> String {
     let mut t = format!(
-        "Device: {} ({}); scene: {}, {} triangles, {} instances; sun {}.\n\n\
-         | case | rays | ceiling | trace | waveform | compaction | frame | Mrays/s | \
-         GPU / ceiling | CPU frame | GPU / CPU | = CPU |\n\
-         | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n",
+        "Device: {} ({}); scene: {}, {} triangles, {} instances (BLAS build {:.1} ms, \
+         host); sun {}.\n\n\
+         | case | rays | TLAS refit | ceiling | trace | waveform | compaction | frame | \
+         Mrays/s | GPU / ceiling | CPU frame | GPU / CPU | = CPU |\n\
+         | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n",
         r.device,
         r.driver.trim(),
         r.scene,
         r.triangles,
         r.instances,
+        r.blas_build_ms,
         if r.sun { "on" } else { "off" }
     );
     let opt = |v: Option<f64>, f: &dyn Fn(f64) -> String| v.map(f).unwrap_or_else(|| "–".into());
     for c in &r.cases {
         t.push_str(&format!(
-            "| {}×{} | {} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.1}× | {} | {} | {} |\n",
+            "| {}×{} | {} | {:.3} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.1}× | {} | {} | {} |\n",
             c.columns,
             c.subrays,
             c.rays,
+            c.tlas_refit.median_ms,
             c.ceiling.median_ms,
             c.trace.median_ms,
             c.waveform.median_ms,
