@@ -16,7 +16,9 @@
 
 use anyhow::{bail, Context as _, Result};
 use beamtrace::gpu::{Context, ContextOptions};
-use beamtrace::job::{default_scene_path, frame_settings, load_scene_or_default, sensor_subrays};
+use beamtrace::job::{
+    default_scene_path, frame_settings, load_scene_or_default, sensor_subrays, PacketFormat,
+};
 use beamtrace::material::{MaterialDb, MaterialMapping};
 use beamtrace::output::{write_pcd_to, PcdEncoding};
 use beamtrace::reference::CpuSimulator;
@@ -131,6 +133,21 @@ fn bench_frame(c: &mut Criterion, s: &Setup) -> Result<()> {
                     buf.clear();
                     write_pcd_to(&mut buf, &cloud, PcdEncoding::Binary).expect("writing to a Vec");
                     buf.len()
+                })
+            });
+            // The host's share of a streamed frame: points, then the sensor's packets.
+            group.bench_function(BenchmarkId::new("points", columns), |b| {
+                b.iter(|| to_point_cloud(&sensor.beams, black_box(&points)).expect("points"))
+            });
+            let cloud = to_point_cloud(&sensor.beams, &points)?;
+            let format = PacketFormat::for_sensor(&sensor).context("OS1-128 has packets")?;
+            let mut encoder = format.encoder(&sensor, Duration::ZERO, None)?;
+            group.bench_function(BenchmarkId::new("packets", columns), |b| {
+                b.iter(|| {
+                    encoder
+                        .push_frame(0, 0.0, black_box(&cloud))
+                        .expect("packets")
+                        .len()
                 })
             });
         }

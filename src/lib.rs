@@ -33,6 +33,7 @@ pub mod job;
 pub mod material;
 pub mod model;
 pub mod output;
+pub mod par;
 pub mod reference;
 pub mod scene;
 pub mod sensor;

@@ -62,44 +62,54 @@ impl Records<'_> {
     }
 
     /// Writes the records of `points`: packed little-endian when `binary`, else ASCII
-    /// lines (fields separated by single spaces, `\n` after each point).
+    /// lines (fields separated by single spaces, `\n` after each point). Chunks of
+    /// points are encoded on the host's cores, a window of them at a time (memory stays
+    /// bounded), and written in order.
     pub(crate) fn write(
         &self,
         w: &mut dyn Write,
         points: &[Point],
         binary: bool,
     ) -> io::Result<()> {
-        let mut values = Vec::with_capacity(self.fields.len());
-        if binary {
-            let mut buf = Vec::with_capacity(CHUNK_POINTS * self.size());
-            for chunk in points.chunks(CHUNK_POINTS) {
-                buf.clear();
-                for p in chunk {
-                    self.values(p, &mut values)?;
-                    values.iter().for_each(|v| v.write_le(&mut buf));
-                }
-                w.write_all(&buf)?;
-            }
-        } else {
-            let mut buf = String::with_capacity(CHUNK_POINTS * 128);
-            for chunk in points.chunks(CHUNK_POINTS) {
-                buf.clear();
-                for p in chunk {
-                    self.values(p, &mut values)?;
-                    for (i, v) in values.iter().enumerate() {
-                        if i > 0 {
-                            buf.push(' ');
-                        }
-                        v.write_ascii(&mut buf);
-                    }
-                    buf.push('\n');
-                }
-                w.write_all(buf.as_bytes())?;
+        let chunks: Vec<&[Point]> = points.chunks(CHUNK_POINTS).collect();
+        for window in chunks.chunks(WINDOW_CHUNKS) {
+            let encoded = crate::par::map(window, 1, |_, chunk| self.encode(chunk, binary))?;
+            for bytes in encoded {
+                w.write_all(&bytes)?;
             }
         }
         Ok(())
     }
+
+    /// The records of `points` as [`write`](Self::write) writes them.
+    fn encode(&self, points: &[Point], binary: bool) -> io::Result<Vec<u8>> {
+        let mut values = Vec::with_capacity(self.fields.len());
+        if binary {
+            let mut buf = Vec::with_capacity(points.len() * self.size());
+            for p in points {
+                self.values(p, &mut values)?;
+                values.iter().for_each(|v| v.write_le(&mut buf));
+            }
+            return Ok(buf);
+        }
+        let mut buf = String::with_capacity(points.len() * 128);
+        for p in points {
+            self.values(p, &mut values)?;
+            for (i, v) in values.iter().enumerate() {
+                if i > 0 {
+                    buf.push(' ');
+                }
+                v.write_ascii(&mut buf);
+            }
+            buf.push('\n');
+        }
+        Ok(buf.into_bytes())
+    }
 }
+
+/// Chunks encoded at once by [`Records::write`]: enough to keep 16 cores busy, few
+/// enough that a window's bytes stay within tens of megabytes (512 Ki points).
+const WINDOW_CHUNKS: usize = 32;
 
 /// Data the format cannot store: an error the writer's caller names as such.
 fn invalid(message: String) -> io::Error {
