@@ -4,8 +4,10 @@
 //! sensor, all measured in one run.
 
 mod hil;
+mod peer;
 mod suite;
 pub use hil::{measure_hil, HilOptions, HilResult, HilSink, HIL_SENSORS};
+pub use peer::{measure_peer, PeerResult, PEER_SECONDS};
 pub use suite::{
     run_suite, suite_charts, Suite, SuiteOptions, SuiteReport, SuiteWorkload, WorkloadStatus,
 };

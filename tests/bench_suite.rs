@@ -18,7 +18,9 @@ fn quick_suite_writes_a_report_valid_against_the_schema() {
     let json = dir.path().join("suite.json");
     let out = Command::new(env!("CARGO_BIN_EXE_beamtrace"))
         .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .args(["bench", "--suite", "quick", "--validate", "--json"])
+        .args(["bench", "--suite", "quick", "--validate", "--out"])
+        .arg(dir.path().join("jobs"))
+        .arg("--json")
         .arg(&json)
         .args(["--markdown"])
         .arg(dir.path().join("suite.md"))
@@ -60,7 +62,14 @@ fn quick_suite_writes_a_report_valid_against_the_schema() {
         .collect();
     assert_eq!(
         names,
-        ["limox", "multi-echo", "paper-000", "scene-scale", "dynamic"]
+        [
+            "limox",
+            "multi-echo",
+            "paper-000",
+            "scene-scale",
+            "dynamic",
+            "cpu-peer"
+        ]
     );
     let workload = |name: &str| &r["workloads"][names.iter().position(|n| *n == name).unwrap()];
     assert_eq!(workload("paper-000")["status"], "not-supported");

@@ -10,7 +10,7 @@ use crate::job::{run_job, JobError, JobOptions, PacketFormat, PacketOutput};
 use crate::material::{MaterialDb, MaterialMapping};
 use crate::output::{FieldSet, Format};
 use crate::scene::Scene;
-use crate::sensor::{preset, Pose};
+use crate::sensor::{preset, Pose, Sensor};
 use crate::sim::Sun;
 use glam::Vec3;
 use serde::Serialize;
@@ -35,6 +35,7 @@ pub enum HilSink {
     UdpRealTime,
 }
 
+#[derive(Clone)]
 pub struct HilOptions {
     pub scene: Scene,
     pub scene_name: String,
@@ -145,9 +146,24 @@ fn job_options(
     if thin {
         sensor = sensor.thin();
     }
-    let format =
-        PacketFormat::for_sensor(&sensor).ok_or_else(|| JobError::NoPacketFormat(name.into()))?;
-    let packets = (sink != HilSink::Files).then(|| PacketOutput {
+    job_for_sensor(opts, sensor, sink, to)
+}
+
+/// The job of `opts` with `sensor`, its frames going to `sink` (packets to `to`).
+pub(super) fn job_for_sensor(
+    opts: &HilOptions,
+    sensor: Sensor,
+    sink: HilSink,
+    to: SocketAddr,
+) -> Result<JobOptions, JobError> {
+    let packets = match sink {
+        HilSink::Files => None,
+        _ => Some(
+            PacketFormat::for_sensor(&sensor)
+                .ok_or_else(|| JobError::NoPacketFormat(sensor.name.clone()))?,
+        ),
+    };
+    let packets = packets.map(|format| PacketOutput {
         format,
         udp: matches!(sink, HilSink::Udp | HilSink::UdpRealTime).then_some(to),
         pcap: (sink == HilSink::Pcap).then(|| opts.out_dir.join("packets.pcap")),

@@ -5,7 +5,10 @@
 //! equal it — plus the HiL jobs in the standard suite. A workload this build cannot run
 //! is listed with the reason, never left out.
 
-use super::{measure, measure_hil, BenchOptions, BenchReport, HilOptions, HilResult};
+use super::{
+    measure, measure_hil, measure_peer, BenchOptions, BenchReport, HilOptions, HilResult,
+    PeerResult,
+};
 use crate::job::JobError;
 use crate::output::{Chart, Series};
 use crate::scene::{workloads, Scene};
@@ -46,7 +49,7 @@ pub enum WorkloadStatus {
 
 #[derive(Debug, Clone, Serialize)]
 pub struct SuiteWorkload {
-    /// Stable name: limox, multi-echo, paper-000, scene-scale, dynamic, hil.
+    /// Stable name: limox, multi-echo, paper-000, scene-scale, dynamic, cpu-peer, hil.
     pub name: String,
     /// What it measures and where its sizes come from.
     pub description: String,
@@ -55,6 +58,7 @@ pub struct SuiteWorkload {
     /// One report per scene the workload runs on (scene scale: one per size).
     pub runs: Vec<BenchReport>,
     pub hil: Vec<HilResult>,
+    pub peer: Vec<PeerResult>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -85,6 +89,11 @@ struct Sizes {
     scale_columns: u32,
     dynamic_instances: usize,
     dynamic_columns: u32,
+    /// The CPU-peer comparison: rotations of the short and long jobs, paired runs,
+    /// whether only thin beams.
+    peer_rotations: [u64; 2],
+    peer_pairs: usize,
+    peer_thin_only: bool,
     hil_frames: u64,
 }
 
@@ -99,6 +108,9 @@ fn sizes(suite: Suite) -> Sizes {
             scale_columns: 128,
             dynamic_instances: 1000,
             dynamic_columns: 128,
+            peer_rotations: [1, 3],
+            peer_pairs: 1,
+            peer_thin_only: true,
             hil_frames: 0,
         },
         Suite::Standard => Sizes {
@@ -110,6 +122,9 @@ fn sizes(suite: Suite) -> Sizes {
             scale_columns: 1024,
             dynamic_instances: 1000,
             dynamic_columns: 1024,
+            peer_rotations: [1, 10],
+            peer_pairs: 3,
+            peer_thin_only: false,
             hil_frames: 5,
         },
     }
@@ -175,6 +190,7 @@ pub fn run_suite(
         )),
         runs: Vec::new(),
         hil: Vec::new(),
+        peer: Vec::new(),
     });
 
     let mut runs = Vec::new();
@@ -208,18 +224,37 @@ pub fn run_suite(
         vec![bench(&scene, &name, cases, true, true)?],
     ));
 
+    let jobs = HilOptions {
+        scene: opts.street.clone(),
+        scene_name: opts.street_name.clone(),
+        frames: z.hil_frames,
+        out_dir: opts.hil_out.clone(),
+        sun: false,
+        device: opts.device,
+    };
+    let peer = measure_peer(
+        &jobs,
+        z.peer_rotations,
+        z.peer_pairs,
+        z.peer_thin_only,
+        &mut |case| progress(&format!("cpu-peer: {case}")),
+    )?;
+    workloads.push(SuiteWorkload {
+        peer,
+        ..measured(
+            "cpu-peer",
+            "The comparison with HELIOS++ (CPU): configs/sensors/vlp16-cmp.yaml on the \
+             street, whole jobs writing PCD files at night, 10 rotations minus 1 (median \
+             of 3 pairs); the peer's 0.54 s (16 sub-rays) and 0.084 s (thin) per rotation \
+             on 2 CPU cores are quoted",
+            Vec::new(),
+        )
+    });
+
     if z.hil_frames > 0 {
-        let hil = measure_hil(
-            &HilOptions {
-                scene: opts.street.clone(),
-                scene_name: opts.street_name.clone(),
-                frames: z.hil_frames,
-                out_dir: opts.hil_out.clone(),
-                sun: true,
-                device: opts.device,
-            },
-            &mut |case| progress(&format!("hil: {case}")),
-        )?;
+        let hil = measure_hil(&HilOptions { sun: true, ..jobs }, &mut |case| {
+            progress(&format!("hil: {case}"))
+        })?;
         workloads.push(SuiteWorkload {
             hil,
             ..measured(
@@ -268,6 +303,7 @@ fn measured(name: &str, description: &str, runs: Vec<BenchReport>) -> SuiteWorkl
         reason: None,
         runs,
         hil: Vec::new(),
+        peer: Vec::new(),
     }
 }
 

@@ -3,7 +3,7 @@
 use anyhow::{bail, Context as _, Result};
 use beamtrace::bench::{
     measure, measure_hil, run_suite, suite_charts, BenchOptions, BenchReport, HilOptions,
-    HilResult, Suite, SuiteOptions, SuiteReport, WorkloadStatus,
+    HilResult, PeerResult, Suite, SuiteOptions, SuiteReport, WorkloadStatus,
 };
 use beamtrace::sensor::domain::MAX_COLUMNS;
 use beamtrace::sensor::MAX_SUBRAYS;
@@ -64,8 +64,10 @@ pub(super) struct BenchArgs {
     /// A suite of named, fixed workloads instead of --cases: limox (OS1-128 thin at 512,
     /// 1024, 2048 columns), multi-echo (× 2048 with 16 and 64 sub-rays), paper-000
     /// (listed, with why this build cannot run it), scene-scale (a procedural terrain of
-    /// 10 k to 10 M triangles), dynamic (1 000 instances moved every frame) and, in the
-    /// standard suite, hil. Each at night, with its raw trace ceiling; the CPU reference
+    /// 10 k to 10 M triangles), dynamic (1 000 instances moved every frame), cpu-peer
+    /// (configs/sensors/vlp16-cmp.yaml as whole jobs, 10 rotations minus 1, beside
+    /// HELIOS++'s quoted time) and, in the standard suite, hil. --out is the jobs' scratch
+    /// folder. Each at night, with its raw trace ceiling; the CPU reference
     /// checks the street and dynamic workloads. quick: the same workloads sized for a CPU
     /// driver (CI runs it); standard: the sizes above, for a GPU.
     #[arg(long, value_enum, conflicts_with_all = ["hil", "cases", "scene", "sensor", "frames", "warmup", "cpu_frames", "no_sun"])]
@@ -204,6 +206,9 @@ fn bench_suite(args: &BenchArgs, suite: SuiteArg) -> Result<()> {
         if !w.hil.is_empty() {
             print_hil_table(&opts.street_name, &w.hil);
         }
+        for p in &w.peer {
+            println!("{}", peer_line(p));
+        }
     }
     if let Some(path) = &args.json {
         write_text(path, &serde_json::to_string_pretty(&report)?)?;
@@ -248,6 +253,9 @@ fn suite_markdown(r: &SuiteReport) -> String {
             t.push_str(&markdown(run));
             t.push('\n');
         }
+        for p in &w.peer {
+            t.push_str(&format!("- {}\n", peer_line(p)));
+        }
         for h in &w.hil {
             t.push_str(&format!(
                 "- {} × {} sub-rays → {:?}: {:.2} frames/s, {} dropped\n",
@@ -256,6 +264,21 @@ fn suite_markdown(r: &SuiteReport) -> String {
         }
     }
     t
+}
+
+fn peer_line(p: &PeerResult) -> String {
+    format!(
+        "{} × {} sub-rays: {:.4} s per rotation ({} − {} rotations, median of {}), \
+         HELIOS++ {:.3} s: {:.2}× the peer's time",
+        p.sensor,
+        p.subrays,
+        p.seconds_per_rotation,
+        p.rotations[1],
+        p.rotations[0],
+        p.runs.len(),
+        p.peer_seconds_per_rotation,
+        p.vs_peer
+    )
 }
 
 fn write_text(path: &std::path::Path, text: &str) -> Result<()> {
