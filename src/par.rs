@@ -12,7 +12,7 @@ fn threads() -> usize {
         .min(16)
 }
 
-/// `f(i, &items[i])` for every item, in order, on up to [`threads`] scoped threads in
+/// `f(i, &items[i])` for every item, in order, on a scoped thread per core (at most 16) in
 /// chunks of at least `min_chunk` items (fewer items: on this thread). The first error in
 /// item order is returned; a panic in `f` propagates.
 pub fn map<T, U, E>(

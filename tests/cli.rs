@@ -885,6 +885,9 @@ fn bench_and_scene_help_describe_every_option() {
             "--allow-outside-paths",
             "--hil",
             "--out",
+            "--suite",
+            "--plot",
+            "--validate",
             "--help",
         ],
     );
@@ -1009,7 +1012,7 @@ fn bench_reports_the_raw_trace_ceiling_in_one_run() {
     ]);
     assert!(o.success, "{}", o.stderr);
     assert!(o.stdout.contains("ceiling"), "{}", o.stdout);
-    // The Markdown table: a header, its rule and a row per case, each of 12 cells.
+    // The Markdown table: a header, its rule and a row per case, each of 13 cells.
     let table = fs::read_to_string(&md).unwrap();
     let rows: Vec<&str> = table.lines().filter(|l| l.starts_with('|')).collect();
     assert_eq!(rows.len(), 2 + 2, "{table}");
@@ -1017,7 +1020,7 @@ fn bench_reports_the_raw_trace_ceiling_in_one_run() {
         rows[2].starts_with("| 360×1 |") && rows[3].starts_with("| 360×4 |"),
         "{table}"
     );
-    assert!(rows.iter().all(|r| r.matches('|').count() == 13), "{table}");
+    assert!(rows.iter().all(|r| r.matches('|').count() == 14), "{table}");
     let report: serde_json::Value = serde_json::from_slice(&fs::read(&json).unwrap()).unwrap();
     let cases = report["cases"].as_array().expect("cases");
     assert_eq!(cases.len(), 2);

@@ -61,6 +61,23 @@ pub struct Picture {
 }
 
 impl Picture {
+    /// The picture as an 8-bit RGB PNG into `w`.
+    pub fn write_png(
+        &self,
+        w: &mut dyn io::Write,
+        compression: png::Compression,
+    ) -> io::Result<()> {
+        let mut enc = png::Encoder::new(w, self.width, self.height);
+        enc.set_color(png::ColorType::Rgb);
+        enc.set_depth(png::BitDepth::Eight);
+        enc.set_compression(compression);
+        let mut writer = enc.write_header().map_err(io::Error::other)?;
+        writer
+            .write_image_data(&self.rgb)
+            .map_err(io::Error::other)?;
+        writer.finish().map_err(io::Error::other)
+    }
+
     /// The colour at column `x`, row `y` (panics outside the image, like slice indexing).
     pub fn pixel(&self, x: u32, y: u32) -> [u8; 3] {
         let i = (y as usize * self.width as usize + x as usize) * 3;
@@ -217,18 +234,8 @@ pub fn write_picture_into(
     opts: &PictureOptions,
 ) -> Result<(), OutputError> {
     let pic = render_picture(cloud, opts)?;
-    files.write(path, |w| {
-        let mut enc = png::Encoder::new(w, pic.width, pic.height);
-        enc.set_color(png::ColorType::Rgb);
-        enc.set_depth(png::BitDepth::Eight);
-        // Fast: a picture per frame must not slow the frame loop down.
-        enc.set_compression(png::Compression::Fast);
-        let mut writer = enc.write_header().map_err(io::Error::other)?;
-        writer
-            .write_image_data(&pic.rgb)
-            .map_err(io::Error::other)?;
-        writer.finish().map_err(io::Error::other)
-    })
+    // Fast: a picture per frame must not slow the frame loop down.
+    files.write(path, |w| pic.write_png(w, png::Compression::Fast))
 }
 
 /// What a pixel holds while points are splatted: the brightest intensity so far.

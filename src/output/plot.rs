@@ -4,7 +4,6 @@
 
 use super::{write_atomic, OutputError, Picture};
 use font8x8::{UnicodeFonts, BASIC_FONTS};
-use std::io;
 use std::path::Path;
 
 /// One line of a chart: (x, y) points, both > 0 (others are left out of the drawing).
@@ -80,7 +79,7 @@ impl Axes {
     }
 }
 
-/// Draws `charts` side by side, each in a [`PANEL`].
+/// Draws `charts` side by side, each in a panel of 640 × 480 pixels.
 pub fn render_charts(charts: &[Chart]) -> Picture {
     let n = charts.len().max(1) as u32;
     let mut pic = Picture {
@@ -97,16 +96,7 @@ pub fn render_charts(charts: &[Chart]) -> Picture {
 /// Renders `charts` and writes them as a PNG at `path`, atomically.
 pub fn write_charts(path: &Path, charts: &[Chart]) -> Result<(), OutputError> {
     let pic = render_charts(charts);
-    write_atomic(path, |w| {
-        let mut enc = png::Encoder::new(w, pic.width, pic.height);
-        enc.set_color(png::ColorType::Rgb);
-        enc.set_depth(png::BitDepth::Eight);
-        let mut writer = enc.write_header().map_err(io::Error::other)?;
-        writer
-            .write_image_data(&pic.rgb)
-            .map_err(io::Error::other)?;
-        writer.finish().map_err(io::Error::other)
-    })?;
+    write_atomic(path, |w| pic.write_png(w, png::Compression::Balanced))?;
     Ok(())
 }
 
