@@ -7,6 +7,7 @@ use rspirv_reflect::rspirv::dr::{Instruction, Operand};
 use rspirv_reflect::spirv::{Decoration, Op};
 use rspirv_reflect::Reflection;
 use std::collections::{BTreeMap, HashMap};
+use std::sync::Mutex;
 
 /// Shader stages beamtrace compiles.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -84,6 +85,7 @@ impl ShaderSources {
 }
 
 /// Compiled SPIR-V with its reflection.
+#[derive(Clone)]
 pub struct Spirv {
     pub name: String,
     pub stage: Stage,
@@ -92,7 +94,51 @@ pub struct Spirv {
 
 /// Compiles `name` from `sources` (includes resolved from `sources` too) with the given
 /// `#define`s. Ray-tracing GLSL needs the Vulkan 1.2 / SPIR-V 1.4 target.
+///
+/// Each result is kept for the rest of the process, by a digest of everything it was
+/// compiled from: the GLSL compiler takes most of a simulator's start-up (about 1 s of
+/// 1.2 s on a CPU driver), and one process (tests, the benchmark suite, HiL jobs,
+/// batches) makes many simulators of the same shaders.
 pub fn compile(sources: &ShaderSources, name: &str, defines: &[(&str, &str)]) -> GpuResult<Spirv> {
+    static COMPILED: Mutex<BTreeMap<[u8; 32], Spirv>> = Mutex::new(BTreeMap::new());
+    let key = compile_key(sources, name, defines);
+    let cached = |m: &BTreeMap<[u8; 32], Spirv>| m.get(&key).cloned();
+    if let Some(spirv) = COMPILED.lock().ok().as_deref().and_then(cached) {
+        return Ok(spirv);
+    }
+    let spirv = compile_uncached(sources, name, defines)?;
+    if let Ok(mut m) = COMPILED.lock() {
+        m.insert(key, spirv.clone());
+    }
+    Ok(spirv)
+}
+
+/// SHA-256 of the entry's name, the defines and every source (sorted by name).
+fn compile_key(sources: &ShaderSources, name: &str, defines: &[(&str, &str)]) -> [u8; 32] {
+    use sha2::{Digest, Sha256};
+    let mut h = Sha256::new();
+    let mut field = |bytes: &[u8]| {
+        h.update((bytes.len() as u64).to_le_bytes());
+        h.update(bytes);
+    };
+    field(name.as_bytes());
+    for (k, v) in defines {
+        field(k.as_bytes());
+        field(v.as_bytes());
+    }
+    let files: BTreeMap<&String, &String> = sources.files.iter().collect();
+    for (file, text) in files {
+        field(file.as_bytes());
+        field(text.as_bytes());
+    }
+    h.finalize().into()
+}
+
+fn compile_uncached(
+    sources: &ShaderSources,
+    name: &str,
+    defines: &[(&str, &str)],
+) -> GpuResult<Spirv> {
     let err = |message: String| GpuError::Shader {
         name: name.to_string(),
         message,
@@ -367,4 +413,37 @@ pub fn check_layout(shaders: &[&Spirv], host: &HostLayout) -> GpuResult<usize> {
         }
     }
     Ok(uses)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sources(body: &str) -> ShaderSources {
+        let text = format!(
+            "#version 460\nlayout(local_size_x = 1) in;\n\
+             layout(set = 0, binding = 0) buffer B {{ uint v[]; }};\n\
+             #include \"body.glsl\"\nvoid main() {{ v[0] = VALUE + extra(); }}\n"
+        );
+        ShaderSources::new()
+            .add("t.comp", &text)
+            .add("body.glsl", body)
+    }
+
+    /// The process-wide cache answers only for the same sources and defines: a changed
+    /// define or a changed include compiles anew (a stale answer would give old words).
+    #[test]
+    fn compiled_shaders_are_reused_only_for_the_same_inputs() {
+        let a = sources("uint extra() { return 1u; }");
+        let one = compile(&a, "t.comp", &[("VALUE", "1u")]).unwrap();
+        let again = compile(&a, "t.comp", &[("VALUE", "1u")]).unwrap();
+        let two = compile(&a, "t.comp", &[("VALUE", "2u")]).unwrap();
+        let b = sources("uint extra() { return 7u; }");
+        let other_include = compile(&b, "t.comp", &[("VALUE", "1u")]).unwrap();
+        assert_eq!(one.words, again.words);
+        assert_ne!(one.words, two.words);
+        assert_ne!(one.words, other_include.words);
+        let fresh = compile_uncached(&b, "t.comp", &[("VALUE", "1u")]).unwrap();
+        assert_eq!(other_include.words, fresh.words);
+    }
 }
