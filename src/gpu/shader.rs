@@ -420,13 +420,11 @@ mod tests {
     use super::*;
 
     fn sources(body: &str) -> ShaderSources {
-        let text = format!(
-            "#version 460\nlayout(local_size_x = 1) in;\n\
-             layout(set = 0, binding = 0) buffer B {{ uint v[]; }};\n\
-             #include \"body.glsl\"\nvoid main() {{ v[0] = VALUE + extra(); }}\n"
-        );
+        let text = "#version 460\nlayout(local_size_x = 1) in;\n\
+             layout(set = 0, binding = 0) buffer B { uint v[]; };\n\
+             #include \"body.glsl\"\nvoid main() { v[0] = VALUE + extra(); }\n";
         ShaderSources::new()
-            .add("t.comp", &text)
+            .add("t.comp", text)
             .add("body.glsl", body)
     }
 
