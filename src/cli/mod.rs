@@ -130,6 +130,7 @@ pub fn main() -> Result<()> {
         });
     let cli = Cli::from_arg_matches(&command.get_matches()).unwrap_or_else(|e| e.exit());
     interrupt::install()?;
+    beamtrace::gpu::set_disk_cache(shader_cache_dir());
     match cli.command {
         Command::Run(args) => run::run(args),
         Command::Stream(args) => stream::stream(args),
@@ -215,4 +216,18 @@ fn load_scene(
         );
     }
     Ok(loaded)
+}
+
+/// Where compiled shaders are kept between runs: `$BEAMTRACE_SHADER_CACHE` (`off`: not
+/// kept), else `$XDG_CACHE_HOME/beamtrace/shaders`, else `~/.cache/beamtrace/shaders`.
+fn shader_cache_dir() -> Option<std::path::PathBuf> {
+    use std::path::PathBuf;
+    let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
+    if let Some(dir) = var("BEAMTRACE_SHADER_CACHE") {
+        return (dir != "off").then(|| PathBuf::from(dir));
+    }
+    let base = var("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .or_else(|| var("HOME").map(|h| PathBuf::from(h).join(".cache")))?;
+    Some(base.join("beamtrace").join("shaders"))
 }

@@ -7,6 +7,7 @@ use rspirv_reflect::rspirv::dr::{Instruction, Operand};
 use rspirv_reflect::spirv::{Decoration, Op};
 use rspirv_reflect::Reflection;
 use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 /// Shader stages beamtrace compiles.
@@ -99,6 +100,8 @@ pub struct Spirv {
 /// compiled from: the GLSL compiler takes most of a simulator's start-up (about 1 s of
 /// 1.2 s on a CPU driver), and one process (tests, the benchmark suite, HiL jobs,
 /// batches) makes many simulators of the same shaders.
+///
+/// With a folder set by [`set_disk_cache`], results also outlive the process there.
 pub fn compile(sources: &ShaderSources, name: &str, defines: &[(&str, &str)]) -> GpuResult<Spirv> {
     static COMPILED: Mutex<BTreeMap<[u8; 32], Spirv>> = Mutex::new(BTreeMap::new());
     let key = compile_key(sources, name, defines);
@@ -106,11 +109,76 @@ pub fn compile(sources: &ShaderSources, name: &str, defines: &[(&str, &str)]) ->
     if let Some(spirv) = COMPILED.lock().ok().as_deref().and_then(cached) {
         return Ok(spirv);
     }
-    let spirv = compile_uncached(sources, name, defines)?;
+    let disk = DISK_CACHE.lock().ok().and_then(|d| d.clone());
+    let from_disk = disk.as_deref().and_then(|dir| read_cached(dir, &key, name));
+    let spirv = match from_disk {
+        Some(spirv) => spirv,
+        None => {
+            let spirv = compile_uncached(sources, name, defines)?;
+            if let Some(dir) = &disk {
+                write_cached(dir, &key, &spirv);
+            }
+            spirv
+        }
+    };
     if let Ok(mut m) = COMPILED.lock() {
         m.insert(key, spirv.clone());
     }
     Ok(spirv)
+}
+
+static DISK_CACHE: Mutex<Option<PathBuf>> = Mutex::new(None);
+
+/// Keep compiled SPIR-V in `dir` too (`None`: in memory only, the default), one file per
+/// digest of its sources, defines and compiler, so a new process skips the GLSL
+/// compiler for shaders an earlier one compiled. A file that is unreadable or not
+/// SPIR-V is compiled anew; one that cannot be written is left out (the shader is
+/// compiled again next time), with a warning in the log.
+pub fn set_disk_cache(dir: Option<PathBuf>) {
+    if let Ok(mut d) = DISK_CACHE.lock() {
+        *d = dir;
+    }
+}
+
+fn cache_file(dir: &Path, key: &[u8; 32]) -> PathBuf {
+    let hex: String = key.iter().map(|b| format!("{b:02x}")).collect();
+    dir.join(format!("{hex}.spv"))
+}
+
+fn read_cached(dir: &Path, key: &[u8; 32], name: &str) -> Option<Spirv> {
+    let bytes = std::fs::read(cache_file(dir, key)).ok()?;
+    if bytes.len() < 20 || bytes.len() % 4 != 0 {
+        return None;
+    }
+    let words: Vec<u32> = bytes
+        .chunks_exact(4)
+        .map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]]))
+        .collect();
+    if words[0] != SPIRV_MAGIC {
+        return None;
+    }
+    Some(Spirv {
+        name: name.to_string(),
+        stage: Stage::from_file_name(name)?,
+        words,
+    })
+}
+
+/// The first word of every SPIR-V module.
+const SPIRV_MAGIC: u32 = 0x0723_0203;
+
+fn write_cached(dir: &Path, key: &[u8; 32], spirv: &Spirv) {
+    let path = cache_file(dir, key);
+    let bytes: Vec<u8> = spirv.words.iter().flat_map(|w| w.to_le_bytes()).collect();
+    // Written beside, then renamed: a reader never sees half a file.
+    let tmp = path.with_extension(format!("tmp{}", std::process::id()));
+    let written = std::fs::create_dir_all(dir)
+        .and_then(|()| std::fs::write(&tmp, &bytes))
+        .and_then(|()| std::fs::rename(&tmp, &path));
+    if let Err(e) = written {
+        let _ = std::fs::remove_file(&tmp);
+        log::warn!("shader cache: cannot write {}: {e}", path.display());
+    }
 }
 
 /// SHA-256 of the entry's name, the defines and every source (sorted by name).
@@ -121,6 +189,15 @@ fn compile_key(sources: &ShaderSources, name: &str, defines: &[(&str, &str)]) ->
         h.update((bytes.len() as u64).to_le_bytes());
         h.update(bytes);
     };
+    // The compiler and its settings too, for the files of the disk cache.
+    let (spirv_version, revision) = shaderc::get_spirv_version();
+    field(
+        format!(
+            "beamtrace {} shaderc {spirv_version}.{revision}",
+            env!("CARGO_PKG_VERSION")
+        )
+        .as_bytes(),
+    );
     field(name.as_bytes());
     for (k, v) in defines {
         field(k.as_bytes());
@@ -443,5 +520,27 @@ mod tests {
         assert_ne!(one.words, other_include.words);
         let fresh = compile_uncached(&b, "t.comp", &[("VALUE", "1u")]).unwrap();
         assert_eq!(other_include.words, fresh.words);
+    }
+
+    /// The disk cache gives back what it was given, and nothing for a file that is cut
+    /// short or is not SPIR-V (those compile anew).
+    #[test]
+    fn disk_cache_round_trips_and_refuses_damaged_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let src = sources("uint extra() { return 3u; }");
+        let spirv = compile_uncached(&src, "t.comp", &[("VALUE", "5u")]).unwrap();
+        let key = compile_key(&src, "t.comp", &[("VALUE", "5u")]);
+        assert!(read_cached(dir.path(), &key, "t.comp").is_none(), "empty cache");
+        write_cached(dir.path(), &key, &spirv);
+        let back = read_cached(dir.path(), &key, "t.comp").expect("cached");
+        assert_eq!((back.words, back.stage), (spirv.words.clone(), Stage::Compute));
+        let file = cache_file(dir.path(), &key);
+        let bytes = std::fs::read(&file).unwrap();
+        std::fs::write(&file, &bytes[..bytes.len() - 2]).unwrap();
+        assert!(read_cached(dir.path(), &key, "t.comp").is_none(), "cut short");
+        let mut other = bytes.clone();
+        other[0] ^= 0xff;
+        std::fs::write(&file, &other).unwrap();
+        assert!(read_cached(dir.path(), &key, "t.comp").is_none(), "not SPIR-V");
     }
 }
