@@ -170,8 +170,11 @@ const SPIRV_MAGIC: u32 = 0x0723_0203;
 fn write_cached(dir: &Path, key: &[u8; 32], spirv: &Spirv) {
     let path = cache_file(dir, key);
     let bytes: Vec<u8> = spirv.words.iter().flat_map(|w| w.to_le_bytes()).collect();
-    // Written beside, then renamed: a reader never sees half a file.
-    let tmp = path.with_extension(format!("tmp{}", std::process::id()));
+    // Written beside under a name no other writer uses (threads of this process
+    // included), then renamed: a reader never sees half a file.
+    static WRITES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = WRITES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let tmp = path.with_extension(format!("tmp{}-{n}", std::process::id()));
     let written = std::fs::create_dir_all(dir)
         .and_then(|()| std::fs::write(&tmp, &bytes))
         .and_then(|()| std::fs::rename(&tmp, &path));
