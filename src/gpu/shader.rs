@@ -533,17 +533,29 @@ mod tests {
         let src = sources("uint extra() { return 3u; }");
         let spirv = compile_uncached(&src, "t.comp", &[("VALUE", "5u")]).unwrap();
         let key = compile_key(&src, "t.comp", &[("VALUE", "5u")]);
-        assert!(read_cached(dir.path(), &key, "t.comp").is_none(), "empty cache");
+        assert!(
+            read_cached(dir.path(), &key, "t.comp").is_none(),
+            "empty cache"
+        );
         write_cached(dir.path(), &key, &spirv);
         let back = read_cached(dir.path(), &key, "t.comp").expect("cached");
-        assert_eq!((back.words, back.stage), (spirv.words.clone(), Stage::Compute));
+        assert_eq!(
+            (back.words, back.stage),
+            (spirv.words.clone(), Stage::Compute)
+        );
         let file = cache_file(dir.path(), &key);
         let bytes = std::fs::read(&file).unwrap();
         std::fs::write(&file, &bytes[..bytes.len() - 2]).unwrap();
-        assert!(read_cached(dir.path(), &key, "t.comp").is_none(), "cut short");
+        assert!(
+            read_cached(dir.path(), &key, "t.comp").is_none(),
+            "cut short"
+        );
         let mut other = bytes.clone();
         other[0] ^= 0xff;
         std::fs::write(&file, &other).unwrap();
-        assert!(read_cached(dir.path(), &key, "t.comp").is_none(), "not SPIR-V");
+        assert!(
+            read_cached(dir.path(), &key, "t.comp").is_none(),
+            "not SPIR-V"
+        );
     }
 }
