@@ -136,134 +136,16 @@ pub fn run_suite(
     progress: &mut dyn FnMut(&str),
 ) -> Result<SuiteReport, JobError> {
     let z = sizes(opts.suite);
-    let bench = |scene: &Scene, name: &str, cases: Vec<(u32, u32)>, cpu: bool, moving: bool| {
-        measure(&BenchOptions {
-            scene: scene.clone(),
-            scene_name: name.to_string(),
-            sensor: "os1-128".into(),
-            cases,
-            frames: z.frames,
-            warmup: z.warmup,
-            cpu_frames: usize::from(cpu),
-            sun: false,
-            device: opts.device,
-            move_all_instances: moving,
-            validation: opts.validation,
-        })
-    };
-    let mut workloads = Vec::new();
-    let street = (&opts.street, opts.street_name.as_str());
-
-    progress("limox: OS1-128 thin rays on the street");
-    let cases = z.limox_columns.iter().map(|&c| (c, 1)).collect();
-    workloads.push(measured(
-        "limox",
-        "LiMOX comparison (paper 004 Table 2): OS1-128 at 512, 1024 and 2048 columns, thin \
-         rays, the street; each case's raw trace ceiling and the CPU reference beside it",
-        vec![bench(street.0, street.1, cases, true, false)?],
-    ));
-
-    progress("multi-echo: OS1-128 with 16 and 64 sub-rays on the street");
-    workloads.push(measured(
-        "multi-echo",
-        "Multi-echo: OS1-128 × 2048 with 16 and 64 sub-rays, its dual return, the street; \
-         the CPU reference beside it",
-        vec![bench(
-            street.0,
-            street.1,
-            z.multi_echo.to_vec(),
-            true,
-            false,
-        )?],
-    ));
-
-    workloads.push(SuiteWorkload {
-        name: "paper-000".into(),
-        description: "Paper 000's workload: 16 384 beams × 68 × 68 sub-rays, 1 200 range bins"
-            .into(),
-        status: WorkloadStatus::NotSupported,
-        reason: Some(format!(
-            "68 × 68 = 4 624 sub-rays per beam exceed the {} sub-rays and {} records a beam \
-             may hold in this build",
-            crate::sensor::MAX_SUBRAYS,
-            crate::contract::MAX_RECORDS_PER_BEAM
-        )),
-        runs: Vec::new(),
-        hil: Vec::new(),
-        peer: Vec::new(),
-    });
-
-    let mut runs = Vec::new();
-    for &n in z.scale_triangles {
-        progress(&format!("scene-scale: terrain of {n} triangles"));
-        let scene = workloads::terrain(n);
-        let name = format!("terrain ({n} triangles, procedural)");
-        let cases = vec![(z.scale_columns, 1)];
-        // The CPU reference's BVH build and trace of 10 M triangles would take longer
-        // than the rest of the suite; the sizes below check the terrain's answers.
-        runs.push(bench(&scene, &name, cases, n <= 1_000_000, false)?);
-    }
-    workloads.push(measured(
-        "scene-scale",
-        "Scene scale: a procedural terrain of 10 k to 10 M triangles, OS1-128 thin rays on its \
-         1.8 m mount: BLAS build, TLAS build and refit, trace and its ceiling",
-        runs,
-    ));
-
-    progress(&format!(
-        "dynamic: {} moving instances",
-        z.dynamic_instances
-    ));
-    let scene = workloads::boxes(z.dynamic_instances);
-    let name = format!("{} boxes (procedural)", z.dynamic_instances);
-    let cases = vec![(z.dynamic_columns, 1)];
-    workloads.push(measured(
-        "dynamic",
-        "Dynamic: 1 000 boxes on a ground, every instance moved every frame (a TLAS refit \
-         over all), OS1-128 thin rays; the CPU reference checks the unmoved scene",
-        vec![bench(&scene, &name, cases, true, true)?],
-    ));
-
-    let jobs = HilOptions {
-        scene: opts.street.clone(),
-        scene_name: opts.street_name.clone(),
-        frames: z.hil_frames,
-        out_dir: opts.hil_out.clone(),
-        sun: false,
-        device: opts.device,
-    };
-    let peer = measure_peer(
-        &jobs,
-        z.peer_rotations,
-        z.peer_pairs,
-        z.peer_thin_only,
-        &mut |case| progress(&format!("cpu-peer: {case}")),
-    )?;
-    workloads.push(SuiteWorkload {
-        peer,
-        ..measured(
-            "cpu-peer",
-            "The comparison with HELIOS++ (CPU): configs/sensors/vlp16-cmp.yaml on the \
-             street, whole jobs writing PCD files at night, 10 rotations minus 1 (median \
-             of 3 pairs); the peer's 0.54 s (16 sub-rays) and 0.084 s (thin) per rotation \
-             on 2 CPU cores are quoted",
-            Vec::new(),
-        )
-    });
-
+    let mut workloads = vec![
+        limox(opts, &z, progress)?,
+        multi_echo(opts, &z, progress)?,
+        paper_000(),
+        scene_scale(opts, &z, progress)?,
+        dynamic(opts, &z, progress)?,
+        cpu_peer(opts, &z, progress)?,
+    ];
     if z.hil_frames > 0 {
-        let hil = measure_hil(&HilOptions { sun: true, ..jobs }, &mut |case| {
-            progress(&format!("hil: {case}"))
-        })?;
-        workloads.push(SuiteWorkload {
-            hil,
-            ..measured(
-                "hil",
-                "HiL: whole jobs (simulate, encode, write or send) of a VLP-16 and an \
-                 OS1-128 to PCD files, pcap and UDP on loopback, and a VLP-16 in real time",
-                Vec::new(),
-            )
-        });
+        workloads.push(hil(opts, &z, progress)?);
     }
     if opts.suite == Suite::Quick {
         for w in workloads
@@ -292,6 +174,192 @@ pub fn run_suite(
         frames: z.frames,
         warmup: z.warmup,
         workloads,
+    })
+}
+
+/// One OS1-128 measurement of the suite: `cases` on `scene`, at night, the CPU
+/// reference beside it when `cpu`, every instance moved per frame when `moving`.
+fn bench_on(
+    opts: &SuiteOptions,
+    z: &Sizes,
+    (scene, name): (&Scene, &str),
+    cases: Vec<(u32, u32)>,
+    cpu: bool,
+    moving: bool,
+) -> Result<BenchReport, JobError> {
+    measure(&BenchOptions {
+        scene: scene.clone(),
+        scene_name: name.to_string(),
+        sensor: "os1-128".into(),
+        cases,
+        frames: z.frames,
+        warmup: z.warmup,
+        cpu_frames: usize::from(cpu),
+        sun: false,
+        device: opts.device,
+        move_all_instances: moving,
+        validation: opts.validation,
+    })
+}
+
+fn street(opts: &SuiteOptions) -> (&Scene, &str) {
+    (&opts.street, opts.street_name.as_str())
+}
+
+fn limox(
+    opts: &SuiteOptions,
+    z: &Sizes,
+    progress: &mut dyn FnMut(&str),
+) -> Result<SuiteWorkload, JobError> {
+    progress("limox: OS1-128 thin rays on the street");
+    let cases = z.limox_columns.iter().map(|&c| (c, 1)).collect();
+    Ok(measured(
+        "limox",
+        "LiMOX comparison (paper 004 Table 2): OS1-128 at 512, 1024 and 2048 columns, thin \
+         rays, the street; each case's raw trace ceiling and the CPU reference beside it",
+        vec![bench_on(opts, z, street(opts), cases, true, false)?],
+    ))
+}
+
+fn multi_echo(
+    opts: &SuiteOptions,
+    z: &Sizes,
+    progress: &mut dyn FnMut(&str),
+) -> Result<SuiteWorkload, JobError> {
+    progress("multi-echo: OS1-128 with 16 and 64 sub-rays on the street");
+    let cases = z.multi_echo.to_vec();
+    Ok(measured(
+        "multi-echo",
+        "Multi-echo: OS1-128 × 2048 with 16 and 64 sub-rays, its dual return, the street; \
+         the CPU reference beside it",
+        vec![bench_on(opts, z, street(opts), cases, true, false)?],
+    ))
+}
+
+fn paper_000() -> SuiteWorkload {
+    SuiteWorkload {
+        status: WorkloadStatus::NotSupported,
+        reason: Some(format!(
+            "68 × 68 = 4 624 sub-rays per beam exceed the {} sub-rays and {} records a beam \
+             may hold in this build",
+            crate::sensor::MAX_SUBRAYS,
+            crate::contract::MAX_RECORDS_PER_BEAM
+        )),
+        ..measured(
+            "paper-000",
+            "Paper 000's workload: 16 384 beams × 68 × 68 sub-rays, 1 200 range bins",
+            Vec::new(),
+        )
+    }
+}
+
+fn scene_scale(
+    opts: &SuiteOptions,
+    z: &Sizes,
+    progress: &mut dyn FnMut(&str),
+) -> Result<SuiteWorkload, JobError> {
+    let mut runs = Vec::new();
+    for &n in z.scale_triangles {
+        progress(&format!("scene-scale: terrain of {n} triangles"));
+        let scene = workloads::terrain(n);
+        let name = format!("terrain ({n} triangles, procedural)");
+        let cases = vec![(z.scale_columns, 1)];
+        // The CPU reference's BVH build and trace of 10 M triangles would take longer
+        // than the rest of the suite; the sizes below check the terrain's answers.
+        runs.push(bench_on(
+            opts,
+            z,
+            (&scene, &name),
+            cases,
+            n <= 1_000_000,
+            false,
+        )?);
+    }
+    Ok(measured(
+        "scene-scale",
+        "Scene scale: a procedural terrain of 10 k to 10 M triangles, OS1-128 thin rays on its \
+         1.8 m mount: BLAS build, TLAS build and refit, trace and its ceiling",
+        runs,
+    ))
+}
+
+fn dynamic(
+    opts: &SuiteOptions,
+    z: &Sizes,
+    progress: &mut dyn FnMut(&str),
+) -> Result<SuiteWorkload, JobError> {
+    progress(&format!(
+        "dynamic: {} moving instances",
+        z.dynamic_instances
+    ));
+    let scene = workloads::boxes(z.dynamic_instances);
+    let name = format!("{} boxes (procedural)", z.dynamic_instances);
+    let cases = vec![(z.dynamic_columns, 1)];
+    Ok(measured(
+        "dynamic",
+        "Dynamic: 1 000 boxes on a ground, every instance moved every frame (a TLAS refit \
+         over all), OS1-128 thin rays; the CPU reference checks the unmoved scene",
+        vec![bench_on(opts, z, (&scene, &name), cases, true, true)?],
+    ))
+}
+
+/// The whole-job workloads' options: the street, at night.
+fn jobs(opts: &SuiteOptions, z: &Sizes) -> HilOptions {
+    HilOptions {
+        scene: opts.street.clone(),
+        scene_name: opts.street_name.clone(),
+        frames: z.hil_frames,
+        out_dir: opts.hil_out.clone(),
+        sun: false,
+        device: opts.device,
+    }
+}
+
+fn cpu_peer(
+    opts: &SuiteOptions,
+    z: &Sizes,
+    progress: &mut dyn FnMut(&str),
+) -> Result<SuiteWorkload, JobError> {
+    let peer = measure_peer(
+        &jobs(opts, z),
+        z.peer_rotations,
+        z.peer_pairs,
+        z.peer_thin_only,
+        &mut |case| progress(&format!("cpu-peer: {case}")),
+    )?;
+    Ok(SuiteWorkload {
+        peer,
+        ..measured(
+            "cpu-peer",
+            "The comparison with HELIOS++ (CPU): configs/sensors/vlp16-cmp.yaml on the \
+             street, whole jobs writing PCD files at night, 10 rotations minus 1 (median \
+             of 3 pairs); the peer's 0.54 s (16 sub-rays) and 0.084 s (thin) per rotation \
+             on 2 CPU cores are quoted",
+            Vec::new(),
+        )
+    })
+}
+
+fn hil(
+    opts: &SuiteOptions,
+    z: &Sizes,
+    progress: &mut dyn FnMut(&str),
+) -> Result<SuiteWorkload, JobError> {
+    let hil = measure_hil(
+        &HilOptions {
+            sun: true,
+            ..jobs(opts, z)
+        },
+        &mut |case| progress(&format!("hil: {case}")),
+    )?;
+    Ok(SuiteWorkload {
+        hil,
+        ..measured(
+            "hil",
+            "HiL: whole jobs (simulate, encode, write or send) of a VLP-16 and an OS1-128 to \
+             PCD files, pcap and UDP on loopback, and a VLP-16 in real time",
+            Vec::new(),
+        )
     })
 }
 
