@@ -58,7 +58,8 @@ pub(super) struct BenchArgs {
     /// dropped frames. --frames frames per case.
     #[arg(long)]
     hil: bool,
-    /// Scratch folder of the HiL workload's files and pcap cases.
+    /// Scratch folder of the whole jobs (--hil; the suite's cpu-peer and hil): their
+    /// files and pcap cases.
     #[arg(long, default_value = "out/bench-hil")]
     out: PathBuf,
     /// A suite of named, fixed workloads instead of --cases: limox (OS1-128 thin at 512,
