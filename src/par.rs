@@ -61,6 +61,28 @@ where
     Ok(out)
 }
 
+/// `dst.copy_from_slice(src)` in chunks of at least 1 MiB on up to a scoped thread per
+/// core: reading a frame's points out of mapped memory into a fresh vector is bound by
+/// its page faults, which spread over cores. Panics when the lengths differ, as
+/// `copy_from_slice` does.
+pub fn copy(dst: &mut [u8], src: &[u8]) {
+    assert_eq!(
+        dst.len(),
+        src.len(),
+        "par::copy between slices of different lengths"
+    );
+    let chunk = src.len().div_ceil(threads()).max(1 << 20);
+    if src.len() <= chunk {
+        dst.copy_from_slice(src);
+        return;
+    }
+    thread::scope(|s| {
+        for (d, from) in dst.chunks_mut(chunk).zip(src.chunks(chunk)) {
+            s.spawn(move || d.copy_from_slice(from));
+        }
+    });
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -87,6 +109,16 @@ mod tests {
             }
         });
         assert_eq!(r, Err(6_999));
+    }
+
+    #[test]
+    fn copies_whole_slices_in_chunks_and_small_ones_at_once() {
+        for n in [0usize, 10, (1 << 20) + 7, 5 << 20] {
+            let src: Vec<u8> = (0..n).map(|i| (i * 31 % 251) as u8).collect();
+            let mut dst = vec![0u8; n];
+            copy(&mut dst, &src);
+            assert!(dst == src, "{n} bytes");
+        }
     }
 
     #[test]

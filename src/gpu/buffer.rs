@@ -233,9 +233,10 @@ impl Buffer {
                 self.name, self.size
             )));
         }
-        // Copy through an owned Vec: the mapping need not be aligned for T.
+        // Copy through an owned Vec: the mapping need not be aligned for T. A frame's
+        // points are megabytes: copied on every core.
         let mut out = vec![T::zeroed(); count];
-        bytemuck::cast_slice_mut::<T, u8>(&mut out).copy_from_slice(&slice[..bytes]);
+        crate::par::copy(bytemuck::cast_slice_mut::<T, u8>(&mut out), &slice[..bytes]);
         Ok(out)
     }
 
