@@ -1,20 +1,47 @@
-//! Data parallelism on the host without a thread pool crate: a slice mapped in chunks on
-//! scoped threads, results in order. For the per-frame host work (GPU points into a
-//! point cloud, a frame's packets) that would otherwise keep one core busy while the GPU
-//! waits for it.
+//! Data parallelism on the host without a thread pool crate: a slice worked on in
+//! chunks on scoped threads, one per core, results in place and in order. For the CPU
+//! reference's rays and the per-frame host work (GPU points into a point cloud, a
+//! frame's packets, reading the points back) that would otherwise keep one core busy.
 
+use std::mem::MaybeUninit;
+use std::sync::Mutex;
 use std::thread;
 
-/// The threads a map may use: the machine's, at most 16.
 fn threads() -> usize {
-    thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .min(16)
+    thread::available_parallelism().map_or(1, |n| n.get())
 }
 
-/// `f(i, &items[i])` for every item, in order, on a scoped thread per core (at most 16) in
-/// chunks of at least `min_chunk` items (fewer items: on this thread). The first error in
-/// item order is returned; a panic in `f` propagates.
+/// `f(first, part)` for consecutive parts of `out` that cover it, where `first` is the
+/// part's first index in `out`: one part per core, each a multiple of `align` items and
+/// at least `min_chunk` long (but the last). When one part holds everything it runs on
+/// this thread. A panic in `f` propagates.
+pub fn for_chunks_mut<T: Send>(
+    out: &mut [T],
+    align: usize,
+    min_chunk: usize,
+    f: impl Fn(usize, &mut [T]) + Sync,
+) {
+    let chunk = out
+        .len()
+        .div_ceil(threads())
+        .max(min_chunk)
+        .max(1)
+        .next_multiple_of(align.max(1));
+    if out.len() <= chunk {
+        f(0, out);
+        return;
+    }
+    let f = &f;
+    thread::scope(|s| {
+        for (c, part) in out.chunks_mut(chunk).enumerate() {
+            s.spawn(move || f(c * chunk, part));
+        }
+    });
+}
+
+/// `f(i, &items[i])` for every item, in order, in chunks of at least `min_chunk` items
+/// ([`for_chunks_mut`]), each result written in place: no growing vector, no second
+/// copy. The first error in item order is returned.
 pub fn map<T, U, E>(
     items: &[T],
     min_chunk: usize,
@@ -25,61 +52,48 @@ where
     U: Send,
     E: Send,
 {
-    let chunk = items.len().div_ceil(threads()).max(min_chunk.max(1));
-    if items.len() <= chunk {
-        return items.iter().enumerate().map(|(i, t)| f(i, t)).collect();
-    }
-    // Each thread writes its chunk of the output in place: no second copy of a frame's
-    // points. The length is set only once every slot is written.
     let mut out: Vec<U> = Vec::with_capacity(items.len());
-    let f = &f;
-    let results: Vec<Result<(), E>> = thread::scope(|s| {
-        let handles: Vec<_> = items
-            .chunks(chunk)
-            .zip(out.spare_capacity_mut().chunks_mut(chunk))
-            .enumerate()
-            .map(|(c, (part, slots))| {
-                s.spawn(move || {
-                    for (i, (t, slot)) in part.iter().zip(slots.iter_mut()).enumerate() {
-                        slot.write(f(c * chunk + i, t)?);
+    let first_error: Mutex<Option<(usize, E)>> = Mutex::new(None);
+    let slots: &mut [MaybeUninit<U>] = &mut out.spare_capacity_mut()[..items.len()];
+    for_chunks_mut(slots, 1, min_chunk, |first, part| {
+        for (k, slot) in part.iter_mut().enumerate() {
+            let i = first + k;
+            match f(i, &items[i]) {
+                Ok(u) => {
+                    slot.write(u);
+                }
+                Err(e) => {
+                    let mut error = first_error.lock().unwrap_or_else(|p| p.into_inner());
+                    if !error.as_ref().is_some_and(|(j, _)| *j < i) {
+                        *error = Some((i, e));
                     }
-                    Ok(())
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
-            .collect()
+                    return;
+                }
+            }
+        }
     });
     // On an error some slots stay unwritten: the length stays 0 and what was written
     // is leaked, never read.
-    results.into_iter().collect::<Result<(), E>>()?;
-    // SAFETY: every chunk returned Ok, so each of the first items.len() slots (the
-    // chunks of the spare capacity pair up with the items' chunks) was written.
+    if let Some((_, e)) = first_error.into_inner().unwrap_or_else(|p| p.into_inner()) {
+        return Err(e);
+    }
+    // SAFETY: no part stopped at an error, so every one of the first items.len() slots
+    // was written.
     unsafe { out.set_len(items.len()) };
     Ok(out)
 }
 
-/// `dst.copy_from_slice(src)` in chunks of at least 1 MiB on up to a scoped thread per
-/// core: reading a frame's points out of mapped memory into a fresh vector is bound by
-/// its page faults, which spread over cores. Panics when the lengths differ, as
-/// `copy_from_slice` does.
+/// `dst.copy_from_slice(src)` in parts of at least 1 MiB ([`for_chunks_mut`]): reading a
+/// frame's points out of mapped memory into a fresh vector is bound by its page faults,
+/// which spread over cores. Panics when the lengths differ, as `copy_from_slice` does.
 pub fn copy(dst: &mut [u8], src: &[u8]) {
     assert_eq!(
         dst.len(),
         src.len(),
         "par::copy between slices of different lengths"
     );
-    let chunk = src.len().div_ceil(threads()).max(1 << 20);
-    if src.len() <= chunk {
-        dst.copy_from_slice(src);
-        return;
-    }
-    thread::scope(|s| {
-        for (d, from) in dst.chunks_mut(chunk).zip(src.chunks(chunk)) {
-            s.spawn(move || d.copy_from_slice(from));
-        }
+    for_chunks_mut(dst, 1, 1 << 20, |first, part| {
+        part.copy_from_slice(&src[first..first + part.len()]);
     });
 }
 
@@ -109,6 +123,18 @@ mod tests {
             }
         });
         assert_eq!(r, Err(6_999));
+    }
+
+    #[test]
+    fn parts_cover_the_slice_in_aligned_pieces() {
+        let mut out = vec![usize::MAX; 10_007];
+        for_chunks_mut(&mut out, 7, 100, |first, part| {
+            assert_eq!(first % 7, 0, "a part starts on a multiple of the alignment");
+            for (k, v) in part.iter_mut().enumerate() {
+                *v = first + k;
+            }
+        });
+        assert!(out.iter().enumerate().all(|(i, &v)| v == i));
     }
 
     #[test]

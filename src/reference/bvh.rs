@@ -160,25 +160,10 @@ impl Bvh {
     /// The result is in the order of `rays` and the same as tracing them one by one.
     pub fn trace_many(&self, rays: &[(Vec3, Vec3)], t_min: f32, t_max: f32) -> Vec<Option<Hit>> {
         let mut out = vec![None; rays.len()];
-        let threads = std::thread::available_parallelism()
-            .map(|n| n.get())
-            .unwrap_or(1)
-            .min(rays.len().div_ceil(MIN_RAYS_PER_THREAD))
-            .max(1);
-        let chunk = rays.len().div_ceil(threads).max(1);
-        let run = |rays: &[(Vec3, Vec3)], out: &mut [Option<Hit>]| {
+        crate::par::for_chunks_mut(&mut out, 1, MIN_RAYS_PER_THREAD, |first, out| {
             let mut stack = Vec::with_capacity(64);
-            for (ray, slot) in rays.iter().zip(out) {
+            for (ray, slot) in rays[first..].iter().zip(out) {
                 *slot = self.trace_with_stack(ray.0, ray.1, t_min, t_max, &mut stack);
-            }
-        };
-        if threads == 1 {
-            run(rays, &mut out);
-            return out;
-        }
-        std::thread::scope(|s| {
-            for (rays, out) in rays.chunks(chunk).zip(out.chunks_mut(chunk)) {
-                s.spawn(move || run(rays, out));
             }
         });
         out

@@ -137,19 +137,12 @@ impl CpuSimulator {
         let n = subrays.len().max(1);
         let per_ray = slots as usize;
         let mut out = vec![SubRayRecord::default(); beams.len() * n * per_ray];
-        let threads = std::thread::available_parallelism()
-            .map(|t| t.get())
-            .unwrap_or(1);
-        let chunk_beams = beams.len().div_ceil(threads).max(1);
-        std::thread::scope(|s| {
-            for (ci, out) in out.chunks_mut(chunk_beams * n * per_ray).enumerate() {
-                s.spawn(move || {
-                    for (k, slot) in out.chunks_mut(per_ray).enumerate() {
-                        let index = ci * chunk_beams * n + k;
-                        let (b, sub) = (index / n, index % n);
-                        self.trace_one(&beams[b], b as u32, &subrays[sub], sub as u32, frame, slot);
-                    }
-                });
+        // Parts of whole beams, one per core.
+        crate::par::for_chunks_mut(&mut out, n * per_ray, 1, |first, out| {
+            for (k, slot) in out.chunks_mut(per_ray).enumerate() {
+                let index = first / per_ray + k;
+                let (b, sub) = (index / n, index % n);
+                self.trace_one(&beams[b], b as u32, &subrays[sub], sub as u32, frame, slot);
             }
         });
         out
