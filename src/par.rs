@@ -7,8 +7,11 @@ use std::mem::MaybeUninit;
 use std::sync::Mutex;
 use std::thread;
 
+/// The machine's cores, asked once: the question reads the process's CPU affinity and
+/// cgroup limits, too slow to ask per frame.
 fn threads() -> usize {
-    thread::available_parallelism().map_or(1, |n| n.get())
+    static THREADS: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *THREADS.get_or_init(|| thread::available_parallelism().map_or(1, |n| n.get()))
 }
 
 /// `f(first, part)` for consecutive parts of `out` that cover it, where `first` is the
@@ -21,6 +24,10 @@ pub fn for_chunks_mut<T: Send>(
     min_chunk: usize,
     f: impl Fn(usize, &mut [T]) + Sync,
 ) {
+    if out.len() <= min_chunk.max(align) {
+        f(0, out);
+        return;
+    }
     let chunk = out
         .len()
         .div_ceil(threads())

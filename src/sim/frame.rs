@@ -534,9 +534,10 @@ fn record_frame(
     exclusive(&mut slot.sweep, "a frame slot's sweep poses")?
         .write(0, bytemuck::bytes_of(&gpu_sweep(settings)))?;
     let (ts, sets) = (&slot.timestamps, &slot.sets);
-    let points = slot.points_device.as_ref().unwrap_or(&slot.points);
+    // Handles, so that the recorder can be borrowed mutably below.
+    let (points, host_points) = (slot.compaction_points().clone(), slot.points.clone());
+    let staged = slot.points_device.is_some();
     let (total, sweep) = (&slot.total, &slot.sweep);
-    let (host_points, staged) = (&slot.points, slot.points_device.is_some());
     let update = slot.recorder.submit(|rec| {
         let layout = sensor.layout();
         let (params, wave) = sensor_push_constants(rec, settings, sensor, sweep, scene)?;
@@ -545,10 +546,10 @@ fn record_frame(
             max_returns: sensor.max_returns,
             pass: COMPACT_PASS_SUMS,
             point_words: (std::mem::size_of::<GpuPoint>() / 4) as u32,
-            points_address: rec.address_of(points),
+            points_address: rec.address_of(&points),
             total_address: rec.address_of(total),
             host_address: if staged {
-                rec.address_of(host_points)
+                rec.address_of(&host_points)
             } else {
                 0
             },
