@@ -363,9 +363,10 @@ struct Moves {
 
 impl Moves {
     fn new(scene: &Scene, move_all: bool) -> Moves {
-        let all = match move_all {
-            true => scene.instances.iter().map(|i| i.transform).collect(),
-            false => Vec::new(),
+        let all = if move_all {
+            scene.instances.iter().map(|i| i.transform).collect()
+        } else {
+            Vec::new()
         };
         Moves {
             all,

@@ -371,7 +371,7 @@ pub(crate) fn crc64(bytes: &[u8]) -> u64 {
     let mut crc = !0u64;
     let mut words = bytes.chunks_exact(8);
     for w in &mut words {
-        let x = crc ^ u64::from_le_bytes(w.try_into().expect("chunks of 8"));
+        let x = crc ^ u64::from_le_bytes([w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]]);
         crc = (0..8).fold(0, |acc, k| {
             acc ^ TABLES[7 - k][((x >> (8 * k)) & 0xff) as usize]
         });
