@@ -5,6 +5,15 @@
 #ifndef BEAMTRACE_BEAM_RAY_GLSL
 #define BEAMTRACE_BEAM_RAY_GLSL
 
+// The beam and sub-ray of launch index `index` (whose records start at index * slots);
+// false past the frame's beams.
+bool launch_ray(uint index, out uint beam, out uint sub) {
+    uint local_beam = index / frame.launch_subrays;
+    sub = frame.subray_offset + (index - local_beam * frame.launch_subrays);
+    beam = frame.beam_offset + local_beam;
+    return beam < frame.beam_count && sub < frame.subray_count;
+}
+
 // Direction of a sub-ray: the beam centre turned by (dh, dv) in the beam's own frame
 // (h along increasing azimuth, v along increasing elevation). Zero offsets return the
 // centre direction unchanged, so one sub-ray is exactly the thin ray.

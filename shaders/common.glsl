@@ -117,8 +117,12 @@ struct FrameParams {
     uint seed_hi;
     uint frame;
     uint max_bounces;           // surfaces a path may meet, 1..MAX_BOUNCES
-    uint pad0;
-    uint64_t records_address;   // SubRayRecord[beams * subrays * slots]
+    // This launch traces sub-rays subray_offset.. (launch_subrays of them) of beams
+    // beam_offset..: the whole frame at once, or a chunk of the binned waveform.
+    uint subray_offset;
+    uint launch_subrays;
+    uint beam_offset;
+    uint64_t records_address;   // SubRayRecord[launch index * slots + slot]
 };
 
 // The sensor's pose at SWEEP_POSES evenly spaced times over the frame (rolling

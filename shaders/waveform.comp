@@ -4,7 +4,7 @@
 // bounded by the records: bins exist only around the returned ranges, never over
 // [min_range, max_range].
 //
-// Two builds of this file, one algorithm:
+// Three builds of this file, one algorithm from step 4 on:
 // - one workgroup per beam (the default): records sorted in shared memory by a bitonic
 //   sort, bins evaluated WINDOW_BINS at a time by the whole group; for beams of many
 //   sub-rays;
@@ -12,17 +12,26 @@
 //   PER_THREAD_RECORDS) in private arrays, sorted by insertion and scanned bin by bin
 //   with no barrier. For thin rays and few sub-rays, where most beams hold one or two
 //   returns and a workgroup per beam spends its time in barriers.
+// - WAVEFORM_BINNED: the binned waveform, for beams of more records than
+//   MAX_RECORDS_PER_BEAM. Its records never exist at once: deposit.comp has summed them
+//   chunk by chunk into range bins on one grid from the sensor; one invocation per beam
+//   convolves the occupied stretches of bins with the pulse and scans them.
 #version 460
 #extension GL_EXT_scalar_block_layout : require
 
 #include "waveform_types.glsl"
 #include "rng.glsl"
 
-#ifdef WAVEFORM_PER_THREAD
+#if defined(WAVEFORM_PER_THREAD)
 layout(local_size_x = WAVEFORM_BEAMS_PER_GROUP) in;
 #define STORE
 const uint CAPACITY = PER_THREAD_RECORDS;
 const uint GROUP = 1u;  // invocations per beam
+#elif defined(WAVEFORM_BINNED)
+layout(local_size_x = WAVEFORM_BEAMS_PER_GROUP) in;
+#define STORE
+const uint CAPACITY = 1u;  // no records: bins
+const uint GROUP = 1u;
 #else
 // Invocations per beam: 64 on GPUs; the host picks 16 on CPU devices (lavapipe), where
 // each barrier costs more than the parallel work it separates (measured: 25 % faster).
@@ -59,7 +68,7 @@ STORE uint sh_idx[CAPACITY];
 STORE uint sh_used;
 STORE uint sh_nonempty;
 STORE Echo sh_cand[MAX_CANDIDATES];
-#ifndef WAVEFORM_PER_THREAD
+#if !defined(WAVEFORM_PER_THREAD) && !defined(WAVEFORM_BINNED)
 shared float sh_bins[WINDOW_BINS];
 #endif
 
@@ -263,6 +272,56 @@ bool noise_and_detection(uint e, float t, inout float range, inout float a) {
     return true;
 }
 
+#ifdef WAVEFORM_BINNED
+// The batch's bins of this beam start at bins[row].
+BinBuffer g_bins;
+uint row;
+
+// The dominant record of the echo peaking at bin s_peak_k: that of the bin within the
+// pulse's reach whose largest share, weighted by the pulse there, is largest (the
+// first on ties).
+SubRayRecord dominant_record(uint c0, uint c1, float r_peak) {
+    int best = -1;
+    float best_w = -1.0;
+    int j0 = max(s_peak_k - g_taps, 0);
+    int j1 = min(s_peak_k + g_taps, int(p.bin_count) - 1);
+    for (int j = j0; j <= j1; j++) {
+        float w = g_bins.v[row + uint(j)].share * tap(s_peak_k - j);
+        if (w > best_w) {
+            best_w = w;
+            best = j;
+        }
+    }
+    SubRayRecord r = SubRayRecord(0.0, 0.0, 0.0, 0u, 0u, 0u, 0u);
+    if (best >= 0) {
+        Bin b = g_bins.v[row + uint(best)];
+        uint bounce_bit = 1u << BIN_BOUNCE_SHIFT;
+        r.instance_id = b.instance_id;
+        r.class_id = b.class_id;
+        r.material = b.material_bounces & (bounce_bit - 1u);
+        r.bounces = b.material_bounces >> BIN_BOUNCE_SHIFT;
+    }
+    return r;
+}
+#else
+// The dominant record of the echo peaking at r_peak: the record of the cluster
+// [c0, c1) that maximises s_i exp(-z^2 / 2), z = (r_peak - r_i) / sigma_r (the first in
+// sorted order on ties).
+SubRayRecord dominant_record(uint c0, uint c1, float r_peak) {
+    uint best = c0;
+    float best_v = -1.0;
+    for (uint i = c0; i < c1; i++) {
+        float z = (r_peak - sh_range[i]) / p.sigma_r;
+        float w = sh_signal[i] * exp(-0.5 * z * z);
+        if (w > best_v) {
+            best_v = w;
+            best = i;
+        }
+    }
+    return records[base + sh_idx[best]];
+}
+#endif
+
 // Step 4 at the end of a run, then step 5.
 void emit(uint c0, uint c1, float r1) {
     float offset = 0.0;
@@ -287,17 +346,7 @@ void emit(uint c0, uint c1, float r1) {
     } else if (p.estimator == ESTIMATOR_CENTROID) {
         range = centre(s_k_start) + g_dr * (s_sum_wk / s_sum_w);
     }
-    uint best = c0;
-    float best_v = -1.0;
-    for (uint i = c0; i < c1; i++) {
-        float z = (r_peak - sh_range[i]) / p.sigma_r;
-        float w = sh_signal[i] * exp(-0.5 * z * z);
-        if (w > best_v) {
-            best_v = w;
-            best = i;
-        }
-    }
-    SubRayRecord dominant = records[base + sh_idx[best]];
+    SubRayRecord dominant = dominant_record(c0, c1, r_peak);
     uint e = echo_counter;
     echo_counter++;
     if (!noise_and_detection(e, t_eff_at(r_peak), range, amplitude)) return;
@@ -483,7 +532,63 @@ void write_no_echoes(uint t) {
     if (t == 0u) counts[beam] = 0u;
 }
 
-#ifdef WAVEFORM_PER_THREAD
+#if defined(WAVEFORM_BINNED)
+// xi-hat at bin k: the bins within the pulse's taps, in bin order.
+float binned_value(int k) {
+    int j0 = max(k - g_taps, 0);
+    int j1 = min(k + g_taps, int(p.bin_count) - 1);
+    float v = 0.0;
+    for (int j = j0; j <= j1; j++) {
+        v += g_bins.v[row + uint(j)].sum * tap(k - j);
+    }
+    return v;
+}
+
+// The first bin from k on (before `end`) that holds a share, or `end`.
+int next_occupied(int k, int end) {
+    for (; k < end; k++) {
+        if (g_bins.v[row + uint(k)].sum > 0.0) return k;
+    }
+    return end;
+}
+
+// Steps 3 and 4 on the bin grid from the sensor (r_lo = 0): each stretch of occupied
+// bins less than 2 taps + 2 apart is convolved and scanned from `taps` before its first
+// to `taps` after its last; between stretches the waveform is exactly 0, so skipping
+// those bins leaves the scan as it would be.
+void scan_binned() {
+    float sigma = p.sigma_r;
+    float dr = p.bin_width;
+    if (!(sigma > 0.0 && dr > 0.0)) return;
+    float q = dr / sigma;
+    g_r_lo = 0.0;
+    g_dr = dr;
+    g_taps = int(min(floor(PAD_SIGMAS * sigma / dr + 1e-4), MAX_TAPS));
+    g_tap_c = q * q * 0.5;
+    int n = int(p.bin_count);
+    int first = next_occupied(0, n);
+    while (first < n) {
+        int last = first;
+        int next = next_occupied(last + 1, n);
+        while (next < n && next - last <= 2 * g_taps + 1) {
+            last = next;
+            next = next_occupied(last + 1, n);
+        }
+        int k0 = first - g_taps;
+        int k1 = last + g_taps + 1;
+        s_prev = 0.0;
+        s_prev_t = t_eff_at(centre(k0 - 1));
+        s_in_run = false;
+        s_need_right = false;
+        for (int k = k0; k < k1; k++) {
+            scan_bin(k, clip_at_saturation(binned_value(k)), 0u, 0u);
+        }
+        scan_bin(k1, 0.0, 0u, 0u);
+        first = next;
+    }
+}
+
+#elif defined(WAVEFORM_PER_THREAD)
 // Step 1, part one: the beam's records into the invocation's arrays by slot, the slots
 // of the non-empty ones in slot order to the front of sh_idx, and the counts of
 // non-empty and used records.
@@ -644,17 +749,22 @@ void scan_bins(uint t, int n, uint c0, uint c1, float reach) {
 
 #endif
 
-// Thread 0: the ambient level A_b over the non-empty records in sorted order, the noise
-// floor of T_eff, and an empty echo scan.
+// Thread 0: the ambient level A_b (over the non-empty records in sorted order, or as the
+// binned deposit summed it), the noise floor of T_eff, and an empty echo scan.
 void begin_beam() {
+#ifdef WAVEFORM_BINNED
+    ambient = AmbientBuffer(p.ambient_address).v[beam - p.beam_offset];
+#else
     ambient = 0.0;
     for (uint i = 0u; i < sh_nonempty; i++) ambient += records[base + sh_idx[i]].ambient;
+#endif
     noise_floor = p.ambient_k * sqrt(ambient);
     hold = max(p.min_range, p.bin_width);
     echo_counter = 0u;
     n_cand = 0u;
 }
 
+#ifndef WAVEFORM_BINNED
 // Steps 3 and 4 for the cluster [c0, c1) of sorted records: its bin grid, then its bins.
 void scan_cluster(uint t, uint c0, uint c1) {
     float sigma = p.sigma_r;
@@ -693,8 +803,21 @@ void scan_clusters(uint t) {
         c0 = c1;
     }
 }
+#endif
 
-#ifdef WAVEFORM_PER_THREAD
+#if defined(WAVEFORM_BINNED)
+void main() {
+    uint group = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
+    beam = p.beam_offset + group * gl_WorkGroupSize.x + gl_LocalInvocationID.x;
+    if (beam >= p.beam_count) return;
+    g_bins = BinBuffer(p.bins_address);
+    row = (beam - p.beam_offset) * p.bin_count;
+    begin_beam();
+    scan_binned();
+    false_alarms();
+    finish();
+}
+#elif defined(WAVEFORM_PER_THREAD)
 void main() {
     // Beams spread over x and y of the dispatch grid (x is limited to 65535 groups).
     uint group = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;

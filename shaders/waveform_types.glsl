@@ -64,10 +64,47 @@ struct WaveformParams {
     // Device address of the records: a buffer reference, because beams x sub-rays x
     // slots records outgrow maxStorageBufferRange (128 MiB on many devices).
     uint64_t records_address;
+    // The binned waveform (0 for the record waveform): the batch's bins (bin_count per
+    // beam) and ambient sums; the scan handles beams beam_offset..beam_count.
+    uint64_t bins_address;
+    uint64_t ambient_address;
+    uint bin_count;
+    uint beam_offset;
 };
 
 layout(buffer_reference, scalar, buffer_reference_align = 4) buffer RecordBuffer {
     SubRayRecord v[];
+};
+
+// One range bin of the binned waveform: the summed shares deposited into it, and the
+// largest single share with the record that deposited it.
+struct Bin {
+    float sum;
+    float share;
+    uint instance_id;
+    uint class_id;
+    uint material_bounces;  // material | bounces << BIN_BOUNCE_SHIFT
+};
+
+layout(buffer_reference, scalar, buffer_reference_align = 4) buffer BinBuffer {
+    Bin v[];
+};
+
+layout(buffer_reference, scalar, buffer_reference_align = 4) buffer AmbientBuffer {
+    float v[];
+};
+
+// Push constants of the deposit pass: one chunk's records into the batch's bins.
+struct DepositParams {
+    uint64_t records_address;
+    uint64_t bins_address;
+    uint64_t ambient_address;
+    uint beams;             // of the batch
+    uint launch_subrays;    // sub-rays per beam in this chunk
+    uint slots;
+    uint bin_count;
+    float bin_width;
+    uint pad0;
 };
 
 #endif

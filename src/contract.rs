@@ -76,8 +76,18 @@ shared_constants! {
     /// Beams of at most this many records (sub-rays × slots) go through the waveform
     /// pass one invocation per beam, their records in private arrays.
     PER_THREAD_RECORDS = 64;
-    /// Beams (invocations) per workgroup of that per-thread waveform pass.
+    /// Beams (invocations) per workgroup of that per-thread waveform pass (and of the
+    /// binned one's deposit and scan).
     WAVEFORM_BEAMS_PER_GROUP = 64;
+    /// Beams of more records than MAX_RECORDS_PER_BEAM take the binned waveform: their
+    /// sub-rays are traced this many per beam at a time, and each such chunk's records
+    /// are deposited into the beam's range bins before the next chunk overwrites them.
+    BINNED_CHUNK_SUBRAYS = 64;
+    /// Beams the binned waveform holds bins for at once (a frame runs in batches).
+    BINNED_BATCH_BEAMS = 16384;
+    /// A bin of the binned waveform keeps its dominant record's material below this bit
+    /// and its bounces (at most MAX_BOUNCES) from it on.
+    BIN_BOUNCE_SHIFT = 28;
     /// Invocations per workgroup of the compaction, and beams per invocation.
     COMPACT_GROUP = 256;
     COMPACT_CHUNK = 8;

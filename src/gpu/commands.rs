@@ -342,6 +342,27 @@ impl Recording<'_> {
         Ok(())
     }
 
+    /// Fills the first `bytes` of `dst` (rounded up to whole words) with zero.
+    pub fn zero_bytes(&mut self, dst: &Arc<Buffer>, bytes: u64) -> GpuResult<()> {
+        let size = bytes.div_ceil(4) * 4;
+        if size > dst.size() {
+            return Err(GpuError::Usage(format!(
+                "zeroing {size} bytes of a buffer of {} bytes",
+                dst.size()
+            )));
+        }
+        if size == 0 {
+            return Ok(());
+        }
+        self.retain_buffer(dst);
+        // SAFETY: a fill within the buffer, which is retained until the fence signals.
+        unsafe {
+            self.device()
+                .cmd_fill_buffer(self.cmd, dst.raw, 0, size, 0)
+        };
+        Ok(())
+    }
+
     /// Fills `dst` with zero.
     pub fn zero_buffer(&mut self, dst: &Arc<Buffer>) {
         self.retain_buffer(dst);

@@ -1,6 +1,9 @@
 //! What changes per frame, and how a frame's return records are laid out.
 
-use crate::contract::SWEEP_POSES;
+use crate::contract::{
+    BINNED_BATCH_BEAMS, BINNED_CHUNK_SUBRAYS, MAX_RECORDS_PER_BEAM, MAX_TAPS, PAD_SIGMAS,
+    SWEEP_POSES,
+};
 use crate::sensor::WaveformSettings;
 use glam::{Affine3A, Quat, Vec3};
 
@@ -60,6 +63,48 @@ impl RecordLayout {
     pub fn records(&self) -> usize {
         self.beams as usize * self.records_per_beam() as usize
     }
+
+    /// Whether the beams take the binned waveform: more records per beam than the
+    /// record waveform sorts ([`MAX_RECORDS_PER_BEAM`]).
+    pub fn binned(&self) -> bool {
+        binned(u64::from(self.subrays), u64::from(self.slots))
+    }
+}
+
+fn binned(subrays: u64, slots: u64) -> bool {
+    subrays.saturating_mul(slots) > u64::from(MAX_RECORDS_PER_BEAM)
+}
+
+/// The binned waveform's range bins: bin k's centre is (k + ½)·Δr from the sensor (the
+/// receiver's samples since the pulse left), k = 0..bins, enough for every return up to
+/// `max_range`; the pulse spans `taps` bins either side of a return.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct BinGrid {
+    pub bins: u32,
+    pub bin_width: f32,
+    pub taps: i32,
+    /// (Δr/σ_r)²/2: tap d is exp(−tap_c·d²).
+    pub tap_c: f32,
+}
+
+impl BinGrid {
+    /// The grid of `w` up to `max_range`; `None` when σ_r or Δr is not positive (no
+    /// waveform) or the range is not finite. Absurdly fine grids saturate `bins`, which
+    /// callers bound.
+    pub fn of(w: &WaveformSettings, max_range: f32) -> Option<BinGrid> {
+        let (sigma, dr) = (w.sigma_r, w.bin_width);
+        if !(sigma > 0.0 && dr > 0.0 && max_range.is_finite()) {
+            return None;
+        }
+        let bins = (max_range.max(0.0) / dr).ceil() + 1.0;
+        let q = dr / sigma;
+        Some(BinGrid {
+            bins: bins.min(u32::MAX as f32) as u32,
+            bin_width: dr,
+            taps: (PAD_SIGMAS * sigma / dr + 1e-4).floor().min(MAX_TAPS) as i32,
+            tap_c: q * q * 0.5,
+        })
+    }
 }
 
 /// What one frame of a sensor holds, counted (in u64, so no count can wrap) before
@@ -81,8 +126,19 @@ impl FrameExtent {
         self.beams.saturating_mul(self.subrays)
     }
 
-    /// Return records per frame: rays × slots.
+    /// Whether the frame takes the binned waveform ([`RecordLayout::binned`]).
+    pub fn binned(&self) -> bool {
+        binned(self.subrays, self.slots)
+    }
+
+    /// Return records held at once: rays × slots, or in the binned waveform one chunk
+    /// of sub-rays of one batch of beams.
     pub fn records(&self) -> u64 {
+        if self.binned() {
+            let beams = self.beams.min(u64::from(BINNED_BATCH_BEAMS));
+            let subrays = self.subrays.min(u64::from(BINNED_CHUNK_SUBRAYS));
+            return beams.saturating_mul(subrays).saturating_mul(self.slots);
+        }
         self.rays().saturating_mul(self.slots)
     }
 

@@ -22,6 +22,6 @@ mod frame;
 mod records;
 mod tables;
 
-pub use frame::{FrameExtent, FrameSettings, RecordLayout, Sun, Sweep};
+pub use frame::{BinGrid, FrameExtent, FrameSettings, RecordLayout, Sun, Sweep};
 pub use records::{Echo, SubRayRecord};
 pub use tables::{AlphaTexture, GeometryInfo, MaterialEntry, SceneTables, TablesError};

@@ -33,15 +33,14 @@ use super::halo::Halo;
 use super::kernel::{sigma, BeamKernel, Sampling, SubRaySample, Support};
 use super::SensorError;
 
-/// The most sub-rays a beam may have: the waveform pass reads at most
-/// [`MAX_RECORDS_PER_BEAM`](crate::contract::MAX_RECORDS_PER_BEAM) records per beam, one
-/// per sub-ray in a scene without glass (a scene with glass notes more per sub-ray, and
-/// the simulator refuses kernels that then exceed it).
-pub const MAX_SUBRAYS: u32 = crate::contract::MAX_RECORDS_PER_BEAM;
+/// The most sub-rays a beam may have (paper 000 traces 68 × 68 = 4 624). Beams of up to
+/// [`MAX_RECORDS_PER_BEAM`](crate::contract::MAX_RECORDS_PER_BEAM) records (sub-rays ×
+/// record slots) take the record waveform; more take the binned one, whose memory does
+/// not grow with the sub-rays.
+pub const MAX_SUBRAYS: u32 = 65_536;
 
-/// The most sub-rays [`BeamKernel::sample`] makes: more than a beam may trace, for
-/// studies of a kernel's sampling.
-pub const MAX_SAMPLES: u32 = 65_536;
+/// The most sub-rays [`BeamKernel::sample`] makes.
+pub const MAX_SAMPLES: u32 = MAX_SUBRAYS;
 
 /// Raster cells per axis (at least; a table image gets a whole number per pixel).
 const RASTER: usize = 512;

@@ -7,6 +7,7 @@
 use super::convert::gpu_sweep;
 use super::frame::sensor_push_constants;
 use super::gpu_types::{trace_layouts, GpuSweep};
+use super::launch;
 use super::scene_gpu::GpuScene;
 use super::shaders::shader_sources;
 use super::slot::SensorBuffers;
@@ -98,8 +99,18 @@ impl Ceiling {
                 .map_err(|e| gpu::GpuError::Usage(e.to_string()))?;
             ts.reset(rec);
             ts.write(rec, 0)?;
-            let width = sensor.beam_count * sensor.subray_count;
-            rec.trace_rays(pipeline, sets, bytemuck::bytes_of(&params), [width, 1])?;
+            // The frame's launches: one, or the binned waveform's chunks (without their
+            // deposits), so that the records buffer holds each.
+            let capacity = launch::batch_capacity(u64::from(sensor.beam_count)) as u32;
+            let batches = launch::batches(sensor.layout(), capacity);
+            for (i, l) in batches.iter().flat_map(|b| &b.launches).enumerate() {
+                if i > 0 {
+                    // Each launch writes the same records.
+                    rec.barrier(&[Pass::RayTracing], &[Pass::RayTracing]);
+                }
+                let push = l.params(params);
+                rec.trace_rays(pipeline, sets, bytemuck::bytes_of(&push), [l.rays(), 1])?;
+            }
             ts.write(rec, 1)?;
             rec.barrier_to_host();
             Ok(())

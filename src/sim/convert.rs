@@ -132,6 +132,11 @@ pub fn waveform_params(
         beam_count: layout.beams,
         saturation: w.saturation,
         records_address,
+        // The binned waveform's batches fill these in.
+        bins_address: 0,
+        ambient_address: 0,
+        bin_count: 0,
+        beam_offset: 0,
     }
 }
 
@@ -169,7 +174,10 @@ fn frame_params(
         seed_hi: (frame.seed >> 32) as u32,
         frame: frame.frame,
         max_bounces: layout.max_bounces,
-        pad0: 0,
+        // The whole frame in one launch; the binned waveform's chunks set their own.
+        subray_offset: 0,
+        launch_subrays: layout.subrays,
+        beam_offset: 0,
         records_address: resources.records,
     })
 }

@@ -2,6 +2,7 @@
 //! waveform (an invocation or a workgroup per beam) → compaction → points, in one
 //! submission with no host round trip between passes.
 
+use super::binned;
 use super::ceiling::Ceiling;
 use super::convert::{gpu_sweep, push_constants, FrameResources};
 use super::gpu_types::{CompactParams, FrameParams, GpuEcho, GpuPoint, GpuRecord, WaveformParams};
@@ -20,9 +21,11 @@ use crate::gpu::{
     Pass, RayTracingDesc, RayTracingPipeline, Recording, TlasUpdate,
 };
 use crate::material::{MaterialClass, MaterialDb};
-use crate::model::{Echo, FrameExtent, FrameSettings, RecordLayout, SceneTables, SubRayRecord};
+use crate::model::{
+    BinGrid, Echo, FrameExtent, FrameSettings, RecordLayout, SceneTables, SubRayRecord,
+};
 use crate::scene::Scene;
-use crate::sensor::{Beam, SubRaySample};
+use crate::sensor::{Beam, SubRaySample, MAX_SUBRAYS};
 use glam::Mat4;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -177,6 +180,8 @@ impl Simulator {
             trace: Arc::new(trace_pipeline(ctx, &s, &gpu_scene.tables)?),
             waveform: Arc::new(ComputePipeline::new(ctx, &s.waveform)?),
             waveform_per_thread: Arc::new(ComputePipeline::new(ctx, &s.waveform_per_thread)?),
+            waveform_binned: Arc::new(ComputePipeline::new(ctx, &s.waveform_binned)?),
+            deposit: Arc::new(ComputePipeline::new(ctx, &s.deposit)?),
             compact: Arc::new(ComputePipeline::new(ctx, &s.compact)?),
         };
         let pipeline_ms = start.elapsed().as_secs_f64() * 1e3;
@@ -324,6 +329,12 @@ impl Simulator {
         settings: &FrameSettings,
         capture: Capture,
     ) -> Result<FrameOutput, SimError> {
+        if capture.records && self.current_sensor()?.binned.is_some() {
+            return Err(SimError::Input(format!(
+                "the sensor's beams have more than {MAX_RECORDS_PER_BEAM} records and take \
+                 the binned waveform, which keeps no frame's records to capture"
+            )));
+        }
         let ticket = self.submit(settings)?;
         let mut out = self.collect(ticket)?;
         let sensor = self.current_sensor()?;
@@ -496,11 +507,9 @@ fn check_sensor(
             "max_returns {max_returns} (1 to {MAX_RETURNS})"
         )));
     }
-    let records_per_beam = subrays.len() as u64 * slots as u64;
-    if records_per_beam > MAX_RECORDS_PER_BEAM as u64 {
+    if subrays.len() > MAX_SUBRAYS as usize {
         return Err(SimError::Input(format!(
-            "{} sub-rays × {slots} slots = {records_per_beam} records per beam; the \
-             waveform pass holds at most {MAX_RECORDS_PER_BEAM}",
+            "{} sub-rays per beam (at most {MAX_SUBRAYS})",
             subrays.len()
         )));
     }
@@ -571,18 +580,28 @@ fn record_frame(
             .record_update(rec)
             .map_err(|e| crate::gpu::GpuError::Usage(e.to_string()))?;
         ts.write(rec, TS_TLAS)?;
-        let width = sensor.beam_count * sensor.subray_count;
-        rec.trace_rays(
-            &pipelines.trace,
-            &sets.trace,
-            bytemuck::bytes_of(&params),
-            [width, 1],
-        )?;
-        rec.barrier(&[Pass::RayTracing], &[Pass::Compute]);
-        ts.write(rec, TS_TRACE)?;
-        let (pipeline, set, groups) = waveform_dispatch(pipelines, sets, layout);
-        let wave = bytemuck::bytes_of(&wave);
-        rec.dispatch(pipeline, set, wave, groups)?;
+        if let Some(bufs) = &sensor.binned {
+            let frame = binned::BinnedFrame {
+                sensor,
+                bufs,
+                params,
+                wave,
+                grid: BinGrid::of(&settings.waveform, settings.max_range),
+            };
+            binned::record(rec, pipelines, sets, &frame, ts, TS_TRACE)?;
+        } else {
+            let width = sensor.beam_count * sensor.subray_count;
+            rec.trace_rays(
+                &pipelines.trace,
+                &sets.trace,
+                bytemuck::bytes_of(&params),
+                [width, 1],
+            )?;
+            rec.barrier(&[Pass::RayTracing], &[Pass::Compute]);
+            ts.write(rec, TS_TRACE)?;
+            let (pipeline, set, groups) = waveform_dispatch(pipelines, sets, layout);
+            rec.dispatch(pipeline, set, bytemuck::bytes_of(&wave), groups)?;
+        }
         rec.barrier(&[Pass::Compute], &[Pass::Compute]);
         ts.write(rec, TS_WAVEFORM)?;
         let groups = compact_groups(u64::from(sensor.beam_count)) as u32;

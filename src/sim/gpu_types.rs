@@ -109,8 +109,13 @@ pub struct FrameParams {
     pub frame: u32,
     /// Surfaces a path may meet, 1..=MAX_BOUNCES (1: single bounce).
     pub max_bounces: u32,
-    pub pad0: u32,
-    /// Device address of the records (a buffer reference: they outgrow descriptor ranges).
+    /// This launch traces `launch_subrays` sub-rays from `subray_offset` on of the beams
+    /// from `beam_offset` on ([`Launch`](super::launch::Launch)).
+    pub subray_offset: u32,
+    pub launch_subrays: u32,
+    pub beam_offset: u32,
+    /// Device address of the records (a buffer reference: they outgrow descriptor
+    /// ranges); launch index i writes records i·slots onwards.
     pub records_address: u64,
 }
 
@@ -273,6 +278,44 @@ pub struct WaveformParams {
     pub saturation: f32,
     /// Device address of the records (filled in by the simulator).
     pub records_address: u64,
+    /// The binned waveform's bins ([`GpuBin`], `bin_count` per beam of the batch) and
+    /// ambient sums (one f32 per beam of the batch); 0 for the record waveform.
+    pub bins_address: u64,
+    pub ambient_address: u64,
+    pub bin_count: u32,
+    /// The first beam of the batch; the binned scan handles beams
+    /// `beam_offset..beam_count`.
+    pub beam_offset: u32,
+}
+
+/// One range bin of the binned waveform: the sum of the shares deposited into it and
+/// the largest single share with the record that deposited it.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Pod, Zeroable, PartialEq, Default)]
+pub struct GpuBin {
+    pub sum: f32,
+    pub share: f32,
+    pub instance_id: u32,
+    pub class_id: u32,
+    /// The record's material, and its bounces from bit
+    /// [`BIN_BOUNCE_SHIFT`](crate::contract::BIN_BOUNCE_SHIFT) on.
+    pub material_bounces: u32,
+}
+
+/// Push constants of the binned waveform's deposit pass (deposit.comp).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Pod, Zeroable, PartialEq, Default)]
+pub struct DepositParams {
+    pub records_address: u64,
+    pub bins_address: u64,
+    pub ambient_address: u64,
+    /// Beams of the batch, each with `launch_subrays × slots` records of this chunk.
+    pub beams: u32,
+    pub launch_subrays: u32,
+    pub slots: u32,
+    pub bin_count: u32,
+    pub bin_width: f32,
+    pub pad0: u32,
 }
 
 macro_rules! layout {
@@ -369,7 +412,9 @@ pub fn trace_layouts() -> Vec<HostLayout> {
                 seed_hi,
                 frame,
                 max_bounces,
-                pad0,
+                subray_offset,
+                launch_subrays,
+                beam_offset,
                 records_address
             ]
         ),
@@ -438,9 +483,39 @@ fn waveform_params_layout() -> HostLayout {
             records_per_beam,
             beam_count,
             saturation,
-            records_address
+            records_address,
+            bins_address,
+            ambient_address,
+            bin_count,
+            beam_offset
         ]
     )
+}
+
+/// The binned waveform's bins and its deposit pass's push constants.
+pub fn bin_layouts() -> Vec<HostLayout> {
+    vec![
+        layout!(
+            GpuBin,
+            "Bin",
+            [sum, share, instance_id, class_id, material_bounces]
+        ),
+        layout!(
+            DepositParams,
+            "DepositParams",
+            [
+                records_address,
+                bins_address,
+                ambient_address,
+                beams,
+                launch_subrays,
+                slots,
+                bin_count,
+                bin_width,
+                pad0
+            ]
+        ),
+    ]
 }
 
 /// One output point, written by compaction.

@@ -2,7 +2,7 @@
 //! host's free memory before any of it is allocated.
 //!
 //! A sensor set-up allocates its beams, sub-rays, return records, echoes and echo counts
-//! on the device (`slot::SensorBuffers`), and each frame slot a host-visible point
+//! (and, binned, a batch's range bins) on the device (`slot::SensorBuffers`), and each frame slot a host-visible point
 //! buffer; collecting a frame reads its points into host memory and the job turns them
 //! into a point cloud (twice with `--world`). The sizes follow from the
 //! [`FrameExtent`] counts and the GPU structs alone, so a sensor whose frames cannot
@@ -51,7 +51,7 @@ impl MemoryNeed {
     pub fn of(e: &FrameExtent) -> MemoryNeed {
         let points = bytes(e.echoes(), size_of::<GpuPoint>());
         let cloud = bytes(e.echoes(), size_of::<crate::output::Point>());
-        MemoryNeed {
+        let mut need = MemoryNeed {
             device: vec![
                 Part {
                     what: "sub-ray records",
@@ -101,7 +101,22 @@ impl MemoryNeed {
                     bound: false,
                 },
             ],
+        };
+        if e.binned() {
+            need.device.extend([
+                Part {
+                    what: "range bins of the binned waveform",
+                    bytes: super::launch::bin_bytes(e.beams),
+                    bound: false,
+                },
+                Part {
+                    what: "ambient sums of the binned waveform",
+                    bytes: bytes(super::launch::batch_capacity(e.beams), 4),
+                    bound: false,
+                },
+            ]);
         }
+        need
     }
 
     /// Refuses the need when a bound buffer exceeds `max_buffer` (the largest storage

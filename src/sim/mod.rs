@@ -4,11 +4,13 @@
 //! the `#[repr(C)]` structs the shaders read live in [`gpu_types`] and are filled in by
 //! `convert`.
 
+mod binned;
 mod ceiling;
 mod convert;
 mod frame;
 pub mod gpu_types;
 mod hit_groups;
+mod launch;
 pub mod memory;
 mod points;
 mod scene_gpu;

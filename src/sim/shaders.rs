@@ -1,7 +1,7 @@
 //! The simulator's shaders, embedded at build time so the binary is self-contained, and
 //! the reflection check of every shared struct.
 
-use super::gpu_types::{echo_layouts, trace_layouts};
+use super::gpu_types::{bin_layouts, echo_layouts, trace_layouts};
 use crate::contract::{CompactBinding, TraceBinding, WaveformBinding};
 use crate::gpu::{self, check_layout, GpuError, HostLayout, ShaderSources, Spirv};
 use std::collections::BTreeSet;
@@ -53,6 +53,7 @@ const FILES: &[(&str, &str)] = &[
     ),
     ("waveform.comp", include_str!("../../shaders/waveform.comp")),
     ("compact.comp", include_str!("../../shaders/compact.comp")),
+    ("deposit.comp", include_str!("../../shaders/deposit.comp")),
 ];
 
 /// The shader sources with the generated `contract.glsl`, as the simulator compiles
@@ -82,6 +83,9 @@ pub struct FrameShaders {
     pub waveform: Spirv,
     /// The waveform pass, one invocation per beam (at most PER_THREAD_RECORDS records).
     pub waveform_per_thread: Spirv,
+    /// The binned waveform's scan, one invocation per beam, and its deposit pass.
+    pub waveform_binned: Spirv,
+    pub deposit: Spirv,
     pub compact: Spirv,
 }
 
@@ -144,13 +148,17 @@ impl FrameShaders {
                 "waveform.comp",
                 &[("WAVEFORM_PER_THREAD", "1")],
             )?,
+            waveform_binned: gpu::compile(&src, "waveform.comp", &[("WAVEFORM_BINNED", "1")])?,
+            deposit: c("deposit.comp")?,
             compact: c("compact.comp")?,
         };
         check_all(&s.trace_shaders(), &trace_layouts())?;
+        let waveforms = [&s.waveform, &s.waveform_per_thread, &s.waveform_binned];
         check_all(
-            &[&s.waveform, &s.waveform_per_thread, &s.compact],
+            &[waveforms.as_slice(), &[&s.compact, &s.deposit]].concat(),
             &echo_layouts(),
         )?;
+        check_all(&[&s.waveform_binned, &s.deposit], &bin_layouts())?;
         s.check_bindings()?;
         Ok(s)
     }
@@ -179,6 +187,7 @@ impl FrameShaders {
         for (name, waveform) in [
             ("waveform", &self.waveform),
             ("per-thread waveform", &self.waveform_per_thread),
+            ("binned waveform", &self.waveform_binned),
         ] {
             check_bindings(
                 name,
@@ -186,6 +195,8 @@ impl FrameShaders {
                 WaveformBinding::ALL.iter().map(|b| b.number()),
             )?;
         }
+        // The deposit reaches its records and bins by address alone.
+        check_bindings("deposit", &[&self.deposit], std::iter::empty())?;
         check_bindings(
             "compaction",
             &[&self.compact],

@@ -9,6 +9,7 @@
 
 use super::convert::gpu_subrays;
 use super::gpu_types::{GpuEcho, GpuPoint, GpuRecord, GpuSweep};
+use super::launch;
 use super::points::gpu_beams;
 use super::scene_gpu::GpuScene;
 use super::SimError;
@@ -19,7 +20,7 @@ use crate::gpu::{
     exclusive, Buffer, BufferUsageFlags, CommandRecorder, ComputePipeline, Context, DescriptorSets,
     MemoryLocation, RayTracingPipeline, Timestamps, TlasUpdate,
 };
-use crate::model::RecordLayout;
+use crate::model::{FrameExtent, RecordLayout};
 use crate::sensor::{Beam, SubRaySample};
 use std::sync::Arc;
 use std::time::Instant;
@@ -36,12 +37,22 @@ pub(super) struct SensorBuffers {
     pub counts: Arc<Buffer>,
     /// The compaction's per-workgroup point counts.
     pub group_sums: Arc<Buffer>,
+    /// The binned waveform's bins and ambient sums of a batch of beams, for sensors of
+    /// more records per beam than the record waveform sorts.
+    pub binned: Option<BinnedBuffers>,
     pub beam_count: u32,
     pub subray_count: u32,
     pub slots: u32,
     pub max_returns: u32,
     /// Surfaces a path may meet (`Simulator::set_max_bounces`).
     pub max_bounces: u32,
+}
+
+/// The binned waveform's buffers: a batch's range bins ([`launch::bin_bytes`]) and
+/// ambient sums.
+pub(super) struct BinnedBuffers {
+    pub bins: Arc<Buffer>,
+    pub ambient: Arc<Buffer>,
 }
 
 /// Workgroups of the compaction for `beams` beams (at least one).
@@ -62,9 +73,27 @@ impl SensorBuffers {
         let storage = BufferUsageFlags::STORAGE_BUFFER;
         let readable = storage | BufferUsageFlags::TRANSFER_SRC;
         let n_beams = beams.len() as u64;
-        let rays = n_beams * subrays.len() as u64;
+        let extent = FrameExtent {
+            beams: n_beams,
+            subrays: subrays.len() as u64,
+            slots: u64::from(slots),
+            max_returns: u64::from(max_returns),
+        };
         let device_buffer = |name: &str, bytes: u64| {
             Buffer::new(ctx, name, bytes, readable, MemoryLocation::GpuOnly).map(Arc::new)
+        };
+        let binned = if extent.binned() {
+            let usage = readable | BufferUsageFlags::TRANSFER_DST;
+            let buffer = |name: &str, bytes: u64| {
+                Buffer::new(ctx, name, bytes, usage, MemoryLocation::GpuOnly).map(Arc::new)
+            };
+            let batch = launch::batch_capacity(n_beams);
+            Some(BinnedBuffers {
+                bins: buffer("range bins", launch::bin_bytes(n_beams))?,
+                ambient: buffer("ambient sums", batch * 4)?,
+            })
+        } else {
+            None
         };
         Ok(SensorBuffers {
             beams: Arc::new(Buffer::upload(ctx, "beams", &gpu_beams(beams), storage)?),
@@ -76,7 +105,7 @@ impl SensorBuffers {
             )?),
             records: device_buffer(
                 "sub-ray records",
-                rays * slots as u64 * std::mem::size_of::<GpuRecord>() as u64,
+                extent.records() * std::mem::size_of::<GpuRecord>() as u64,
             )?,
             echoes: device_buffer(
                 "echoes",
@@ -84,6 +113,7 @@ impl SensorBuffers {
             )?,
             counts: device_buffer("echo counts", n_beams * 4)?,
             group_sums: device_buffer("compaction group sums", compact_groups(n_beams) * 4)?,
+            binned,
             beam_count: beams.len() as u32,
             subray_count: subrays.len() as u32,
             slots,
@@ -108,12 +138,14 @@ impl SensorBuffers {
     }
 }
 
-/// The pipelines of a frame: trace, waveform (one of two builds, by the sensor's
-/// records per beam) and compaction.
+/// The pipelines of a frame: trace, waveform (one of three builds, by the sensor's
+/// records per beam; the binned one with its deposit pass) and compaction.
 pub(super) struct Pipelines {
     pub trace: Arc<RayTracingPipeline>,
     pub waveform: Arc<ComputePipeline>,
     pub waveform_per_thread: Arc<ComputePipeline>,
+    pub waveform_binned: Arc<ComputePipeline>,
+    pub deposit: Arc<ComputePipeline>,
     pub compact: Arc<ComputePipeline>,
 }
 
@@ -122,6 +154,9 @@ pub(super) struct SlotSets {
     pub trace: Arc<DescriptorSets>,
     pub waveform: Arc<DescriptorSets>,
     pub waveform_per_thread: Arc<DescriptorSets>,
+    pub waveform_binned: Arc<DescriptorSets>,
+    /// Empty: the deposit reaches its buffers by address.
+    pub deposit: Arc<DescriptorSets>,
     pub compact: Arc<DescriptorSets>,
 }
 
@@ -185,6 +220,8 @@ impl FrameSlot {
                 trace: Arc::new(trace),
                 waveform: Arc::new(pipelines.waveform.descriptor_sets()?),
                 waveform_per_thread: Arc::new(pipelines.waveform_per_thread.descriptor_sets()?),
+                waveform_binned: Arc::new(pipelines.waveform_binned.descriptor_sets()?),
+                deposit: Arc::new(pipelines.deposit.descriptor_sets()?),
                 compact: Arc::new(pipelines.compact.descriptor_sets()?),
             },
             points: host(format!("points {index}"), 16)?,
@@ -215,7 +252,12 @@ impl FrameSlot {
         let trace = exclusive(&mut self.sets.trace, "a frame slot's trace descriptors")?;
         trace.bind_buffer(0, TraceBinding::Beams.number(), &sensor.beams)?;
         trace.bind_buffer(0, TraceBinding::SubRays.number(), &sensor.subrays)?;
-        for sets in [&mut self.sets.waveform, &mut self.sets.waveform_per_thread] {
+        let waveforms = [
+            &mut self.sets.waveform,
+            &mut self.sets.waveform_per_thread,
+            &mut self.sets.waveform_binned,
+        ];
+        for sets in waveforms {
             let waveform = exclusive(sets, "a frame slot's waveform descriptors")?;
             waveform.bind_buffer(0, WaveformBinding::Echoes.number(), &sensor.echoes)?;
             waveform.bind_buffer(0, WaveformBinding::Counts.number(), &sensor.counts)?;
