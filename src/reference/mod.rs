@@ -11,6 +11,7 @@
 //! [`Bvh::trace`] / [`Bvh::trace_many`] give the closest [`Hit`] (distance, barycentrics,
 //! normals, instance/primitive/triangle/material), [`Bvh::occluded`] answers shadow rays.
 
+mod binned;
 mod build;
 mod bvh;
 mod error;
@@ -19,6 +20,7 @@ mod simulate;
 mod triangle;
 pub mod waveform;
 
+pub use binned::{binned_beam_echoes, BeamBins};
 pub use bvh::{Bvh, Hit};
 pub use error::ReferenceError;
 pub use simulate::{subray_direction, CpuSimulator};

@@ -2,7 +2,7 @@
 //! same sub-ray directions, the same any-hit rules for glass and alpha masks, the same
 //! shadow rays, the same tables — written as the same return records.
 
-use super::{Bvh, Hit, ReferenceError};
+use super::{BeamBins, Bvh, Hit, ReferenceError};
 use crate::contract::{MAX_TRANSPARENT, SAME_CROSSING};
 use crate::material::{MaterialClass, MaterialDb};
 use crate::model::{Echo, FrameSettings, RecordLayout, SceneTables, SubRayRecord};
@@ -85,7 +85,10 @@ impl CpuSimulator {
     }
 
     /// A whole frame like `Simulator::frame`: the trace, then the waveform stage with the
-    /// frame's parameters; `beams × max_returns` echo slots and the count per beam.
+    /// frame's parameters; `beams × max_returns` echo slots and the count per beam. The
+    /// records are returned too, except for a binned layout (more records per beam than
+    /// the record waveform sorts), whose beams are traced and binned one at a time
+    /// ([`super::binned`]) and whose records are not kept (empty).
     pub fn frame(
         &self,
         beams: &[Beam],
@@ -93,15 +96,52 @@ impl CpuSimulator {
         frame: &FrameSettings,
         slots: u32,
     ) -> (Vec<SubRayRecord>, Vec<Echo>, Vec<u32>) {
-        let records = self.trace(beams, subrays, frame, slots);
         let layout = RecordLayout {
             beams: beams.len() as u32,
             subrays: subrays.len() as u32,
             slots,
             max_bounces: 1,
         };
+        if layout.binned() {
+            let (echoes, counts) = self.binned_echoes(beams, subrays, frame, slots);
+            return (Vec::new(), echoes, counts);
+        }
+        let records = self.trace(beams, subrays, frame, slots);
         let (echoes, counts) = super::frame_echoes(&records, layout, frame);
         (records, echoes, counts)
+    }
+
+    /// The echo slots and counts of a binned frame: each beam's sub-rays traced into one
+    /// beam's records, deposited into its bins and scanned, beams spread over the cores.
+    fn binned_echoes(
+        &self,
+        beams: &[Beam],
+        subrays: &[SubRaySample],
+        frame: &FrameSettings,
+        slots: u32,
+    ) -> (Vec<Echo>, Vec<u32>) {
+        let per_ray = slots as usize;
+        let mut found = vec![Vec::new(); beams.len()];
+        crate::par::for_chunks_mut(&mut found, 1, 1, |first, part| {
+            let mut records = vec![SubRayRecord::default(); subrays.len() * per_ray];
+            let mut bins = BeamBins::new(frame);
+            for (i, out) in part.iter_mut().enumerate() {
+                let b = first + i;
+                for (sub, slot) in records.chunks_mut(per_ray).enumerate() {
+                    self.trace_one(&beams[b], b as u32, &subrays[sub], sub as u32, frame, slot);
+                }
+                bins.clear();
+                bins.deposit(&records);
+                *out = bins.echoes(frame, b as u32);
+            }
+        });
+        let width = super::echo_slots(&frame.waveform) as usize;
+        let mut echoes = vec![Echo::default(); beams.len() * width];
+        let counts = found.iter().map(|e| e.len() as u32).collect();
+        for (b, e) in found.iter().enumerate() {
+            echoes[b * width..b * width + e.len()].copy_from_slice(e);
+        }
+        (echoes, counts)
     }
 
     fn geometry(&self, h: &Hit) -> usize {

@@ -114,16 +114,7 @@ pub fn beam_echoes(records: &[SubRayRecord], frame: &FrameSettings, beam: u32) -
     let used = sorted.iter().take_while(|r| is_used(&r.rec)).count();
     let sorted = &sorted[..used];
     let w = &frame.waveform;
-    let mut beam_state = Beam {
-        frame,
-        w,
-        beam,
-        ambient,
-        noise_floor: w.ambient_k * ambient.sqrt(),
-        hold: frame.min_range.max(w.bin_width),
-        echo_counter: 0,
-        candidates: Vec::with_capacity(MAX_CANDIDATES as usize),
-    };
+    let mut beam_state = Beam::new(frame, beam, ambient);
     if w.sigma_r > 0.0 && w.bin_width > 0.0 {
         let mut c0 = 0;
         while c0 < sorted.len() {
@@ -137,13 +128,13 @@ pub fn beam_echoes(records: &[SubRayRecord], frame: &FrameSettings, beam: u32) -
             c0 = c1;
         }
     }
-    beam_state.false_alarms();
-    select_returns(beam_state.candidates, w)
+    beam_state.finish()
 }
 
 /// The echoes of a frame: `layout.beams × echo_slots` slots (unused ones zero) and the
 /// number of echoes per beam. Beam b reads `records[b·rpb .. (b+1)·rpb]`, rpb =
-/// `layout.records_per_beam()`; missing records count as empty.
+/// `layout.records_per_beam()`; missing records count as empty. A binned layout takes
+/// the binned waveform ([`super::binned`]).
 pub fn frame_echoes(
     records: &[SubRayRecord],
     layout: RecordLayout,
@@ -157,7 +148,11 @@ pub fn frame_echoes(
     for b in 0..beams {
         let start = (b * rpb).min(records.len());
         let end = (start + rpb).min(records.len());
-        let found = beam_echoes(&records[start..end], frame, b as u32);
+        let found = if layout.binned() {
+            super::binned_beam_echoes(&records[start..end], frame, b as u32)
+        } else {
+            beam_echoes(&records[start..end], frame, b as u32)
+        };
         counts[b] = found.len() as u32;
         echoes[b * slots..b * slots + found.len()].copy_from_slice(&found);
     }
@@ -166,7 +161,7 @@ pub fn frame_echoes(
 
 /// A non-empty record with the slot it came from.
 #[derive(Clone, Copy)]
-struct Sorted {
+pub(super) struct Sorted {
     range: f32,
     signal: f32,
     slot: u32,
@@ -259,7 +254,7 @@ fn curve_threshold(w: &WaveformSettings, hold: f32, r: f32) -> f32 {
 }
 
 /// The state of the echo scan over one cluster's bins.
-struct Scan {
+pub(super) struct Scan {
     prev: f32,
     /// T_eff at the previous bin.
     prev_t: f32,
@@ -277,21 +272,75 @@ struct Scan {
     sum_wk: f32,
 }
 
-/// A cluster's bin grid.
+impl Scan {
+    /// An empty scan whose bin before the first counts 0 under the threshold `prev_t`.
+    pub(super) fn new(prev_t: f32) -> Scan {
+        Scan {
+            prev: 0.0,
+            prev_t,
+            in_run: false,
+            r0: 0.0,
+            peak_k: 0,
+            peak_last: 0,
+            peak_v: 0.0,
+            left: 0.0,
+            right: 0.0,
+            need_right: false,
+            k_start: 0,
+            sum_w: 0.0,
+            sum_wk: 0.0,
+        }
+    }
+}
+
+/// A cluster's bin grid (or the binned waveform's, r_lo = 0).
 #[derive(Clone, Copy)]
-struct Grid {
-    r_lo: f32,
-    dr: f32,
-    taps: i32,
-    tap_c: f32,
+pub(super) struct Grid {
+    pub r_lo: f32,
+    pub dr: f32,
+    pub taps: i32,
+    pub tap_c: f32,
+}
+
+/// Where an echo's dominant record comes from: the cluster's sorted records, or the
+/// binned waveform's bins.
+#[derive(Clone, Copy)]
+pub(super) enum Dominant<'a> {
+    Records(&'a [Sorted]),
+    Bins(&'a [super::binned::Bin]),
+}
+
+impl Dominant<'_> {
+    /// The record that dominates an echo peaking at `r_peak` (bin `peak_k`): of the
+    /// records, the one maximising s_i·exp(−(r_peak − r_i)²/(2σ_r²)); of the bins, the
+    /// record of the largest share weighted by the pulse, tap(peak_k − j), over the bins
+    /// within the taps. The first on ties.
+    fn record(self, grid: &Grid, sigma_r: f32, peak_k: i32, r_peak: f32) -> SubRayRecord {
+        match self {
+            Dominant::Records(recs) => {
+                let mut best = 0usize;
+                let mut best_v = -1.0f32;
+                for (i, rec) in recs.iter().enumerate() {
+                    let z = (r_peak - rec.range) / sigma_r;
+                    let w = rec.signal * (-0.5 * z * z).exp();
+                    if w > best_v {
+                        best_v = w;
+                        best = i;
+                    }
+                }
+                recs[best].rec
+            }
+            Dominant::Bins(bins) => super::binned::dominant(bins, grid, peak_k),
+        }
+    }
 }
 
 impl Grid {
-    fn centre(&self, k: i32) -> f32 {
+    pub(super) fn centre(&self, k: i32) -> f32 {
         self.r_lo + (k as f32 + 0.5) * self.dr
     }
 
-    fn tap(&self, d: i32) -> f32 {
+    pub(super) fn tap(&self, d: i32) -> f32 {
         if d < -self.taps || d > self.taps {
             return 0.0;
         }
@@ -320,7 +369,7 @@ impl Grid {
 }
 
 /// A beam being processed: its candidates and counters.
-struct Beam<'a> {
+pub(super) struct Beam<'a> {
     frame: &'a FrameSettings,
     w: &'a WaveformSettings,
     beam: u32,
@@ -333,13 +382,34 @@ struct Beam<'a> {
     candidates: Vec<Echo>,
 }
 
-impl Beam<'_> {
+impl<'a> Beam<'a> {
+    /// Beam `beam` of `frame`, of ambient level `ambient` (A_b), with no echo yet.
+    pub(super) fn new(frame: &'a FrameSettings, beam: u32, ambient: f32) -> Beam<'a> {
+        let w = &frame.waveform;
+        Beam {
+            frame,
+            w,
+            beam,
+            ambient,
+            noise_floor: w.ambient_k * ambient.sqrt(),
+            hold: frame.min_range.max(w.bin_width),
+            echo_counter: 0,
+            candidates: Vec::with_capacity(MAX_CANDIDATES as usize),
+        }
+    }
+
+    /// Steps 5's false alarms and 6: the beam's echoes.
+    pub(super) fn finish(mut self) -> Vec<Echo> {
+        self.false_alarms();
+        select_returns(self.candidates, self.w)
+    }
+
     fn draw(&self, stream: u32) -> u32 {
         rng::hash(self.frame.seed, self.frame.frame, self.beam, stream)
     }
 
     /// The receiver clips at its saturation amplitude (0 = none).
-    fn clip(&self, v: f32) -> f32 {
+    pub(super) fn clip(&self, v: f32) -> f32 {
         if self.w.saturation > 0.0 {
             v.min(self.w.saturation)
         } else {
@@ -348,7 +418,7 @@ impl Beam<'_> {
     }
 
     /// T_eff(r) = T(r) + k·√A_b.
-    fn t_eff(&self, r: f32) -> f32 {
+    pub(super) fn t_eff(&self, r: f32) -> f32 {
         curve_threshold(self.w, self.hold, r) + self.noise_floor
     }
 
@@ -367,31 +437,25 @@ impl Beam<'_> {
         };
         let reach = PAD_SIGMAS * sigma + 2.0 * dr;
         let n = ((r_hi - r_lo) / dr).ceil().clamp(1.0, MAX_CLUSTER_BINS) as i32;
-        let mut scan = Scan {
-            prev: 0.0,
-            prev_t: self.t_eff(grid.centre(-1)),
-            in_run: false,
-            r0: 0.0,
-            peak_k: 0,
-            peak_last: 0,
-            peak_v: 0.0,
-            left: 0.0,
-            right: 0.0,
-            need_right: false,
-            k_start: 0,
-            sum_w: 0.0,
-            sum_wk: 0.0,
-        };
+        let mut scan = Scan::new(self.t_eff(grid.centre(-1)));
         // Windows only bound the GPU's shared memory; the CPU walks the same bins in the
         // same order, so the scan sees identical values.
+        let dominant = Dominant::Records(recs);
         for k in 0..n {
             let v = self.clip(grid.value(k, recs, reach));
-            self.scan_bin(&mut scan, &grid, recs, k, v);
+            self.scan_bin(&mut scan, &grid, dominant, k, v);
         }
-        self.scan_bin(&mut scan, &grid, recs, n, 0.0);
+        self.scan_bin(&mut scan, &grid, dominant, n, 0.0);
     }
 
-    fn scan_bin(&mut self, s: &mut Scan, grid: &Grid, recs: &[Sorted], k: i32, v: f32) {
+    pub(super) fn scan_bin(
+        &mut self,
+        s: &mut Scan,
+        grid: &Grid,
+        dominant: Dominant<'_>,
+        k: i32,
+        v: f32,
+    ) {
         let t = self.t_eff(grid.centre(k));
         // Crossings interpolate ξ̂ − T_eff, which is linear between bins when T_eff is
         // constant and nearly so where it follows a curve.
@@ -427,14 +491,14 @@ impl Beam<'_> {
         } else if s.in_run {
             let r1 = grid.centre(k - 1) + d_prev / (d_prev - d) * grid.dr;
             s.in_run = false;
-            self.emit(s, grid, recs, r1);
+            self.emit(s, grid, dominant, r1);
         }
         s.prev = v;
         s.prev_t = t;
     }
 
     /// Step 4's per-echo quantities, then step 5.
-    fn emit(&mut self, s: &Scan, grid: &Grid, recs: &[Sorted], r1: f32) {
+    fn emit(&mut self, s: &Scan, grid: &Grid, dominant: Dominant<'_>, r1: f32) {
         let w = self.w;
         let mut offset = 0.0f32;
         let mut amplitude = s.peak_v;
@@ -457,17 +521,7 @@ impl Beam<'_> {
             RangeEstimator::LeadingEdge => s.r0,
             RangeEstimator::Centroid => grid.centre(s.k_start) + grid.dr * (s.sum_wk / s.sum_w),
         };
-        let mut best = 0usize;
-        let mut best_v = -1.0f32;
-        for (i, rec) in recs.iter().enumerate() {
-            let z = (r_peak - rec.range) / w.sigma_r;
-            let w = rec.signal * (-0.5 * z * z).exp();
-            if w > best_v {
-                best_v = w;
-                best = i;
-            }
-        }
-        let dominant = recs[best].rec;
+        let dominant = dominant.record(grid, w.sigma_r, s.peak_k, r_peak);
         let e = self.echo_counter;
         self.echo_counter += 1;
         let t = self.t_eff(r_peak);
