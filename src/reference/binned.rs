@@ -199,3 +199,7 @@ pub(super) fn dominant(bins: &[Bin], grid: &Grid, peak_k: i32) -> SubRayRecord {
         ..SubRayRecord::default()
     })
 }
+
+#[cfg(test)]
+#[path = "binned_tests.rs"]
+mod tests;
