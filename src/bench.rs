@@ -51,6 +51,8 @@ pub struct BenchOptions {
     /// The Vulkan validation layer on; any message it reports fails the bench (the
     /// timings are then not the driver's alone).
     pub validation: bool,
+    /// Changes the preset's sensor before each case (a workload's own range and bins).
+    pub adjust_sensor: Option<fn(&mut Sensor)>,
 }
 
 /// Median and spread of a series of times (ms).
@@ -171,6 +173,9 @@ pub fn measure(opts: &BenchOptions) -> Result<BenchReport, JobError> {
     let mut results: Vec<BenchCase> = Vec::new();
     for &(columns, subrays) in &opts.cases {
         let mut sensor: Sensor = preset(&opts.sensor, Some(columns))?;
+        if let Some(adjust) = opts.adjust_sensor {
+            adjust(&mut sensor);
+        }
         sensor.subrays = subrays;
         if subrays == 1 {
             sensor.sampling = Sampling::Grid;

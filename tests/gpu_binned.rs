@@ -62,10 +62,17 @@ fn paper_000_beams_on_a_wall_land_within_a_millimetre() {
     // The cloud-in-cell split costs at most Δr²/(8σ²) of the peak (module docs).
     let loss = w.bin_width * w.bin_width / (8.0 * w.sigma_r * w.sigma_r);
     let rel = e.amplitude / a;
-    assert!(rel > 1.0 - loss - 1e-3 && rel < 1.0 + 1e-3, "amplitude {rel} of a");
+    assert!(
+        rel > 1.0 - loss - 1e-3 && rel < 1.0 + 1e-3,
+        "amplitude {rel} of a"
+    );
     // EPW = 2σ√(2 ln(a/T)) of the amplitude the waveform holds.
     let epw = 2.0 * w.sigma_r * (2.0 * (e.amplitude / w.threshold).ln()).sqrt();
-    assert!((e.epw - epw).abs() < 0.01 * epw, "EPW {} expected {epw}", e.epw);
+    assert!(
+        (e.epw - epw).abs() < 0.01 * epw,
+        "EPW {} expected {epw}",
+        e.epw
+    );
     assert_eq!(e.instance_id, 1);
 }
 
@@ -98,7 +105,10 @@ fn binned_echoes_equal_the_cpu_reference_across_batches_and_chunks() {
             let (g, c) = (gpu[b * slots + i], cpu_echoes[b * slots + i]);
             let at = format!("beam {b} echo {i}: GPU {g:?} CPU {c:?}");
             assert!((g.range - c.range).abs() < 1e-3, "{at}");
-            assert!((g.amplitude - c.amplitude).abs() < 1e-3 * c.amplitude, "{at}");
+            assert!(
+                (g.amplitude - c.amplitude).abs() < 1e-3 * c.amplitude,
+                "{at}"
+            );
             assert!((g.epw - c.epw).abs() < 1e-3 * c.epw + 1e-4, "{at}");
             assert_eq!(
                 (g.instance_id, g.material, g.return_count),

@@ -12,6 +12,7 @@ use super::{
 use crate::job::JobError;
 use crate::output::{Chart, Series};
 use crate::scene::{workloads, Scene};
+use crate::sensor::{Sampling, Sensor};
 use serde::Serialize;
 use std::path::PathBuf;
 
@@ -37,7 +38,22 @@ pub struct SuiteOptions {
     pub hil_out: PathBuf,
     /// The Vulkan validation layer on (the HiL jobs excepted); any message fails.
     pub validation: bool,
+    /// Only the workloads of these names; empty: all of the suite's.
+    pub only: Vec<String>,
 }
+
+type Workload = fn(&SuiteOptions, &Sizes, &mut dyn FnMut(&str)) -> Result<SuiteWorkload, JobError>;
+
+/// The workloads by name, in the order they run.
+const WORKLOADS: [(&str, Workload); 7] = [
+    ("limox", limox),
+    ("multi-echo", multi_echo),
+    ("paper-000", paper_000),
+    ("scene-scale", scene_scale),
+    ("dynamic", dynamic),
+    ("cpu-peer", cpu_peer),
+    ("hil", hil),
+];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
@@ -89,6 +105,8 @@ struct Sizes {
     scale_columns: u32,
     dynamic_instances: usize,
     dynamic_columns: u32,
+    /// Columns of paper 000's sensor (16 rows each).
+    paper_columns: u32,
     /// The CPU-peer comparison: rotations of the short and long jobs, paired runs,
     /// whether only thin beams.
     peer_rotations: [u64; 2],
@@ -108,6 +126,7 @@ fn sizes(suite: Suite) -> Sizes {
             scale_columns: 128,
             dynamic_instances: 1000,
             dynamic_columns: 128,
+            paper_columns: 4,
             peer_rotations: [1, 3],
             peer_pairs: 1,
             peer_thin_only: true,
@@ -122,6 +141,7 @@ fn sizes(suite: Suite) -> Sizes {
             scale_columns: 1024,
             dynamic_instances: 1000,
             dynamic_columns: 1024,
+            paper_columns: 1024,
             peer_rotations: [1, 10],
             peer_pairs: 3,
             peer_thin_only: false,
@@ -136,16 +156,20 @@ pub fn run_suite(
     progress: &mut dyn FnMut(&str),
 ) -> Result<SuiteReport, JobError> {
     let z = sizes(opts.suite);
-    let mut workloads = vec![
-        limox(opts, &z, progress)?,
-        multi_echo(opts, &z, progress)?,
-        paper_000(),
-        scene_scale(opts, &z, progress)?,
-        dynamic(opts, &z, progress)?,
-        cpu_peer(opts, &z, progress)?,
-    ];
-    if z.hil_frames > 0 {
-        workloads.push(hil(opts, &z, progress)?);
+    let names: Vec<&str> = WORKLOADS.iter().map(|w| w.0).collect();
+    if let Some(bad) = opts.only.iter().find(|n| !names.contains(&n.as_str())) {
+        return Err(JobError::UnknownWorkload {
+            name: bad.clone(),
+            known: names.join(", "),
+        });
+    }
+    let wanted = |name: &str| opts.only.is_empty() || opts.only.iter().any(|n| n == name);
+    let mut workloads = Vec::new();
+    for (name, run) in WORKLOADS {
+        // The HiL jobs belong to the standard suite only.
+        if wanted(name) && (name != "hil" || z.hil_frames > 0) {
+            workloads.push(run(opts, &z, progress)?);
+        }
     }
     if opts.suite == Suite::Quick {
         for w in workloads
@@ -199,6 +223,7 @@ fn bench_on(
         device: opts.device,
         move_all_instances: moving,
         validation: opts.validation,
+        adjust_sensor: None,
     })
 }
 
@@ -236,21 +261,42 @@ fn multi_echo(
     ))
 }
 
-fn paper_000() -> SuiteWorkload {
-    SuiteWorkload {
-        status: WorkloadStatus::NotSupported,
-        reason: Some(format!(
-            "68 × 68 = 4 624 sub-rays per beam exceed the {} sub-rays and {} records a beam \
-             may hold in this build",
-            crate::sensor::MAX_SUBRAYS,
-            crate::contract::MAX_RECORDS_PER_BEAM
-        )),
-        ..measured(
-            "paper-000",
-            "Paper 000's workload: 16 384 beams × 68 × 68 sub-rays, 1 200 range bins",
-            Vec::new(),
-        )
-    }
+/// Paper 000's range grid on the VLP-16's 16 rows: 120 m in 0.1 m bins (1 201 bins from
+/// the sensor, BinGrid), 68 × 68 sub-rays on a grid.
+fn paper_000_sensor(s: &mut Sensor) {
+    s.max_range = 120.0;
+    s.detector.range_resolution_m = 0.1;
+    s.sampling = Sampling::Grid;
+}
+
+fn paper_000(
+    opts: &SuiteOptions,
+    z: &Sizes,
+    progress: &mut dyn FnMut(&str),
+) -> Result<SuiteWorkload, JobError> {
+    progress("paper-000: 68 × 68 sub-rays per beam, 1 200 range bins, the binned waveform");
+    let report = measure(&BenchOptions {
+        scene: opts.street.clone(),
+        scene_name: opts.street_name.clone(),
+        sensor: "vlp-16".into(),
+        cases: vec![(z.paper_columns, 68 * 68)],
+        frames: z.frames,
+        warmup: z.warmup,
+        cpu_frames: 1,
+        sun: false,
+        device: opts.device,
+        move_all_instances: false,
+        validation: opts.validation,
+        adjust_sensor: Some(paper_000_sensor),
+    })?;
+    Ok(measured(
+        "paper-000",
+        "Paper 000's workload: 16 384 beams (the VLP-16's 16 rows × 1 024 columns) × \
+         68 × 68 = 4 624 sub-rays, 1 200 range bins (120 m in 0.1 m), the street, through \
+         the binned waveform (memory: one batch's bins and one chunk's records); the CPU \
+         reference beside it",
+        vec![report],
+    ))
 }
 
 fn scene_scale(

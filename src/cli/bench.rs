@@ -21,7 +21,7 @@ pub(super) struct BenchArgs {
     #[arg(long, default_value = "os1-128")]
     sensor: String,
     /// Cases as COLUMNSxSUBRAYS, comma-separated (columns 1 to 1000000, sub-rays 1 to
-    /// 1024).
+    /// 65536; beams of more than 1024 records take the binned waveform).
     #[arg(
         long,
         value_delimiter = ',',
@@ -64,7 +64,8 @@ pub(super) struct BenchArgs {
     out: PathBuf,
     /// A suite of named, fixed workloads instead of --cases: limox (OS1-128 thin at 512,
     /// 1024, 2048 columns), multi-echo (× 2048 with 16 and 64 sub-rays), paper-000
-    /// (listed, with why this build cannot run it), scene-scale (a procedural terrain of
+    /// (16 384 beams × 68 × 68 sub-rays, 1 200 range bins: the binned waveform),
+    /// scene-scale (a procedural terrain of
     /// 10 k to 10 M triangles), dynamic (1 000 instances moved every frame), cpu-peer
     /// (configs/sensors/vlp16-cmp.yaml as whole jobs, 10 rotations minus 1, beside
     /// HELIOS++'s quoted time) and, in the standard suite, hil. --out is the jobs' scratch
@@ -78,6 +79,9 @@ pub(super) struct BenchArgs {
     /// build, trace, ceiling), log-log.
     #[arg(long, requires = "suite")]
     plot: Option<PathBuf>,
+    /// With --suite: only these workloads, comma-separated (e.g. paper-000,multi-echo).
+    #[arg(long, requires = "suite", value_delimiter = ',')]
+    workloads: Vec<String>,
     /// Enable the Vulkan validation layer (any message fails the bench; times then
     /// include the layer's work). Not with --hil.
     #[arg(long, conflicts_with = "hil")]
@@ -176,6 +180,7 @@ fn bench_options(args: &BenchArgs) -> Result<BenchOptions> {
         device: args.device,
         move_all_instances: false,
         validation: args.validate,
+        adjust_sensor: None,
     })
 }
 
@@ -191,6 +196,7 @@ fn bench_suite(args: &BenchArgs, suite: SuiteArg) -> Result<()> {
         device: args.device,
         hil_out: args.out.clone(),
         validation: args.validate,
+        only: args.workloads.clone(),
     };
     let report = run_suite(&opts, &mut |w| eprintln!("measuring {w}"))?;
     for w in &report.workloads {

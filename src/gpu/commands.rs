@@ -356,10 +356,7 @@ impl Recording<'_> {
         }
         self.retain_buffer(dst);
         // SAFETY: a fill within the buffer, which is retained until the fence signals.
-        unsafe {
-            self.device()
-                .cmd_fill_buffer(self.cmd, dst.raw, 0, size, 0)
-        };
+        unsafe { self.device().cmd_fill_buffer(self.cmd, dst.raw, 0, size, 0) };
         Ok(())
     }
 

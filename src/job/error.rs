@@ -131,6 +131,8 @@ pub enum JobError {
     Loopback(#[source] std::io::Error),
     #[error("the preset {0} has no packet format")]
     NoPacketFormat(String),
+    #[error("--workloads: no suite workload `{name}`; the workloads are {known}")]
+    UnknownWorkload { name: String, known: String },
     #[error("the packet writer thread stopped without saying why (it panicked)")]
     WriterGone,
 }

@@ -58,9 +58,16 @@ fn a_lone_return_anywhere_between_bin_centres_keeps_its_range_and_pulse() {
         let e = e[0];
         assert!((e.range - r).abs() < 1e-3, "range {} at {r}", e.range);
         let rel = e.amplitude / a;
-        assert!(rel > 1.0 - loss - 1e-4 && rel < 1.0 + 1e-4, "amplitude {rel} at {r}");
+        assert!(
+            rel > 1.0 - loss - 1e-4 && rel < 1.0 + 1e-4,
+            "amplitude {rel} at {r}"
+        );
         let epw = 2.0 * w.sigma_r * (2.0 * (a / T).ln()).sqrt();
-        assert!((e.epw - epw).abs() < 0.01 * epw, "EPW {} vs {epw} at {r}", e.epw);
+        assert!(
+            (e.epw - epw).abs() < 0.01 * epw,
+            "EPW {} vs {epw} at {r}",
+            e.epw
+        );
         assert_eq!((e.instance_id, e.material, e.class_id), (7, 1, 2));
     }
 }
@@ -96,7 +103,10 @@ fn binned_and_record_waveforms_agree_on_the_same_returns() {
         two += usize::from(binned.len() == 2);
         for (b, s) in binned.iter().zip(&sorted) {
             assert!((b.range - s.range).abs() < 2e-3, "{b:?} vs {s:?}");
-            assert!((b.amplitude - s.amplitude).abs() < 0.01 * s.amplitude, "{b:?} vs {s:?}");
+            assert!(
+                (b.amplitude - s.amplitude).abs() < 0.01 * s.amplitude,
+                "{b:?} vs {s:?}"
+            );
             assert!((b.epw - s.epw).abs() < 0.01 * s.epw, "{b:?} vs {s:?}");
             assert_eq!(b.instance_id, s.instance_id);
         }

@@ -98,7 +98,12 @@ pub(super) fn record(
             ..f.wave
         };
         let push = bytemuck::bytes_of(&wave);
-        rec.dispatch(&pipelines.waveform_binned, &sets.waveform_binned, push, groups)?;
+        rec.dispatch(
+            &pipelines.waveform_binned,
+            &sets.waveform_binned,
+            push,
+            groups,
+        )?;
     }
     Ok(())
 }
