@@ -9,7 +9,7 @@
 //   sort, bins evaluated WINDOW_BINS at a time by the whole group; for beams of many
 //   sub-rays;
 // - WAVEFORM_PER_THREAD: one invocation per beam, its records (at most
-//   PER_THREAD_RECORDS) in private arrays, sorted by insertion and scanned bin by bin
+//   PER_THREAD_CAPACITY) in private arrays, sorted by insertion and scanned bin by bin
 //   with no barrier. For thin rays and few sub-rays, where most beams hold one or two
 //   returns and a workgroup per beam spends its time in barriers.
 // - WAVEFORM_BINNED: the binned waveform, for beams of more records than
@@ -25,7 +25,11 @@
 #if defined(WAVEFORM_PER_THREAD)
 layout(local_size_x = WAVEFORM_BEAMS_PER_GROUP) in;
 #define STORE
-const uint CAPACITY = PER_THREAD_RECORDS;
+// PER_THREAD_RECORDS or PER_THREAD_RECORDS_GPU, as the host picks for its device.
+#ifndef PER_THREAD_CAPACITY
+#define PER_THREAD_CAPACITY PER_THREAD_RECORDS
+#endif
+const uint CAPACITY = PER_THREAD_CAPACITY;
 const uint GROUP = 1u;  // invocations per beam
 #elif defined(WAVEFORM_BINNED)
 layout(local_size_x = WAVEFORM_BEAMS_PER_GROUP) in;

@@ -74,8 +74,12 @@ shared_constants! {
     /// they are sorted in a workgroup's shared memory.
     MAX_RECORDS_PER_BEAM = 1024;
     /// Beams of at most this many records (sub-rays × slots) go through the waveform
-    /// pass one invocation per beam, their records in private arrays.
+    /// pass one invocation per beam, their records in private arrays, on CPU devices
+    /// (lavapipe), where the workgroup build's barriers cost less beyond it.
     PER_THREAD_RECORDS = 64;
+    /// The same on GPUs, whose private arrays live in cached local memory and whose
+    /// workgroup build spends its time in barriers and a serial scan.
+    PER_THREAD_RECORDS_GPU = 256;
     /// Beams (invocations) per workgroup of that per-thread waveform pass (and of the
     /// binned one's deposit and scan).
     WAVEFORM_BEAMS_PER_GROUP = 64;

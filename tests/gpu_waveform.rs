@@ -6,7 +6,8 @@
 //! 100 m is 7.6e-6 m, so a barely detected echo's EPW cannot be relative-exact).
 
 use beamtrace::contract::{
-    WaveformBinding, MAX_RETURNS, PER_THREAD_RECORDS, WAVEFORM_BEAMS_PER_GROUP,
+    WaveformBinding, MAX_RETURNS, PER_THREAD_RECORDS, PER_THREAD_RECORDS_GPU,
+    WAVEFORM_BEAMS_PER_GROUP,
 };
 use beamtrace::gpu::{
     self, check_layout, run_once, Buffer, BufferUsageFlags, ComputePipeline, Context,
@@ -556,19 +557,41 @@ fn gpu_waveform_matches_the_cpu_reference() {
 
 /// The per-thread build (one invocation per beam, for beams of few records) against the
 /// CPU reference: one record per beam (thin rays without glass), four (thin rays behind
-/// panes), 48 (not a power of two) and the most it takes, PER_THREAD_RECORDS (clusters
-/// of several records).
+/// panes), 48 (not a power of two) and the most it takes on CPU devices,
+/// PER_THREAD_RECORDS (clusters of several records); built for GPUs, the most it takes
+/// there, PER_THREAD_RECORDS_GPU.
 #[test]
 fn per_thread_waveform_matches_the_cpu_reference() {
+    let builds = [
+        (
+            PER_THREAD_RECORDS,
+            vec![1usize, SLOTS, 48, PER_THREAD_RECORDS as usize],
+        ),
+        (
+            PER_THREAD_RECORDS_GPU,
+            vec![PER_THREAD_RECORDS_GPU as usize],
+        ),
+    ];
+    for (capacity, sizes) in builds {
+        per_thread_build_matches(capacity, &sizes);
+    }
+}
+
+fn per_thread_build_matches(capacity: u32, sizes: &[usize]) {
     let ctx = context();
-    let spirv = compile("waveform.comp", &[("WAVEFORM_PER_THREAD", "1")]);
+    let capacity = capacity.to_string();
+    let defines = [
+        ("WAVEFORM_PER_THREAD", "1"),
+        ("PER_THREAD_CAPACITY", &capacity),
+    ];
+    let spirv = compile("waveform.comp", &defines);
     let pipeline = Arc::new(ComputePipeline::new(&ctx, &spirv).expect("pipeline"));
     let per_group = WAVEFORM_BEAMS_PER_GROUP;
     assert_eq!(pipeline.workgroup_size, (per_group, 1, 1));
     let mut g = Lcg(11);
     // Beams not a multiple of the group: the last group's spare invocations write nothing.
     let beams = 2701u32;
-    for rpb in [1usize, SLOTS, 48, PER_THREAD_RECORDS as usize] {
+    for &rpb in sizes {
         let mut records = Vec::with_capacity(beams as usize * rpb);
         for b in 0..beams {
             let mut beam = beam_records(b % 9, &mut g);

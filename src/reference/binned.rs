@@ -94,7 +94,8 @@ impl BeamBins {
         let Some(bin) = usize::try_from(k).ok().and_then(|k| self.bins.get_mut(k)) else {
             return;
         };
-        if !(w > 0.0) {
+        // A share of 0 (a return on a bin centre) or NaN adds nothing.
+        if w.is_nan() || w <= 0.0 {
             return;
         }
         bin.sum += w;

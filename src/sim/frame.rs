@@ -14,7 +14,7 @@ use super::slot::{compact_groups, FrameSlot, Pipelines, SensorBuffers, SlotSets,
 use super::SimError;
 use crate::contract::{
     COMPACT_PASS_COPY, COMPACT_PASS_SUMS, COMPACT_PASS_WRITE, MAX_BOUNCES, MAX_RECORDS_PER_BEAM,
-    MAX_RECORD_SLOTS, MAX_RETURNS, PER_THREAD_RECORDS, WAVEFORM_BEAMS_PER_GROUP,
+    MAX_RECORD_SLOTS, MAX_RETURNS, WAVEFORM_BEAMS_PER_GROUP,
 };
 use crate::gpu::{
     exclusive, Buffer, BufferUsageFlags, ComputePipeline, Context, DescriptorSets, MemoryLocation,
@@ -182,6 +182,7 @@ impl Simulator {
             waveform_per_thread: Arc::new(ComputePipeline::new(ctx, &s.waveform_per_thread)?),
             waveform_binned: Arc::new(ComputePipeline::new(ctx, &s.waveform_binned)?),
             deposit: Arc::new(ComputePipeline::new(ctx, &s.deposit)?),
+            per_thread_records: s.per_thread_records,
             compact: Arc::new(ComputePipeline::new(ctx, &s.compact)?),
         };
         let pipeline_ms = start.elapsed().as_secs_f64() * 1e3;
@@ -644,7 +645,7 @@ pub(super) fn sensor_push_constants(
 }
 
 /// The waveform build for `layout` and its workgroups: one invocation per beam when a
-/// beam's records fit PER_THREAD_RECORDS, else one workgroup per beam. The dispatch
+/// beam's records fit the per-thread build, else one workgroup per beam. The dispatch
 /// grid's x is limited (65535 on many devices), so groups spread over y too and the
 /// shader flattens the index.
 fn waveform_dispatch<'a>(
@@ -652,7 +653,7 @@ fn waveform_dispatch<'a>(
     sets: &'a SlotSets,
     layout: RecordLayout,
 ) -> (&'a Arc<ComputePipeline>, &'a Arc<DescriptorSets>, [u32; 3]) {
-    let (pipeline, set, groups) = if layout.records_per_beam() <= PER_THREAD_RECORDS {
+    let (pipeline, set, groups) = if layout.records_per_beam() <= pipelines.per_thread_records {
         let groups = layout.beams.div_ceil(WAVEFORM_BEAMS_PER_GROUP);
         (
             &pipelines.waveform_per_thread,

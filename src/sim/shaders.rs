@@ -2,7 +2,9 @@
 //! the reflection check of every shared struct.
 
 use super::gpu_types::{bin_layouts, echo_layouts, trace_layouts};
-use crate::contract::{CompactBinding, TraceBinding, WaveformBinding};
+use crate::contract::{
+    CompactBinding, TraceBinding, WaveformBinding, PER_THREAD_RECORDS, PER_THREAD_RECORDS_GPU,
+};
 use crate::gpu::{self, check_layout, GpuError, HostLayout, ShaderSources, Spirv};
 use std::collections::BTreeSet;
 
@@ -81,8 +83,10 @@ pub struct FrameShaders {
     pub mirror: Spirv,
     /// The waveform pass, one workgroup per beam.
     pub waveform: Spirv,
-    /// The waveform pass, one invocation per beam (at most PER_THREAD_RECORDS records).
+    /// The waveform pass, one invocation per beam (at most `per_thread_records`).
     pub waveform_per_thread: Spirv,
+    /// PER_THREAD_RECORDS on CPU devices, PER_THREAD_RECORDS_GPU on GPUs.
+    pub per_thread_records: u32,
     /// The binned waveform's scan, one invocation per beam, and its deposit pass.
     pub waveform_binned: Spirv,
     pub deposit: Spirv,
@@ -132,6 +136,12 @@ impl FrameShaders {
         let src = shader_sources();
         let c = |name: &str| gpu::compile(&src, name, &[]);
         let group = if cpu_device { "16" } else { "64" };
+        let per_thread_records = if cpu_device {
+            PER_THREAD_RECORDS
+        } else {
+            PER_THREAD_RECORDS_GPU
+        };
+        let capacity = per_thread_records.to_string();
         let s = FrameShaders {
             raygen: c("trace.rgen")?,
             miss: c("miss.rmiss")?,
@@ -146,8 +156,12 @@ impl FrameShaders {
             waveform_per_thread: gpu::compile(
                 &src,
                 "waveform.comp",
-                &[("WAVEFORM_PER_THREAD", "1")],
+                &[
+                    ("WAVEFORM_PER_THREAD", "1"),
+                    ("PER_THREAD_CAPACITY", &capacity),
+                ],
             )?,
+            per_thread_records,
             waveform_binned: gpu::compile(&src, "waveform.comp", &[("WAVEFORM_BINNED", "1")])?,
             deposit: c("deposit.comp")?,
             compact: c("compact.comp")?,

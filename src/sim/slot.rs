@@ -147,6 +147,8 @@ pub(super) struct Pipelines {
     pub waveform_binned: Arc<ComputePipeline>,
     pub deposit: Arc<ComputePipeline>,
     pub compact: Arc<ComputePipeline>,
+    /// The most records per beam of the per-thread waveform build.
+    pub per_thread_records: u32,
 }
 
 /// One slot's descriptor sets, one per pipeline.
