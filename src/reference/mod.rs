@@ -11,7 +11,7 @@
 //! [`Bvh::trace`] / [`Bvh::trace_many`] give the closest [`Hit`] (distance, barycentrics,
 //! normals, instance/primitive/triangle/material), [`Bvh::occluded`] answers shadow rays.
 
-mod binned;
+pub mod binned;
 mod build;
 mod bvh;
 mod error;

@@ -110,7 +110,8 @@ pub struct FrameParams {
     /// Surfaces a path may meet, 1..=MAX_BOUNCES (1: single bounce).
     pub max_bounces: u32,
     /// This launch traces `launch_subrays` sub-rays from `subray_offset` on of the beams
-    /// from `beam_offset` on ([`Launch`](super::launch::Launch)).
+    /// from `beam_offset` on (one launch of the whole frame, or a chunk of the binned
+    /// waveform).
     pub subray_offset: u32,
     pub launch_subrays: u32,
     pub beam_offset: u32,
