@@ -62,7 +62,6 @@ pub(super) fn record(
         ..DepositParams::default()
     };
     let all = batches(f.sensor.layout(), batch);
-    let per_group = |beams: u32| [beams.div_ceil(WAVEFORM_BEAMS_PER_GROUP), 1, 1];
     for (i, b) in all.iter().enumerate() {
         if i > 0 {
             // The previous batch's scan has read the bins.
@@ -71,6 +70,7 @@ pub(super) fn record(
         rec.zero_bytes(&f.bufs.bins, u64::from(b.beams) * bin_bytes)?;
         rec.zero_bytes(&f.bufs.ambient, u64::from(b.beams) * 4)?;
         rec.barrier(&[Pass::Transfer], &[Pass::Compute]);
+        let groups = [b.beams.div_ceil(WAVEFORM_BEAMS_PER_GROUP), 1, 1];
         for launch in &b.launches {
             let params = launch.params(f.params);
             let push = bytemuck::bytes_of(&params);
@@ -82,8 +82,7 @@ pub(super) fn record(
                 ..deposit
             };
             let push = bytemuck::bytes_of(&chunk);
-            // A workgroup per beam (a batch is at most BINNED_BATCH_BEAMS < 65 536).
-            rec.dispatch(&pipelines.deposit, &sets.deposit, push, [b.beams, 1, 1])?;
+            rec.dispatch(&pipelines.deposit, &sets.deposit, push, groups)?;
             // The next chunk's trace overwrites the records the deposit read.
             rec.barrier(&[Pass::Compute], &[Pass::RayTracing, Pass::Compute]);
         }
@@ -99,7 +98,6 @@ pub(super) fn record(
             ..f.wave
         };
         let push = bytemuck::bytes_of(&wave);
-        let groups = per_group(b.beams);
         rec.dispatch(
             &pipelines.waveform_binned,
             &sets.waveform_binned,

@@ -87,8 +87,7 @@ pub struct FrameShaders {
     pub waveform_per_thread: Spirv,
     /// PER_THREAD_RECORDS on CPU devices, PER_THREAD_RECORDS_GPU on GPUs.
     pub per_thread_records: u32,
-    /// The binned waveform's scan, one invocation per beam, and its deposit pass, one
-    /// workgroup per beam.
+    /// The binned waveform's scan, one invocation per beam, and its deposit pass.
     pub waveform_binned: Spirv,
     pub deposit: Spirv,
     pub compact: Spirv,
@@ -164,7 +163,7 @@ impl FrameShaders {
             )?,
             per_thread_records,
             waveform_binned: gpu::compile(&src, "waveform.comp", &[("WAVEFORM_BINNED", "1")])?,
-            deposit: gpu::compile(&src, "deposit.comp", &[("DEPOSIT_GROUP", group)])?,
+            deposit: c("deposit.comp")?,
             compact: c("compact.comp")?,
         };
         check_all(&s.trace_shaders(), &trace_layouts())?;
