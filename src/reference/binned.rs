@@ -1,9 +1,9 @@
 //! The binned waveform on the CPU: the twin of `shaders/deposit.comp` and the
 //! WAVEFORM_BINNED build of `shaders/waveform.comp`, for beams of more records (sub-rays ×
-//! slots) than the record waveform sorts ([`RecordLayout::binned`](crate::model::
-//! RecordLayout::binned)). Same physics as [`super::waveform`] (DESIGN §4): the returns
-//! are histogrammed, convolved with the pulse and scanned with steps 4–6 unchanged; what
-//! differs is where the bins lie and how the records reach them.
+//! slots) than the record waveform sorts ([`RecordLayout::binned`]). Same physics as
+//! [`super::waveform`] (DESIGN §4): the returns are histogrammed, convolved with the pulse
+//! and scanned with steps 4–6 unchanged; what differs is where the bins lie and how the
+//! records reach them.
 //!
 //! 1. **Bins.** One grid for the whole beam, from the sensor: bin k's centre is
 //!    (k + ½)·Δr, k = 0..[`BinGrid::bins`] (= ⌈max_range/Δr⌉ + 1) — the receiver's
@@ -34,6 +34,8 @@
 use super::waveform::{Beam, Dominant, Grid, Scan};
 use crate::contract::BIN_BOUNCE_SHIFT;
 use crate::model::{BinGrid, Echo, FrameSettings, SubRayRecord};
+#[cfg(doc)]
+use crate::model::RecordLayout;
 
 /// One range bin: the summed shares and the record of the largest share.
 #[derive(Debug, Clone, Copy, Default)]
