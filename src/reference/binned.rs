@@ -33,9 +33,9 @@
 
 use super::waveform::{Beam, Dominant, Grid, Scan};
 use crate::contract::BIN_BOUNCE_SHIFT;
-use crate::model::{BinGrid, Echo, FrameSettings, SubRayRecord};
 #[cfg(doc)]
 use crate::model::RecordLayout;
+use crate::model::{BinGrid, Echo, FrameSettings, SubRayRecord};
 
 /// One range bin: the summed shares and the record of the largest share.
 #[derive(Debug, Clone, Copy, Default)]
