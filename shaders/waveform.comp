@@ -26,10 +26,11 @@
 layout(local_size_x = WAVEFORM_BEAMS_PER_GROUP) in;
 #define STORE
 // PER_THREAD_RECORDS or PER_THREAD_RECORDS_GPU, as the host picks for its device.
-#ifndef PER_THREAD_CAPACITY
-#define PER_THREAD_CAPACITY PER_THREAD_RECORDS
-#endif
+#ifdef PER_THREAD_CAPACITY
 const uint CAPACITY = PER_THREAD_CAPACITY;
+#else
+const uint CAPACITY = PER_THREAD_RECORDS;
+#endif
 const uint GROUP = 1u;  // invocations per beam
 #elif defined(WAVEFORM_BINNED)
 layout(local_size_x = WAVEFORM_BEAMS_PER_GROUP) in;

@@ -344,7 +344,7 @@ fn sizes_are_refused_from_their_counts_before_anything_is_made() {
             "pattern: { preset: vlp-16 }\nbeam: { kernel: { type: table2d, extent_deg: [1, 1], size: [4000000000, 1], values: [1] } }\n",
             "beam.kernel.size",
         ),
-        ("pattern: { preset: vlp-16 }\nbeam: { subrays: 1025 }\n", "beam.subrays"),
+        ("pattern: { preset: vlp-16 }\nbeam: { subrays: 65537 }\n", "beam.subrays"),
         (
             "pattern: { preset: vlp-16 }\ndetector: { max_returns: 4000000000 }\n",
             "detector.max_returns",
