@@ -265,19 +265,20 @@ impl Simulator {
         max_returns: u32,
     ) -> Result<(), SimError> {
         check_sensor(beams, subrays, slots, max_returns)?;
-        let rays = beams.len() as u64 * subrays.len() as u64;
-        if rays > self.ctx.limits.max_launch_width as u64 {
-            return Err(SimError::Input(format!(
-                "{rays} rays per frame exceed the device's launch limit {}",
-                self.ctx.limits.max_launch_width
-            )));
-        }
         let extent = FrameExtent {
             beams: beams.len() as u64,
             subrays: subrays.len() as u64,
             slots: u64::from(slots),
             max_returns: u64::from(max_returns),
         };
+        // The binned waveform launches a chunk of a batch at a time.
+        let rays = extent.records() / extent.slots.max(1);
+        if rays > self.ctx.limits.max_launch_width as u64 {
+            return Err(SimError::Input(format!(
+                "{rays} rays per launch exceed the device's launch limit {}",
+                self.ctx.limits.max_launch_width
+            )));
+        }
         check_frame_memory(&self.ctx, &extent)?;
         let mut buffers = SensorBuffers::new(&self.ctx, beams, subrays, slots, max_returns)?;
         buffers.max_bounces = self.max_bounces;
