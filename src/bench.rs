@@ -4,9 +4,11 @@
 //! sensor, all measured in one run.
 
 mod hil;
+mod paper;
 mod peer;
 mod suite;
 pub use hil::{measure_hil, HilOptions, HilResult, HilSink, HIL_SENSORS};
+pub use paper::{paper_sensor, StackingResult};
 pub use peer::{measure_peer, PeerResult, PEER_SECONDS};
 pub use suite::{
     run_suite, suite_charts, Suite, SuiteOptions, SuiteReport, SuiteWorkload, WorkloadStatus,
@@ -51,8 +53,9 @@ pub struct BenchOptions {
     /// The Vulkan validation layer on; any message it reports fails the bench (the
     /// timings are then not the driver's alone).
     pub validation: bool,
-    /// Changes the preset's sensor before each case (a workload's own range and bins).
-    pub adjust_sensor: Option<fn(&mut Sensor)>,
+    /// Makes each case's sensor from its columns instead of the preset `sensor` (a
+    /// workload's own sensor).
+    pub build_sensor: Option<fn(u32) -> Result<Sensor, crate::sensor::SensorError>>,
 }
 
 /// Median and spread of a series of times (ms).
@@ -147,7 +150,13 @@ pub fn measure(opts: &BenchOptions) -> Result<BenchReport, JobError> {
         return Err(JobError::NoFrames);
     }
     let scene = &opts.scene;
-    let db = MaterialDb::builtin()?.for_wavelength(preset(&opts.sensor, None)?.wavelength_nm);
+    let make = |columns: Option<u32>| -> Result<Sensor, JobError> {
+        match (opts.build_sensor, columns) {
+            (Some(build), c) => Ok(build(c.unwrap_or(1))?),
+            (None, c) => Ok(preset(&opts.sensor, c)?),
+        }
+    };
+    let db = MaterialDb::builtin()?.for_wavelength(make(None)?.wavelength_nm);
     let map = db.resolve(&scene.materials, &MaterialMapping::default())?;
     let ctx = Context::new(&ContextOptions {
         device_index: opts.device,
@@ -172,10 +181,7 @@ pub fn measure(opts: &BenchOptions) -> Result<BenchReport, JobError> {
     });
     let mut results: Vec<BenchCase> = Vec::new();
     for &(columns, subrays) in &opts.cases {
-        let mut sensor: Sensor = preset(&opts.sensor, Some(columns))?;
-        if let Some(adjust) = opts.adjust_sensor {
-            adjust(&mut sensor);
-        }
+        let mut sensor: Sensor = make(Some(columns))?;
         sensor.subrays = subrays;
         if subrays == 1 {
             sensor.sampling = Sampling::Grid;

@@ -9,7 +9,7 @@ use std::thread;
 
 /// The machine's cores, asked once: the question reads the process's CPU affinity and
 /// cgroup limits, too slow to ask per frame.
-fn threads() -> usize {
+pub(crate) fn threads() -> usize {
     static THREADS: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
     *THREADS.get_or_init(|| thread::available_parallelism().map_or(1, |n| n.get()))
 }

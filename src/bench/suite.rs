@@ -5,6 +5,7 @@
 //! equal it — plus the HiL jobs in the standard suite. A workload this build cannot run
 //! is listed with the reason, never left out.
 
+use super::paper::{self, StackingResult};
 use super::{
     measure, measure_hil, measure_peer, BenchOptions, BenchReport, HilOptions, HilResult,
     PeerResult,
@@ -12,7 +13,6 @@ use super::{
 use crate::job::JobError;
 use crate::output::{Chart, Series};
 use crate::scene::{workloads, Scene};
-use crate::sensor::{Sampling, Sensor};
 use serde::Serialize;
 use std::path::PathBuf;
 
@@ -75,6 +75,8 @@ pub struct SuiteWorkload {
     pub runs: Vec<BenchReport>,
     pub hil: Vec<HilResult>,
     pub peer: Vec<PeerResult>,
+    /// Paper 000's Alg. 2 beside its workload.
+    pub stacking: Vec<StackingResult>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -223,7 +225,7 @@ fn bench_on(
         device: opts.device,
         move_all_instances: moving,
         validation: opts.validation,
-        adjust_sensor: None,
+        build_sensor: None,
     })
 }
 
@@ -261,14 +263,6 @@ fn multi_echo(
     ))
 }
 
-/// Paper 000's range grid on the VLP-16's 16 rows: 120 m in 0.1 m bins (1 201 bins from
-/// the sensor, BinGrid), 68 × 68 sub-rays on a grid.
-fn paper_000_sensor(s: &mut Sensor) {
-    s.max_range = 120.0;
-    s.detector.range_resolution_m = 0.1;
-    s.sampling = Sampling::Grid;
-}
-
 fn paper_000(
     opts: &SuiteOptions,
     z: &Sizes,
@@ -278,8 +272,8 @@ fn paper_000(
     let report = measure(&BenchOptions {
         scene: opts.street.clone(),
         scene_name: opts.street_name.clone(),
-        sensor: "vlp-16".into(),
-        cases: vec![(z.paper_columns, 68 * 68)],
+        sensor: "paper-000".into(),
+        cases: vec![(z.paper_columns, paper::KERNEL_PIXELS * paper::KERNEL_PIXELS)],
         frames: z.frames,
         warmup: z.warmup,
         cpu_frames: 1,
@@ -287,16 +281,25 @@ fn paper_000(
         device: opts.device,
         move_all_instances: false,
         validation: opts.validation,
-        adjust_sensor: Some(paper_000_sensor),
+        build_sensor: Some(paper::paper_sensor),
     })?;
-    Ok(measured(
-        "paper-000",
-        "Paper 000's workload: 16 384 beams (the VLP-16's 16 rows × 1 024 columns) × \
-         68 × 68 = 4 624 sub-rays, 1 200 range bins (120 m in 0.1 m), the street, through \
-         the binned waveform (memory: one batch's bins and one chunk's records); the CPU \
-         reference beside it",
-        vec![report],
-    ))
+    progress("paper-000: the paper's Alg. 2 (range stacking) on the CPU");
+    let sensor = paper::paper_sensor(z.paper_columns)?;
+    let subrays = crate::job::sensor_subrays(&sensor)?;
+    let stacking = paper::stacking_baseline(&opts.street, &sensor, &subrays)?;
+    Ok(SuiteWorkload {
+        stacking: vec![stacking],
+        ..measured(
+            "paper-000",
+            "Paper 000's workload: 16 384 beams (1 024 columns × 16 rows over 133° × 10°) × \
+             68 × 68 = 4 624 sub-rays of a 0.8° Gaussian beam, 1 200 range bins (120 m in \
+             0.1 m), first echo, the street, through the binned waveform (memory: one \
+             batch's bins and one chunk's records); the CPU reference beside it, and the \
+             paper's Alg. 2 (range stacking over a rendered range and intensity image, one \
+             pixel per kernel cell) on the CPU",
+            vec![report],
+        )
+    })
 }
 
 fn scene_scale(
@@ -418,6 +421,7 @@ fn measured(name: &str, description: &str, runs: Vec<BenchReport>) -> SuiteWorkl
         runs,
         hil: Vec::new(),
         peer: Vec::new(),
+        stacking: Vec::new(),
     }
 }
 

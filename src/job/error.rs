@@ -131,6 +131,11 @@ pub enum JobError {
     Loopback(#[source] std::io::Error),
     #[error("the preset {0} has no packet format")]
     NoPacketFormat(String),
+    #[error(
+        "range stacking (paper 000's Alg. 2) convolves with a separable kernel: the sensor \
+         {0} needs a Gaussian beam kernel"
+    )]
+    StackingKernel(String),
     #[error("--workloads: no suite workload `{name}`; the workloads are {known}")]
     UnknownWorkload { name: String, known: String },
     #[error("the packet writer thread stopped without saying why (it panicked)")]

@@ -17,6 +17,7 @@ mod bvh;
 mod error;
 mod flatten;
 mod simulate;
+pub mod stacking;
 mod triangle;
 pub mod waveform;
 

@@ -54,7 +54,7 @@ impl Stacked {
     /// The range of pixel `i`'s echo (the middle of its slice), if it has one.
     pub fn range(&self, i: usize, bin_width: f32) -> Option<f32> {
         let s = self.slice[i];
-        (s < self.s_max).then(|| (s as f32 + 0.5) * bin_width)
+        (s < self.s_max).then_some((s as f32 + 0.5) * bin_width)
     }
 }
 
@@ -73,8 +73,9 @@ impl Rect {
     }
 }
 
-/// Range stacking of `img` with the separable kernel `h` (columns) × `v` (rows), both
-/// of odd length, centred.
+/// Range stacking of `img` with the separable kernel `h` (columns) × `v` (rows): tap i
+/// of a kernel of n taps lies at offset i − ⌊n/2⌋ (centred for odd n, half a pixel
+/// early for even n).
 pub fn range_stacking(img: &RangeImage, h: &[f32], v: &[f32], p: &StackingParams) -> Stacked {
     let s_max = (p.max_range / p.bin_width).floor().max(1.0) as u32;
     let n = img.width * img.height;
@@ -169,9 +170,9 @@ fn convolve_rows(src: &[f32], out: &mut Vec<f32>, width: usize, h: &[f32]) {
         for (row, dst) in part.chunks_mut(width).enumerate() {
             let line = &src[first + row * width..][..width];
             for (x, &value) in line.iter().enumerate().filter(|(_, &v)| v != 0.0) {
-                // Scatter: a lit pixel adds its value times the kernel around it.
+                // Scatter: a lit pixel adds value · h[i] at x + i − m.
                 let lo = x.saturating_sub(m);
-                let hi = (x + m + 1).min(width);
+                let hi = (x + h.len() - m).min(width);
                 for (t, d) in dst[lo..hi].iter_mut().enumerate() {
                     *d += value * h[lo + t + m - x];
                 }
@@ -188,11 +189,12 @@ fn convolve_columns(src: &[f32], out: &mut Vec<f32>, width: usize, v: &[f32]) {
     let k = v.len() / 2;
     par::for_chunks_mut(out, width, width * 16, |first, part| {
         for (j, dst) in part.chunks_mut(width).enumerate() {
+            // Row y gathers v[i] · row y − (i − k), as the rows scatter.
             let y = first / width + j;
-            let lo = y.saturating_sub(k);
-            let hi = (y + k + 1).min(rows);
-            for yy in lo..hi {
-                let w = v[yy + k - y];
+            for (i, &w) in v.iter().enumerate() {
+                let Some(yy) = (y + k).checked_sub(i).filter(|&yy| yy < rows) else {
+                    continue;
+                };
                 for (d, &s) in dst.iter_mut().zip(&src[yy * width..][..width]) {
                     *d += w * s;
                 }
@@ -291,7 +293,10 @@ mod tests {
                 total += out.intensity[i];
             }
         }
-        assert!((total - 1.0).abs() < 1e-5, "the kernel keeps the power: {total}");
+        assert!(
+            (total - 1.0).abs() < 1e-5,
+            "the kernel keeps the power: {total}"
+        );
     }
 
     #[test]

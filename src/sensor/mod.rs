@@ -61,7 +61,9 @@ pub use file::{
     load_sensor, load_sensor_file, load_sensor_file_with, load_sensor_with, parse_sensor,
     parse_sensor_with, GenericDefaults, GENERIC,
 };
-pub use kernel::{BeamKernel, Sampling, Spot, SubRaySample, Support, Table1d};
+pub use kernel::{
+    BeamKernel, Sampling, Spot, SubRaySample, Support, Table1d, FULL_ANGLE_1E2_PER_SIGMA,
+};
 pub use presets::{
     preset, preset_detail, preset_with, presets, PresetDetail, PresetInfo, PresetOptions,
 };
