@@ -64,7 +64,8 @@ pub(super) struct BenchArgs {
     out: PathBuf,
     /// A suite of named, fixed workloads instead of --cases: limox (OS1-128 thin at 512,
     /// 1024, 2048 columns), multi-echo (× 2048 with 16 and 64 sub-rays), paper-000
-    /// (16 384 beams × 68 × 68 sub-rays, 1 200 range bins: the binned waveform),
+    /// (16 384 beams × 68 × 68 sub-rays, 1 200 range bins: the binned waveform; the
+    /// paper's Alg. 2, range stacking, on the CPU beside it),
     /// scene-scale (a procedural terrain of
     /// 10 k to 10 M triangles), dynamic (1 000 instances moved every frame), cpu-peer
     /// (configs/sensors/vlp16-cmp.yaml as whole jobs, 10 rotations minus 1, beside
