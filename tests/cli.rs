@@ -886,6 +886,7 @@ fn bench_and_scene_help_describe_every_option() {
             "--hil",
             "--out",
             "--suite",
+            "--workloads",
             "--plot",
             "--validate",
             "--help",

@@ -118,3 +118,32 @@ fn binned_echoes_equal_the_cpu_reference_across_batches_and_chunks() {
         }
     }
 }
+
+#[test]
+fn bins_too_fine_for_the_range_are_refused_with_the_numbers() {
+    // 1 mm bins to 10 km: about 10 million bins per beam, more than the bins buffer holds for
+    // even one beam.
+    let scene = procedural("wall:distance=10,size=40");
+    let beams = grid((0.0, 0.0), (0.0, 0.0), 1.0);
+    let subrays = kernel(0.04f32.to_radians(), 33);
+    let mut s = trace(Affine3A::IDENTITY, 10_000.0).settings();
+    s.waveform.bin_width = 0.001;
+    let ctx = context();
+    let (db, map) = materials(&scene);
+    let mut sim = Simulator::new(&ctx, &scene, &db, &map).expect("simulator");
+    sim.set_sensor(&beams, &subrays, 1, s.waveform.max_returns)
+        .expect("sensor");
+    let err = sim
+        .frame(&s, Capture::default())
+        .expect_err("a grid too fine for the bins buffer")
+        .to_string();
+    assert!(err.contains("range bins per beam"), "{err}");
+    assert!(err.contains("max_range"), "{err}");
+    // The simulator still works with a grid that fits.
+    s.waveform.bin_width = 0.05;
+    s.max_range = 120.0;
+    let out = sim.frame(&s, Capture::default()).expect("frame");
+    assert_eq!(out.points.len(), 1);
+    drop(sim);
+    assert_no_validation_messages(&ctx);
+}

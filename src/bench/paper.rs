@@ -11,7 +11,7 @@
 use crate::job::{frame_settings, JobError};
 use crate::material::{MaterialDb, MaterialMapping};
 use crate::model::{Echo, FrameSettings};
-use crate::reference::stacking::{range_stacking, RangeImage, StackingParams};
+use crate::reference::stacking::{gaussian_taps, range_stacking, RangeImage, StackingParams};
 use crate::reference::CpuSimulator;
 use crate::scene::Scene;
 use crate::sensor::{
@@ -125,17 +125,6 @@ impl Raster {
     }
 }
 
-/// `n` taps of a Gaussian of σ `sigma` (rad) at `pitch` (rad), centred on the middle tap,
-/// summing to 1: the kernel's marginal over one axis.
-fn taps(n: u32, sigma: f64, pitch: f32) -> Vec<f32> {
-    let c = f64::from(n / 2);
-    let raw: Vec<f64> = (0..n)
-        .map(|i| (-0.5 * ((f64::from(i) - c) * f64::from(pitch) / sigma).powi(2)).exp())
-        .collect();
-    let sum: f64 = raw.iter().sum();
-    raw.iter().map(|w| (w / sum) as f32).collect()
-}
-
 /// Renders the range and intensity image with the CPU reference: one thin ray per
 /// pixel, its first surface's range and signal (R(θ)/r², the whole beam's signal were it
 /// all on that surface).
@@ -189,10 +178,9 @@ pub fn stacking_baseline(
         max_range: frame.max_range,
         threshold: frame.waveform.threshold,
     };
-    let (h, v) = (
-        taps(KERNEL_PIXELS, sigma.0, raster.pitch),
-        taps(KERNEL_PIXELS, sigma.1, raster.pitch),
-    );
+    // The kernel's marginals over one axis, one tap per pixel.
+    let taps = |sigma: f64| gaussian_taps(KERNEL_PIXELS as usize, sigma / f64::from(raster.pitch));
+    let (h, v) = (taps(sigma.0), taps(sigma.1));
     let t = Instant::now();
     let stacked = range_stacking(&image, &h, &v, &params);
     let stacking_ms = t.elapsed().as_secs_f64() * 1e3;

@@ -203,7 +203,7 @@ fn convolve_columns(src: &[f32], out: &mut Vec<f32>, width: usize, v: &[f32]) {
     });
 }
 
-/// `n` taps (odd) of a Gaussian of `sigma` taps, summing to 1.
+/// `n` taps of a Gaussian of σ = `sigma` taps centred on tap ⌊n/2⌋, summing to 1.
 pub fn gaussian_taps(n: usize, sigma: f64) -> Vec<f32> {
     let c = (n / 2) as f64;
     let raw: Vec<f64> = (0..n)

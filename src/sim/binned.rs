@@ -21,11 +21,32 @@ pub(super) struct BinnedFrame<'a> {
     pub wave: WaveformParams,
     /// `None`: no waveform (σ_r or Δr not positive), so no echoes.
     pub grid: Option<BinGrid>,
+    /// Beams per batch ([`batch_size`]).
+    pub batch: u32,
+}
+
+/// Beams per batch of a frame of `settings` for a sensor with the bins buffer `bufs`;
+/// refused when not one beam's bins fit it.
+pub(super) fn batch_size(
+    sensor: &SensorBuffers,
+    bufs: &BinnedBuffers,
+    grid: Option<BinGrid>,
+) -> Result<u32, SimError> {
+    let bins = grid.map_or(0, |g| g.bins);
+    let size = bufs.bins.size();
+    match batch_beams(u64::from(sensor.beam_count), bins, size) {
+        0 => Err(SimError::Input(format!(
+            "{bins} range bins per beam (max_range / bin_width) do not fit the binned \
+             waveform's {} of bins; widen the bins or shorten max_range",
+            super::memory::size(size)
+        ))),
+        batch => Ok(batch),
+    }
 }
 
 /// Records the binned trace and waveform of `f`; timestamp `ts_trace` is written after
 /// the last batch's deposits (so with several batches the earlier batches' scans count
-/// as trace time). Fails when not one beam's bins fit the bins buffer.
+/// as trace time).
 pub(super) fn record(
     rec: &mut Recording<'_>,
     pipelines: &Pipelines,
@@ -35,18 +56,6 @@ pub(super) fn record(
     ts_trace: u32,
 ) -> Result<(), GpuError> {
     let bins = f.grid.map_or(0, |g| g.bins);
-    let size = f.bufs.bins.size();
-    let batch = batch_beams(u64::from(f.sensor.beam_count), bins, size);
-    if batch == 0 {
-        return Err(GpuError::Usage(
-            SimError::Input(format!(
-                "{bins} range bins per beam (max_range / bin_width) do not fit the binned \
-                 waveform's {} of bins; widen the bins or shorten max_range",
-                super::memory::size(size)
-            ))
-            .to_string(),
-        ));
-    }
     let bin_bytes = u64::from(bins) * std::mem::size_of::<GpuBin>() as u64;
     let (bins_address, ambient_address) = (
         rec.address_of(&f.bufs.bins),
@@ -61,7 +70,7 @@ pub(super) fn record(
         bin_width: f.grid.map_or(0.0, |g| g.bin_width),
         ..DepositParams::default()
     };
-    let all = batches(f.sensor.layout(), batch);
+    let all = batches(f.sensor.layout(), f.batch);
     for (i, b) in all.iter().enumerate() {
         if i > 0 {
             // The previous batch's scan has read the bins.

@@ -545,6 +545,11 @@ fn record_frame(
     exclusive(&mut slot.sweep, "a frame slot's sweep poses")?
         .write(0, bytemuck::bytes_of(&gpu_sweep(settings)))?;
     let (ts, sets) = (&slot.timestamps, &slot.sets);
+    let grid = BinGrid::of(&settings.waveform, settings.max_range);
+    let batch = match &sensor.binned {
+        Some(bufs) => binned::batch_size(sensor, bufs, grid)?,
+        None => 0,
+    };
     // Handles, so that the recorder can be borrowed mutably below.
     let (points, host_points) = (slot.compaction_points().clone(), slot.points.clone());
     let staged = slot.points_device.is_some();
@@ -588,7 +593,8 @@ fn record_frame(
                 bufs,
                 params,
                 wave,
-                grid: BinGrid::of(&settings.waveform, settings.max_range),
+                grid,
+                batch,
             };
             binned::record(rec, pipelines, sets, &frame, ts, TS_TRACE)?;
         } else {
