@@ -72,10 +72,9 @@ pub(super) fn record(
     };
     let all = batches(f.sensor.layout(), f.batch);
     for (i, b) in all.iter().enumerate() {
-        if i > 0 {
-            // The previous batch's scan has read the bins.
-            rec.barrier(&[Pass::Compute], &[Pass::Transfer]);
-        }
+        // The previous batch's scan has read the bins (for the first batch, the previous
+        // frame's: its closing barrier orders them too, but this pass does not rely on it).
+        rec.barrier(&[Pass::Compute], &[Pass::Transfer]);
         rec.zero_bytes(&f.bufs.bins, u64::from(b.beams) * bin_bytes)?;
         rec.zero_bytes(&f.bufs.ambient, u64::from(b.beams) * 4)?;
         rec.barrier(&[Pass::Transfer], &[Pass::Compute]);
