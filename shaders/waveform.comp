@@ -1,8 +1,10 @@
 // The waveform stage: turns each beam's sub-ray return records into echoes. The
-// algorithm, step by step, is documented in src/reference/waveform.rs, the CPU twin that
-// this shader follows operation for operation (a GPU test compares them). Memory is
-// bounded by the records: bins exist only around the returned ranges, never over
-// [min_range, max_range].
+// algorithm, step by step, is documented in src/reference/waveform.rs (the binned
+// build's first steps in src/reference/binned.rs), the CPU twins that this shader follows
+// operation for operation (GPU tests compare them). The record builds' memory is bounded
+// by the records: bins exist only around the returned ranges, never over
+// [min_range, max_range]; the binned build's bins cover [0, max_range] for one batch of
+// beams.
 //
 // Three builds of this file, one algorithm from step 4 on:
 // - one workgroup per beam (the default): records sorted in shared memory by a bitonic

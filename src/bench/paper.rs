@@ -186,22 +186,9 @@ pub fn stacking_baseline(
     let stacking_ms = t.elapsed().as_secs_f64() * 1e3;
     let every = sensor.beams.len().div_ceil(COMPARED_BEAMS).max(1);
     let sample: Vec<Beam> = sensor.beams.iter().step_by(every).copied().collect();
-    let (_, echoes, counts) = cpu.frame(&sample, subrays, &frame, 1);
-    let slots = echoes.len() / sample.len().max(1);
-    let agree = sample
-        .iter()
-        .enumerate()
-        .filter(|&(i, b)| {
-            let theirs = stacked.range(raster.pixel_of(b), params.bin_width);
-            let ours =
-                (counts[i] > 0).then(|| first_range(&echoes[i * slots..][..counts[i] as usize]));
-            match (theirs, ours) {
-                (None, None) => true,
-                (Some(a), Some(b)) => (a - b).abs() <= 0.3,
-                _ => false,
-            }
-        })
-        .count();
+    let model = cpu.frame(&sample, subrays, &frame, 1);
+    let nearest = |b: &Beam| stacked.range(raster.pixel_of(b), params.bin_width);
+    let agree = agreeing(&sample, (&model.1, &model.2), nearest);
     Ok(StackingResult {
         width: image.width,
         height: image.height,
@@ -216,7 +203,25 @@ pub fn stacking_baseline(
     })
 }
 
-/// The nearest of a beam's echoes.
-fn first_range(echoes: &[Echo]) -> f32 {
-    echoes.iter().map(|e| e.range).fold(f32::INFINITY, f32::min)
+/// Beams whose Alg. 2 range (`nearest`) and first model echo (of `echoes`, `counts`)
+/// are both absent or within 0.3 m of each other.
+fn agreeing(
+    beams: &[Beam],
+    (echoes, counts): (&[Echo], &[u32]),
+    nearest: impl Fn(&Beam) -> Option<f32>,
+) -> usize {
+    let slots = echoes.len() / beams.len().max(1);
+    let first = |i: usize| {
+        let found = &echoes[i * slots..][..counts[i] as usize];
+        found.iter().map(|e| e.range).reduce(f32::min)
+    };
+    beams
+        .iter()
+        .enumerate()
+        .filter(|&(i, b)| match (nearest(b), first(i)) {
+            (None, None) => true,
+            (Some(a), Some(b)) => (a - b).abs() <= 0.3,
+            _ => false,
+        })
+        .count()
 }
