@@ -22,6 +22,20 @@ fn kernel(div: f32, n: u32) -> Vec<SubRaySample> {
     .expect("kernel")
 }
 
+/// A simulator of `scene` with the sensor `beams` × `subrays` (one record slot each).
+fn simulator(
+    ctx: &std::sync::Arc<beamtrace::gpu::Context>,
+    scene: &beamtrace::scene::Scene,
+    (beams, subrays): (&[Beam], &[SubRaySample]),
+    max_returns: u32,
+) -> Simulator {
+    let (db, map) = materials(scene);
+    let mut sim = Simulator::new(ctx, scene, &db, &map).expect("simulator");
+    sim.set_sensor(beams, subrays, 1, max_returns)
+        .expect("sensor");
+    sim
+}
+
 /// The GPU's echoes and counts of one frame, validation checked.
 fn gpu_echoes(
     scene: &beamtrace::scene::Scene,
@@ -30,10 +44,7 @@ fn gpu_echoes(
     s: &FrameSettings,
 ) -> (Vec<Echo>, Vec<u32>) {
     let ctx = context();
-    let (db, map) = materials(scene);
-    let mut sim = Simulator::new(&ctx, scene, &db, &map).expect("simulator");
-    sim.set_sensor(beams, subrays, 1, s.waveform.max_returns)
-        .expect("sensor");
+    let mut sim = simulator(&ctx, scene, (beams, subrays), s.waveform.max_returns);
     let capture = Capture {
         records: false,
         echoes: true,
@@ -129,10 +140,7 @@ fn bins_too_fine_for_the_range_are_refused_with_the_numbers() {
     let mut s = trace(Affine3A::IDENTITY, 10_000.0).settings();
     s.waveform.bin_width = 0.001;
     let ctx = context();
-    let (db, map) = materials(&scene);
-    let mut sim = Simulator::new(&ctx, &scene, &db, &map).expect("simulator");
-    sim.set_sensor(&beams, &subrays, 1, s.waveform.max_returns)
-        .expect("sensor");
+    let mut sim = simulator(&ctx, &scene, (&beams, &subrays), s.waveform.max_returns);
     let err = sim
         .frame(&s, Capture::default())
         .expect_err("a grid too fine for the bins buffer")
@@ -163,9 +171,7 @@ fn binned_frames_in_flight_match_frame_by_frame() {
         s
     };
     let ctx = context();
-    let (db, map) = materials(&scene);
-    let mut sim = Simulator::new(&ctx, &scene, &db, &map).expect("simulator");
-    sim.set_sensor(&beams, &subrays, 1, 4).expect("sensor");
+    let mut sim = simulator(&ctx, &scene, (&beams, &subrays), 4);
     let sequential: Vec<_> = (0..3)
         .map(|f| {
             sim.frame(&settings(f), Capture::default())
