@@ -1,6 +1,6 @@
 // The binned waveform's deposit: one invocation per beam of the batch adds the records
 // of one chunk of its sub-rays (in sub-ray, then slot order) to the beam's range bins
-// and ambient sum. Step by step as src/reference/waveform.rs's binned deposit, its CPU
+// and ambient sum. Step by step as BeamBins::deposit in src/reference/binned.rs, its CPU
 // twin: a used record at range r splits its signal s between bins j = floor(x) and
 // j + 1, x = r / dr - 1/2, as s (1 - f) and s f (f = x - j; cloud in cell); a bin keeps
 // the record of its largest share (the first on ties).
