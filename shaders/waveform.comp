@@ -77,6 +77,8 @@ STORE uint sh_nonempty;
 STORE Echo sh_cand[MAX_CANDIDATES];
 #if !defined(WAVEFORM_PER_THREAD) && !defined(WAVEFORM_BINNED)
 shared float sh_bins[WINDOW_BINS];
+shared int sh_k_lo;  // the cluster's threshold window, found by thread 0
+shared int sh_k_hi;
 #endif
 
 // The scanning invocation's state: the beam, the echo scan (carried across windows),
@@ -539,6 +541,42 @@ void write_no_echoes(uint t) {
     if (t == 0u) counts[beam] = 0u;
 }
 
+// The bin a record at `range` deposits its first share into (its second goes to the next).
+int first_bin(float range) {
+    return int(floor((range - g_r_lo) / g_dr - 0.5));
+}
+
+// The cluster's bins [k_lo, k_hi) outside which no bin can reach the threshold: with the
+// datasheet threshold, T_eff is one constant t > 0 for the beam, and a bin at least D
+// bins from every share of the cluster holds at most S * tap(D) (S: the cluster's summed
+// signal), which is below t once c D^2 > ln(1.001 S / t). Scanning a bin below the
+// threshold outside a run changes nothing but the scan's previous-bin values, so the
+// scan may start at k_lo from bin k_lo - 1's exact values and stop at k_hi: the echoes are
+// bit-identical to a scan of every bin (the CPU twin scans every bin). Curves: all bins.
+void threshold_window(uint c0, uint c1, int n, out int k_lo, out int k_hi) {
+    k_lo = 0;
+    k_hi = n;
+    float t = max(p.threshold, 0.0) + noise_floor;
+    if (p.curve_model != CURVE_THRESHOLD || !(t > 0.0)) return;
+    float s = 0.0;
+    for (uint i = c0; i < c1; i++) s += sh_signal[i];
+    float ratio = 1.001 * s / t;
+    int d = ratio > 1.0 ? min(int(floor(sqrt(log(ratio) / g_tap_c))) + 2, g_taps + 1) : 0;
+    k_lo = clamp(first_bin(sh_range[c0]) - d, 0, n);
+    k_hi = clamp(first_bin(sh_range[c1 - 1u]) + 2 + d, k_lo, n);
+    if (ratio <= 1.0) k_hi = k_lo;  // no bin reaches the threshold
+}
+
+// Bin k of a cluster's threshold window: bin k_lo - 1 only sets the scan's previous bin.
+void scan_window_bin(int k, float v, int k_lo, uint c0, uint c1) {
+    if (k < k_lo) {
+        s_prev = v;
+        s_prev_t = t_eff_at(centre(k));
+    } else {
+        scan_bin(k, v, c0, c1);
+    }
+}
+
 #if defined(WAVEFORM_BINNED)
 // xi-hat at bin k: the bins within the pulse's taps, in bin order.
 float binned_value(int k) {
@@ -644,20 +682,19 @@ void gather_sorted() {
     }
 }
 
-// Steps 3 and 4's bins of a cluster, evaluated and scanned one by one.
-// A lone record (the common case of thin rays) is read once: indexing an invocation's
-// arrays costs a gather per access on CPU devices.
+// Steps 3 and 4's bins of a cluster, evaluated and scanned one by one over its
+// threshold window. A lone record (the common case of thin rays) is read once: indexing
+// an invocation's arrays costs a gather per access on CPU devices.
 void scan_bins(uint t, int n, uint c0, uint c1, float reach) {
-    if (c1 == c0 + 1u) {
-        float range = sh_range[c0];
-        float signal = sh_signal[c0];
-        for (int k = 0; k < n; k++) {
-            scan_bin(k, clip_at_saturation(lone_bin_value(k, range, signal, reach)), c0, c1);
-        }
-        return;
-    }
-    for (int k = 0; k < n; k++) {
-        scan_bin(k, clip_at_saturation(bin_value(k, c0, c1, reach)), c0, c1);
+    int k_lo;
+    int k_hi;
+    threshold_window(c0, c1, n, k_lo, k_hi);
+    bool lone = c1 == c0 + 1u;
+    float range = sh_range[c0];
+    float signal = sh_signal[c0];
+    for (int k = max(k_lo - 1, 0); k < k_hi; k++) {
+        float v = lone ? lone_bin_value(k, range, signal, reach) : bin_value(k, c0, c1, reach);
+        scan_window_bin(k, clip_at_saturation(v), k_lo, c0, c1);
     }
 }
 
@@ -738,17 +775,22 @@ void gather_sorted(uint t) {
     barrier();
 }
 
-// Steps 3 and 4's bins of a cluster, window by window: all threads evaluate, thread 0
-// scans.
+// Steps 3 and 4's bins of a cluster's threshold window (thread 0 finds it), WINDOW_BINS
+// at a time: all threads evaluate, thread 0 scans.
 void scan_bins(uint t, int n, uint c0, uint c1, float reach) {
-    for (int w0 = 0; w0 < n; w0 += WINDOW) {
-        int wn = min(WINDOW, n - w0);
+    if (t == 0u) threshold_window(c0, c1, n, sh_k_lo, sh_k_hi);
+    barrier();
+    int k_lo = sh_k_lo;
+    int k_hi = sh_k_hi;
+    barrier();  // read by all before thread 0 may find the next cluster's
+    for (int w0 = max(k_lo - 1, 0); w0 < k_hi; w0 += WINDOW) {
+        int wn = min(WINDOW, k_hi - w0);
         for (int k = int(t); k < wn; k += int(GROUP)) {
             sh_bins[k] = clip_at_saturation(bin_value(w0 + k, c0, c1, reach));
         }
         barrier();
         if (t == 0u) {
-            for (int k = 0; k < wn; k++) scan_bin(w0 + k, sh_bins[k], c0, c1);
+            for (int k = 0; k < wn; k++) scan_window_bin(w0 + k, sh_bins[k], k_lo, c0, c1);
         }
         barrier();
     }
