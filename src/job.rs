@@ -926,6 +926,17 @@ pub fn set_sim_sensor(
 ) -> Result<(), SimError> {
     sim.set_max_bounces(sensor.max_bounces)?;
     let slots = sim.record_slots();
+    let records = subrays.len() as u64 * u64::from(slots);
+    if sensor.cw.is_some() && records > u64::from(crate::contract::MAX_RECORDS_PER_BEAM) {
+        // Beyond that the binned waveform keeps no records to sum.
+        return Err(SimError::Input(format!(
+            "beam.subrays: a continuous-wave sensor sums its beams' phasors from the frame's \
+             return records, at most {} per beam (sub-rays × {slots} record slots in this \
+             scene); {} sub-rays make {records}",
+            crate::contract::MAX_RECORDS_PER_BEAM,
+            subrays.len()
+        )));
+    }
     sim.set_sensor(&sensor.beams, subrays, slots, sensor.detector.max_returns)
 }
 
