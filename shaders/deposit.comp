@@ -37,9 +37,9 @@ void main() {
     float a = ambient.v[beam];
     for (uint i = 0u; i < n; i++) {
         SubRayRecord r = records.v[base + i];
-        if (r.signal == 0.0 && r.range == 0.0) continue;  // an empty slot
+        if (is_empty_slot(r)) continue;
         a += r.ambient;
-        if (!(r.signal > 0.0 && r.range > 0.0 && r.range < 1e30)) continue;
+        if (!is_used(r.range, r.signal)) continue;
         float x = r.range / q.bin_width - 0.5;
         float jf = floor(x);
         float f = x - jf;

@@ -115,14 +115,6 @@ float clip_at_saturation(float v) {
     return p.saturation > 0.0 ? min(v, p.saturation) : v;
 }
 
-bool is_used(float range, float signal) {
-    return signal > 0.0 && range > 0.0 && range < 1e30;
-}
-
-bool is_empty_slot(SubRayRecord r) {
-    return r.signal == 0.0 && r.range == 0.0;
-}
-
 // Step 1's order where range and signal do not decide: the records' other fields, then
 // their slots. `by_bits`: range and signal compared as bit patterns first (unused
 // records). Reads the records only here: ties are rare.

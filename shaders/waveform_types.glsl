@@ -76,6 +76,15 @@ layout(buffer_reference, scalar, buffer_reference_align = 4) buffer RecordBuffer
     SubRayRecord v[];
 };
 
+// A return that forms the waveform (step 1 of src/reference/waveform.rs).
+bool is_used(float range, float signal) {
+    return signal > 0.0 && range > 0.0 && range < 1e30;
+}
+
+bool is_empty_slot(SubRayRecord r) {
+    return r.signal == 0.0 && r.range == 0.0;
+}
+
 // One range bin of the binned waveform: the summed shares deposited into it, and the
 // largest single share with the record that deposited it.
 struct Bin {

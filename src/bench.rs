@@ -27,13 +27,31 @@ use serde::Serialize;
 use std::path::Path;
 use std::time::Instant;
 
-/// What to measure: a scene, a sensor preset and the (columns × sub-rays) cases.
+/// The sensor whose columns and sub-rays the cases vary (its own beam kernel).
+#[derive(Debug, Clone)]
+pub enum BenchSensor {
+    /// A preset by name (`sensor::preset`).
+    Preset(String),
+    /// A workload's own sensor, made from its columns.
+    Build(fn(u32) -> Result<Sensor, crate::sensor::SensorError>),
+}
+
+impl BenchSensor {
+    /// The sensor with `columns` columns (`None`: its default).
+    fn make(&self, columns: Option<u32>) -> Result<Sensor, JobError> {
+        Ok(match self {
+            BenchSensor::Preset(name) => preset(name, columns)?,
+            BenchSensor::Build(build) => build(columns.unwrap_or(1))?,
+        })
+    }
+}
+
+/// What to measure: a scene, a sensor and the (columns × sub-rays) cases.
 pub struct BenchOptions {
     pub scene: Scene,
     /// The scene's name in the report.
     pub scene_name: String,
-    /// Sensor preset whose columns and sub-rays are varied (its own beam kernel).
-    pub sensor: String,
+    pub sensor: BenchSensor,
     /// (columns, sub-rays) per case, measured in this order.
     pub cases: Vec<(u32, u32)>,
     /// Timed frames per case (after the warm-up); at least 1.
@@ -53,9 +71,6 @@ pub struct BenchOptions {
     /// The Vulkan validation layer on; any message it reports fails the bench (the
     /// timings are then not the driver's alone).
     pub validation: bool,
-    /// Makes each case's sensor from its columns instead of the preset `sensor` (a
-    /// workload's own sensor).
-    pub build_sensor: Option<fn(u32) -> Result<Sensor, crate::sensor::SensorError>>,
 }
 
 /// Median and spread of a series of times (ms).
@@ -150,13 +165,7 @@ pub fn measure(opts: &BenchOptions) -> Result<BenchReport, JobError> {
         return Err(JobError::NoFrames);
     }
     let scene = &opts.scene;
-    let make = |columns: Option<u32>| -> Result<Sensor, JobError> {
-        match (opts.build_sensor, columns) {
-            (Some(build), c) => Ok(build(c.unwrap_or(1))?),
-            (None, c) => Ok(preset(&opts.sensor, c)?),
-        }
-    };
-    let db = MaterialDb::builtin()?.for_wavelength(make(None)?.wavelength_nm);
+    let db = MaterialDb::builtin()?.for_wavelength(opts.sensor.make(None)?.wavelength_nm);
     let map = db.resolve(&scene.materials, &MaterialMapping::default())?;
     let ctx = Context::new(&ContextOptions {
         device_index: opts.device,
@@ -181,7 +190,7 @@ pub fn measure(opts: &BenchOptions) -> Result<BenchReport, JobError> {
     });
     let mut results: Vec<BenchCase> = Vec::new();
     for &(columns, subrays) in &opts.cases {
-        let mut sensor: Sensor = make(Some(columns))?;
+        let mut sensor: Sensor = opts.sensor.make(Some(columns))?;
         sensor.subrays = subrays;
         if subrays == 1 {
             sensor.sampling = Sampling::Grid;

@@ -15,7 +15,7 @@ use crate::reference::stacking::{gaussian_taps, range_stacking, RangeImage, Stac
 use crate::reference::CpuSimulator;
 use crate::scene::Scene;
 use crate::sensor::{
-    parse_sensor, Beam, BeamKernel, Sensor, SensorError, SubRaySample, FULL_ANGLE_1E2_PER_SIGMA,
+    gaussian_sigma, parse_sensor, Beam, BeamKernel, Sensor, SensorError, SubRaySample,
 };
 use glam::Vec3;
 use serde::Serialize;
@@ -160,11 +160,7 @@ pub fn stacking_baseline(
     let BeamKernel::Gaussian { div_h, div_v } = sensor.kernel else {
         return Err(JobError::StackingKernel(sensor.name.clone()));
     };
-    // σ from the full angle at 1/e² (DESIGN §2).
-    let sigma = (
-        f64::from(div_h) / FULL_ANGLE_1E2_PER_SIGMA,
-        f64::from(div_v) / FULL_ANGLE_1E2_PER_SIGMA,
-    );
+    let sigma = (gaussian_sigma(div_h), gaussian_sigma(div_v));
     let db = MaterialDb::builtin()?.for_wavelength(sensor.wavelength_nm);
     let map = db.resolve(&scene.materials, &MaterialMapping::default())?;
     let cpu = CpuSimulator::new(scene, &db, &map)?;

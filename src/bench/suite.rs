@@ -7,8 +7,8 @@
 
 use super::paper::{self, StackingResult};
 use super::{
-    measure, measure_hil, measure_peer, BenchOptions, BenchReport, HilOptions, HilResult,
-    PeerResult,
+    measure, measure_hil, measure_peer, BenchOptions, BenchReport, BenchSensor, HilOptions,
+    HilResult, PeerResult,
 };
 use crate::job::JobError;
 use crate::output::{Chart, Series};
@@ -208,25 +208,40 @@ pub fn run_suite(
 fn bench_on(
     opts: &SuiteOptions,
     z: &Sizes,
-    (scene, name): (&Scene, &str),
+    scene: (&Scene, &str),
     cases: Vec<(u32, u32)>,
     cpu: bool,
     moving: bool,
 ) -> Result<BenchReport, JobError> {
+    let os1 = BenchSensor::Preset("os1-128".into());
     measure(&BenchOptions {
+        move_all_instances: moving,
+        cpu_frames: usize::from(cpu),
+        ..suite_bench(opts, z, scene, os1, cases)
+    })
+}
+
+/// A suite measurement of `sensor`'s `cases` on `scene` at night, with the CPU reference.
+fn suite_bench(
+    opts: &SuiteOptions,
+    z: &Sizes,
+    (scene, name): (&Scene, &str),
+    sensor: BenchSensor,
+    cases: Vec<(u32, u32)>,
+) -> BenchOptions {
+    BenchOptions {
         scene: scene.clone(),
         scene_name: name.to_string(),
-        sensor: "os1-128".into(),
+        sensor,
         cases,
         frames: z.frames,
         warmup: z.warmup,
-        cpu_frames: usize::from(cpu),
+        cpu_frames: 1,
         sun: false,
         device: opts.device,
-        move_all_instances: moving,
+        move_all_instances: false,
         validation: opts.validation,
-        build_sensor: None,
-    })
+    }
 }
 
 fn street(opts: &SuiteOptions) -> (&Scene, &str) {
@@ -269,20 +284,9 @@ fn paper_000(
     progress: &mut dyn FnMut(&str),
 ) -> Result<SuiteWorkload, JobError> {
     progress("paper-000: 68 × 68 sub-rays per beam, 1 200 range bins, the binned waveform");
-    let report = measure(&BenchOptions {
-        scene: opts.street.clone(),
-        scene_name: opts.street_name.clone(),
-        sensor: "paper-000".into(),
-        cases: vec![(z.paper_columns, paper::KERNEL_PIXELS * paper::KERNEL_PIXELS)],
-        frames: z.frames,
-        warmup: z.warmup,
-        cpu_frames: 1,
-        sun: false,
-        device: opts.device,
-        move_all_instances: false,
-        validation: opts.validation,
-        build_sensor: Some(paper::paper_sensor),
-    })?;
+    let sensor = BenchSensor::Build(paper::paper_sensor);
+    let cases = vec![(z.paper_columns, paper::KERNEL_PIXELS * paper::KERNEL_PIXELS)];
+    let report = measure(&suite_bench(opts, z, street(opts), sensor, cases))?;
     progress("paper-000: the paper's Alg. 2 (range stacking) on the CPU");
     let sensor = paper::paper_sensor(z.paper_columns)?;
     let subrays = crate::job::sensor_subrays(&sensor)?;

@@ -2,8 +2,9 @@
 
 use anyhow::{bail, Context as _, Result};
 use beamtrace::bench::{
-    measure, measure_hil, run_suite, suite_charts, BenchOptions, BenchReport, HilOptions,
-    HilResult, PeerResult, StackingResult, Suite, SuiteOptions, SuiteReport, WorkloadStatus,
+    measure, measure_hil, run_suite, suite_charts, BenchOptions, BenchReport, BenchSensor,
+    HilOptions, HilResult, PeerResult, StackingResult, Suite, SuiteOptions, SuiteReport,
+    WorkloadStatus,
 };
 use beamtrace::sensor::domain::MAX_COLUMNS;
 use beamtrace::sensor::MAX_SUBRAYS;
@@ -172,7 +173,7 @@ fn bench_options(args: &BenchArgs) -> Result<BenchOptions> {
     Ok(BenchOptions {
         scene: scene.scene,
         scene_name: scene.name,
-        sensor: args.sensor.clone(),
+        sensor: BenchSensor::Preset(args.sensor.clone()),
         cases,
         frames: args.frames,
         warmup: args.warmup,
@@ -181,7 +182,6 @@ fn bench_options(args: &BenchArgs) -> Result<BenchOptions> {
         device: args.device,
         move_all_instances: false,
         validation: args.validate,
-        build_sensor: None,
     })
 }
 

@@ -31,7 +31,7 @@
 //! bins) and the log-parabola through the split peak is not exact; a plane at normal
 //! incidence still comes out within 1 mm of its range (a test checks both).
 
-use super::waveform::{Beam, Dominant, Grid, Scan};
+use super::waveform::{is_used, Beam, Dominant, Grid, Scan};
 use crate::contract::BIN_BOUNCE_SHIFT;
 #[cfg(doc)]
 use crate::model::RecordLayout;
@@ -80,7 +80,7 @@ impl BeamBins {
                 continue;
             }
             self.ambient += r.ambient;
-            if !(r.signal > 0.0 && r.range > 0.0 && r.range < 1e30) {
+            if !is_used(r) {
                 continue;
             }
             let x = r.range / dr - 0.5;

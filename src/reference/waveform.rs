@@ -168,7 +168,7 @@ pub(super) struct Sorted {
     rec: SubRayRecord,
 }
 
-fn is_used(r: &SubRayRecord) -> bool {
+pub(super) fn is_used(r: &SubRayRecord) -> bool {
     r.signal > 0.0 && r.range > 0.0 && r.range < 1e30
 }
 

@@ -126,7 +126,7 @@ pub(crate) fn gauss(x: f64, sigma: f64) -> f64 {
 }
 
 /// σ of a Gaussian beam from its divergence (full angle at 1/e²).
-pub(super) fn sigma(div: f32) -> f64 {
+pub fn sigma(div: f32) -> f64 {
     f64::from(div) / FULL_ANGLE_1E2_PER_SIGMA
 }
 

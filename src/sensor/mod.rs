@@ -62,7 +62,7 @@ pub use file::{
     parse_sensor_with, GenericDefaults, GENERIC,
 };
 pub use kernel::{
-    BeamKernel, Sampling, Spot, SubRaySample, Support, Table1d, FULL_ANGLE_1E2_PER_SIGMA,
+    sigma as gaussian_sigma, BeamKernel, Sampling, Spot, SubRaySample, Support, Table1d,
 };
 pub use presets::{
     preset, preset_detail, preset_with, presets, PresetDetail, PresetInfo, PresetOptions,
