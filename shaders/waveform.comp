@@ -27,18 +27,28 @@
 #if defined(WAVEFORM_PER_THREAD)
 layout(local_size_x = WAVEFORM_BEAMS_PER_GROUP) in;
 #define STORE
-// PER_THREAD_RECORDS or PER_THREAD_RECORDS_GPU, as the host picks for its device.
+// PER_THREAD_RECORDS_THIN, PER_THREAD_RECORDS or PER_THREAD_RECORDS_GPU, as the host
+// picks for the device and the sensor.
 #ifdef PER_THREAD_CAPACITY
 const uint CAPACITY = PER_THREAD_CAPACITY;
 #else
 const uint CAPACITY = PER_THREAD_RECORDS;
 #endif
 const uint GROUP = 1u;  // invocations per beam
+// The candidates a beam of at most CAPACITY records can push: above a constant
+// threshold each run holds a maximum of the waveform, a sum of at most 2 CAPACITY
+// sampled Gaussians of one width (each record's two cloud-in-cell shares), which has at
+// most 2 CAPACITY maxima (a threshold curve barely changes over a pulse); twice that
+// leaves room for rounding, plus the false alarms.
+// Beyond it the weakest is dropped, as the CPU reference does beyond MAX_CANDIDATES.
+// Smaller arrays, because a CPU device pays for every invocation's in proportion.
+const uint CANDIDATES = min(MAX_CANDIDATES, 4u * CAPACITY + MAX_FALSE_ALARMS);
 #elif defined(WAVEFORM_BINNED)
 layout(local_size_x = WAVEFORM_BEAMS_PER_GROUP) in;
 #define STORE
 const uint CAPACITY = 1u;  // no records: bins
 const uint GROUP = 1u;
+const uint CANDIDATES = MAX_CANDIDATES;
 #else
 // Invocations per beam: 64 on GPUs; the host picks 16 on CPU devices (lavapipe), where
 // each barrier costs more than the parallel work it separates (measured: 25 % faster).
@@ -49,6 +59,7 @@ layout(local_size_x = WAVEFORM_GROUP) in;
 #define STORE shared
 const uint CAPACITY = MAX_RECORDS_PER_BEAM;
 const uint GROUP = WAVEFORM_GROUP;
+const uint CANDIDATES = MAX_CANDIDATES;
 #endif
 
 // The records arrive by address (WaveformParams.records_address), see waveform_types.glsl.
@@ -74,7 +85,7 @@ STORE float sh_signal[CAPACITY];
 STORE uint sh_idx[CAPACITY];
 STORE uint sh_used;
 STORE uint sh_nonempty;
-STORE Echo sh_cand[MAX_CANDIDATES];
+STORE Echo sh_cand[CANDIDATES];
 #if !defined(WAVEFORM_PER_THREAD) && !defined(WAVEFORM_BINNED)
 shared float sh_bins[WINDOW_BINS];
 shared int sh_k_lo;  // the cluster's threshold window, found by thread 0
@@ -235,8 +246,19 @@ float lone_bin_value(int k, float range, float signal, float reach) {
     return range >= c - reach && range <= c + reach ? deposit(0.0, k, range, signal) : 0.0;
 }
 
+// The first candidate is kept apart (g_first), so the common beam of one echo never
+// indexes sh_cand: an invocation's arrays cost a gather or scatter per access on CPU
+// devices.
+Echo g_first;
+
 void push_candidate(Echo e) {
-    if (n_cand < MAX_CANDIDATES) {
+    if (n_cand == 0u) {
+        g_first = e;
+        n_cand = 1u;
+        return;
+    }
+    if (n_cand == 1u) sh_cand[0] = g_first;
+    if (n_cand < CANDIDATES) {
         sh_cand[n_cand] = e;
         n_cand++;
         return;
@@ -311,7 +333,7 @@ SubRayRecord dominant_record(uint c0, uint c1, float r_peak) {
 SubRayRecord dominant_record(uint c0, uint c1, float r_peak) {
     uint best = c0;
     float best_v = -1.0;
-    for (uint i = c0; i < c1; i++) {
+    for (uint i = c0; i < c1 && c1 > c0 + 1u; i++) {
         float z = (r_peak - sh_range[i]) / p.sigma_r;
         float w = sh_signal[i] * exp(-0.5 * z * z);
         if (w > best_v) {
@@ -442,9 +464,27 @@ uint strongest_except(uint m, uint skip) {
     return best;
 }
 
+// Output slot i of the beam's `count` echoes: e, or an empty echo past count.
+void write_slot(uint i, uint count, Echo e) {
+    if (i < count) {
+        e.return_index = i;
+        e.return_count = count;
+    } else {
+        e = Echo(0.0, 0.0, 0.0, 0.0, 0.0, 0u, 0u, 0u, 0u, 0u, 0u);
+    }
+    echoes[beam * clamp(p.max_returns, 1u, MAX_RETURNS) + i] = e;
+}
+
 // Step 6, then the beam's output slots.
 void finish() {
     uint n = n_cand;
+    uint slots = clamp(p.max_returns, 1u, MAX_RETURNS);
+    // One candidate or none (most beams): every return mode reports it alone.
+    if (n <= 1u) {
+        for (uint i = 0u; i < slots; i++) write_slot(i, n, g_first);
+        counts[beam] = n;
+        return;
+    }
     for (uint i = 1u; i < n; i++) {
         Echo x = sh_cand[i];
         uint j = i;
@@ -454,8 +494,8 @@ void finish() {
         }
         sh_cand[j] = x;
     }
-    bool kept[MAX_CANDIDATES];
-    bool decided[MAX_CANDIDATES];
+    bool kept[CANDIDATES];
+    bool decided[CANDIDATES];
     for (uint i = 0u; i < n; i++) {
         kept[i] = false;
         decided[i] = false;
@@ -482,7 +522,6 @@ void finish() {
             m++;
         }
     }
-    uint slots = clamp(p.max_returns, 1u, MAX_RETURNS);
     uint picked[MAX_RETURNS];
     uint count = 0u;
     if (m > 0u) {
@@ -511,16 +550,7 @@ void finish() {
             count = 1u;
         }
     }
-    uint out_base = beam * slots;
-    for (uint i = 0u; i < slots; i++) {
-        Echo e = Echo(0.0, 0.0, 0.0, 0.0, 0.0, 0u, 0u, 0u, 0u, 0u, 0u);
-        if (i < count) {
-            e = sh_cand[picked[i]];
-            e.return_index = i;
-            e.return_count = count;
-        }
-        echoes[out_base + i] = e;
-    }
+    for (uint i = 0u; i < slots; i++) write_slot(i, count, sh_cand[i < count ? picked[i] : 0u]);
     counts[beam] = count;
 }
 
@@ -674,14 +704,136 @@ void gather_sorted() {
     }
 }
 
+// A lone record's clipped waveform at bin k (g_lone_*: the record and the reach).
+float g_lone_range;
+float g_lone_signal;
+float g_lone_reach;
+float lone_v(int k) {
+    return clip_at_saturation(lone_bin_value(k, g_lone_range, g_lone_signal, g_lone_reach));
+}
+
+// The first bin ka of a lone record's run above t (search from the guess g in
+// [k_lo, peak]), its value and the value the scan held before it (0 before bin 0).
+int run_start(int g, int k_lo, float t, out float v, out float v_before) {
+    int k = g;
+    v = lone_v(k);
+    v_before = k > 0 ? lone_v(k - 1) : 0.0;
+    if (v - t > 0.0) {
+        while (k > k_lo && v_before - t > 0.0) {
+            k--;
+            v = v_before;
+            v_before = k > 0 ? lone_v(k - 1) : 0.0;
+        }
+    } else {
+        do {
+            k++;
+            v_before = v;
+            v = lone_v(k);
+        } while (!(v - t > 0.0));
+    }
+    return k;
+}
+
+// The last bin kb of the run (search from the guess g in [peak, k_hi)), its value and
+// the value the scan sees after it (bin n's 0 from k_hi on).
+int run_end(int g, int k_hi, float t, out float v, out float v_after) {
+    int k = g;
+    v = lone_v(k);
+    v_after = k + 1 < k_hi ? lone_v(k + 1) : 0.0;
+    if (v - t > 0.0) {
+        while (k + 1 < k_hi && v_after - t > 0.0) {
+            k++;
+            v = v_after;
+            v_after = k + 1 < k_hi ? lone_v(k + 1) : 0.0;
+        }
+    } else {
+        do {
+            k--;
+            v_after = v;
+            v = lone_v(k);
+        } while (!(v - t > 0.0));
+    }
+    return k;
+}
+
+// Step 4 for a lone record (the common case of thin rays) under a constant threshold
+// t > 0, without visiting every bin: its waveform is two shares of one Gaussian on
+// adjacent bins, rising to the first and falling after the second, so the bins above t
+// form one run [ka, kb] around the peak. The peak, the run's ends (from the Gaussian's
+// width at t, then corrected bin by bin) and the neighbours the scan would have seen
+// are evaluated with the scan's own lone_bin_value, and the echo is emitted from the
+// state scan_bin reaches (bins before k_lo and from k_hi on are below t, see
+// threshold_window). Returns false where it does not apply (curves, t = 0): the caller
+// scans.
+bool scan_lone(uint c0, uint c1, int n, int k_lo, int k_hi, float reach) {
+    float t = max(p.threshold, 0.0) + noise_floor;
+    if (p.curve_model != CURVE_THRESHOLD || !(t > 0.0)) return false;
+    if (k_hi <= k_lo) return true;  // no bin reaches t
+    g_lone_range = sh_range[c0];
+    g_lone_signal = sh_signal[c0];
+    g_lone_reach = reach;
+    float x = (g_lone_range - g_r_lo) / g_dr - 0.5;
+    int j = int(floor(x));
+    // The peak: the first of the record's two bins on ties, its neighbours, and back
+    // over a plateau (a clipped top) to its first bin, as the scan keeps it.
+    float v0 = lone_v(j);
+    float v1 = lone_v(j + 1);
+    int pk = v1 > v0 ? j + 1 : j;
+    float pv = max(v0, v1);
+    float left = pk == j + 1 ? v0 : (pk > 0 ? lone_v(pk - 1) : 0.0);
+    float right = pk == j ? v1 : (pk + 1 < k_hi ? lone_v(pk + 1) : 0.0);
+    if (pk < k_lo || pk >= k_hi) return false;
+    if (!(pv - t > 0.0)) return true;
+    while (pk > k_lo && left == pv) {
+        pk--;
+        right = pv;
+        left = pk > 0 ? lone_v(pk - 1) : 0.0;
+    }
+    int last = pk;
+    for (float next = right; last + 1 < k_hi && next == pv; last++) {
+        next = last + 2 < k_hi ? lone_v(last + 2) : 0.0;
+    }
+    float width = sqrt(max(log(g_lone_signal / t), 0.0) / g_tap_c);
+    float va;
+    float v_before;
+    int ka = run_start(clamp(int(ceil(x - width)), k_lo, pk), k_lo, t, va, v_before);
+    float vb;
+    float v_after;
+    int kb = run_end(clamp(int(floor(x + width)), last, k_hi - 1), k_hi, t, vb, v_after);
+    float d = va - t;
+    float d_prev = v_before - t;
+    s_r0 = centre(ka - 1) - d_prev / (d - d_prev) * g_dr;
+    s_peak_k = pk;
+    s_peak_last = last;
+    s_peak_v = pv;
+    s_left = left;
+    s_right = right;
+    s_k_start = ka;
+    s_sum_w = 0.0;
+    s_sum_wk = 0.0;
+    if (p.estimator == ESTIMATOR_CENTROID) {
+        for (int k = ka; k <= kb; k++) {
+            float dk = lone_v(k) - t;
+            s_sum_w += dk;
+            s_sum_wk += dk * float(k - ka);
+        }
+    }
+    int kn = kb + 1 < k_hi ? kb + 1 : n;
+    float db = vb - t;
+    float dn = v_after - t;
+    emit(c0, c1, centre(kn - 1) + db / (db - dn) * g_dr);
+    return true;
+}
+
 // Steps 3 and 4's bins of a cluster, evaluated and scanned one by one over its
-// threshold window. A lone record (the common case of thin rays) is read once: indexing
-// an invocation's arrays costs a gather per access on CPU devices.
+// threshold window; a lone record in closed form where it can be (scan_lone), else
+// read once: indexing an invocation's arrays costs a gather per access on CPU devices.
 void scan_bins(uint t, int n, uint c0, uint c1, float reach) {
     int k_lo;
     int k_hi;
     threshold_window(c0, c1, n, k_lo, k_hi);
     bool lone = c1 == c0 + 1u;
+    if (lone && scan_lone(c0, c1, n, k_lo, k_hi, reach)) return;
     float range = sh_range[c0];
     float signal = sh_signal[c0];
     for (int k = max(k_lo - 1, 0); k < k_hi; k++) {

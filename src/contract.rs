@@ -80,6 +80,11 @@ shared_constants! {
     /// The same on GPUs, whose private arrays live in cached local memory and whose
     /// workgroup build spends its time in barriers and a serial scan.
     PER_THREAD_RECORDS_GPU = 256;
+    /// Beams of at most this many records (a thin ray's single-bounce slots) take a
+    /// per-thread build whose arrays are this small, on every device: a CPU device pays
+    /// for an invocation's private arrays in proportion to their size (measured: a tenth
+    /// of the thin waveform's time on lavapipe).
+    PER_THREAD_RECORDS_THIN = SINGLE_BOUNCE_SLOTS;
     /// Beams (invocations) per workgroup of that per-thread waveform pass (and of the
     /// binned one's deposit and scan).
     WAVEFORM_BEAMS_PER_GROUP = 64;

@@ -7,7 +7,7 @@
 
 use beamtrace::contract::{
     WaveformBinding, MAX_RETURNS, PER_THREAD_RECORDS, PER_THREAD_RECORDS_GPU,
-    WAVEFORM_BEAMS_PER_GROUP,
+    PER_THREAD_RECORDS_THIN, WAVEFORM_BEAMS_PER_GROUP,
 };
 use beamtrace::gpu::{
     self, check_layout, run_once, Buffer, BufferUsageFlags, ComputePipeline, Context,
@@ -555,14 +555,16 @@ fn gpu_waveform_matches_the_cpu_reference() {
     assert!(m.is_empty(), "validation messages: {m:#?}");
 }
 
-/// The per-thread build (one invocation per beam, for beams of few records) against the
-/// CPU reference: one record per beam (thin rays without glass), four (thin rays behind
-/// panes), 48 (not a power of two) and the most it takes on CPU devices,
-/// PER_THREAD_RECORDS (clusters of several records); built for GPUs, the most it takes
-/// there, PER_THREAD_RECORDS_GPU.
+/// The per-thread builds (one invocation per beam, for beams of few records) against
+/// the CPU reference: the thin rays' build (PER_THREAD_RECORDS_THIN) at one record per
+/// beam (thin rays without glass, lone records in closed form) and four (thin rays
+/// behind panes); the CPU devices' build at those, 48 (not a power of two) and the most
+/// it takes, PER_THREAD_RECORDS (clusters of several records); built for GPUs, the most
+/// it takes there, PER_THREAD_RECORDS_GPU.
 #[test]
 fn per_thread_waveform_matches_the_cpu_reference() {
     let builds = [
+        (PER_THREAD_RECORDS_THIN, vec![1usize, SLOTS]),
         (
             PER_THREAD_RECORDS,
             vec![1usize, SLOTS, 48, PER_THREAD_RECORDS as usize],

@@ -6,6 +6,7 @@
 
 use super::gpu_types::{DepositParams, FrameParams, GpuBin, WaveformParams};
 use super::launch::{batch_beams, batches};
+use super::shaders::WaveformBuild;
 use super::slot::{BinnedBuffers, Pipelines, SensorBuffers, SlotSets};
 use super::SimError;
 use crate::contract::WAVEFORM_BEAMS_PER_GROUP;
@@ -55,6 +56,8 @@ pub(super) fn record(
     ts: &Timestamps,
     ts_trace: u32,
 ) -> Result<(), GpuError> {
+    let binned_pipeline = pipelines.waveform.get(WaveformBuild::Binned)?;
+    let binned_sets = sets.waveform(WaveformBuild::Binned)?;
     let bins = f.grid.map_or(0, |g| g.bins);
     let bin_bytes = u64::from(bins) * std::mem::size_of::<GpuBin>() as u64;
     let (bins_address, ambient_address) = (
@@ -106,12 +109,7 @@ pub(super) fn record(
             ..f.wave
         };
         let push = bytemuck::bytes_of(&wave);
-        rec.dispatch(
-            &pipelines.waveform_binned,
-            &sets.waveform_binned,
-            push,
-            groups,
-        )?;
+        rec.dispatch(binned_pipeline, binned_sets, push, groups)?;
     }
     Ok(())
 }

@@ -9,16 +9,18 @@ use super::gpu_types::{CompactParams, FrameParams, GpuEcho, GpuPoint, GpuRecord,
 use super::hit_groups::{hit_groups, hit_records};
 use super::memory::check_frame_memory;
 use super::scene_gpu::{GpuScene, SceneStats, TimeSlices};
-use super::shaders::FrameShaders;
-use super::slot::{compact_groups, FrameSlot, Pipelines, SensorBuffers, SlotSets, Submitted};
+use super::shaders::{FrameShaders, WaveformBuild};
+use super::slot::{
+    compact_groups, FrameSlot, Pipelines, SensorBuffers, SlotSets, Submitted, WaveformPipelines,
+};
 use super::SimError;
 use crate::contract::{
     COMPACT_PASS_COPY, COMPACT_PASS_SUMS, COMPACT_PASS_WRITE, MAX_BOUNCES, MAX_RECORDS_PER_BEAM,
     MAX_RECORD_SLOTS, MAX_RETURNS, WAVEFORM_BEAMS_PER_GROUP,
 };
 use crate::gpu::{
-    exclusive, Buffer, BufferUsageFlags, ComputePipeline, Context, DescriptorSets, MemoryLocation,
-    Pass, RayTracingDesc, RayTracingPipeline, Recording, TlasUpdate,
+    exclusive, Buffer, BufferUsageFlags, ComputePipeline, Context, GpuError, MemoryLocation, Pass,
+    RayTracingDesc, RayTracingPipeline, Recording, TlasUpdate,
 };
 use crate::material::{MaterialClass, MaterialDb};
 use crate::model::{
@@ -178,12 +180,9 @@ impl Simulator {
         let s = FrameShaders::compile(ctx.is_cpu)?;
         let pipelines = Pipelines {
             trace: Arc::new(trace_pipeline(ctx, &s, &gpu_scene.tables)?),
-            waveform: Arc::new(ComputePipeline::new(ctx, &s.waveform)?),
-            waveform_per_thread: Arc::new(ComputePipeline::new(ctx, &s.waveform_per_thread)?),
-            waveform_binned: Arc::new(ComputePipeline::new(ctx, &s.waveform_binned)?),
             deposit: Arc::new(ComputePipeline::new(ctx, &s.deposit)?),
-            per_thread_records: s.per_thread_records,
             compact: Arc::new(ComputePipeline::new(ctx, &s.compact)?),
+            waveform: WaveformPipelines::new(s.waveforms),
         };
         let pipeline_ms = start.elapsed().as_secs_f64() * 1e3;
         let slots = (0..FRAMES_IN_FLIGHT)
@@ -280,7 +279,15 @@ impl Simulator {
             )));
         }
         check_frame_memory(&self.ctx, &extent)?;
-        let mut buffers = SensorBuffers::new(&self.ctx, beams, subrays, slots, max_returns)?;
+        let layout = RecordLayout {
+            beams: beams.len() as u32,
+            subrays: subrays.len() as u32,
+            slots,
+            max_bounces: self.max_bounces,
+        };
+        let build = self.pipelines.waveform.build_for(layout);
+        self.pipelines.waveform.make(&self.ctx, build)?;
+        let mut buffers = SensorBuffers::new(&self.ctx, beams, subrays, slots, max_returns, build)?;
         buffers.max_bounces = self.max_bounces;
         self.sensor = Some(Arc::new(buffers));
         Ok(())
@@ -372,7 +379,7 @@ impl Simulator {
                 "{FRAMES_IN_FLIGHT} frames are already in flight: collect one first"
             )));
         }
-        slot.prepare(&self.ctx, &sensor)?;
+        slot.prepare(&self.ctx, &sensor, &self.pipelines)?;
         let at = Instant::now();
         let tlas_update = record_frame(slot, &self.pipelines, &mut self.scene, &sensor, settings)?;
         let serial = NEXT_SERIAL.fetch_add(1, Ordering::Relaxed);
@@ -555,7 +562,6 @@ fn record_frame(
     let staged = slot.points_device.is_some();
     let (total, sweep) = (&slot.total, &slot.sweep);
     let update = slot.recorder.submit(|rec| {
-        let layout = sensor.layout();
         let (params, wave) = sensor_push_constants(rec, settings, sensor, sweep, scene)?;
         let compact = CompactParams {
             beam_count: sensor.beam_count,
@@ -607,8 +613,7 @@ fn record_frame(
             )?;
             rec.barrier(&[Pass::RayTracing], &[Pass::Compute]);
             ts.write(rec, TS_TRACE)?;
-            let (pipeline, set, groups) = waveform_dispatch(pipelines, sets, layout);
-            rec.dispatch(pipeline, set, bytemuck::bytes_of(&wave), groups)?;
+            record_waveform(rec, pipelines, sets, sensor, &wave)?;
         }
         rec.barrier(&[Pass::Compute], &[Pass::Compute]);
         ts.write(rec, TS_WAVEFORM)?;
@@ -651,27 +656,29 @@ pub(super) fn sensor_push_constants(
         .map_err(|e| crate::gpu::GpuError::Usage(e.to_string()))
 }
 
-/// The waveform build for `layout` and its workgroups: one invocation per beam when a
-/// beam's records fit the per-thread build, else one workgroup per beam. The dispatch
-/// grid's x is limited (65535 on many devices), so groups spread over y too and the
-/// shader flattens the index.
-fn waveform_dispatch<'a>(
-    pipelines: &'a Pipelines,
-    sets: &'a SlotSets,
-    layout: RecordLayout,
-) -> (&'a Arc<ComputePipeline>, &'a Arc<DescriptorSets>, [u32; 3]) {
-    let (pipeline, set, groups) = if layout.records_per_beam() <= pipelines.per_thread_records {
-        let groups = layout.beams.div_ceil(WAVEFORM_BEAMS_PER_GROUP);
-        (
-            &pipelines.waveform_per_thread,
-            &sets.waveform_per_thread,
-            groups,
-        )
-    } else {
-        (&pipelines.waveform, &sets.waveform, layout.beams)
+/// Records the waveform pass of `sensor`'s build: one invocation per beam in a
+/// per-thread build, else one workgroup per beam. The dispatch grid's x is limited
+/// (65535 on many devices), so groups spread over y too and the shader flattens the
+/// index.
+fn record_waveform(
+    rec: &mut Recording<'_>,
+    pipelines: &Pipelines,
+    sets: &SlotSets,
+    sensor: &SensorBuffers,
+    wave: &WaveformParams,
+) -> Result<(), GpuError> {
+    let beams = sensor.beam_count;
+    let groups = match sensor.waveform {
+        WaveformBuild::PerThread(_) => beams.div_ceil(WAVEFORM_BEAMS_PER_GROUP),
+        _ => beams,
     };
     let gx = groups.min(65_535);
-    (pipeline, set, [gx, groups.div_ceil(gx), 1])
+    rec.dispatch(
+        pipelines.waveform.get(sensor.waveform)?,
+        sets.waveform(sensor.waveform)?,
+        bytemuck::bytes_of(wave),
+        [gx, groups.div_ceil(gx), 1],
+    )
 }
 
 /// Copies `count` values out of a device-local buffer through a staging buffer.

@@ -4,8 +4,10 @@
 use super::gpu_types::{bin_layouts, echo_layouts, trace_layouts};
 use crate::contract::{
     CompactBinding, TraceBinding, WaveformBinding, PER_THREAD_RECORDS, PER_THREAD_RECORDS_GPU,
+    PER_THREAD_RECORDS_THIN,
 };
 use crate::gpu::{self, check_layout, GpuError, HostLayout, ShaderSources, Spirv};
+use crate::model::RecordLayout;
 use std::collections::BTreeSet;
 
 /// The contract's constants, codes and binding numbers as GLSL (build.rs writes it
@@ -81,14 +83,10 @@ pub struct FrameShaders {
     /// Closest hit on a pane, for rays that split at panes.
     pub glass: Spirv,
     pub mirror: Spirv,
-    /// The waveform pass, one workgroup per beam.
-    pub waveform: Spirv,
-    /// The waveform pass, one invocation per beam (at most `per_thread_records`).
-    pub waveform_per_thread: Spirv,
-    /// PER_THREAD_RECORDS on CPU devices, PER_THREAD_RECORDS_GPU on GPUs.
-    pub per_thread_records: u32,
-    /// The binned waveform's scan, one invocation per beam, and its deposit pass.
-    pub waveform_binned: Spirv,
+    /// The builds of the waveform pass: one workgroup per beam, the per-thread ones
+    /// (smallest first), the binned one.
+    pub waveforms: Vec<(WaveformBuild, Spirv)>,
+    /// The binned waveform's deposit pass.
     pub deposit: Spirv,
     pub compact: Spirv,
 }
@@ -129,6 +127,68 @@ fn check_bindings(
     Ok(())
 }
 
+/// Which build of `waveform.comp` a sensor's beams take (DESIGN §7).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WaveformBuild {
+    /// One invocation per beam, its records (at most this many) in private arrays.
+    PerThread(u32),
+    /// One workgroup per beam, its records sorted in shared memory.
+    Workgroup,
+    /// Range bins filled chunk by chunk by the deposit pass, one invocation per beam.
+    Binned,
+}
+
+impl WaveformBuild {
+    /// The builds a device has, in the order they are tried: the per-thread ones
+    /// smallest first (a CPU device pays for private arrays in proportion to their size;
+    /// a GPU's private arrays live in cached local memory, so it takes more records per
+    /// thread), then one workgroup per beam, then the binned waveform.
+    pub fn all(cpu_device: bool) -> [WaveformBuild; 4] {
+        let largest = if cpu_device {
+            PER_THREAD_RECORDS
+        } else {
+            PER_THREAD_RECORDS_GPU
+        };
+        [
+            WaveformBuild::PerThread(PER_THREAD_RECORDS_THIN),
+            WaveformBuild::PerThread(largest),
+            WaveformBuild::Workgroup,
+            WaveformBuild::Binned,
+        ]
+    }
+
+    /// The first of `builds` that takes beams laid out as `layout`.
+    pub fn for_layout(builds: &[WaveformBuild], layout: RecordLayout) -> WaveformBuild {
+        let fits = |b: &&WaveformBuild| match **b {
+            WaveformBuild::PerThread(records) => layout.records_per_beam() <= records,
+            WaveformBuild::Workgroup => !layout.binned(),
+            WaveformBuild::Binned => true,
+        };
+        builds
+            .iter()
+            .find(fits)
+            .copied()
+            .unwrap_or(WaveformBuild::Binned)
+    }
+
+    /// Compiles this build. `group`: the workgroup build's invocations per beam.
+    fn compile(self, src: &ShaderSources, group: &str) -> Result<Spirv, GpuError> {
+        let name = "waveform.comp";
+        match self {
+            WaveformBuild::PerThread(records) => {
+                let records = records.to_string();
+                let defines = [
+                    ("WAVEFORM_PER_THREAD", "1"),
+                    ("PER_THREAD_CAPACITY", records.as_str()),
+                ];
+                gpu::compile(src, name, &defines)
+            }
+            WaveformBuild::Workgroup => gpu::compile(src, name, &[("WAVEFORM_GROUP", group)]),
+            WaveformBuild::Binned => gpu::compile(src, name, &[("WAVEFORM_BINNED", "1")]),
+        }
+    }
+}
+
 impl FrameShaders {
     /// Compiles the shaders and checks the shared struct layouts, so a drifted layout
     /// fails here and not as garbage in the output.
@@ -136,12 +196,6 @@ impl FrameShaders {
         let src = shader_sources();
         let c = |name: &str| gpu::compile(&src, name, &[]);
         let group = if cpu_device { "16" } else { "64" };
-        let per_thread_records = if cpu_device {
-            PER_THREAD_RECORDS
-        } else {
-            PER_THREAD_RECORDS_GPU
-        };
-        let capacity = per_thread_records.to_string();
         let s = FrameShaders {
             raygen: c("trace.rgen")?,
             miss: c("miss.rmiss")?,
@@ -152,29 +206,39 @@ impl FrameShaders {
             transparent: c("transparent.rahit")?,
             glass: c("glass.rchit")?,
             mirror: c("mirror.rchit")?,
-            waveform: gpu::compile(&src, "waveform.comp", &[("WAVEFORM_GROUP", group)])?,
-            waveform_per_thread: gpu::compile(
-                &src,
-                "waveform.comp",
-                &[
-                    ("WAVEFORM_PER_THREAD", "1"),
-                    ("PER_THREAD_CAPACITY", &capacity),
-                ],
-            )?,
-            per_thread_records,
-            waveform_binned: gpu::compile(&src, "waveform.comp", &[("WAVEFORM_BINNED", "1")])?,
+            waveforms: WaveformBuild::all(cpu_device)
+                .into_iter()
+                .map(|b| b.compile(&src, group).map(|s| (b, s)))
+                .collect::<Result<_, _>>()?,
             deposit: c("deposit.comp")?,
             compact: c("compact.comp")?,
         };
         check_all(&s.trace_shaders(), &trace_layouts())?;
-        let waveforms = [&s.waveform, &s.waveform_per_thread, &s.waveform_binned];
+        let waveforms = s.waveform_shaders();
         check_all(
             &[waveforms.as_slice(), &[&s.compact, &s.deposit]].concat(),
             &echo_layouts(),
         )?;
-        check_all(&[&s.waveform_binned, &s.deposit], &bin_layouts())?;
+        let binned = [s.waveform(WaveformBuild::Binned), Some(&s.deposit)];
+        check_all(
+            &binned.into_iter().flatten().collect::<Vec<_>>(),
+            &bin_layouts(),
+        )?;
         s.check_bindings()?;
         Ok(s)
+    }
+
+    /// Every build of the waveform pass.
+    fn waveform_shaders(&self) -> Vec<&Spirv> {
+        self.waveforms.iter().map(|(_, s)| s).collect()
+    }
+
+    /// The SPIR-V of one waveform build.
+    pub fn waveform(&self, build: WaveformBuild) -> Option<&Spirv> {
+        self.waveforms
+            .iter()
+            .find(|(b, _)| *b == build)
+            .map(|(_, s)| s)
     }
 
     /// The shaders of the trace pipeline.
@@ -198,13 +262,9 @@ impl FrameShaders {
             &self.trace_shaders(),
             TraceBinding::ALL.iter().map(|b| b.number()),
         )?;
-        for (name, waveform) in [
-            ("waveform", &self.waveform),
-            ("per-thread waveform", &self.waveform_per_thread),
-            ("binned waveform", &self.waveform_binned),
-        ] {
+        for waveform in self.waveform_shaders() {
             check_bindings(
-                name,
+                &waveform.name,
                 &[waveform],
                 WaveformBinding::ALL.iter().map(|b| b.number()),
             )?;

@@ -12,13 +12,14 @@ use super::gpu_types::{GpuEcho, GpuPoint, GpuRecord, GpuSweep};
 use super::launch;
 use super::points::gpu_beams;
 use super::scene_gpu::GpuScene;
+use super::shaders::WaveformBuild;
 use super::SimError;
 use crate::contract::{
     CompactBinding, TraceBinding, WaveformBinding, COMPACT_CHUNK, COMPACT_GROUP,
 };
 use crate::gpu::{
     exclusive, Buffer, BufferUsageFlags, CommandRecorder, ComputePipeline, Context, DescriptorSets,
-    MemoryLocation, RayTracingPipeline, Timestamps, TlasUpdate,
+    GpuError, MemoryLocation, RayTracingPipeline, Spirv, Timestamps, TlasUpdate,
 };
 use crate::model::{FrameExtent, RecordLayout};
 use crate::sensor::{Beam, SubRaySample};
@@ -46,6 +47,8 @@ pub(super) struct SensorBuffers {
     pub max_returns: u32,
     /// Surfaces a path may meet (`Simulator::set_max_bounces`).
     pub max_bounces: u32,
+    /// The waveform build its beams take (`WaveformPipelines::build_for`).
+    pub waveform: WaveformBuild,
 }
 
 /// The binned waveform's buffers: a batch's range bins ([`launch::bin_bytes`]) and
@@ -69,6 +72,7 @@ impl SensorBuffers {
         subrays: &[SubRaySample],
         slots: u32,
         max_returns: u32,
+        waveform: WaveformBuild,
     ) -> Result<SensorBuffers, SimError> {
         let storage = BufferUsageFlags::STORAGE_BUFFER;
         let readable = storage | BufferUsageFlags::TRANSFER_SRC;
@@ -119,6 +123,7 @@ impl SensorBuffers {
             slots,
             max_returns,
             max_bounces: 1,
+            waveform,
         })
     }
 
@@ -138,28 +143,77 @@ impl SensorBuffers {
     }
 }
 
-/// The pipelines of a frame: trace, waveform (one of three builds, by the sensor's
+/// The pipelines of a frame: trace, waveform (one of its builds, by the sensor's
 /// records per beam; the binned one with its deposit pass) and compaction.
 pub(super) struct Pipelines {
     pub trace: Arc<RayTracingPipeline>,
-    pub waveform: Arc<ComputePipeline>,
-    pub waveform_per_thread: Arc<ComputePipeline>,
-    pub waveform_binned: Arc<ComputePipeline>,
+    pub waveform: WaveformPipelines,
     pub deposit: Arc<ComputePipeline>,
     pub compact: Arc<ComputePipeline>,
-    /// The most records per beam of the per-thread waveform build.
-    pub per_thread_records: u32,
+}
+
+/// The waveform builds' pipelines, each made when the first sensor that takes it is
+/// set: a sensor takes one build, and making a pipeline of the waveform costs a CPU
+/// device a few hundred milliseconds.
+pub(super) struct WaveformPipelines {
+    /// The device's builds, in the order they are tried, with their SPIR-V.
+    shaders: Vec<(WaveformBuild, Spirv)>,
+    made: Vec<(WaveformBuild, Arc<ComputePipeline>)>,
+}
+
+impl WaveformPipelines {
+    pub fn new(shaders: Vec<(WaveformBuild, Spirv)>) -> WaveformPipelines {
+        WaveformPipelines {
+            shaders,
+            made: Vec::new(),
+        }
+    }
+
+    /// The build that beams laid out as `layout` take.
+    pub fn build_for(&self, layout: RecordLayout) -> WaveformBuild {
+        let builds: Vec<WaveformBuild> = self.shaders.iter().map(|(b, _)| *b).collect();
+        WaveformBuild::for_layout(&builds, layout)
+    }
+
+    /// Makes the pipeline of `build` unless it is made.
+    pub fn make(&mut self, ctx: &Arc<Context>, build: WaveformBuild) -> Result<(), SimError> {
+        if self.made.iter().any(|(b, _)| *b == build) {
+            return Ok(());
+        }
+        let spirv = self.shaders.iter().find(|(b, _)| *b == build);
+        let (_, spirv) = spirv.ok_or_else(|| missing(build, "compiled"))?;
+        let pipeline = Arc::new(ComputePipeline::new(ctx, spirv)?);
+        self.made.push((build, pipeline));
+        Ok(())
+    }
+
+    /// The pipeline of `build`, made by [`make`](Self::make).
+    pub fn get(&self, build: WaveformBuild) -> Result<&Arc<ComputePipeline>, GpuError> {
+        let made = self.made.iter().find(|(b, _)| *b == build);
+        made.map(|(_, p)| p).ok_or_else(|| missing(build, "made"))
+    }
+}
+
+fn missing(build: WaveformBuild, what: &str) -> GpuError {
+    GpuError::Usage(format!("the waveform build {build:?} is not {what}"))
 }
 
 /// One slot's descriptor sets, one per pipeline.
 pub(super) struct SlotSets {
     pub trace: Arc<DescriptorSets>,
-    pub waveform: Arc<DescriptorSets>,
-    pub waveform_per_thread: Arc<DescriptorSets>,
-    pub waveform_binned: Arc<DescriptorSets>,
+    /// The sets of each waveform build a sensor of this slot has taken.
+    pub waveform: Vec<(WaveformBuild, Arc<DescriptorSets>)>,
     /// Empty: the deposit reaches its buffers by address.
     pub deposit: Arc<DescriptorSets>,
     pub compact: Arc<DescriptorSets>,
+}
+
+impl SlotSets {
+    /// The sets of waveform build `build` ([`FrameSlot::prepare`] makes them).
+    pub fn waveform(&self, build: WaveformBuild) -> Result<&Arc<DescriptorSets>, GpuError> {
+        let sets = self.waveform.iter().find(|(b, _)| *b == build);
+        sets.map(|(_, s)| s).ok_or_else(|| missing(build, "bound"))
+    }
 }
 
 /// A frame submitted from a slot and not yet collected.
@@ -220,9 +274,7 @@ impl FrameSlot {
             timestamps: Timestamps::new(ctx, super::frame::TIMESTAMPS)?,
             sets: SlotSets {
                 trace: Arc::new(trace),
-                waveform: Arc::new(pipelines.waveform.descriptor_sets()?),
-                waveform_per_thread: Arc::new(pipelines.waveform_per_thread.descriptor_sets()?),
-                waveform_binned: Arc::new(pipelines.waveform_binned.descriptor_sets()?),
+                waveform: Vec::new(),
                 deposit: Arc::new(pipelines.deposit.descriptor_sets()?),
                 compact: Arc::new(pipelines.compact.descriptor_sets()?),
             },
@@ -241,12 +293,14 @@ impl FrameSlot {
         })
     }
 
-    /// Binds `sensor` to this slot's sets and sizes its point buffer, unless they are
-    /// made for it already. Fails (instead of racing) while a submission holds them.
+    /// Binds `sensor` to this slot's sets (making those of its waveform build on first
+    /// use) and sizes its point buffer, unless they are made for it already. Fails
+    /// (instead of racing) while a submission holds them.
     pub fn prepare(
         &mut self,
         ctx: &Arc<Context>,
         sensor: &Arc<SensorBuffers>,
+        pipelines: &Pipelines,
     ) -> Result<(), SimError> {
         if self.sensor.as_ref().is_some_and(|s| Arc::ptr_eq(s, sensor)) {
             return Ok(());
@@ -254,16 +308,16 @@ impl FrameSlot {
         let trace = exclusive(&mut self.sets.trace, "a frame slot's trace descriptors")?;
         trace.bind_buffer(0, TraceBinding::Beams.number(), &sensor.beams)?;
         trace.bind_buffer(0, TraceBinding::SubRays.number(), &sensor.subrays)?;
-        let waveforms = [
-            &mut self.sets.waveform,
-            &mut self.sets.waveform_per_thread,
-            &mut self.sets.waveform_binned,
-        ];
-        for sets in waveforms {
-            let waveform = exclusive(sets, "a frame slot's waveform descriptors")?;
-            waveform.bind_buffer(0, WaveformBinding::Echoes.number(), &sensor.echoes)?;
-            waveform.bind_buffer(0, WaveformBinding::Counts.number(), &sensor.counts)?;
+        let build = sensor.waveform;
+        if self.sets.waveform(build).is_err() {
+            let sets = pipelines.waveform.get(build)?.descriptor_sets()?;
+            self.sets.waveform.push((build, Arc::new(sets)));
         }
+        let sets = self.sets.waveform.iter_mut().find(|(b, _)| *b == build);
+        let (_, sets) = sets.ok_or_else(|| missing(build, "bound"))?;
+        let waveform = exclusive(sets, "a frame slot's waveform descriptors")?;
+        waveform.bind_buffer(0, WaveformBinding::Echoes.number(), &sensor.echoes)?;
+        waveform.bind_buffer(0, WaveformBinding::Counts.number(), &sensor.counts)?;
         let compact = exclusive(
             &mut self.sets.compact,
             "a frame slot's compaction descriptors",
