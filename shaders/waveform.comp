@@ -209,8 +209,8 @@ float tap(int d) {
 }
 
 // v plus what a record at `range` with `signal` deposits into bin k: cloud-in-cell
-// between its two nearest bin centres, each spread by the pulse's taps (added in the
-// reference's order, one share at a time).
+// between its two nearest bin centres, each spread by the pulse's taps (a lone record's
+// waveform: its first share's bin, then its second's, as step 3 sums the occupied bins).
 float deposit(float v, int k, float range, float signal) {
     float x = (range - g_r_lo) / g_dr - 0.5;
     float jf = floor(x);
@@ -221,7 +221,17 @@ float deposit(float v, int k, float range, float signal) {
     return v;
 }
 
-// Waveform at bin k of the cluster [c0, c1) of sorted records.
+// v plus bin m's summed shares w spread into bin k, where m lies within the taps.
+float add_bin(float v, int k, int m, float w) {
+    return k - m >= -g_taps && k - m <= g_taps ? v + w * tap(k - m) : v;
+}
+
+// Waveform at bin k of the cluster [c0, c1) of sorted records, as step 3 defines it
+// (src/reference/waveform.rs): each record's shares summed per bin in record order, the
+// occupied bins within the taps summed in ascending order. The bins are formed on the
+// fly from the records within reach (those farther have no share within the taps, and
+// a bin within the taps gets shares from records within reach only); its pending bins
+// m and m + 1 are the last two, because a record's first bin never decreases.
 float bin_value(int k, uint c0, uint c1, float reach) {
     float c = centre(k);
     float lo = c - reach;
@@ -230,12 +240,43 @@ float bin_value(int k, uint c0, uint c1, float reach) {
     uint a = c0;
     uint b = c1;
     while (a < b) {
-        uint m = (a + b) / 2u;
-        if (sh_range[m] < lo) a = m + 1u; else b = m;
+        uint mid = (a + b) / 2u;
+        if (sh_range[mid] < lo) a = mid + 1u; else b = mid;
     }
     float v = 0.0;
+    int m = 0;
+    float w = 0.0;
+    float w_next = 0.0;
+    bool pending = false;
     for (uint i = a; i < c1 && sh_range[i] <= hi; i++) {
-        v = deposit(v, k, sh_range[i], sh_signal[i]);
+        float x = (sh_range[i] - g_r_lo) / g_dr - 0.5;
+        float jf = floor(x);
+        float f = x - jf;
+        int j = int(jf);
+        float share_a = sh_signal[i] * (1.0 - f);
+        float share_b = sh_signal[i] * f;
+        if (pending && j == m) {
+            w += share_a;
+            w_next += share_b;
+            continue;
+        }
+        if (pending && j == m + 1) {
+            v = add_bin(v, k, m, w);
+            w = w_next + share_a;
+        } else {
+            if (pending) {
+                v = add_bin(v, k, m, w);
+                v = add_bin(v, k, m + 1, w_next);
+            }
+            w = share_a;
+        }
+        m = j;
+        w_next = share_b;
+        pending = true;
+    }
+    if (pending) {
+        v = add_bin(v, k, m, w);
+        v = add_bin(v, k, m + 1, w_next);
     }
     return v;
 }
@@ -825,6 +866,53 @@ bool scan_lone(uint c0, uint c1, int n, int k_lo, int k_hi, float reach) {
     return true;
 }
 
+// Step 3's deposit of a cluster: its occupied bins in ascending order, bin sh_wm[i]
+// holding the shares sh_w[i], summed in sorted record order (as the reference's
+// deposit; a record's first bin is the last occupied one, the one before, or new).
+int sh_wm[2u * CAPACITY];
+float sh_w[2u * CAPACITY];
+uint g_occupied;
+
+void deposit_cluster(uint c0, uint c1) {
+    uint n = 0u;
+    for (uint i = c0; i < c1; i++) {
+        float x = (sh_range[i] - g_r_lo) / g_dr - 0.5;
+        float jf = floor(x);
+        float f = x - jf;
+        int j = int(jf);
+        float share_a = sh_signal[i] * (1.0 - f);
+        float share_b = sh_signal[i] * f;
+        if (n >= 2u && sh_wm[n - 2u] == j) {
+            sh_w[n - 2u] += share_a;
+            sh_w[n - 1u] += share_b;
+            continue;
+        }
+        if (n >= 1u && sh_wm[n - 1u] == j) {
+            sh_w[n - 1u] += share_a;
+        } else {
+            sh_wm[n] = j;
+            sh_w[n] = share_a;
+            n++;
+        }
+        sh_wm[n] = j + 1;
+        sh_w[n] = share_b;
+        n++;
+    }
+    g_occupied = n;
+}
+
+// The waveform at bin k from the occupied bins within the taps, in ascending order;
+// `first`: the first occupied bin not before k's taps (bins are visited in order, so it
+// only moves forward).
+float occupied_value(int k, inout uint first) {
+    while (first < g_occupied && sh_wm[first] < k - g_taps) first++;
+    float v = 0.0;
+    for (uint i = first; i < g_occupied && sh_wm[i] <= k + g_taps; i++) {
+        v += sh_w[i] * tap(k - sh_wm[i]);
+    }
+    return v;
+}
+
 // Steps 3 and 4's bins of a cluster, evaluated and scanned one by one over its
 // threshold window; a lone record in closed form where it can be (scan_lone), else
 // read once: indexing an invocation's arrays costs a gather per access on CPU devices.
@@ -836,8 +924,10 @@ void scan_bins(uint t, int n, uint c0, uint c1, float reach) {
     if (lone && scan_lone(c0, c1, n, k_lo, k_hi, reach)) return;
     float range = sh_range[c0];
     float signal = sh_signal[c0];
+    if (!lone) deposit_cluster(c0, c1);
+    uint first = 0u;
     for (int k = max(k_lo - 1, 0); k < k_hi; k++) {
-        float v = lone ? lone_bin_value(k, range, signal, reach) : bin_value(k, c0, c1, reach);
+        float v = lone ? lone_bin_value(k, range, signal, reach) : occupied_value(k, first);
         scan_window_bin(k, clip_at_saturation(v), k_lo, c0, c1);
     }
 }

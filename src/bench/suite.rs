@@ -10,6 +10,7 @@ use super::{
     measure, measure_hil, measure_peer, BenchOptions, BenchReport, BenchSensor, HilOptions,
     HilResult, PeerResult,
 };
+use crate::gpu::{Context, ContextOptions};
 use crate::job::JobError;
 use crate::output::{Chart, Series};
 use crate::scene::{workloads, Scene};
@@ -182,21 +183,34 @@ pub fn run_suite(
                 .push_str(" (quick suite: smaller sizes, 3 frames; its cases say which)");
         }
     }
-    let first = workloads
-        .iter()
-        .find_map(|w| w.runs.first())
-        .ok_or(JobError::NoFrames)?;
+    let (device, driver, vulkan) = match workloads.iter().find_map(|w| w.runs.first()) {
+        Some(r) => (r.device.clone(), r.driver.clone(), r.vulkan.clone()),
+        // Whole jobs only (cpu-peer, hil): their device is asked for its names.
+        None => {
+            let ctx = Context::new(&ContextOptions {
+                device_index: opts.device,
+                ..Default::default()
+            })?;
+            (
+                ctx.device_name.clone(),
+                ctx.driver_info.clone(),
+                ctx.api_version.clone(),
+            )
+        }
+    };
     Ok(SuiteReport {
         schema: SUITE_SCHEMA.into(),
         suite: opts.suite,
         beamtrace_version: env!("CARGO_PKG_VERSION").into(),
         commit: env!("BEAMTRACE_COMMIT").into(),
-        device: first.device.clone(),
-        driver: first.driver.clone(),
-        vulkan: first.vulkan.clone(),
+        device,
+        driver,
+        vulkan,
         cpu: host_cpu(),
-        cpu_threads: first.cpu_threads,
-        unix_time: first.unix_time,
+        cpu_threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
+        unix_time: std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs()),
         frames: z.frames,
         warmup: z.warmup,
         workloads,

@@ -28,9 +28,11 @@
 //!    bins, centre c_k = r_lo + (k + ½)Δr. Each bin is clipped at the receiver's
 //!    saturation a_sat when it has one (ξ̂ ← min(ξ̂, a_sat)). A record at x = (r − r_lo)/Δr − ½ deposits
 //!    s·(1−f) into bin j = ⌊x⌋ and s·f into bin j + 1 (f = x − j); the pulse is the
-//!    Gaussian tap g_d = exp(−(dΔr)²/(2σ_r²)) for |d| ≤ K = ⌊5σ_r/Δr⌋ (peak 1). Each bin
-//!    is evaluated directly as Σ_i [s_i(1−f_i)·g(k−j_i) + s_i f_i·g(k−j_i−1)] over the
-//!    cluster's records in sorted order (no atomics, one summation order everywhere).
+//!    Gaussian tap g_d = exp(−(dΔr)²/(2σ_r²)) for |d| ≤ K = ⌊5σ_r/Δr⌋ (peak 1). The
+//!    shares are summed per bin in sorted record order into the occupied bins w_m, and
+//!    each bin is ξ̂_k = Σ_m w_m·g(k−m) over them in ascending m (no atomics, one
+//!    summation order everywhere; a bin costs one tap per occupied bin within the pulse,
+//!    not two per record).
 //!    Bins are produced in windows of [`WINDOW_BINS`](crate::contract::WINDOW_BINS); the
 //!    echo scan keeps its state across windows, and bins −1 and n count as 0.
 //! 4. **Echoes.** A maximal run of bins with d_k = ξ̂_k − T_eff(c_k) > 0. r0 and r1 are
@@ -348,23 +350,44 @@ impl Grid {
         (-self.tap_c * (df * df)).exp()
     }
 
-    /// ξ̂ at bin k from the cluster's records (all of them contribute, in sorted order;
-    /// records farther than 5σ_r + 2Δr from the bin centre have no tap there).
-    fn value(&self, k: i32, recs: &[Sorted], reach: f32) -> f32 {
-        let c = self.centre(k);
-        let lo = c - reach;
-        let hi = c + reach;
-        let first = recs.partition_point(|r| r.range < lo);
-        let mut v = 0.0f32;
-        for r in recs[first..].iter().take_while(|r| r.range <= hi) {
+    /// Step 3's deposit: the cluster's records on this grid, cloud-in-cell, as the
+    /// occupied bins (m, w_m) in ascending order; each bin's shares are added in sorted
+    /// record order (a record's bins j and j + 1 are the last two or new, because j
+    /// never decreases along sorted records).
+    fn deposit(&self, recs: &[Sorted]) -> Vec<(i32, f32)> {
+        let mut w: Vec<(i32, f32)> = Vec::with_capacity(2 * recs.len());
+        for r in recs {
             let x = (r.range - self.r_lo) / self.dr - 0.5;
             let jf = x.floor();
             let f = x - jf;
-            let d0 = k - jf as i32;
-            v += r.signal * (1.0 - f) * self.tap(d0);
-            v += r.signal * f * self.tap(d0 - 1);
+            let j = jf as i32;
+            add_share(&mut w, j, r.signal * (1.0 - f));
+            add_share(&mut w, j + 1, r.signal * f);
+        }
+        w
+    }
+
+    /// ξ̂ at bin k: Σ w_m·tap(k − m) over the occupied bins within the taps, in
+    /// ascending m.
+    fn value(&self, k: i32, occupied: &[(i32, f32)]) -> f32 {
+        let first = occupied.partition_point(|&(m, _)| m < k - self.taps);
+        let mut v = 0.0f32;
+        for &(m, w) in occupied[first..]
+            .iter()
+            .take_while(|&&(m, _)| m <= k + self.taps)
+        {
+            v += w * self.tap(k - m);
         }
         v
+    }
+}
+
+/// Adds `share` to bin m of the occupied bins `w`, where m is one of the last two bins or
+/// beyond them.
+fn add_share(w: &mut Vec<(i32, f32)>, m: i32, share: f32) {
+    match w.iter_mut().rev().take(2).find(|e| e.0 == m) {
+        Some(e) => e.1 += share,
+        None => w.push((m, share)),
     }
 }
 
@@ -435,14 +458,14 @@ impl<'a> Beam<'a> {
             taps: (PAD_SIGMAS * sigma / dr + 1e-4).floor().min(MAX_TAPS) as i32,
             tap_c: q * q * 0.5,
         };
-        let reach = PAD_SIGMAS * sigma + 2.0 * dr;
+        let occupied = grid.deposit(recs);
         let n = ((r_hi - r_lo) / dr).ceil().clamp(1.0, MAX_CLUSTER_BINS) as i32;
         let mut scan = Scan::new(self.t_eff(grid.centre(-1)));
         // Windows only bound the GPU's shared memory; the CPU walks the same bins in the
         // same order, so the scan sees identical values.
         let dominant = Dominant::Records(recs);
         for k in 0..n {
-            let v = self.clip(grid.value(k, recs, reach));
+            let v = self.clip(grid.value(k, &occupied));
             self.scan_bin(&mut scan, &grid, dominant, k, v);
         }
         self.scan_bin(&mut scan, &grid, dominant, n, 0.0);
