@@ -74,12 +74,10 @@ shared_constants! {
     /// they are sorted in a workgroup's shared memory.
     MAX_RECORDS_PER_BEAM = 1024;
     /// Beams of at most this many records (sub-rays × slots) go through the waveform
-    /// pass one invocation per beam, their records in private arrays, on CPU devices
-    /// (lavapipe), where the workgroup build's barriers cost less beyond it.
-    PER_THREAD_RECORDS = 64;
-    /// The same on GPUs, whose private arrays live in cached local memory and whose
-    /// workgroup build spends its time in barriers and a serial scan.
-    PER_THREAD_RECORDS_GPU = 256;
+    /// pass one invocation per beam, their records in private arrays: the workgroup
+    /// build spends its time in barriers and a serial scan (at 192 records it took 10×
+    /// as long on lavapipe, 2.4× on an H100).
+    PER_THREAD_RECORDS = 256;
     /// Beams of at most this many records (a thin ray's single-bounce slots) take a
     /// per-thread build whose arrays are this small, on every device: a CPU device pays
     /// for an invocation's private arrays in proportion to their size (measured: a tenth

@@ -3,8 +3,7 @@
 
 use super::gpu_types::{bin_layouts, echo_layouts, trace_layouts};
 use crate::contract::{
-    CompactBinding, TraceBinding, WaveformBinding, PER_THREAD_RECORDS, PER_THREAD_RECORDS_GPU,
-    PER_THREAD_RECORDS_THIN,
+    CompactBinding, TraceBinding, WaveformBinding, PER_THREAD_RECORDS, PER_THREAD_RECORDS_THIN,
 };
 use crate::gpu::{self, check_layout, GpuError, HostLayout, ShaderSources, Spirv};
 use crate::model::RecordLayout;
@@ -139,19 +138,13 @@ pub enum WaveformBuild {
 }
 
 impl WaveformBuild {
-    /// The builds a device has, in the order they are tried: the per-thread ones
-    /// smallest first (a CPU device pays for private arrays in proportion to their size;
-    /// a GPU's private arrays live in cached local memory, so it takes more records per
-    /// thread), then one workgroup per beam, then the binned waveform.
-    pub fn all(cpu_device: bool) -> [WaveformBuild; 4] {
-        let largest = if cpu_device {
-            PER_THREAD_RECORDS
-        } else {
-            PER_THREAD_RECORDS_GPU
-        };
+    /// The builds, in the order they are tried: the per-thread ones smallest first (a
+    /// CPU device pays for an invocation's private arrays in proportion to their size),
+    /// then one workgroup per beam, then the binned waveform.
+    pub fn all() -> [WaveformBuild; 4] {
         [
             WaveformBuild::PerThread(PER_THREAD_RECORDS_THIN),
-            WaveformBuild::PerThread(largest),
+            WaveformBuild::PerThread(PER_THREAD_RECORDS),
             WaveformBuild::Workgroup,
             WaveformBuild::Binned,
         ]
@@ -206,7 +199,7 @@ impl FrameShaders {
             transparent: c("transparent.rahit")?,
             glass: c("glass.rchit")?,
             mirror: c("mirror.rchit")?,
-            waveforms: WaveformBuild::all(cpu_device)
+            waveforms: WaveformBuild::all()
                 .into_iter()
                 .map(|b| b.compile(&src, group).map(|s| (b, s)))
                 .collect::<Result<_, _>>()?,
