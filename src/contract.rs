@@ -78,6 +78,10 @@ shared_constants! {
     /// build spends its time in barriers and a serial scan (at 192 records it took 10×
     /// as long on lavapipe, 2.4× on an H100).
     PER_THREAD_RECORDS = 256;
+    /// Beams of at most this many records (16 sub-rays behind panes, say) take a
+    /// per-thread build with arrays this small: see PER_THREAD_RECORDS_THIN (measured:
+    /// a quarter of the 16-sub-ray waveform's time on lavapipe).
+    PER_THREAD_RECORDS_FEW = 64;
     /// Beams of at most this many records (a thin ray's single-bounce slots) take a
     /// per-thread build whose arrays are this small, on every device: a CPU device pays
     /// for an invocation's private arrays in proportion to their size (measured: a tenth

@@ -6,8 +6,8 @@
 //! 100 m is 7.6e-6 m, so a barely detected echo's EPW cannot be relative-exact).
 
 use beamtrace::contract::{
-    WaveformBinding, MAX_RETURNS, PER_THREAD_RECORDS, PER_THREAD_RECORDS_THIN,
-    WAVEFORM_BEAMS_PER_GROUP,
+    WaveformBinding, MAX_RETURNS, PER_THREAD_RECORDS, PER_THREAD_RECORDS_FEW,
+    PER_THREAD_RECORDS_THIN, WAVEFORM_BEAMS_PER_GROUP,
 };
 use beamtrace::gpu::{
     self, check_layout, run_once, Buffer, BufferUsageFlags, ComputePipeline, Context,
@@ -558,16 +558,18 @@ fn gpu_waveform_matches_the_cpu_reference() {
 /// The per-thread builds (one invocation per beam, for beams of few records) against
 /// the CPU reference: the thin rays' build (PER_THREAD_RECORDS_THIN) at one record per
 /// beam (thin rays without glass, lone records in closed form) and four (thin rays
-/// behind panes); the other at four, 48 (not a power of two) and the most it takes,
-/// PER_THREAD_RECORDS (clusters of several records).
+/// behind panes); the next at four, 48 (not a power of two) and the most it takes,
+/// PER_THREAD_RECORDS_FEW (clusters of several records); the largest at its most,
+/// PER_THREAD_RECORDS.
 #[test]
 fn per_thread_waveform_matches_the_cpu_reference() {
     let builds = [
         (PER_THREAD_RECORDS_THIN, vec![1usize, SLOTS]),
         (
-            PER_THREAD_RECORDS,
-            vec![SLOTS, 48, PER_THREAD_RECORDS as usize],
+            PER_THREAD_RECORDS_FEW,
+            vec![SLOTS, 48, PER_THREAD_RECORDS_FEW as usize],
         ),
+        (PER_THREAD_RECORDS, vec![PER_THREAD_RECORDS as usize]),
     ];
     for (capacity, sizes) in builds {
         per_thread_build_matches(capacity, &sizes);

@@ -3,7 +3,8 @@
 
 use super::gpu_types::{bin_layouts, echo_layouts, trace_layouts};
 use crate::contract::{
-    CompactBinding, TraceBinding, WaveformBinding, PER_THREAD_RECORDS, PER_THREAD_RECORDS_THIN,
+    CompactBinding, TraceBinding, WaveformBinding, PER_THREAD_RECORDS, PER_THREAD_RECORDS_FEW,
+    PER_THREAD_RECORDS_THIN,
 };
 use crate::gpu::{self, check_layout, GpuError, HostLayout, ShaderSources, Spirv};
 use crate::model::RecordLayout;
@@ -141,9 +142,10 @@ impl WaveformBuild {
     /// The builds, in the order they are tried: the per-thread ones smallest first (a
     /// CPU device pays for an invocation's private arrays in proportion to their size),
     /// then one workgroup per beam, then the binned waveform.
-    pub fn all() -> [WaveformBuild; 4] {
+    pub fn all() -> [WaveformBuild; 5] {
         [
             WaveformBuild::PerThread(PER_THREAD_RECORDS_THIN),
+            WaveformBuild::PerThread(PER_THREAD_RECORDS_FEW),
             WaveformBuild::PerThread(PER_THREAD_RECORDS),
             WaveformBuild::Workgroup,
             WaveformBuild::Binned,
