@@ -131,3 +131,36 @@ fn quick_suite_writes_a_report_valid_against_the_schema() {
             > 0.0
     );
 }
+
+/// A suite of whole jobs only (`--workloads cpu-peer`) has no frame run to take the
+/// device's names from: they are asked of the device, and the report is written.
+#[test]
+fn a_suite_of_whole_jobs_alone_names_its_device() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("peer.json");
+    let out = Command::new(env!("CARGO_BIN_EXE_beamtrace"))
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args([
+            "bench",
+            "--suite",
+            "quick",
+            "--workloads",
+            "cpu-peer",
+            "--out",
+        ])
+        .arg(dir.path().join("jobs"))
+        .arg("--json")
+        .arg(&json)
+        .output()
+        .expect("run beamtrace");
+    assert!(
+        out.status.success(),
+        "bench --workloads cpu-peer failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert!(!r["device"].as_str().unwrap().is_empty(), "{r}");
+    assert!(!r["driver"].as_str().unwrap().is_empty(), "{r}");
+    assert_eq!(r["workloads"][0]["name"], "cpu-peer");
+    assert_eq!(r["workloads"].as_array().unwrap().len(), 1);
+}

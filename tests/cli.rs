@@ -981,6 +981,21 @@ fn sensors_detail_shows_a_presets_datasheet_values_and_conventions() {
     );
 }
 
+/// `bench --sensor` takes presets only (its cases vary a preset's columns): a sensor
+/// file is refused before any work, naming the file and what runs it instead.
+#[test]
+fn bench_refuses_a_sensor_file_and_says_what_runs_one() {
+    let o = beamtrace(&["bench", "--sensor", "configs/sensors/vlp16-cmp.yaml"]);
+    assert!(!o.success);
+    for want in [
+        "configs/sensors/vlp16-cmp.yaml",
+        "preset",
+        "beamtrace run --sensor",
+    ] {
+        assert!(o.stderr.contains(want), "missing {want:?}:\n{}", o.stderr);
+    }
+}
+
 /// `bench` on a wall 10 m ahead: every case reports its raw trace ceiling beside the
 /// frame's passes, and the JSON carries them. The wall (20 m square at x = 10 m) spans
 /// azimuths within ±45°, a quarter of a VLP-16's columns, with all 16 rings (±15°

@@ -164,6 +164,18 @@ fn markdown(r: &BenchReport) -> String {
 
 fn bench_options(args: &BenchArgs) -> Result<BenchOptions> {
     check_frames(args)?;
+    // The cases vary a preset's columns, which a file's own pattern does not have.
+    let s = &args.sensor;
+    if s.contains('/')
+        || s.contains('\\')
+        || [".yaml", ".yml", ".csv"].iter().any(|e| s.ends_with(e))
+    {
+        anyhow::bail!(
+            "--sensor {s}: bench varies a preset's columns and sub-rays, so it takes a preset \
+             name (`beamtrace sensors` lists them), not a file; a sensor file runs as a \
+             whole job: `beamtrace run --sensor {s} --frames N`"
+        );
+    }
     let cases: Vec<(u32, u32)> = args
         .cases
         .iter()
