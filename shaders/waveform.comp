@@ -27,7 +27,7 @@
 #if defined(WAVEFORM_PER_THREAD)
 layout(local_size_x = WAVEFORM_BEAMS_PER_GROUP) in;
 #define STORE
-// PER_THREAD_RECORDS_THIN or PER_THREAD_RECORDS, as the host picks for the sensor.
+// PER_THREAD_RECORDS_THIN, _FEW or PER_THREAD_RECORDS, as the host picks for the sensor.
 #ifdef PER_THREAD_CAPACITY
 const uint CAPACITY = PER_THREAD_CAPACITY;
 #else

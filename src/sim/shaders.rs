@@ -83,8 +83,7 @@ pub struct FrameShaders {
     /// Closest hit on a pane, for rays that split at panes.
     pub glass: Spirv,
     pub mirror: Spirv,
-    /// The builds of the waveform pass: one workgroup per beam, the per-thread ones
-    /// (smallest first), the binned one.
+    /// The builds of the waveform pass, in the order [`WaveformBuild::all`] tries them.
     pub waveforms: Vec<(WaveformBuild, Spirv)>,
     /// The binned waveform's deposit pass.
     pub deposit: Spirv,
