@@ -207,16 +207,47 @@ float tap(int d) {
     return exp(-g_tap_c * (df * df));
 }
 
-// v plus what a record at `range` with `signal` deposits into bin k: cloud-in-cell
-// between its two nearest bin centres, each spread by the pulse's taps (a lone record's
-// waveform: its first share's bin, then its second's, as step 3 sums the occupied bins).
-float deposit(float v, int k, float range, float signal) {
-    float x = (range - g_r_lo) / g_dr - 0.5;
+// The grid of bins from r_lo (centres at r_lo + (k + 1/2) dr) with the pulse's taps.
+void set_grid(float r_lo) {
+    float sigma = p.sigma_r;
+    float dr = p.bin_width;
+    float q = dr / sigma;
+    g_r_lo = r_lo;
+    g_dr = dr;
+    g_taps = int(min(floor(PAD_SIGMAS * sigma / dr + 1e-4), MAX_TAPS));
+    g_tap_c = q * q * 0.5;
+}
+
+// A record's position on the grid, in bins: its first share's bin is floor of it.
+float grid_x(float range) {
+    return (range - g_r_lo) / g_dr - 0.5;
+}
+
+// The bin a record at `range` deposits its first share into (its second goes to the next).
+int first_bin(float range) {
+    return int(floor(grid_x(range)));
+}
+
+// Step 3's cloud-in-cell split of a record (shares in the reference): its first bin j,
+// and its shares of bins j and j + 1.
+int shares(float range, float signal, out float share_a, out float share_b) {
+    float x = grid_x(range);
     float jf = floor(x);
     float f = x - jf;
-    int d0 = k - int(jf);
-    v += signal * (1.0 - f) * tap(d0);
-    v += signal * f * tap(d0 - 1);
+    share_a = signal * (1.0 - f);
+    share_b = signal * f;
+    return int(jf);
+}
+
+// v plus what a record at `range` with `signal` deposits into bin k: its two shares,
+// each spread by the pulse's taps (a lone record's waveform: its first share's bin, then
+// its second's, as step 3 sums the occupied bins).
+float deposit(float v, int k, float range, float signal) {
+    float share_a;
+    float share_b;
+    int d0 = k - shares(range, signal, share_a, share_b);
+    v += share_a * tap(d0);
+    v += share_b * tap(d0 - 1);
     return v;
 }
 
@@ -248,12 +279,9 @@ float bin_value(int k, uint c0, uint c1, float reach) {
     float w_next = 0.0;
     bool pending = false;
     for (uint i = a; i < c1 && sh_range[i] <= hi; i++) {
-        float x = (sh_range[i] - g_r_lo) / g_dr - 0.5;
-        float jf = floor(x);
-        float f = x - jf;
-        int j = int(jf);
-        float share_a = sh_signal[i] * (1.0 - f);
-        float share_b = sh_signal[i] * f;
+        float share_a;
+        float share_b;
+        int j = shares(sh_range[i], sh_signal[i], share_a, share_b);
         if (pending && j == m) {
             w += share_a;
             w_next += share_b;
@@ -603,11 +631,6 @@ void write_no_echoes(uint t) {
     if (t == 0u) counts[beam] = 0u;
 }
 
-// The bin a record at `range` deposits its first share into (its second goes to the next).
-int first_bin(float range) {
-    return int(floor((range - g_r_lo) / g_dr - 0.5));
-}
-
 // The cluster's bins [k_lo, k_hi) outside which no bin can reach the threshold: with the
 // datasheet threshold, T_eff is one constant t > 0 for the beam, and a bin at least D
 // bins from every share of the cluster holds at most S * tap(D) (S: the cluster's summed
@@ -664,14 +687,8 @@ int next_occupied(int k, int end) {
 // to `taps` after its last; between stretches the waveform is exactly 0, so skipping
 // those bins leaves the scan as it would be.
 void scan_binned() {
-    float sigma = p.sigma_r;
-    float dr = p.bin_width;
-    if (!(sigma > 0.0 && dr > 0.0)) return;
-    float q = dr / sigma;
-    g_r_lo = 0.0;
-    g_dr = dr;
-    g_taps = int(min(floor(PAD_SIGMAS * sigma / dr + 1e-4), MAX_TAPS));
-    g_tap_c = q * q * 0.5;
+    if (!(p.sigma_r > 0.0 && p.bin_width > 0.0)) return;
+    set_grid(0.0);
     int n = int(p.bin_count);
     int first = next_occupied(0, n);
     while (first < n) {
@@ -812,7 +829,7 @@ bool scan_lone(uint c0, uint c1, int n, int k_lo, int k_hi, float reach) {
     g_lone_range = sh_range[c0];
     g_lone_signal = sh_signal[c0];
     g_lone_reach = reach;
-    float x = (g_lone_range - g_r_lo) / g_dr - 0.5;
+    float x = grid_x(g_lone_range);
     int j = int(floor(x));
     // The peak: the first of the record's two bins on ties, its neighbours, and back
     // over a plateau (a clipped top) to its first bin, as the scan keeps it.
@@ -875,12 +892,9 @@ uint g_occupied;
 void deposit_cluster(uint c0, uint c1) {
     uint n = 0u;
     for (uint i = c0; i < c1; i++) {
-        float x = (sh_range[i] - g_r_lo) / g_dr - 0.5;
-        float jf = floor(x);
-        float f = x - jf;
-        int j = int(jf);
-        float share_a = sh_signal[i] * (1.0 - f);
-        float share_b = sh_signal[i] * f;
+        float share_a;
+        float share_b;
+        int j = shares(sh_range[i], sh_signal[i], share_a, share_b);
         if (n >= 2u && sh_wm[n - 2u] == j) {
             sh_w[n - 2u] += share_a;
             sh_w[n - 1u] += share_b;
@@ -1054,12 +1068,8 @@ void scan_cluster(uint t, uint c0, uint c1) {
     // Pad by at least 5 sigma, whole bins, so the cluster's first return sits on a
     // bin centre: a lone return then deposits into one bin, with no
     // cloud-in-cell loss of peak amplitude.
-    g_r_lo = sh_range[c0] - dr * (ceil(PAD_SIGMAS * sigma / dr) + 0.5);
+    set_grid(sh_range[c0] - dr * (ceil(PAD_SIGMAS * sigma / dr) + 0.5));
     float r_hi = sh_range[c1 - 1u] + PAD_SIGMAS * sigma;
-    float q = dr / sigma;
-    g_dr = dr;
-    g_taps = int(min(floor(PAD_SIGMAS * sigma / dr + 1e-4), MAX_TAPS));
-    g_tap_c = q * q * 0.5;
     float reach = PAD_SIGMAS * sigma + 2.0 * dr;
     int n = int(clamp(ceil((r_hi - g_r_lo) / dr), 1.0, MAX_CLUSTER_BINS));
     if (t == 0u) {

@@ -166,10 +166,7 @@ fn bench_options(args: &BenchArgs) -> Result<BenchOptions> {
     check_frames(args)?;
     // The cases vary a preset's columns, which a file's own pattern does not have.
     let s = &args.sensor;
-    if s.contains('/')
-        || s.contains('\\')
-        || [".yaml", ".yml", ".csv"].iter().any(|e| s.ends_with(e))
-    {
+    if beamtrace::sensor::names_a_file(s) {
         anyhow::bail!(
             "--sensor {s}: bench varies a preset's columns and sub-rays, so it takes a preset \
              name (`beamtrace sensors` lists them), not a file; a sensor file runs as a \

@@ -31,7 +31,7 @@
 //! bins) and the log-parabola through the split peak is not exact; a plane at normal
 //! incidence still comes out within 1 mm of its range (a test checks both).
 
-use super::waveform::{is_used, Beam, Dominant, Grid, Scan};
+use super::waveform::{is_used, shares, Beam, Dominant, Grid, Scan};
 use crate::contract::BIN_BOUNCE_SHIFT;
 #[cfg(doc)]
 use crate::model::RecordLayout;
@@ -83,12 +83,9 @@ impl BeamBins {
             if !is_used(r) {
                 continue;
             }
-            let x = r.range / dr - 0.5;
-            let jf = x.floor();
-            let f = x - jf;
-            let j = jf as i64;
-            self.add(j, r.signal * (1.0 - f), r);
-            self.add(j + 1, r.signal * f, r);
+            let (j, a, b) = shares(r.range, r.signal, 0.0, dr);
+            self.add(i64::from(j), a, r);
+            self.add(i64::from(j) + 1, b, r);
         }
     }
 

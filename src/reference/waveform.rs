@@ -357,12 +357,9 @@ impl Grid {
     fn deposit(&self, recs: &[Sorted]) -> Vec<(i32, f32)> {
         let mut w: Vec<(i32, f32)> = Vec::with_capacity(2 * recs.len());
         for r in recs {
-            let x = (r.range - self.r_lo) / self.dr - 0.5;
-            let jf = x.floor();
-            let f = x - jf;
-            let j = jf as i32;
-            add_share(&mut w, j, r.signal * (1.0 - f));
-            add_share(&mut w, j + 1, r.signal * f);
+            let (j, a, b) = shares(r.range, r.signal, self.r_lo, self.dr);
+            add_share(&mut w, j, a);
+            add_share(&mut w, j + 1, b);
         }
         w
     }
@@ -380,6 +377,16 @@ impl Grid {
         }
         v
     }
+}
+
+/// Step 3's cloud-in-cell split of a return at `range` with `signal` on a grid of bins
+/// of width `dr` from `r_lo` (centres at r_lo + (k + ½)·dr): its first bin j and its
+/// shares of bins j and j + 1.
+pub(super) fn shares(range: f32, signal: f32, r_lo: f32, dr: f32) -> (i32, f32, f32) {
+    let x = (range - r_lo) / dr - 0.5;
+    let jf = x.floor();
+    let f = x - jf;
+    (jf as i32, signal * (1.0 - f), signal * f)
 }
 
 /// Adds `share` to bin m of the occupied bins `w`, where m is one of the last two bins or

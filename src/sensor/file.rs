@@ -166,17 +166,21 @@ pub fn load_sensor(spec: &str) -> Result<Sensor, SensorError> {
 /// [`load_sensor`] with the policy for the files a sensor YAML names (`pattern.csv`,
 /// kernel CSVs).
 pub fn load_sensor_with(spec: &str, policy: PathPolicy) -> Result<Sensor, SensorError> {
-    let path = Path::new(spec);
-    let ext = extension(path);
-    let looks_like_path = path.is_file()
-        || spec.contains('/')
-        || spec.contains('\\')
-        || matches!(ext.as_str(), "yaml" | "yml" | "csv");
-    if looks_like_path {
-        load_sensor_file_with(path, policy)
+    if names_a_file(spec) {
+        load_sensor_file_with(Path::new(spec), policy)
     } else {
         preset_with(spec, &PresetOptions::default())
     }
+}
+
+/// Whether a sensor `spec` names a file (a path, or a `.yaml`/`.yml`/`.csv` name)
+/// rather than a preset.
+pub fn names_a_file(spec: &str) -> bool {
+    let path = Path::new(spec);
+    path.is_file()
+        || spec.contains('/')
+        || spec.contains('\\')
+        || matches!(extension(path).as_str(), "yaml" | "yml" | "csv")
 }
 
 fn extension(path: &Path) -> String {

@@ -58,8 +58,8 @@ pub use detector::{
     WaveformSettings,
 };
 pub use file::{
-    load_sensor, load_sensor_file, load_sensor_file_with, load_sensor_with, parse_sensor,
-    parse_sensor_with, GenericDefaults, GENERIC,
+    load_sensor, load_sensor_file, load_sensor_file_with, load_sensor_with, names_a_file,
+    parse_sensor, parse_sensor_with, GenericDefaults, GENERIC,
 };
 pub use kernel::{
     sigma as gaussian_sigma, BeamKernel, Sampling, Spot, SubRaySample, Support, Table1d,
