@@ -320,6 +320,7 @@ impl PacketStream {
             held.push(FramePackets {
                 packets,
                 submitted,
+                ready: Instant::now(),
                 pacing: Pacing::AsFastAsPossible,
                 redirect: None,
             });
@@ -335,6 +336,7 @@ impl PacketStream {
         self.sender.send(FramePackets {
             packets,
             submitted,
+            ready: Instant::now(),
             pacing,
             redirect,
         })

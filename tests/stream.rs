@@ -115,12 +115,12 @@ fn a_vlp16_stream_arrives_at_754_packets_per_second_in_order() {
     ]);
     assert!(o.status.success(), "{}", text(&o));
     let arrivals = receiver.join().unwrap();
+    let sent = text(&o);
     assert_eq!(
         arrivals.len(),
         2637,
-        "35 frames of 1808 firings, 24 per packet"
+        "35 frames of 1808 firings, 24 per packet: {sent}"
     );
-    let sent = text(&o);
     assert!(
         sent.contains(&format!(" {} packets (", arrivals.len())),
         "packets sent and received differ ({} received): {sent}",

@@ -29,6 +29,10 @@ pub struct PacketSinks {
 pub struct FramePackets {
     pub packets: Vec<Packet>,
     pub submitted: Instant,
+    /// When the frame was handed to the writer: in real time it is late if that was
+    /// after its first packet's send time. A writer that wakes up late sends a ready
+    /// frame late (counted per packet) rather than dropping it.
+    pub ready: Instant,
     pub pacing: Pacing,
     /// Where this frame's packets and the next go over UDP, when a client changed the
     /// destination; `None`: where the last frame's went.
@@ -146,14 +150,15 @@ fn pcap_io(e: PcapError) -> io::Error {
     }
 }
 
-/// A frame whose first packet is due more than this long ago is late (s).
+/// A frame ready more than this long after its first packet's send time is late (s).
 const LATE_FRAME_S: f64 = 5e-3;
 
 fn is_late(frame: &FramePackets) -> bool {
     let (Pacing::RealTime { start }, Some(first)) = (frame.pacing, frame.packets.first()) else {
         return false;
     };
-    start.elapsed().as_secs_f64() > first.time_s + LATE_FRAME_S
+    let ready_s = frame.ready.saturating_duration_since(start).as_secs_f64();
+    ready_s > first.time_s + LATE_FRAME_S
 }
 
 struct Writer {
@@ -202,5 +207,45 @@ impl Writer {
         let ms = frame.submitted.elapsed().as_secs_f64() * 1e3;
         self.report.latency_ms.push(ms);
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    fn frame_due_at(start: Instant, first_s: f64, ready: Instant) -> FramePackets {
+        FramePackets {
+            packets: vec![Packet {
+                time_s: first_s,
+                port: 2368,
+                payload: Vec::new(),
+            }],
+            submitted: start,
+            ready,
+            pacing: Pacing::RealTime { start },
+            redirect: None,
+        }
+    }
+
+    /// Lateness is the frame's readiness against its first packet's send time, not
+    /// when the writer gets to it: a preloaded frame due at once, picked up after a
+    /// writer's slow wake-up, is sent (late per packet), not dropped.
+    #[test]
+    fn a_frame_is_late_when_it_was_ready_after_its_send_time() {
+        let start = Instant::now() - Duration::from_millis(100);
+        // Ready at the start, due at the start, looked at 100 ms later: not late.
+        assert!(!is_late(&frame_due_at(start, 0.0, start)));
+        // Due 10 ms in, ready 50 ms in: late.
+        let ready = start + Duration::from_millis(50);
+        assert!(is_late(&frame_due_at(start, 0.010, ready)));
+        // Due 50 ms in, ready 52 ms in: within LATE_FRAME_S.
+        let ready = start + Duration::from_millis(52);
+        assert!(!is_late(&frame_due_at(start, 0.050, ready)));
+        // As fast as possible: never late.
+        let mut f = frame_due_at(start, 0.0, ready);
+        f.pacing = Pacing::AsFastAsPossible;
+        assert!(!is_late(&f));
     }
 }
