@@ -113,7 +113,8 @@ pub struct BenchCase {
     /// GPU time of the raw trace ceiling: the same rays, trivial hit and miss shaders,
     /// no waveform (`Simulator::trace_ceiling`).
     pub ceiling: Stat,
-    /// trace / ceiling and (trace + waveform + compaction) / ceiling, GPU medians.
+    /// trace / ceiling and (trace + waveform + compaction) / ceiling: medians of the
+    /// frames' ratios, each frame against the ceiling traced right after it.
     pub trace_vs_ceiling: f64,
     pub gpu_frame_vs_ceiling: f64,
     pub gpu_mrays_per_s: f64,
@@ -253,14 +254,14 @@ fn measure_case(
     for i in 0..opts.warmup {
         sim.frame(&settings(1 + i as u32), Capture::default())?;
     }
+    // The ceiling's pipeline is made and its shaders compiled at its first frame.
+    sim.trace_ceiling(&settings(99))?;
     let moves = Moves::new(&opts.scene, opts.move_all_instances);
     let gpu = time_gpu_frames(sim, &settings, opts.frames, &moves)?;
     moves.restore(sim)?;
-    let ceiling = time_ceiling(sim, &settings, opts)?;
     let rays = sensor.beams.len() as u64 * subrays.len() as u64;
-    let [trace, waveform, compaction, readback, frame, _] = gpu.passes.map(Stat::of);
-    let gpu_frame_ms = trace.median_ms + waveform.median_ms + compaction.median_ms;
-    let over_ceiling = |ms: f64| ms / ceiling.median_ms.max(1e-9);
+    let (trace_vs_ceiling, gpu_frame_vs_ceiling) = gpu.over_ceiling();
+    let [trace, waveform, compaction, readback, frame, ceiling] = gpu.passes.map(Stat::of);
     // The first CPU frame's echoes are the ones the GPU's are checked against.
     let mut first_cpu = None;
     let cpu_frame = cpu.map(|cpu| {
@@ -302,8 +303,8 @@ fn measure_case(
         readback,
         gpu_mrays_per_s: rays as f64 / (frame.median_ms.max(1e-9) * 1e3),
         frame,
-        trace_vs_ceiling: over_ceiling(trace.median_ms),
-        gpu_frame_vs_ceiling: over_ceiling(gpu_frame_ms),
+        trace_vs_ceiling,
+        gpu_frame_vs_ceiling,
         ceiling,
         cpu_mrays_per_s: cpu_frame.map(|st| rays as f64 / (st.median_ms * 1e3)),
         gpu_speedup_over_cpu: cpu_frame.map(|st| st.median_ms / frame.median_ms.max(1e-9)),
@@ -350,28 +351,34 @@ fn agreement(
     Ok(agree as f64 / beams as f64)
 }
 
-/// GPU times of the raw trace ceiling of `opts.frames` frames, after one untimed (its
-/// pipeline is made and its shaders compiled at the first).
-fn time_ceiling(
-    sim: &mut Simulator,
-    settings: &dyn Fn(u32) -> FrameSettings,
-    opts: &BenchOptions,
-) -> Result<Stat, JobError> {
-    sim.trace_ceiling(&settings(99))?;
-    let times = (0..opts.frames)
-        .map(|i| sim.trace_ceiling(&settings(100 + i as u32)))
-        .collect::<Result<Vec<_>, _>>()?;
-    Ok(Stat::of(times))
-}
-
 /// The times of the timed GPU frames.
 struct GpuFrameTimes {
-    /// Per frame: trace, waveform, compaction, readback, whole frame (ms), and a spare.
+    /// Per frame: trace, waveform, compaction, readback, whole frame and the raw trace
+    /// ceiling traced right after it (ms).
     passes: [Vec<f64>; 6],
     /// TLAS refit times of the frames that moved an instance.
     refit: Vec<f64>,
     /// Points of the last frame.
     points: usize,
+}
+
+impl GpuFrameTimes {
+    /// trace / ceiling and (trace + waveform + compaction) / ceiling: medians of each
+    /// frame's ratio to the ceiling traced right after it, so that a stretch of a
+    /// shared machine's slowness falls on both sides of a ratio rather than on one.
+    fn over_ceiling(&self) -> (f64, f64) {
+        let [trace, waveform, compaction, _, _, ceiling] = &self.passes;
+        let ratios = |gpu: &dyn Fn(usize) -> f64| {
+            let v = (0..ceiling.len())
+                .map(|i| gpu(i) / ceiling[i].max(1e-9))
+                .collect();
+            Stat::of(v).median_ms
+        };
+        (
+            ratios(&|i| trace[i]),
+            ratios(&|i| trace[i] + waveform[i] + compaction[i]),
+        )
+    }
 }
 
 /// How the timed frames move the scene's instances.
@@ -421,7 +428,8 @@ impl Moves {
     }
 }
 
-/// Times `frames` frames (numbered from 100, after the warm-up's).
+/// Times `frames` frames (numbered from 100, after the warm-up's), each followed by its
+/// raw trace ceiling.
 fn time_gpu_frames(
     sim: &mut Simulator,
     settings: &dyn Fn(u32) -> FrameSettings,
@@ -444,7 +452,7 @@ fn time_gpu_frames(
             t.compaction_ms,
             t.host_readback_ms,
             t.host_frame_ms + t.host_readback_ms,
-            0.0,
+            sim.trace_ceiling(&settings(100 + i as u32))?,
         ]) {
             v.push(x);
         }

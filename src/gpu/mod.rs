@@ -16,6 +16,7 @@ mod context;
 mod error;
 mod graphics;
 mod image;
+mod leaf_order;
 mod pipeline;
 #[cfg(feature = "window")]
 mod present;
@@ -35,6 +36,7 @@ pub use context::{
 pub use error::{GpuError, GpuResult};
 pub use graphics::{GraphicsDesc, GraphicsPipeline, Topology};
 pub use image::{RenderPass, RenderTarget};
+pub use leaf_order::{leaf_order, Aabb};
 pub use pipeline::{ComputePipeline, DescriptorSets, HitGroup, RayTracingDesc, RayTracingPipeline};
 #[cfg(feature = "window")]
 pub use present::{PresentOutcome, Presenter, WindowHandles};

@@ -6,13 +6,13 @@ use super::gpu_types::{GpuAlphaTexture, GpuGeometry, GpuInstanceInfo, GpuMateria
 use super::SimError;
 use crate::contract::{MAX_TIME_SLICES, NO_TEXTURE};
 use crate::gpu::{
-    build_blases, AccelerationStructure, Buffer, BufferUsageFlags, Context, Recording, Tlas,
-    TlasInstance, TlasUpdate, TriangleGeometry,
+    build_blases, leaf_order, Aabb, AccelerationStructure, Buffer, BufferUsageFlags, Context,
+    Recording, Tlas, TlasInstance, TlasUpdate, TriangleGeometry,
 };
 use crate::material::MaterialDb;
 use crate::model::SceneTables;
-use crate::scene::Scene;
-use glam::Mat4;
+use crate::scene::{Mesh, Scene};
+use glam::{Mat4, Vec3};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -43,6 +43,10 @@ pub struct GpuScene {
     /// The scene's instances in order, then the moving ones' placements for time slices
     /// 1.. (see [`TimeSlices`]).
     tlas_instances: Vec<TlasInstance>,
+    /// The placements in the order the TLAS holds them (indices into `tlas_instances`):
+    /// the order the build is handed them in ([`leaf_order`]), which is also the order
+    /// of the instance table, as a hit's instance index is its place in the TLAS.
+    tlas_order: Vec<u32>,
     slices: TimeSlices,
     dirty: bool,
     pub stats: SceneStats,
@@ -112,6 +116,49 @@ fn slice_placements(
     (tlas, table)
 }
 
+/// The order of the TLAS's `placements`: the scene's instances ordered by where they
+/// are placed first ([`leaf_order`]), then the time slices' copies as they come.
+fn tlas_order(scene: &Scene, placements: usize) -> Vec<u32> {
+    let mesh_bounds: Vec<Option<Aabb>> = scene.meshes.iter().map(mesh_bounds).collect();
+    let bounds: Vec<Aabb> = scene
+        .instances
+        .iter()
+        .map(|inst| {
+            let local = mesh_bounds.get(inst.mesh as usize).copied().flatten();
+            local.map_or([[0.0; 3]; 2], |b| world_bounds(&b, &inst.transform))
+        })
+        .collect();
+    let mut order = leaf_order(&bounds);
+    order.extend(scene.instances.len() as u32..placements as u32);
+    order
+}
+
+/// The box around a mesh's vertices in its own frame; None without vertices.
+fn mesh_bounds(mesh: &Mesh) -> Option<Aabb> {
+    let mut points = mesh.primitives.iter().flat_map(|p| p.positions.iter());
+    let first = *points.next()?;
+    let (lo, hi) = points.fold((first, first), |(lo, hi), p| (lo.min(*p), hi.max(*p)));
+    Some([lo.to_array(), hi.to_array()])
+}
+
+/// The world box around box `b` of a frame placed by `transform`.
+fn world_bounds(b: &Aabb, transform: &Mat4) -> Aabb {
+    let (lo, hi) = (Vec3::from(b[0]), Vec3::from(b[1]));
+    let corners = (0..8).map(|k| {
+        let pick = |bit: u32, l: f32, h: f32| if k & bit == 0 { l } else { h };
+        transform.transform_point3(Vec3::new(
+            pick(1, lo.x, hi.x),
+            pick(2, lo.y, hi.y),
+            pick(4, lo.z, hi.z),
+        ))
+    });
+    let (lo, hi) = corners.fold(
+        (Vec3::splat(f32::INFINITY), Vec3::splat(f32::NEG_INFINITY)),
+        |(lo, hi), c| (lo.min(c), hi.max(c)),
+    );
+    [lo.to_array(), hi.to_array()]
+}
+
 /// Row-major 3×4 of an affine Mat4, as the TLAS wants it.
 fn row_major_3x4(m: &Mat4) -> [[f32; 4]; 3] {
     let r = m.transpose().to_cols_array_2d();
@@ -176,7 +223,7 @@ impl PackedMeshes {
                 packed
                     .normals
                     .extend(p.normals.iter().map(|v| v.to_array()));
-                packed.indices.extend_from_slice(&p.indices);
+                packed.indices.extend(build_order(&p.positions, &p.indices));
             }
         }
         Ok(packed)
@@ -184,6 +231,26 @@ impl PackedMeshes {
 
     fn triangles(&self) -> u64 {
         self.ranges.iter().map(|r| r.triangle_count as u64).sum()
+    }
+}
+
+/// The triangles of `indices` in the order to build their BLAS from
+/// ([`leaf_order`]); as given if an index is out of range (the scene's checks report it).
+fn build_order(positions: &[Vec3], indices: &[u32]) -> Vec<u32> {
+    let corner = |i: u32| positions.get(i as usize).copied();
+    let bounds: Option<Vec<Aabb>> = indices
+        .chunks_exact(3)
+        .map(|t| {
+            let (a, b, c) = (corner(t[0])?, corner(t[1])?, corner(t[2])?);
+            Some([a.min(b).min(c).to_array(), a.max(b).max(c).to_array()])
+        })
+        .collect();
+    match bounds {
+        Some(bounds) => leaf_order(&bounds)
+            .into_iter()
+            .flat_map(|t| indices[3 * t as usize..3 * t as usize + 3].iter().copied())
+            .collect(),
+        None => indices.to_vec(),
     }
 }
 
@@ -320,6 +387,11 @@ impl GpuScene {
         let (tlas_instances, instance_table) = place_instances(scene, &blases, &tables)?;
         let (tlas_instances, instance_table) =
             slice_placements(tlas_instances, instance_table, &slices);
+        let tlas_order = tlas_order(scene, tlas_instances.len());
+        let instance_table: Vec<GpuInstanceInfo> = tlas_order
+            .iter()
+            .map(|&i| instance_table[i as usize])
+            .collect();
         let table = BufferUsageFlags::STORAGE_BUFFER;
         let up = |name: &str, bytes: &[u8]| Buffer::upload(ctx, name, bytes, table);
         let mut geometries = up("geometry table", bytemuck::cast_slice(&geometry_table))?;
@@ -353,6 +425,7 @@ impl GpuScene {
             texels: Arc::new(up("alpha texels", &tables.texels)?),
             tables,
             tlas_instances,
+            tlas_order,
             slices,
             dirty: true,
             stats,
@@ -444,7 +517,12 @@ impl GpuScene {
         if !self.dirty {
             return Ok(None);
         }
-        let what = self.tlas.update(rec, &self.tlas_instances)?;
+        let ordered: Vec<TlasInstance> = self
+            .tlas_order
+            .iter()
+            .map(|&i| self.tlas_instances[i as usize].clone())
+            .collect();
+        let what = self.tlas.update(rec, &ordered)?;
         self.dirty = false;
         Ok(Some(what))
     }
