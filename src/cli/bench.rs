@@ -156,8 +156,9 @@ fn markdown(r: &BenchReport) -> String {
     }
     t.push_str(
         "\nMedians in ms (GPU timestamps; frame = host wall time of a whole frame); \
-         GPU / ceiling = trace + waveform + compaction over the raw trace ceiling; = CPU = \
-         beams whose echoes equal the CPU reference's.\n",
+         GPU / ceiling = trace + waveform + compaction over the raw trace ceiling traced \
+         after each frame (median of the frames' ratios); = CPU = beams whose echoes equal \
+         the CPU reference's.\n",
     );
     t
 }
@@ -477,8 +478,9 @@ fn print_table(r: &BenchReport) {
     }
     println!(
         "(times in ms: GPU timestamps per pass; ceiling = the same rays with trivial \
-         shaders and no waveform; frame = host wall time of a whole frame; /ceiling = \
-         GPU time of trace + waveform + compaction over the ceiling; = CPU = beams whose \
+         shaders and no waveform, traced after each frame; frame = host wall time of a whole \
+         frame; /ceiling = GPU time of trace + waveform + compaction over the ceiling, the \
+         median of the frames' ratios; = CPU = beams whose \
          echoes equal the CPU reference's, which must be at least 99.5 %)"
     );
 }
