@@ -44,8 +44,9 @@ pub struct GpuScene {
     /// 1.. (see [`TimeSlices`]).
     tlas_instances: Vec<TlasInstance>,
     /// The placements in the order the TLAS holds them (indices into `tlas_instances`):
-    /// the order the build is handed them in ([`leaf_order`]), which is also the order
-    /// of the instance table, as a hit's instance index is its place in the TLAS.
+    /// the order the build is handed them in ([`leaf_order`] on a CPU device, else as
+    /// placed), which is also the order of the instance table, as a hit's instance index
+    /// is its place in the TLAS.
     tlas_order: Vec<u32>,
     slices: TimeSlices,
     dirty: bool,
@@ -186,7 +187,9 @@ struct PackedMeshes {
 }
 
 impl PackedMeshes {
-    fn new(scene: &Scene) -> Result<PackedMeshes, SimError> {
+    /// `ordered`: each primitive's triangles in [`build_order`], else as the scene has
+    /// them.
+    fn new(scene: &Scene, ordered: bool) -> Result<PackedMeshes, SimError> {
         let mut packed = PackedMeshes::default();
         for (mi, mesh) in scene.meshes.iter().enumerate() {
             if mesh.primitives.is_empty() {
@@ -223,7 +226,11 @@ impl PackedMeshes {
                 packed
                     .normals
                     .extend(p.normals.iter().map(|v| v.to_array()));
-                packed.indices.extend(build_order(&p.positions, &p.indices));
+                if ordered {
+                    packed.indices.extend(build_order(&p.positions, &p.indices));
+                } else {
+                    packed.indices.extend_from_slice(&p.indices);
+                }
             }
         }
         Ok(packed)
@@ -379,7 +386,9 @@ impl GpuScene {
         slices.check(scene.instances.len())?;
         let start = Instant::now();
         let tables = SceneTables::new(scene, db, material_map)?;
-        let packed = PackedMeshes::new(scene)?;
+        // Only a CPU device (lavapipe) builds its hierarchy from the leaves' order.
+        let ordered = ctx.is_cpu;
+        let packed = PackedMeshes::new(scene, ordered)?;
         let meshes = MeshBuffers::upload(ctx, &packed)?;
         let geometry_table = meshes.geometry_table(&packed, &tables);
         let inputs = blas_inputs(scene, &packed, &geometry_table, &tables);
@@ -387,7 +396,10 @@ impl GpuScene {
         let (tlas_instances, instance_table) = place_instances(scene, &blases, &tables)?;
         let (tlas_instances, instance_table) =
             slice_placements(tlas_instances, instance_table, &slices);
-        let tlas_order = tlas_order(scene, tlas_instances.len());
+        let tlas_order = match ordered {
+            true => tlas_order(scene, tlas_instances.len()),
+            false => (0..tlas_instances.len() as u32).collect(),
+        };
         let instance_table: Vec<GpuInstanceInfo> = tlas_order
             .iter()
             .map(|&i| instance_table[i as usize])
