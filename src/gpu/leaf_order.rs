@@ -54,7 +54,8 @@ struct Node<'a> {
 impl Node<'_> {
     /// Splits the leaves in `range` of every list (each holds the node's leaves, in its
     /// own order) by the best list's middle, keeping every list's order within each
-    /// half, so that each half is split the same way. List 0 ends up in the chosen order.
+    /// half. Every list then holds the same leaves in each half, at every depth, so any
+    /// of them is the result.
     fn order(&mut self, lists: &mut [Vec<u32>; 4], range: std::ops::Range<usize>) {
         let n = range.len();
         if n <= 2 {
@@ -71,8 +72,7 @@ impl Node<'_> {
         for (k, &leaf) in lists[best][range.clone()].iter().enumerate() {
             self.left[leaf as usize] = k < half;
         }
-        lists.swap(0, best);
-        for list in lists.iter_mut().skip(1) {
+        for list in lists.iter_mut() {
             self.partition(&mut list[range.clone()]);
         }
         self.order(lists, range.start..mid);
