@@ -40,14 +40,13 @@ pub struct GpuScene {
     pub(super) textures: Arc<Buffer>,
     pub(super) texels: Arc<Buffer>,
     pub(super) tables: SceneTables,
-    /// The scene's instances in order, then the moving ones' placements for time slices
-    /// 1.. (see [`TimeSlices`]).
+    /// The TLAS's placements in its order: the scene's instances (in [`leaf_order`] on a
+    /// CPU device, else as the scene has them), then the moving ones' placements for
+    /// time slices 1.. (see [`TimeSlices`]). The instance table has the same order, as a
+    /// hit's instance index is its place in the TLAS.
     tlas_instances: Vec<TlasInstance>,
-    /// The placements in the order the TLAS holds them (indices into `tlas_instances`):
-    /// the order the build is handed them in ([`leaf_order`] on a CPU device, else as
-    /// placed), which is also the order of the instance table, as a hit's instance index
-    /// is its place in the TLAS.
-    tlas_order: Vec<u32>,
+    /// Per scene instance, its place among `tlas_instances`.
+    tlas_position: Vec<u32>,
     slices: TimeSlices,
     dirty: bool,
     pub stats: SceneStats,
@@ -396,14 +395,20 @@ impl GpuScene {
         let (tlas_instances, instance_table) = place_instances(scene, &blases, &tables)?;
         let (tlas_instances, instance_table) =
             slice_placements(tlas_instances, instance_table, &slices);
-        let tlas_order = match ordered {
+        let order = match ordered {
             true => tlas_order(scene, tlas_instances.len()),
             false => (0..tlas_instances.len() as u32).collect(),
         };
-        let instance_table: Vec<GpuInstanceInfo> = tlas_order
+        let mut tlas_position = vec![0; scene.instances.len()];
+        for (position, &i) in order.iter().enumerate().take(scene.instances.len()) {
+            tlas_position[i as usize] = position as u32;
+        }
+        let tlas_instances: Vec<TlasInstance> = order
             .iter()
-            .map(|&i| instance_table[i as usize])
+            .map(|&i| tlas_instances[i as usize].clone())
             .collect();
+        let instance_table: Vec<GpuInstanceInfo> =
+            order.iter().map(|&i| instance_table[i as usize]).collect();
         let table = BufferUsageFlags::STORAGE_BUFFER;
         let up = |name: &str, bytes: &[u8]| Buffer::upload(ctx, name, bytes, table);
         let mut geometries = up("geometry table", bytemuck::cast_slice(&geometry_table))?;
@@ -437,7 +442,7 @@ impl GpuScene {
             texels: Arc::new(up("alpha texels", &tables.texels)?),
             tables,
             tlas_instances,
-            tlas_order,
+            tlas_position,
             slices,
             dirty: true,
             stats,
@@ -500,7 +505,7 @@ impl GpuScene {
     /// The TLAS placement of instance `index` in slice `k` (< its slice count).
     fn placement(&self, index: usize, k: usize) -> usize {
         if k == 0 {
-            return index;
+            return self.tlas_position[index] as usize;
         }
         let j = self.slices.moving.binary_search(&index).unwrap_or(0);
         let moving = self.slices.moving.len();
@@ -529,12 +534,7 @@ impl GpuScene {
         if !self.dirty {
             return Ok(None);
         }
-        let ordered: Vec<TlasInstance> = self
-            .tlas_order
-            .iter()
-            .map(|&i| self.tlas_instances[i as usize].clone())
-            .collect();
-        let what = self.tlas.update(rec, &ordered)?;
+        let what = self.tlas.update(rec, &self.tlas_instances)?;
         self.dirty = false;
         Ok(Some(what))
     }
