@@ -13,7 +13,9 @@
 // - WAVEFORM_PER_THREAD: one invocation per beam, its records (at most
 //   PER_THREAD_CAPACITY) in private arrays, sorted by insertion and scanned bin by bin
 //   with no barrier. For thin rays and few sub-rays, where most beams hold one or two
-//   returns and a workgroup per beam spends its time in barriers.
+//   returns and a workgroup per beam spends its time in barriers. With WAVEFORM_ORDERED
+//   (GPUs), the order pass (order.comp) has put the records in order, and the
+//   invocation reads them in that order instead of sorting them.
 // - WAVEFORM_BINNED: the binned waveform, for beams of more records than
 //   MAX_RECORDS_PER_BEAM. Its records never exist at once: deposit.comp has summed them
 //   chunk by chunk into range bins on one grid from the sensor; one invocation per beam
@@ -125,43 +127,7 @@ float clip_at_saturation(float v) {
     return p.saturation > 0.0 ? min(v, p.saturation) : v;
 }
 
-// Step 1's order where range and signal do not decide: the records' other fields, then
-// their slots. `by_bits`: range and signal compared as bit patterns first (unused
-// records). Reads the records only here: ties are rare.
-bool record_tie_less(uint a, uint b, bool by_bits) {
-    SubRayRecord ra = records[base + a];
-    SubRayRecord rb = records[base + b];
-    if (by_bits) {
-        uint xa = floatBitsToUint(ra.range);
-        uint xb = floatBitsToUint(rb.range);
-        if (xa != xb) return xa < xb;
-        xa = floatBitsToUint(ra.signal);
-        xb = floatBitsToUint(rb.signal);
-        if (xa != xb) return xa < xb;
-    }
-    uint aa = floatBitsToUint(ra.ambient);
-    uint ab = floatBitsToUint(rb.ambient);
-    if (aa != ab) return aa < ab;
-    if (ra.instance_id != rb.instance_id) return ra.instance_id < rb.instance_id;
-    if (ra.class_id != rb.class_id) return ra.class_id < rb.class_id;
-    if (ra.material != rb.material) return ra.material < rb.material;
-    return a < b;
-}
-
-// Step 1's total order on non-empty slots (NONE sorts last).
-bool record_less(uint a, uint b) {
-    if (a == NONE) return false;
-    if (b == NONE) return true;
-    bool ua = is_used(sh_range[a], sh_signal[a]);
-    bool ub = is_used(sh_range[b], sh_signal[b]);
-    if (ua && ub) {
-        if (sh_range[a] != sh_range[b]) return sh_range[a] < sh_range[b];
-        if (sh_signal[a] != sh_signal[b]) return sh_signal[a] < sh_signal[b];
-        return record_tie_less(a, b, false);
-    }
-    if (ua != ub) return ua;
-    return record_tie_less(a, b, true);
-}
+#include "record_order.glsl"
 
 uint draw(uint stream) {
     return rng_hash(p.seed_lo, p.seed_hi, p.frame, beam, stream);
@@ -713,6 +679,26 @@ void scan_binned() {
 }
 
 #elif defined(WAVEFORM_PER_THREAD)
+#ifdef WAVEFORM_ORDERED
+// Step 1, done by the order pass (order.comp): the non-empty records in order into the
+// invocation's arrays, their slots into sh_idx, and the counts of non-empty and used
+// records.
+void load_ordered() {
+    OrderBuffer order = OrderBuffer(p.order_address);
+    uint row = beam * order_stride(p.records_per_beam);
+    uint head = order.v[row];
+    sh_nonempty = head & 0xffffu;
+    sh_used = head >> 16;
+    for (uint i = 0u; i < sh_nonempty; i++) {
+        uint w = order.v[row + 1u + i / 2u];
+        uint slot = (i & 1u) == 0u ? (w & 0xffffu) : (w >> 16);
+        sh_idx[i] = slot;
+        sh_range[i] = records[base + slot].range;
+        sh_signal[i] = records[base + slot].signal;
+    }
+}
+#endif
+
 // Step 1, part one: the beam's records into the invocation's arrays by slot, the slots
 // of the non-empty ones in slot order to the front of sh_idx, and the counts of
 // non-empty and used records.
@@ -1116,15 +1102,20 @@ void main() {
     beam = group * gl_WorkGroupSize.x + gl_LocalInvocationID.x;
     if (beam >= p.beam_count) return;
     base = beam * p.records_per_beam;
-    uint rpb = min(p.records_per_beam, CAPACITY);
-    load_records(rpb);
+#ifdef WAVEFORM_ORDERED
+    load_ordered();
+#else
+    load_records(min(p.records_per_beam, CAPACITY));
+#endif
     // A beam that saw nothing (sky) and has no false alarms to draw has no echoes.
     if (sh_nonempty == 0u && p.false_alarm_rate <= 0.0) {
         write_no_echoes(0u);
         return;
     }
+#ifndef WAVEFORM_ORDERED
     sort_records();
     gather_sorted();
+#endif
     begin_beam();
     scan_clusters(0u);
     false_alarms();

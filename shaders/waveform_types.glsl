@@ -70,7 +70,21 @@ struct WaveformParams {
     uint64_t ambient_address;
     uint bin_count;
     uint beam_offset;
+    // The ordered per-thread build (0 for the others): the order pass's output, per beam
+    // order_stride(records_per_beam) words: the counts of non-empty and used records
+    // (low and high 16 bits), then the non-empty records' slots in step 1's order, two
+    // per word (the first in the low 16 bits).
+    uint64_t order_address;
 };
+
+layout(buffer_reference, scalar, buffer_reference_align = 4) buffer OrderBuffer {
+    uint v[];
+};
+
+// Words of one beam's order (as order_words in src/sim/slot.rs).
+uint order_stride(uint records_per_beam) {
+    return 1u + (records_per_beam + 1u) / 2u;
+}
 
 layout(buffer_reference, scalar, buffer_reference_align = 4) buffer RecordBuffer {
     SubRayRecord v[];

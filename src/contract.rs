@@ -90,6 +90,9 @@ shared_constants! {
     /// Beams (invocations) per workgroup of that per-thread waveform pass (and of the
     /// binned one's deposit and scan).
     WAVEFORM_BEAMS_PER_GROUP = 64;
+    /// Invocations per beam (one workgroup) of the order pass, which puts a beam's
+    /// records in step 1's order for the ordered per-thread waveform build (GPUs).
+    ORDER_GROUP = 32;
     /// Beams of more records than MAX_RECORDS_PER_BEAM take the binned waveform: their
     /// sub-rays are traced this many per beam at a time, and each such chunk's records
     /// are deposited into the beam's range bins before the next chunk overwrites them.

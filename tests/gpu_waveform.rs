@@ -11,14 +11,14 @@ use beamtrace::contract::{
 };
 use beamtrace::gpu::{
     self, check_layout, run_once, Buffer, BufferUsageFlags, ComputePipeline, Context,
-    ContextOptions, MemoryLocation, ShaderSources, Spirv,
+    ContextOptions, MemoryLocation, Pass, ShaderSources, Spirv,
 };
 use beamtrace::model::{Echo, FrameSettings, RecordLayout, SubRayRecord};
 use beamtrace::reference::frame_echoes;
 use beamtrace::sensor::{
     rng, DualPolicy, Noise, RangeEstimator, RangeLimit, ReturnMode, WaveformSettings,
 };
-use beamtrace::sim::{shader_sources, waveform_params, GpuEcho, GpuRecord};
+use beamtrace::sim::{order_words, shader_sources, waveform_params, GpuEcho, GpuRecord};
 use std::mem::size_of;
 use std::sync::Arc;
 
@@ -297,10 +297,18 @@ fn compile(name: &str, defines: &[(&str, &str)]) -> Spirv {
     gpu::compile(&sources(), name, defines).unwrap_or_else(|e| panic!("{e}"))
 }
 
-/// The echoes of `pipeline` (a workgroup per `beams_per_group` beams) for `records`.
+/// A waveform build's pipeline, its beams per workgroup, and the order pass before it
+/// (the ordered build).
+type Build<'a> = (
+    &'a Arc<ComputePipeline>,
+    u32,
+    Option<&'a Arc<ComputePipeline>>,
+);
+
+/// The echoes of a build for `records`.
 fn gpu_echoes(
     ctx: &Arc<Context>,
-    (pipeline, beams_per_group): (&Arc<ComputePipeline>, u32),
+    (pipeline, beams_per_group, order): Build<'_>,
     records: &[SubRayRecord],
     layout: RecordLayout,
     frame: &FrameSettings,
@@ -330,8 +338,20 @@ fn gpu_echoes(
     sets.bind_buffer(0, WaveformBinding::Counts.number(), &counts)
         .expect("bind");
     let sets = Arc::new(sets);
+    let order = order.map(|o| {
+        let words = layout.beams as u64 * order_words(layout.records_per_beam());
+        let usage = BufferUsageFlags::STORAGE_BUFFER;
+        let buffer = Buffer::new(ctx, "order", words * 4, usage, MemoryLocation::GpuOnly);
+        let sets = o.descriptor_sets().expect("order sets");
+        (o, Arc::new(buffer.expect("order buffer")), Arc::new(sets))
+    });
     run_once(ctx, |rec| {
-        let p = waveform_params(frame, layout, rec.address_of(&input));
+        let mut p = waveform_params(frame, layout, rec.address_of(&input));
+        if let Some((o, buffer, sets)) = &order {
+            p.order_address = rec.address_of(buffer);
+            rec.dispatch(o, sets, bytemuck::bytes_of(&p), [p.beam_count, 1, 1])?;
+            rec.barrier(&[Pass::Compute], &[Pass::Compute]);
+        }
         let groups = p.beam_count.div_ceil(beams_per_group);
         rec.dispatch(pipeline, &sets, bytemuck::bytes_of(&p), [groups, 1, 1])?;
         rec.barrier_to_host();
@@ -513,7 +533,7 @@ fn gpu_waveform_matches_the_cpu_reference() {
     let mut total = 0;
     let frame_layout = layout(beams, RPB);
     for (label, p) in configs {
-        let gpu = gpu_echoes(&ctx, (&pipeline, 1), &records, frame_layout, &p);
+        let gpu = gpu_echoes(&ctx, (&pipeline, 1, None), &records, frame_layout, &p);
         let cpu = frame_echoes(&records, frame_layout, &p);
         let n = compare(label, &p, &gpu, &cpu);
         eprintln!("{label}: {n} echoes agree");
@@ -544,7 +564,7 @@ fn gpu_waveform_matches_the_cpu_reference() {
         let n = compare(
             &label,
             &p,
-            &gpu_echoes(&ctx, (&pipeline, 1), &recs, l, &p),
+            &gpu_echoes(&ctx, (&pipeline, 1, None), &recs, l, &p),
             &frame_echoes(&recs, l, &p),
         );
         eprintln!("{label}: {n} echoes agree");
@@ -572,19 +592,39 @@ fn per_thread_waveform_matches_the_cpu_reference() {
         (PER_THREAD_RECORDS, vec![PER_THREAD_RECORDS as usize]),
     ];
     for (capacity, sizes) in builds {
-        per_thread_build_matches(capacity, &sizes);
+        per_thread_build_matches(capacity, &sizes, false);
     }
 }
 
-fn per_thread_build_matches(capacity: u32, sizes: &[usize]) {
+/// The ordered builds (GPUs: the order pass, a workgroup per beam, then the per-thread
+/// build reading the records in its order) against the CPU reference, at the sizes the
+/// per-thread builds above are checked at.
+#[test]
+fn ordered_waveform_matches_the_cpu_reference() {
+    let builds = [
+        (PER_THREAD_RECORDS_FEW, vec![SLOTS, 48]),
+        (PER_THREAD_RECORDS, vec![PER_THREAD_RECORDS as usize]),
+    ];
+    for (capacity, sizes) in builds {
+        per_thread_build_matches(capacity, &sizes, true);
+    }
+}
+
+fn per_thread_build_matches(capacity: u32, sizes: &[usize], ordered: bool) {
     let ctx = context();
     let capacity = capacity.to_string();
     let defines = [
         ("WAVEFORM_PER_THREAD", "1"),
         ("PER_THREAD_CAPACITY", &capacity),
+        ("WAVEFORM_ORDERED", "1"),
     ];
-    let spirv = compile("waveform.comp", &defines);
+    let spirv = compile("waveform.comp", &defines[..2 + usize::from(ordered)]);
     let pipeline = Arc::new(ComputePipeline::new(&ctx, &spirv).expect("pipeline"));
+    let order = ordered.then(|| {
+        let spirv = compile("order.comp", &[]);
+        Arc::new(ComputePipeline::new(&ctx, &spirv).expect("order pipeline"))
+    });
+    let order = order.as_ref();
     let per_group = WAVEFORM_BEAMS_PER_GROUP;
     assert_eq!(pipeline.workgroup_size, (per_group, 1, 1));
     let mut g = Lcg(11);
@@ -602,7 +642,7 @@ fn per_thread_build_matches(capacity: u32, sizes: &[usize]) {
         let l = layout(beams, rpb);
         for (label, p) in configs() {
             let label = format!("{rpb} records per beam, {label}");
-            let gpu = gpu_echoes(&ctx, (&pipeline, per_group), &records, l, &p);
+            let gpu = gpu_echoes(&ctx, (&pipeline, per_group, order), &records, l, &p);
             let n = compare(&label, &p, &gpu, &frame_echoes(&records, l, &p));
             eprintln!("{label}: {n} echoes agree");
             assert!(n > beams as usize / 4, "{label}: only {n} echoes");
@@ -662,7 +702,7 @@ fn gpu_dual_returns_follow_each_vendors_definition() {
             w.return_mode = ReturnMode::Dual(policy);
             w.max_returns = 2;
         });
-        let (echoes, counts) = gpu_echoes(&ctx, (&pipeline, 1), &records, l, &p);
+        let (echoes, counts) = gpu_echoes(&ctx, (&pipeline, 1, None), &records, l, &p);
         for (b, case) in cases.iter().enumerate() {
             let want = if column == 0 { case.1 } else { case.2 };
             let got = &echoes[2 * b..2 * b + counts[b] as usize];

@@ -31,6 +31,9 @@ pub struct ContextOptions {
     /// even where it works in the host's: runs the discrete-GPU paths on a CPU driver,
     /// for tests.
     pub separate_memory: bool,
+    /// Treat a CPU driver as a GPU (`Context::is_cpu` false): runs the paths the
+    /// simulator takes on GPUs, for tests.
+    pub gpu_paths: bool,
 }
 
 /// What `beamtrace info` shows about a device.
@@ -636,7 +639,7 @@ impl Context {
             device_name: info.name.clone(),
             driver_info: info.driver.clone(),
             api_version: info.api_version.clone(),
-            is_cpu: info.kind == device_kind(vk::PhysicalDeviceType::CPU),
+            is_cpu: info.kind == device_kind(vk::PhysicalDeviceType::CPU) && !options.gpu_paths,
             unified_memory: !options.separate_memory
                 && [
                     vk::PhysicalDeviceType::CPU,

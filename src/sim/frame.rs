@@ -181,6 +181,7 @@ impl Simulator {
         let pipelines = Pipelines {
             trace: Arc::new(trace_pipeline(ctx, &s, &gpu_scene.tables)?),
             deposit: Arc::new(ComputePipeline::new(ctx, &s.deposit)?),
+            order: Arc::new(ComputePipeline::new(ctx, &s.order)?),
             compact: Arc::new(ComputePipeline::new(ctx, &s.compact)?),
             waveform: WaveformPipelines::new(s.waveforms),
         };
@@ -657,9 +658,9 @@ pub(super) fn sensor_push_constants(
 }
 
 /// Records the waveform pass of `sensor`'s build: one invocation per beam in a
-/// per-thread build, else one workgroup per beam. The dispatch grid's x is limited
-/// (65535 on many devices), so groups spread over y too and the shader flattens the
-/// index.
+/// per-thread build (after the order pass, a workgroup per beam, in the ordered one),
+/// else one workgroup per beam. The dispatch grid's x is limited (65535 on many
+/// devices), so groups spread over y too and the shader flattens the index.
 fn record_waveform(
     rec: &mut Recording<'_>,
     pipelines: &Pipelines,
@@ -668,16 +669,28 @@ fn record_waveform(
     wave: &WaveformParams,
 ) -> Result<(), GpuError> {
     let beams = sensor.beam_count;
+    let grid = |groups: u32| {
+        let gx = groups.min(65_535);
+        [gx, groups.div_ceil(gx), 1]
+    };
+    let mut wave = *wave;
+    if let Some(order) = &sensor.order {
+        wave.order_address = rec.address_of(order);
+        let push = bytemuck::bytes_of(&wave);
+        rec.dispatch(&pipelines.order, &sets.order, push, grid(beams))?;
+        rec.barrier(&[Pass::Compute], &[Pass::Compute]);
+    }
     let groups = match sensor.waveform {
-        WaveformBuild::PerThread(_) => beams.div_ceil(WAVEFORM_BEAMS_PER_GROUP),
+        WaveformBuild::PerThread(_) | WaveformBuild::Ordered(_) => {
+            beams.div_ceil(WAVEFORM_BEAMS_PER_GROUP)
+        }
         _ => beams,
     };
-    let gx = groups.min(65_535);
     rec.dispatch(
         pipelines.waveform.get(sensor.waveform)?,
         sets.waveform(sensor.waveform)?,
-        bytemuck::bytes_of(wave),
-        [gx, groups.div_ceil(gx), 1],
+        bytemuck::bytes_of(&wave),
+        grid(groups),
     )
 }
 

@@ -287,6 +287,9 @@ pub struct WaveformParams {
     /// The first beam of the batch; the binned scan handles beams
     /// `beam_offset..beam_count`.
     pub beam_offset: u32,
+    /// The order pass's output for the ordered build ([`super::slot::order_words`] per
+    /// beam); 0 for the other builds.
+    pub order_address: u64,
 }
 
 /// One range bin of the binned waveform: the sum of the shares deposited into it and
@@ -488,7 +491,8 @@ fn waveform_params_layout() -> HostLayout {
             bins_address,
             ambient_address,
             bin_count,
-            beam_offset
+            beam_offset,
+            order_address
         ]
     )
 }

@@ -28,6 +28,7 @@ pub use gpu_types::{GpuBeam, GpuEcho, GpuPoint, GpuRecord, GpuSubRay, WaveformPa
 pub use points::{gpu_beams, to_point_cloud};
 pub use scene_gpu::{SceneStats, TimeSlices};
 pub use shaders::shader_sources;
+pub use slot::order_words;
 
 use crate::gpu::GpuError;
 

@@ -58,6 +58,11 @@ const FILES: &[(&str, &str)] = &[
     ("waveform.comp", include_str!("../../shaders/waveform.comp")),
     ("compact.comp", include_str!("../../shaders/compact.comp")),
     ("deposit.comp", include_str!("../../shaders/deposit.comp")),
+    (
+        "record_order.glsl",
+        include_str!("../../shaders/record_order.glsl"),
+    ),
+    ("order.comp", include_str!("../../shaders/order.comp")),
 ];
 
 /// The shader sources with the generated `contract.glsl`, as the simulator compiles
@@ -87,6 +92,8 @@ pub struct FrameShaders {
     pub waveforms: Vec<(WaveformBuild, Spirv)>,
     /// The binned waveform's deposit pass.
     pub deposit: Spirv,
+    /// The ordered waveform build's order pass.
+    pub order: Spirv,
     pub compact: Spirv,
 }
 
@@ -131,6 +138,9 @@ fn check_bindings(
 pub enum WaveformBuild {
     /// One invocation per beam, its records (at most this many) in private arrays.
     PerThread(u32),
+    /// The order pass (`order.comp`, a workgroup per beam) puts the records (at most
+    /// this many) in order, then one invocation per beam reads them in that order.
+    Ordered(u32),
     /// One workgroup per beam, its records sorted in shared memory.
     Workgroup,
     /// Range bins filled chunk by chunk by the deposit pass, one invocation per beam.
@@ -138,14 +148,22 @@ pub enum WaveformBuild {
 }
 
 impl WaveformBuild {
-    /// The builds, in the order they are tried: the per-thread ones smallest first (a
-    /// CPU device pays for an invocation's private arrays in proportion to their size),
-    /// then one workgroup per beam, then the binned waveform.
-    pub fn all() -> [WaveformBuild; 5] {
-        [
+    /// The builds of a CPU or a GPU device, in the order they are tried: the smallest
+    /// first (a CPU device pays for an invocation's private arrays in proportion to
+    /// their size), then one workgroup per beam, then the binned waveform. A GPU takes
+    /// the ordered build where a CPU sorts per invocation: a GPU's private arrays lie in
+    /// off-chip local memory, and at 192 records (64 sub-rays behind panes) sorting them
+    /// there took about half of an H100's 19.5 ms waveform pass (ordered: 14.0 ms).
+    pub fn all(cpu_device: bool) -> Vec<WaveformBuild> {
+        let most = if cpu_device {
+            WaveformBuild::PerThread(PER_THREAD_RECORDS)
+        } else {
+            WaveformBuild::Ordered(PER_THREAD_RECORDS)
+        };
+        vec![
             WaveformBuild::PerThread(PER_THREAD_RECORDS_THIN),
             WaveformBuild::PerThread(PER_THREAD_RECORDS_FEW),
-            WaveformBuild::PerThread(PER_THREAD_RECORDS),
+            most,
             WaveformBuild::Workgroup,
             WaveformBuild::Binned,
         ]
@@ -154,7 +172,9 @@ impl WaveformBuild {
     /// The first of `builds` that takes beams laid out as `layout`.
     pub fn for_layout(builds: &[WaveformBuild], layout: RecordLayout) -> WaveformBuild {
         let fits = |b: &&WaveformBuild| match **b {
-            WaveformBuild::PerThread(records) => layout.records_per_beam() <= records,
+            WaveformBuild::PerThread(records) | WaveformBuild::Ordered(records) => {
+                layout.records_per_beam() <= records
+            }
             WaveformBuild::Workgroup => !layout.binned(),
             WaveformBuild::Binned => true,
         };
@@ -169,12 +189,15 @@ impl WaveformBuild {
     fn compile(self, src: &ShaderSources, group: &str) -> Result<Spirv, GpuError> {
         let name = "waveform.comp";
         match self {
-            WaveformBuild::PerThread(records) => {
+            WaveformBuild::PerThread(records) | WaveformBuild::Ordered(records) => {
                 let records = records.to_string();
-                let defines = [
+                let mut defines = vec![
                     ("WAVEFORM_PER_THREAD", "1"),
                     ("PER_THREAD_CAPACITY", records.as_str()),
                 ];
+                if matches!(self, WaveformBuild::Ordered(_)) {
+                    defines.push(("WAVEFORM_ORDERED", "1"));
+                }
                 gpu::compile(src, name, &defines)
             }
             WaveformBuild::Workgroup => gpu::compile(src, name, &[("WAVEFORM_GROUP", group)]),
@@ -200,17 +223,18 @@ impl FrameShaders {
             transparent: c("transparent.rahit")?,
             glass: c("glass.rchit")?,
             mirror: c("mirror.rchit")?,
-            waveforms: WaveformBuild::all()
+            waveforms: WaveformBuild::all(cpu_device)
                 .into_iter()
                 .map(|b| b.compile(&src, group).map(|s| (b, s)))
                 .collect::<Result<_, _>>()?,
             deposit: c("deposit.comp")?,
+            order: c("order.comp")?,
             compact: c("compact.comp")?,
         };
         check_all(&s.trace_shaders(), &trace_layouts())?;
         let waveforms = s.waveform_shaders();
         check_all(
-            &[waveforms.as_slice(), &[&s.compact, &s.deposit]].concat(),
+            &[waveforms.as_slice(), &[&s.compact, &s.deposit, &s.order]].concat(),
             &echo_layouts(),
         )?;
         let binned = [s.waveform(WaveformBuild::Binned), Some(&s.deposit)];
@@ -265,6 +289,8 @@ impl FrameShaders {
         }
         // The deposit reaches its records and bins by address alone.
         check_bindings("deposit", &[&self.deposit], std::iter::empty())?;
+        // So does the order pass.
+        check_bindings("order", &[&self.order], std::iter::empty())?;
         check_bindings(
             "compaction",
             &[&self.compact],
@@ -277,6 +303,27 @@ impl FrameShaders {
 mod tests {
     use super::*;
     use crate::contract::{self, curve_model, estimator, material_class, return_mode};
+
+    #[test]
+    fn gpus_take_the_ordered_build_where_cpus_sort_per_invocation() {
+        let layout = |records| RecordLayout {
+            beams: 1,
+            subrays: records,
+            slots: 1,
+            max_bounces: 1,
+        };
+        let (gpu, cpu) = (WaveformBuild::all(false), WaveformBuild::all(true));
+        let on =
+            |builds: &[WaveformBuild], records| WaveformBuild::for_layout(builds, layout(records));
+        for builds in [&gpu, &cpu] {
+            assert_eq!(on(builds, 1), WaveformBuild::PerThread(4));
+            assert_eq!(on(builds, 48), WaveformBuild::PerThread(64));
+            assert_eq!(on(builds, 257), WaveformBuild::Workgroup);
+            assert_eq!(on(builds, 1025), WaveformBuild::Binned);
+        }
+        assert_eq!(on(&gpu, 192), WaveformBuild::Ordered(256));
+        assert_eq!(on(&cpu, 192), WaveformBuild::PerThread(256));
+    }
 
     /// Every name the contract header defines.
     fn contract_names() -> Vec<&'static str> {

@@ -41,6 +41,8 @@ pub(super) struct SensorBuffers {
     /// The binned waveform's bins and ambient sums of a batch of beams, for sensors of
     /// more records per beam than the record waveform sorts.
     pub binned: Option<BinnedBuffers>,
+    /// The order pass's output ([`order_words`] per beam), for the ordered build.
+    pub order: Option<Arc<Buffer>>,
     pub beam_count: u32,
     pub subray_count: u32,
     pub slots: u32,
@@ -56,6 +58,12 @@ pub(super) struct SensorBuffers {
 pub(super) struct BinnedBuffers {
     pub bins: Arc<Buffer>,
     pub ambient: Arc<Buffer>,
+}
+
+/// 4-byte words of one beam's order (as order_stride in shaders/waveform_types.glsl):
+/// the counts, then the slots two per word.
+pub fn order_words(records_per_beam: u32) -> u64 {
+    1 + u64::from(records_per_beam).div_ceil(2)
 }
 
 /// Workgroups of the compaction for `beams` beams (at least one).
@@ -99,6 +107,16 @@ impl SensorBuffers {
         } else {
             None
         };
+        let order = match waveform {
+            WaveformBuild::Ordered(_) => {
+                let rpb = (extent.records() / n_beams.max(1)) as u32;
+                Some(device_buffer(
+                    "record order",
+                    n_beams * order_words(rpb) * 4,
+                )?)
+            }
+            _ => None,
+        };
         Ok(SensorBuffers {
             beams: Arc::new(Buffer::upload(ctx, "beams", &gpu_beams(beams), storage)?),
             subrays: Arc::new(Buffer::upload(
@@ -118,6 +136,7 @@ impl SensorBuffers {
             counts: device_buffer("echo counts", n_beams * 4)?,
             group_sums: device_buffer("compaction group sums", compact_groups(n_beams) * 4)?,
             binned,
+            order,
             beam_count: beams.len() as u32,
             subray_count: subrays.len() as u32,
             slots,
@@ -149,6 +168,8 @@ pub(super) struct Pipelines {
     pub trace: Arc<RayTracingPipeline>,
     pub waveform: WaveformPipelines,
     pub deposit: Arc<ComputePipeline>,
+    /// The ordered build's order pass.
+    pub order: Arc<ComputePipeline>,
     pub compact: Arc<ComputePipeline>,
 }
 
@@ -205,6 +226,8 @@ pub(super) struct SlotSets {
     pub waveform: Vec<(WaveformBuild, Arc<DescriptorSets>)>,
     /// Empty: the deposit reaches its buffers by address.
     pub deposit: Arc<DescriptorSets>,
+    /// Empty: so does the order pass.
+    pub order: Arc<DescriptorSets>,
     pub compact: Arc<DescriptorSets>,
 }
 
@@ -276,6 +299,7 @@ impl FrameSlot {
                 trace: Arc::new(trace),
                 waveform: Vec::new(),
                 deposit: Arc::new(pipelines.deposit.descriptor_sets()?),
+                order: Arc::new(pipelines.order.descriptor_sets()?),
                 compact: Arc::new(pipelines.compact.descriptor_sets()?),
             },
             points: host(format!("points {index}"), 16)?,

@@ -5,6 +5,7 @@
 
 use beamtrace::gpu::{Context, ContextOptions};
 use beamtrace::material::{MaterialDb, MaterialMapping};
+use beamtrace::model::Echo;
 use beamtrace::reference::CpuSimulator;
 use beamtrace::scene::Scene;
 use beamtrace::sensor::{Beam, ReturnMode, SubRaySample, WaveformSettings};
@@ -176,4 +177,28 @@ pub fn reflectance(r: &SubRayRecord) -> f32 {
 
 pub fn hit(r: &SubRayRecord) -> bool {
     !r.is_empty()
+}
+
+/// Asserts that the GPU's echoes and counts equal the CPU reference's, beam by beam:
+/// counts, ranges within 1 mm, amplitudes and pulse widths within 1e-3, the instance,
+/// material and return count.
+pub fn assert_echoes_equal(gpu: &(Vec<Echo>, Vec<u32>), cpu: &(Vec<Echo>, Vec<u32>), slots: usize) {
+    assert_eq!(gpu.1, cpu.1, "echo counts per beam (GPU, CPU)");
+    for (b, &n) in cpu.1.iter().enumerate() {
+        for i in 0..n as usize {
+            let (g, c) = (gpu.0[b * slots + i], cpu.0[b * slots + i]);
+            let at = format!("beam {b} echo {i}: GPU {g:?} CPU {c:?}");
+            assert!((g.range - c.range).abs() < 1e-3, "{at}");
+            assert!(
+                (g.amplitude - c.amplitude).abs() < 1e-3 * c.amplitude,
+                "{at}"
+            );
+            assert!((g.epw - c.epw).abs() < 1e-3 * c.epw + 1e-4, "{at}");
+            assert_eq!(
+                (g.instance_id, g.material, g.return_count),
+                (c.instance_id, c.material, c.return_count),
+                "{at}"
+            );
+        }
+    }
 }
