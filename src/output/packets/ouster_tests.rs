@@ -1,6 +1,6 @@
 use super::*;
 use crate::output::packets::ouster_encode::crc64;
-use crate::output::packets::PacketEncoder;
+use crate::output::packets::{Packet, PacketEncoder};
 use crate::output::{Point, PointCloud};
 
 /// An Ouster grid as the datasheets describe it: `channels` beams evenly spread over
@@ -238,6 +238,47 @@ fn a_point_without_a_peak_ranks_last() {
     };
     let p = &s.encoder().push_frame(0, 0.0, &cloud).unwrap()[0].payload;
     assert_eq!(u32_at(p, 32 + 12) & 0x7_ffff, 6_016);
+}
+
+#[test]
+fn points_out_of_beam_order_encode_as_in_beam_order() {
+    // The GPU writes points in beam order; any other order gives the same packets.
+    let s = sensor(OusterProfile::Rng19Rfl8Sig16Nir16Dual, 16, 512);
+    let mut points: Vec<Point> = (0..16 * 512u32)
+        .filter(|b| b % 7 != 3)
+        .flat_map(|b| {
+            let far = point(b, 20.0 + (b % 13) as f32, 50.0 + (b % 5) as f32);
+            [point(b, 5.0 + (b % 11) as f32, 300.0), far]
+        })
+        .collect();
+    let in_order = s.encoder().push_frame(
+        1,
+        0.5,
+        &PointCloud {
+            points: points.clone(),
+        },
+    );
+    // A fixed shuffle that moves every point: reverse, then interleave the halves.
+    points.reverse();
+    let (a, b) = points.split_at(points.len() / 2);
+    let shuffled: Vec<Point> = b.iter().zip(a).flat_map(|(x, y)| [*x, *y]).collect();
+    let out_of_order = s
+        .encoder()
+        .push_frame(1, 0.5, &PointCloud { points: shuffled });
+    let payloads = |r: Result<Vec<Packet>, PacketError>| -> Vec<Vec<u8>> {
+        r.unwrap().into_iter().map(|p| p.payload).collect()
+    };
+    let (x, y) = (payloads(in_order), payloads(out_of_order));
+    assert_eq!(x.len(), 32);
+    assert!(x == y, "the same packets whatever the points' order");
+    // And a point of a beam the sensor lacks is named, whatever its place.
+    let mut bad = vec![point(3, 4.0, 10.0); 5];
+    bad[2].beam = 16 * 512;
+    let e = s
+        .encoder()
+        .push_frame(0, 0.0, &PointCloud { points: bad })
+        .unwrap_err();
+    assert!(e.to_string().contains("point 2 names beam 8192"), "{e}");
 }
 
 mod http {
