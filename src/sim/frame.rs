@@ -7,11 +7,12 @@ use super::ceiling::Ceiling;
 use super::convert::{gpu_sweep, push_constants, FrameResources};
 use super::gpu_types::{CompactParams, FrameParams, GpuEcho, GpuPoint, GpuRecord, WaveformParams};
 use super::hit_groups::{hit_groups, hit_records};
-use super::memory::check_frame_memory;
+use super::memory::{check_need, MemoryNeed, Part};
 use super::scene_gpu::{GpuScene, SceneStats, TimeSlices};
 use super::shaders::{FrameShaders, WaveformBuild};
 use super::slot::{
-    compact_groups, FrameSlot, Pipelines, SensorBuffers, SlotSets, Submitted, WaveformPipelines,
+    compact_groups, order_words, FrameSlot, Pipelines, SensorBuffers, SlotSets, Submitted,
+    WaveformPipelines,
 };
 use super::SimError;
 use crate::contract::{
@@ -256,7 +257,8 @@ impl Simulator {
     /// sub-ray (1 + transparent layers kept) and the most echoes per beam. Frames in
     /// flight keep the sensor they were submitted with; nothing waits. A sensor whose
     /// frames would not fit in the device's or the host's memory is refused before any
-    /// of its buffers is allocated ([`check_frame_memory`]).
+    /// of its buffers is allocated (as [`super::memory::check_frame_memory`] checks, with
+    /// the ordered build's record order).
     pub fn set_sensor(
         &mut self,
         beams: &[Beam],
@@ -279,7 +281,6 @@ impl Simulator {
                 self.ctx.limits.max_launch_width
             )));
         }
-        check_frame_memory(&self.ctx, &extent)?;
         let layout = RecordLayout {
             beams: beams.len() as u32,
             subrays: subrays.len() as u32,
@@ -287,6 +288,15 @@ impl Simulator {
             max_bounces: self.max_bounces,
         };
         let build = self.pipelines.waveform.build_for(layout);
+        let mut need = MemoryNeed::of(&extent);
+        if let WaveformBuild::Ordered(_) = build {
+            need.device.push(Part {
+                what: "record order",
+                bytes: extent.beams * order_words(layout.records_per_beam()) * 4,
+                bound: false,
+            });
+        }
+        check_need(&self.ctx, need)?;
         self.pipelines.waveform.make(&self.ctx, build)?;
         let mut buffers = SensorBuffers::new(&self.ctx, beams, subrays, slots, max_returns, build)?;
         buffers.max_bounces = self.max_bounces;

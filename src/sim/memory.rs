@@ -232,7 +232,13 @@ pub fn size(b: u64) -> String {
 /// Checks frames of `extent` against `ctx`'s heaps, its largest storage buffer and the
 /// host's free memory; nothing is allocated.
 pub fn check_frame_memory(ctx: &crate::gpu::Context, extent: &FrameExtent) -> Result<(), SimError> {
-    MemoryNeed::of(extent).check(
+    check_need(ctx, MemoryNeed::of(extent))
+}
+
+/// Checks `need` against `ctx`'s heaps, its largest storage buffer and the host's free
+/// memory.
+pub(super) fn check_need(ctx: &crate::gpu::Context, need: MemoryNeed) -> Result<(), SimError> {
+    need.check(
         &ctx.memory_heaps,
         ctx.limits.max_storage_buffer_range,
         host_available(),
