@@ -241,11 +241,15 @@ fn the_ordered_waveform_of_gpus_equals_the_cpu_reference() {
         records: false,
         echoes: true,
     };
+    // A frame in flight while the checked one runs: both write the sensor's record
+    // order, so (synchronization) validation sees whether the passes are ordered.
+    let ticket = sim.submit(&s).expect("submit");
     let gpu = sim
         .frame(&s, capture)
         .expect("frame")
         .echoes
         .expect("echoes");
+    assert!(!sim.collect(ticket).expect("collect").points.is_empty());
     drop(sim);
     assert_no_validation_messages(&ctx);
     let cpu = CpuSimulator::new(&scene, &db, &map).expect("reference");

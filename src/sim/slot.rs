@@ -109,7 +109,7 @@ impl SensorBuffers {
         };
         let order = match waveform {
             WaveformBuild::Ordered(_) => {
-                let rpb = (extent.records() / n_beams.max(1)) as u32;
+                let rpb = subrays.len() as u32 * slots;
                 Some(device_buffer(
                     "record order",
                     n_beams * order_words(rpb) * 4,
