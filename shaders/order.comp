@@ -1,6 +1,6 @@
 // The order pass of the ordered waveform build (GPUs): one workgroup per beam puts the
 // beam's non-empty records in step 1's order (record_order.glsl) and writes their slots
-// (OrderBuffer, see WaveformParams.order_address), so that the waveform pass's
+// (OrderBuffer, see WaveformParams.build_address), so that the waveform pass's
 // invocation per beam reads its records in order instead of sorting them in private
 // arrays. On a GPU those arrays lie in off-chip local memory, and their insertion sort
 // was half of the waveform pass at 64 sub-rays; here the records are read with adjacent
@@ -65,7 +65,7 @@ void main() {
         sh_idx[place] = a;
     }
     barrier();
-    OrderBuffer order = OrderBuffer(p.order_address);
+    OrderBuffer order = OrderBuffer(p.build_address);
     uint row = beam * order_stride(p.records_per_beam);
     if (t == 0u) order.v[row] = n | (sh_used << 16);
     for (uint w = t; 2u * w < n; w += ORDER_GROUP) {

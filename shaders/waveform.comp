@@ -684,7 +684,7 @@ void scan_binned() {
 // invocation's arrays, their slots into sh_idx, and the counts of non-empty and used
 // records.
 void load_ordered() {
-    OrderBuffer order = OrderBuffer(p.order_address);
+    OrderBuffer order = OrderBuffer(p.build_address);
     uint row = beam * order_stride(p.records_per_beam);
     uint head = order.v[row];
     sh_nonempty = head & 0xffffu;
@@ -1088,7 +1088,7 @@ void main() {
     uint group = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
     beam = p.beam_offset + group * gl_WorkGroupSize.x + gl_LocalInvocationID.x;
     if (beam >= p.beam_count) return;
-    g_bins = BinBuffer(p.bins_address);
+    g_bins = BinBuffer(p.build_address);
     row = (beam - p.beam_offset) * p.bin_count;
     begin_beam();
     scan_binned();

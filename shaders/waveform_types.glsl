@@ -64,17 +64,19 @@ struct WaveformParams {
     // Device address of the records: a buffer reference, because beams x sub-rays x
     // slots records outgrow maxStorageBufferRange (128 MiB on many devices).
     uint64_t records_address;
-    // The binned waveform (0 for the record waveform): the batch's bins (bin_count per
-    // beam) and ambient sums; the scan handles beams beam_offset..beam_count.
-    uint64_t bins_address;
+    // The build's own buffer (0 for the builds without one), one field for two so that
+    // the struct stays within the 128 bytes of push constants every device takes:
+    // - the binned waveform: the batch's bins (bin_count per beam); the scan handles
+    //   beams beam_offset..beam_count;
+    // - the ordered per-thread build: the order pass's output, per beam
+    //   order_stride(records_per_beam) words: the counts of non-empty and used records
+    //   (low and high 16 bits), then the non-empty records' slots in step 1's order, two
+    //   per word (the first in the low 16 bits).
+    uint64_t build_address;
+    // The binned waveform: the batch's ambient sums.
     uint64_t ambient_address;
     uint bin_count;
     uint beam_offset;
-    // The ordered per-thread build (0 for the others): the order pass's output, per beam
-    // order_stride(records_per_beam) words: the counts of non-empty and used records
-    // (low and high 16 bits), then the non-empty records' slots in step 1's order, two
-    // per word (the first in the low 16 bits).
-    uint64_t order_address;
 };
 
 layout(buffer_reference, scalar, buffer_reference_align = 4) buffer OrderBuffer {

@@ -348,7 +348,7 @@ fn gpu_echoes(
     run_once(ctx, |rec| {
         let mut p = waveform_params(frame, layout, rec.address_of(&input));
         if let Some((o, buffer, sets)) = &order {
-            p.order_address = rec.address_of(buffer);
+            p.build_address = rec.address_of(buffer);
             rec.dispatch(o, sets, bytemuck::bytes_of(&p), [p.beam_count, 1, 1])?;
             rec.barrier(&[Pass::Compute], &[Pass::Compute]);
         }

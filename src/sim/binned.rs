@@ -101,7 +101,7 @@ pub(super) fn record(
             ts.write(rec, ts_trace)?;
         }
         let wave = WaveformParams {
-            bins_address,
+            build_address: bins_address,
             ambient_address,
             bin_count: bins,
             beam_offset: b.beam_offset,

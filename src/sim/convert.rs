@@ -133,8 +133,7 @@ pub fn waveform_params(
         saturation: w.saturation,
         records_address,
         // The binned waveform's batches fill these in.
-        bins_address: 0,
-        order_address: 0,
+        build_address: 0,
         ambient_address: 0,
         bin_count: 0,
         beam_offset: 0,

@@ -685,7 +685,7 @@ fn record_waveform(
     };
     let mut wave = *wave;
     if let Some(order) = &sensor.order {
-        wave.order_address = rec.address_of(order);
+        wave.build_address = rec.address_of(order);
         let push = bytemuck::bytes_of(&wave);
         rec.dispatch(&pipelines.order, &sets.order, push, grid(beams))?;
         rec.barrier(&[Pass::Compute], &[Pass::Compute]);

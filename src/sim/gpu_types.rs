@@ -279,17 +279,17 @@ pub struct WaveformParams {
     pub saturation: f32,
     /// Device address of the records (filled in by the simulator).
     pub records_address: u64,
-    /// The binned waveform's bins ([`GpuBin`], `bin_count` per beam of the batch) and
-    /// ambient sums (one f32 per beam of the batch); 0 for the record waveform.
-    pub bins_address: u64,
+    /// The build's own buffer, one field for two so that the struct stays within the
+    /// 128 bytes of push constants every device takes: the binned waveform's bins
+    /// ([`GpuBin`], `bin_count` per beam of the batch), or the ordered build's record
+    /// order ([`super::slot::order_words`] per beam); 0 for the other builds.
+    pub build_address: u64,
+    /// The binned waveform's ambient sums (one f32 per beam of the batch).
     pub ambient_address: u64,
     pub bin_count: u32,
     /// The first beam of the batch; the binned scan handles beams
     /// `beam_offset..beam_count`.
     pub beam_offset: u32,
-    /// The order pass's output for the ordered build ([`super::slot::order_words`] per
-    /// beam); 0 for the other builds.
-    pub order_address: u64,
 }
 
 /// One range bin of the binned waveform: the sum of the shares deposited into it and
@@ -488,11 +488,10 @@ fn waveform_params_layout() -> HostLayout {
             beam_count,
             saturation,
             records_address,
-            bins_address,
+            build_address,
             ambient_address,
             bin_count,
-            beam_offset,
-            order_address
+            beam_offset
         ]
     )
 }
@@ -562,4 +561,24 @@ fn compact_params_layout() -> HostLayout {
             host_address
         ]
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn push_constants_fit_what_every_device_takes() {
+        // Vulkan guarantees maxPushConstantsSize ≥ 128 bytes, and some drivers give no
+        // more (AMD's own); each pass's parameters are its push constants.
+        let sizes = [
+            ("FrameParams", size_of::<FrameParams>()),
+            ("WaveformParams", size_of::<WaveformParams>()),
+            ("CompactParams", size_of::<CompactParams>()),
+            ("DepositParams", size_of::<DepositParams>()),
+        ];
+        for (name, size) in sizes {
+            assert!(size <= 128, "{name}: {size} bytes of push constants");
+        }
+    }
 }
