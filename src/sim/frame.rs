@@ -7,12 +7,11 @@ use super::ceiling::Ceiling;
 use super::convert::{gpu_sweep, push_constants, FrameResources};
 use super::gpu_types::{CompactParams, FrameParams, GpuEcho, GpuPoint, GpuRecord, WaveformParams};
 use super::hit_groups::{hit_groups, hit_records};
-use super::memory::{check_need, MemoryNeed, Part};
+use super::memory::{check_need, MemoryNeed};
 use super::scene_gpu::{GpuScene, SceneStats, TimeSlices};
 use super::shaders::{FrameShaders, WaveformBuild};
 use super::slot::{
-    compact_groups, order_words, FrameSlot, Pipelines, SensorBuffers, SlotSets, Submitted,
-    WaveformPipelines,
+    compact_groups, FrameSlot, Pipelines, SensorBuffers, SlotSets, Submitted, WaveformPipelines,
 };
 use super::SimError;
 use crate::contract::{
@@ -288,15 +287,7 @@ impl Simulator {
             max_bounces: self.max_bounces,
         };
         let build = self.pipelines.waveform.build_for(layout);
-        let mut need = MemoryNeed::of(&extent);
-        if let WaveformBuild::Ordered(_) = build {
-            need.device.push(Part {
-                what: "record order",
-                bytes: extent.beams * order_words(layout.records_per_beam()) * 4,
-                bound: false,
-            });
-        }
-        check_need(&self.ctx, need)?;
+        check_need(&self.ctx, MemoryNeed::of_build(&extent, build))?;
         self.pipelines.waveform.make(&self.ctx, build)?;
         let mut buffers = SensorBuffers::new(&self.ctx, beams, subrays, slots, max_returns, build)?;
         buffers.max_bounces = self.max_bounces;

@@ -11,6 +11,7 @@
 
 use super::frame::FRAMES_IN_FLIGHT;
 use super::gpu_types::{GpuBeam, GpuEcho, GpuPoint, GpuRecord, GpuSubRay};
+use super::shaders::WaveformBuild;
 use super::SimError;
 use crate::gpu::MemoryHeap;
 use crate::model::FrameExtent;
@@ -115,6 +116,20 @@ impl MemoryNeed {
                     bound: false,
                 },
             ]);
+        }
+        need
+    }
+
+    /// [`of`](Self::of), with the buffers of waveform build `build` beyond those every
+    /// build has: the ordered build's record order.
+    pub(super) fn of_build(e: &FrameExtent, build: WaveformBuild) -> MemoryNeed {
+        let mut need = MemoryNeed::of(e);
+        if let WaveformBuild::Ordered(_) = build {
+            need.device.push(Part {
+                what: "record order",
+                bytes: super::slot::order_bytes(e.beams, e.subrays * e.slots),
+                bound: false,
+            });
         }
         need
     }
@@ -284,6 +299,26 @@ mod tests {
             slots: 1,
             max_returns: 2,
         }
+    }
+
+    #[test]
+    fn the_ordered_build_needs_its_record_order_too() {
+        // 262 144 beams of 192 records: a word of counts and 96 of slots (two 16-bit
+        // slots per word) per beam.
+        let e = FrameExtent {
+            slots: 3,
+            ..extent(262_144, 64)
+        };
+        let plain = MemoryNeed::of(&e);
+        assert_eq!(
+            MemoryNeed::of_build(&e, WaveformBuild::PerThread(256)),
+            plain
+        );
+        let ordered = MemoryNeed::of_build(&e, WaveformBuild::Ordered(256));
+        assert_eq!(ordered.device.len(), plain.device.len() + 1);
+        let order = ordered.device.last().expect("the order part");
+        assert_eq!(order.bytes, 262_144 * 97 * 4);
+        assert!(!order.bound, "reached by address");
     }
 
     #[test]

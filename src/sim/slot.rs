@@ -66,6 +66,12 @@ pub fn order_words(records_per_beam: u32) -> u64 {
     1 + u64::from(records_per_beam).div_ceil(2)
 }
 
+/// Bytes of the ordered build's record order for `beams` beams of `records_per_beam`.
+pub(super) fn order_bytes(beams: u64, records_per_beam: u64) -> u64 {
+    let words = order_words(u32::try_from(records_per_beam).unwrap_or(u32::MAX));
+    beams.saturating_mul(words).saturating_mul(4)
+}
+
 /// Workgroups of the compaction for `beams` beams (at least one).
 pub(super) fn compact_groups(beams: u64) -> u64 {
     beams
@@ -108,13 +114,10 @@ impl SensorBuffers {
             None
         };
         let order = match waveform {
-            WaveformBuild::Ordered(_) => {
-                let rpb = subrays.len() as u32 * slots;
-                Some(device_buffer(
-                    "record order",
-                    n_beams * order_words(rpb) * 4,
-                )?)
-            }
+            WaveformBuild::Ordered(_) => Some(device_buffer(
+                "record order",
+                order_bytes(n_beams, extent.subrays * extent.slots),
+            )?),
             _ => None,
         };
         Ok(SensorBuffers {
