@@ -5,6 +5,27 @@
 #ifndef BEAMTRACE_BEAM_RAY_GLSL
 #define BEAMTRACE_BEAM_RAY_GLSL
 
+// The launch index invocation `invocation` traces (sim::launch::LaunchTile): the
+// launch's beams in tiles of tile_columns whole columns (tile_beams beams), taken across
+// the tile's columns one laser after the other, so that invocations in lockstep trace
+// nearly parallel rays; beams past the last whole tile, and every beam when
+// tile_columns <= 1, in order. A bijection of the launch's indices.
+uint launch_index(uint invocation) {
+    uint local_beam = invocation / frame.launch_subrays;
+    uint sub = invocation - local_beam * frame.launch_subrays;
+    uint launch_beams = gl_LaunchSizeEXT.x / frame.launch_subrays;
+    uint tiled = frame.tile_columns > 1u ? launch_beams / frame.tile_beams * frame.tile_beams : 0u;
+    if (local_beam < tiled) {
+        uint tile_start = local_beam - local_beam % frame.tile_beams;
+        uint k = local_beam - tile_start;
+        uint column = k % frame.tile_columns;
+        uint laser = k / frame.tile_columns;
+        uint column_length = frame.tile_beams / frame.tile_columns;
+        local_beam = tile_start + column * column_length + laser;
+    }
+    return local_beam * frame.launch_subrays + sub;
+}
+
 // The beam and sub-ray of launch index `index` (whose records start at index * slots);
 // false past the frame's beams.
 bool launch_ray(uint index, out uint beam, out uint sub) {

@@ -122,6 +122,10 @@ struct FrameParams {
     uint subray_offset;
     uint launch_subrays;
     uint beam_offset;
+    // Invocations take the launch's beams in tiles of tile_columns columns (tile_beams
+    // beams in all): launch_index in beam_ray.glsl. tile_columns <= 1: in order.
+    uint tile_columns;
+    uint tile_beams;
     uint64_t records_address;   // SubRayRecord[launch index * slots + slot]
 };
 

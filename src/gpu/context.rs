@@ -66,6 +66,8 @@ pub struct RtLimits {
     pub max_launch_width: u32,
     /// The largest buffer a storage-buffer descriptor may cover (bytes).
     pub max_storage_buffer_range: u64,
+    /// Invocations that run in lockstep (a CPU driver's SIMD lanes, a GPU's warp).
+    pub subgroup_size: u32,
 }
 
 /// One memory heap of the device, as Vulkan reports it.
@@ -511,9 +513,11 @@ fn create_device(
 fn read_limits(instance: &ash::Instance, pd: vk::PhysicalDevice, queue_family: u32) -> RtLimits {
     let mut rt_props = vk::PhysicalDeviceRayTracingPipelinePropertiesKHR::default();
     let mut as_props = vk::PhysicalDeviceAccelerationStructurePropertiesKHR::default();
+    let mut subgroup = vk::PhysicalDeviceSubgroupProperties::default();
     let mut p2 = vk::PhysicalDeviceProperties2::default()
         .push_next(&mut rt_props)
-        .push_next(&mut as_props);
+        .push_next(&mut as_props)
+        .push_next(&mut subgroup);
     // SAFETY: the chain lives on this frame.
     unsafe { instance.get_physical_device_properties2(pd, &mut p2) };
     let props = p2.properties;
@@ -531,6 +535,7 @@ fn read_limits(instance: &ash::Instance, pd: vk::PhysicalDevice, queue_family: u
             .saturating_mul(props.limits.max_compute_work_group_size[0])
             .min(rt_props.max_ray_dispatch_invocation_count),
         max_storage_buffer_range: props.limits.max_storage_buffer_range as u64,
+        subgroup_size: subgroup.subgroup_size.max(1),
     }
 }
 

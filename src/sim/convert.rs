@@ -5,6 +5,7 @@
 use super::gpu_types::{
     FrameParams, GpuAlphaTexture, GpuMaterial, GpuSubRay, GpuSweep, WaveformParams,
 };
+use super::launch::LaunchTile;
 use super::SimError;
 use crate::contract::{curve_model, estimator, material_class, return_mode};
 use crate::material::MaterialClass;
@@ -178,6 +179,8 @@ fn frame_params(
         subray_offset: 0,
         launch_subrays: layout.subrays,
         beam_offset: 0,
+        tile_columns: resources.tile.columns,
+        tile_beams: resources.tile.beams,
         records_address: resources.records,
     })
 }
@@ -189,6 +192,8 @@ pub(super) struct FrameResources {
     pub records: u64,
     pub sweep: u64,
     pub time_slices: u32,
+    /// How the trace's invocations take the beams.
+    pub tile: LaunchTile,
 }
 
 /// The sensor's poses over the frame as the trace reads them: the sweep's samples, or

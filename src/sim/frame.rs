@@ -7,6 +7,7 @@ use super::ceiling::Ceiling;
 use super::convert::{gpu_sweep, push_constants, FrameResources};
 use super::gpu_types::{CompactParams, FrameParams, GpuEcho, GpuPoint, GpuRecord, WaveformParams};
 use super::hit_groups::{hit_groups, hit_records};
+use super::launch::LaunchTile;
 use super::memory::{check_need, MemoryNeed};
 use super::scene_gpu::{GpuScene, SceneStats, TimeSlices};
 use super::shaders::{FrameShaders, WaveformBuild};
@@ -293,6 +294,12 @@ impl Simulator {
         buffers.max_bounces = self.max_bounces;
         self.sensor = Some(Arc::new(buffers));
         Ok(())
+    }
+
+    /// How the current sensor's rays are taken by the trace's invocations (None before
+    /// [`set_sensor`](Self::set_sensor)).
+    pub fn launch_tile(&self) -> Option<LaunchTile> {
+        self.sensor.as_ref().map(|s| s.tile)
     }
 
     /// Moves scene instance `index`; the next frame refits the TLAS (frames in flight
@@ -653,6 +660,7 @@ pub(super) fn sensor_push_constants(
         records: rec.address_of(&sensor.records),
         sweep: rec.address_of(sweep),
         time_slices: scene.time_slices(),
+        tile: sensor.tile,
     };
     push_constants(settings, sensor.layout(), sensor.max_returns, resources)
         .map_err(|e| crate::gpu::GpuError::Usage(e.to_string()))

@@ -115,6 +115,10 @@ pub struct FrameParams {
     pub subray_offset: u32,
     pub launch_subrays: u32,
     pub beam_offset: u32,
+    /// The launch takes its beams in tiles of `tile_columns` columns, `tile_beams` beams
+    /// in all ([`LaunchTile`](super::launch::LaunchTile)); `tile_columns` ≤ 1: in order.
+    pub tile_columns: u32,
+    pub tile_beams: u32,
     /// Device address of the records (a buffer reference: they outgrow descriptor
     /// ranges); launch index i writes records i·slots onwards.
     pub records_address: u64,
@@ -419,6 +423,8 @@ pub fn trace_layouts() -> Vec<HostLayout> {
                 subray_offset,
                 launch_subrays,
                 beam_offset,
+                tile_columns,
+                tile_beams,
                 records_address
             ]
         ),

@@ -109,6 +109,56 @@ pub fn batch_beams(beams: u64, bins: u32, bytes: u64) -> u32 {
     (bytes / per_beam).min(batch_capacity(beams)) as u32
 }
 
+/// How a launch's invocations take its beams. Adjacent invocations run in lockstep (a
+/// CPU driver's SIMD lanes), and a group's traversal costs what its longest ray costs:
+/// rays of one laser in adjacent columns are nearly parallel, those of one column fan
+/// out over the field of view. So the beams are taken in tiles of `columns` whole
+/// columns (`beams` beams), invocation by invocation across the tile's columns, one
+/// laser after the other; a launch's last beams that fill no tile go in order. Records
+/// stay where the beam and sub-ray put them, so only the order of tracing changes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LaunchTile {
+    pub columns: u32,
+    pub beams: u32,
+}
+
+impl LaunchTile {
+    /// Beams in order.
+    pub const IN_ORDER: LaunchTile = LaunchTile {
+        columns: 1,
+        beams: 1,
+    };
+
+    /// The tile for beams of these lasers (`rings`, in beam order) with `subrays`
+    /// sub-rays each, on a device of `lanes` lockstep invocations: as many columns as
+    /// one group of lanes takes beams, when the beams are whole columns that repeat their
+    /// lasers ([`column_length`]); else in order.
+    pub fn new(rings: &[u32], subrays: u32, lanes: u32) -> LaunchTile {
+        let columns = lanes / subrays.max(1);
+        match column_length(rings) {
+            Some(length) if columns > 1 => LaunchTile {
+                columns,
+                beams: columns.saturating_mul(length),
+            },
+            _ => LaunchTile::IN_ORDER,
+        }
+    }
+}
+
+/// Beams per column when the beams are columns that each fire the same lasers in the
+/// same order (a spinning or scanning sensor): the period of their lasers; None for one
+/// column or an irregular pattern.
+pub fn column_length(rings: &[u32]) -> Option<u32> {
+    let first = *rings.first()?;
+    let length = rings.iter().skip(1).position(|&r| r == first)? + 1;
+    let periodic = rings.len() % length == 0
+        && rings
+            .iter()
+            .enumerate()
+            .all(|(i, &r)| r == rings[i % length]);
+    periodic.then_some(length as u32)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -159,5 +209,63 @@ mod tests {
         assert_eq!(batch_beams(4, 100, bin_bytes(4)), 4);
         assert_eq!(batch_beams(4, 70_000, bin_bytes(4)), 3);
         assert_eq!(batch_beams(1, 70_000, bin_bytes(1)), 0);
+    }
+
+    fn rings(name: &str, columns: u32) -> Vec<u32> {
+        let sensor = crate::sensor::preset(name, Some(columns)).expect("preset");
+        sensor.beams.iter().map(|b| b.ring).collect()
+    }
+
+    #[test]
+    fn a_spinning_sensors_columns_are_its_lasers_in_firing_order() {
+        // The VLP-16 fires its 16 lasers in every column, their elevations interleaved
+        // (−15°, 1°, −13°, …): neighbours in firing order look 16° apart.
+        let vlp = crate::sensor::preset("vlp-16", Some(30)).expect("preset");
+        let step = (vlp.beams[1].elevation - vlp.beams[0].elevation).to_degrees();
+        assert!((step - 16.0).abs() < 1e-3, "{step}");
+        assert_eq!(column_length(&rings("vlp-16", 30)), Some(16));
+        assert_eq!(column_length(&rings("os1-128", 16)), Some(128));
+        assert_eq!(column_length(&rings("hdl-32e", 7)), Some(32));
+    }
+
+    #[test]
+    fn beams_that_are_no_whole_columns_have_no_column_length() {
+        assert_eq!(column_length(&[]), None);
+        assert_eq!(column_length(&[0, 1, 2, 3]), None, "one column");
+        assert_eq!(column_length(&[0, 1, 0, 1, 0]), None, "a part column");
+        assert_eq!(column_length(&[0, 1, 0, 2]), None, "another laser order");
+        assert_eq!(column_length(&[5, 5, 5]), Some(1));
+    }
+
+    #[test]
+    fn a_tile_is_as_many_columns_as_lanes_take_beams() {
+        let vlp = rings("vlp-16", 30);
+        let tile = |subrays, lanes| LaunchTile::new(&vlp, subrays, lanes);
+        assert_eq!(
+            tile(1, 8),
+            LaunchTile {
+                columns: 8,
+                beams: 128
+            }
+        );
+        assert_eq!(
+            tile(2, 8),
+            LaunchTile {
+                columns: 4,
+                beams: 64
+            }
+        );
+        assert_eq!(
+            tile(1, 32),
+            LaunchTile {
+                columns: 32,
+                beams: 512
+            }
+        );
+        // A beam's own sub-rays fill the lanes: in order.
+        assert_eq!(tile(8, 8), LaunchTile::IN_ORDER);
+        assert_eq!(tile(16, 8), LaunchTile::IN_ORDER);
+        assert_eq!(tile(1, 1), LaunchTile::IN_ORDER);
+        assert_eq!(LaunchTile::new(&[0, 1, 2], 1, 8), LaunchTile::IN_ORDER);
     }
 }

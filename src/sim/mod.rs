@@ -25,6 +25,7 @@ pub use frame::{
     FRAMES_IN_FLIGHT,
 };
 pub use gpu_types::{GpuBeam, GpuEcho, GpuPoint, GpuRecord, GpuSubRay, WaveformParams};
+pub use launch::LaunchTile;
 pub use points::{gpu_beams, to_point_cloud};
 pub use scene_gpu::{SceneStats, TimeSlices};
 pub use shaders::shader_sources;
