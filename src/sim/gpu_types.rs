@@ -116,7 +116,7 @@ pub struct FrameParams {
     pub launch_subrays: u32,
     pub beam_offset: u32,
     /// The launch takes its beams in tiles of `tile_columns` columns, `tile_beams` beams
-    /// in all ([`LaunchTile`](super::launch::LaunchTile)); `tile_columns` ≤ 1: in order.
+    /// in all ([`LaunchTile`](crate::sim::LaunchTile)); `tile_columns` ≤ 1: in order.
     pub tile_columns: u32,
     pub tile_beams: u32,
     /// Device address of the records (a buffer reference: they outgrow descriptor

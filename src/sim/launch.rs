@@ -132,7 +132,7 @@ impl LaunchTile {
     /// The tile for beams of these lasers (`rings`, in beam order) with `subrays`
     /// sub-rays each, on a device of `lanes` lockstep invocations: as many columns as
     /// one group of lanes takes beams, when the beams are whole columns that repeat their
-    /// lasers ([`column_length`]); else in order.
+    /// lasers (`column_length`); else in order.
     pub fn new(rings: &[u32], subrays: u32, lanes: u32) -> LaunchTile {
         let columns = lanes / subrays.max(1);
         match column_length(rings) {
