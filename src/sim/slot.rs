@@ -63,7 +63,7 @@ pub(super) struct BinnedBuffers {
 }
 
 /// The launch tile of these beams on `ctx`'s device. Only CPU devices take tiles: there
-/// they speed the trace up by a quarter (DESIGN §7); on GPUs the order is unmeasured.
+/// they shorten the trace by 10–40 % (DESIGN §7); on GPUs the order is unmeasured.
 fn launch_tile(ctx: &Context, beams: &[Beam], subrays: u32) -> LaunchTile {
     if !ctx.is_cpu {
         return LaunchTile::IN_ORDER;
