@@ -192,7 +192,7 @@ fn rays_taken_in_tiles_land_in_their_own_records() {
     let (db, map) = materials(&scene);
     let cpu = CpuSimulator::new(&scene, &db, &map).expect("reference");
     let mut sim = beamtrace::sim::Simulator::new(&ctx, &scene, &db, &map).expect("simulator");
-    for subrays in [1, 4] {
+    for subrays in [1, 4, 9] {
         let subrays = kernel
             .sample(subrays, beamtrace::sensor::Sampling::Grid)
             .expect("kernel");

@@ -130,11 +130,14 @@ impl LaunchTile {
     };
 
     /// The tile for beams of these lasers (`rings`, in beam order) with `subrays`
-    /// sub-rays each, on a device of `lanes` lockstep invocations: as many columns as
-    /// one group of lanes takes beams, when the beams are whole columns that repeat their
-    /// lasers (`column_length`); else in order.
+    /// sub-rays each, on a device of `lanes` lockstep invocations, when the beams are
+    /// whole columns that repeat their lasers (`column_length`); else in order. A tile
+    /// has the fewest columns whose row (one laser) fills whole groups of lanes, so that
+    /// a group holds one laser, in as many adjacent columns as it takes beams: thin, 8
+    /// lanes take 8 columns; 9 sub-rays too (a group then spans at most two adjacent
+    /// beams of one laser); 16 sub-rays fill whole groups with one beam's, in order.
     pub fn new(rings: &[u32], subrays: u32, lanes: u32) -> LaunchTile {
-        let columns = lanes / subrays.max(1);
+        let columns = lanes / gcd(subrays.max(1), lanes.max(1));
         match column_length(rings) {
             Some(length) if columns > 1 => LaunchTile {
                 columns,
@@ -142,6 +145,13 @@ impl LaunchTile {
             },
             _ => LaunchTile::IN_ORDER,
         }
+    }
+}
+
+fn gcd(a: u32, b: u32) -> u32 {
+    match b {
+        0 => a,
+        _ => gcd(b, a % b),
     }
 }
 
@@ -262,7 +272,13 @@ mod tests {
                 beams: 512
             }
         );
-        // A beam's own sub-rays fill the lanes: in order.
+        // A tile's row fills whole groups: 8 columns × 9 sub-rays are 9 groups of 8
+        // lanes, 8 × 3 three, 4 × 6 three, 2 × 12 three.
+        assert_eq!(tile(9, 8).columns, 8);
+        assert_eq!(tile(3, 8).columns, 8);
+        assert_eq!(tile(6, 8).columns, 4);
+        assert_eq!(tile(12, 8).columns, 2);
+        // A beam's own sub-rays fill whole groups of lanes: in order.
         assert_eq!(tile(8, 8), LaunchTile::IN_ORDER);
         assert_eq!(tile(16, 8), LaunchTile::IN_ORDER);
         assert_eq!(tile(1, 1), LaunchTile::IN_ORDER);
