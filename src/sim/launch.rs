@@ -138,12 +138,13 @@ impl LaunchTile {
     /// beams of one laser); 16 sub-rays fill whole groups with one beam's, in order.
     pub fn new(rings: &[u32], subrays: u32, lanes: u32) -> LaunchTile {
         let columns = lanes / gcd(subrays.max(1), lanes.max(1));
-        match column_length(rings) {
-            Some(length) if columns > 1 => LaunchTile {
+        // Where one beam's sub-rays fill whole groups, the lasers need no scan.
+        match (columns > 1).then(|| column_length(rings)).flatten() {
+            Some(length) => LaunchTile {
                 columns,
                 beams: columns.saturating_mul(length),
             },
-            _ => LaunchTile::IN_ORDER,
+            None => LaunchTile::IN_ORDER,
         }
     }
 }
@@ -158,7 +159,7 @@ fn gcd(a: u32, b: u32) -> u32 {
 /// Beams per column when the beams are columns that each fire the same lasers in the
 /// same order (a spinning or scanning sensor): the period of their lasers; None for one
 /// column or an irregular pattern.
-pub fn column_length(rings: &[u32]) -> Option<u32> {
+fn column_length(rings: &[u32]) -> Option<u32> {
     let first = *rings.first()?;
     let length = rings.iter().skip(1).position(|&r| r == first)? + 1;
     let periodic = rings.len() % length == 0
