@@ -83,11 +83,6 @@ pub enum FitError {
          is pulsed: fit it with a `kind: cw` sensor (such as urg-04lx)"
     )]
     NotContinuousWave { sensor: String, parameter: String },
-    #[error(
-        "sensor {sensor} follows {max_bounces} bounces, but the fit simulates single bounce \
-         (the CPU reference); set `max_bounces: 1` in the sensor file to calibrate with it"
-    )]
-    Bounces { sensor: String, max_bounces: u32 },
     #[error(transparent)]
     Materials(#[from] crate::material::MaterialError),
     #[error(transparent)]

@@ -278,12 +278,6 @@ fn finite(field: &str, v: f64) -> Result<(), FitError> {
 /// A scan of the sensor's beams, with enough returns for the parameters, and with
 /// intensities when reflectances are fitted.
 fn check_scan(scan: &Scan, setup: &FitSetup) -> Result<(), FitError> {
-    if setup.sensor.max_bounces > 1 {
-        return Err(FitError::Bounces {
-            sensor: setup.sensor.name.clone(),
-            max_bounces: setup.sensor.max_bounces,
-        });
-    }
     let beams = setup.sensor.beams.len();
     if scan.returns.len() != beams {
         return Err(FitError::BeamCountMismatch {

@@ -10,7 +10,7 @@
 use super::materials::scaled_db;
 use super::params::Theta;
 use super::FitError;
-use crate::material::{MaterialClass, MaterialDb, MaterialMapping};
+use crate::material::{MaterialDb, MaterialMapping};
 use crate::model::{cw, FrameSettings, RecordLayout, Sun};
 use crate::reference::{echo_slots, CpuSimulator};
 use crate::scene::Scene;
@@ -39,6 +39,7 @@ pub(super) struct Evaluator {
     mount: Affine3A,
     frame: FrameSettings,
     slots: u32,
+    max_bounces: u32,
     /// A continuous-wave sensor's measurement; `None`: pulsed.
     cw: Option<CwSettings>,
 }
@@ -54,12 +55,9 @@ impl Evaluator {
         let sensor = sensor.clone().ideal();
         let base = materials.for_wavelength(sensor.wavelength_nm);
         let map = base.resolve(&scene.materials, mapping)?;
-        let sim = CpuSimulator::new(scene, &base, &map)?;
-        let glass = sim
-            .tables()
-            .geometries
-            .iter()
-            .any(|g| g.class == MaterialClass::Transparent);
+        let mut sim = CpuSimulator::new(scene, &base, &map)?;
+        sim.set_max_bounces(sensor.max_bounces)?;
+        let slots = sim.tables().record_slots(sensor.max_bounces);
         let frame = FrameSettings {
             sensor_to_world: Affine3A::IDENTITY,
             sweep: None,
@@ -78,8 +76,8 @@ impl Evaluator {
             beams: sensor.beams,
             mount: sensor.mount.to_affine(),
             frame,
-            // The GPU's record slots: the opaque hit, and two panes in front of it.
-            slots: if glass { 3 } else { 1 },
+            slots,
+            max_bounces: sensor.max_bounces,
             cw: sensor.cw,
         })
     }
@@ -133,7 +131,7 @@ impl Evaluator {
             beams: self.beams.len() as u32,
             subrays: self.subrays.len() as u32,
             slots: self.slots,
-            max_bounces: 1,
+            max_bounces: self.max_bounces,
         };
         let mut out = vec![None; self.beams.len()];
         for p in cw::frame_points(&self.beams, &records, layout, frame, cw) {

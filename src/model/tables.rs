@@ -4,7 +4,7 @@
 //! mask, per-material class and two sampled tables — R(θ) for the sensor's own light
 //! and its diffuse part for sunlight — and alpha textures as bytes.
 
-use crate::contract::REFLECTANCE_STEPS;
+use crate::contract::{MAX_RECORD_SLOTS, REFLECTANCE_STEPS};
 use crate::material::{MaterialClass, MaterialDb};
 use crate::scene::{Primitive, Scene};
 
@@ -299,6 +299,30 @@ impl SceneTables {
 
     pub fn material_class(&self, m: u32) -> MaterialClass {
         self.materials[m as usize].class
+    }
+
+    /// Record slots per sub-ray this scene needs when a path may meet `max_bounces`
+    /// surfaces. Single bounce: 1 without glass; with glass, the opaque hit plus up to
+    /// two transparent surfaces in front of it (a car's windscreen and rear window, a
+    /// shop window and its inner pane). With bounces, that many per surface a path
+    /// meets, twice over where refracting panes split paths in two, up to
+    /// [`MAX_RECORD_SLOTS`]: the weakest branches of a deep tree are the ones left out.
+    /// Fewer slots, less memory and waveform work.
+    pub fn record_slots(&self, max_bounces: u32) -> u32 {
+        let glass = self
+            .geometries
+            .iter()
+            .any(|g| g.class == MaterialClass::Transparent);
+        let per_surface = if glass { 3 } else { 1 };
+        if max_bounces <= 1 {
+            return per_surface;
+        }
+        let splits = self
+            .geometries
+            .iter()
+            .any(|g| self.materials[g.material as usize].ior > 0.0);
+        let branches = if splits { 2 } else { 1 };
+        (per_surface * max_bounces * branches).min(MAX_RECORD_SLOTS)
     }
 }
 

@@ -28,6 +28,9 @@ pub struct Hit {
     pub geometric_normal: Vec3,
     /// Interpolated vertex normal, unit, on the same side as `geometric_normal`.
     pub shading_normal: Vec3,
+    /// Whether the ray meets the side the triangle's winding faces (counter-clockwise
+    /// seen from it: the outside of a closed glTF solid), i.e. enters the solid.
+    pub front_face: bool,
     /// Index into `Scene::instances`.
     pub instance: u32,
     /// Primitive (geometry) index within the instance's mesh.
@@ -273,6 +276,8 @@ impl Bvh {
             // Too small for f32 cross products, yet hit: face the ray.
             ng = -dir.normalize_or_zero();
         }
+        // As glass.rchit decides it (a grazing ray enters nothing).
+        let front_face = ng.dot(dir) < 0.0;
         if ng.dot(dir) > 0.0 {
             ng = -ng;
         }
@@ -289,6 +294,7 @@ impl Bvh {
             barycentrics: Vec2::new(h.u, h.v),
             geometric_normal: ng,
             shading_normal: ns,
+            front_face,
             instance: info.instance,
             primitive: info.primitive,
             triangle: info.triangle,

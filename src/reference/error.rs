@@ -59,4 +59,9 @@ pub enum ReferenceError {
          than the reference tracer can index; split the scene"
     )]
     TooManyTriangles { max: u64 },
+    #[error(
+        "max_bounces {max_bounces}: a path meets 1 (single bounce) to {} surfaces",
+        crate::contract::MAX_BOUNCES
+    )]
+    Bounces { max_bounces: u32 },
 }

@@ -1,9 +1,11 @@
 //! The CPU version of the GPU trace pass (shaders/trace.rgen and the hit shaders): the
 //! same sub-ray directions, the same any-hit rules for glass and alpha masks, the same
-//! shadow rays, the same tables — written as the same return records.
+//! shadow rays, the same path trees through mirrors and panes, the same tables —
+//! written as the same return records in the same slots.
 
+use super::path::{PathRay, PathStack};
 use super::{BeamBins, Bvh, Hit, ReferenceError};
-use crate::contract::{MAX_TRANSPARENT, SAME_CROSSING};
+use crate::contract::{MAX_BOUNCES, MAX_TRANSPARENT, SAME_CROSSING};
 use crate::material::{MaterialClass, MaterialDb};
 use crate::model::{Echo, FrameSettings, RecordLayout, SceneTables, SubRayRecord};
 use crate::scene::Scene;
@@ -22,6 +24,8 @@ pub struct CpuSimulator {
     instance_mesh: Vec<u32>,
     /// Per mesh, per primitive: (indices, uvs).
     primitives: Vec<Vec<(Vec<u32>, Vec<Vec2>)>>,
+    /// Surfaces a path may meet (`set_max_bounces`).
+    max_bounces: u32,
 }
 
 /// The sub-ray direction exactly as `trace.rgen` computes it.
@@ -34,6 +38,30 @@ pub fn subray_direction(d: Vec3, dh: f32, dv: f32) -> Vec3 {
     let h = if hl > 1e-6 { h / hl } else { Vec3::Y };
     let v = d.cross(h);
     (d + dh.tan() * h + dv.tan() * v).normalize()
+}
+
+/// What a surface's closest-hit shader makes of a ray that meets it.
+#[derive(Clone, Copy, PartialEq)]
+enum SurfaceKind {
+    /// General and retroreflective surfaces: a return with its sunlight (HIT_SURFACE).
+    Returns,
+    /// A weak return, and the ray may go on in the mirror direction.
+    Mirror,
+    /// A pane the ray splits at (only rays that may still bounce meet one as a hit).
+    Glass,
+    /// No return at all.
+    Absorbed,
+}
+
+/// The surface a ray met, as its hit shader describes it.
+#[derive(Clone, Copy)]
+struct Surface {
+    kind: SurfaceKind,
+    /// Facing the ray: shading normal (general, mirror) or the facet's (retroreflective,
+    /// glass).
+    normal: Vec3,
+    reflectance: f32,
+    material: u32,
 }
 
 #[derive(Clone, Copy)]
@@ -67,7 +95,19 @@ impl CpuSimulator {
                         .collect()
                 })
                 .collect(),
+            max_bounces: 1,
         })
+    }
+
+    /// How many surfaces one path of a sub-ray may meet (1..=[`MAX_BOUNCES`], see
+    /// `Sensor::max_bounces`), as `Simulator::set_max_bounces` sets it on the GPU; the
+    /// caller's `slots` should be [`SceneTables::record_slots`] of the same count.
+    pub fn set_max_bounces(&mut self, max_bounces: u32) -> Result<(), ReferenceError> {
+        if !(1..=MAX_BOUNCES).contains(&max_bounces) {
+            return Err(ReferenceError::Bounces { max_bounces });
+        }
+        self.max_bounces = max_bounces;
+        Ok(())
     }
 
     pub fn bvh(&self) -> &Bvh {
@@ -100,7 +140,7 @@ impl CpuSimulator {
             beams: beams.len() as u32,
             subrays: subrays.len() as u32,
             slots,
-            max_bounces: 1,
+            max_bounces: self.max_bounces,
         };
         if layout.binned() {
             let (echoes, counts) = self.binned_echoes(beams, subrays, frame, slots);
@@ -205,46 +245,111 @@ impl CpuSimulator {
         let pose = f.pose_at(beam.time);
         let origin = pose.transform_point3(beam.origin);
         let dir = pose.transform_vector3(d).normalize();
-        let (closest, notes) = self.trace_primary(origin, dir, f);
-        for r in out.iter_mut() {
-            *r = SubRayRecord::default();
-        }
-        let t_opaque = closest.as_ref().map(|h| h.t).unwrap_or(f.max_range);
-        if let Some(h) = &closest {
-            if let Some(record) = self.opaque_record(h, origin, dir, sub, f, &notes) {
-                out[0] = record;
+        out.fill(SubRayRecord::default());
+        let mut stack = PathStack::new(PathRay::first(origin, dir));
+        let mut written = 0;
+        while written < out.len() {
+            let Some(p) = stack.pop() else { break };
+            if p.path < f.max_range {
+                written = self.trace_segment(&p, sub.weight, f, &mut stack, out, written);
             }
         }
-        self.write_transparent_records(&notes, t_opaque, sub.weight, out);
     }
 
-    /// The primary ray as the GPU traces it: the closest opaque surface, and the
-    /// transparent surfaces passed on the way (any-hit rules of `transparent.rahit` and
-    /// `alpha_mask.rahit`). It starts at the origin, not at `min_range`: a surface in the
-    /// blind zone blocks (glass: dims) the beam; the waveform stage drops its echo.
-    fn trace_primary(
+    /// Traces ray `p` and writes its returns from slot `written` on; returns the next
+    /// free slot. A ray with no bounce left is traced as in single bounce: its surface's
+    /// slot comes first, empty or not, then the panes noted in front of it. A ray that
+    /// may still bounce meets panes as surfaces and sends its children to `stack`.
+    fn trace_segment(
         &self,
-        origin: Vec3,
-        dir: Vec3,
+        p: &PathRay,
+        weight: f32,
+        f: &FrameSettings,
+        stack: &mut PathStack,
+        out: &mut [SubRayRecord],
+        mut written: usize,
+    ) -> usize {
+        let last = p.bounces + 1 >= self.max_bounces;
+        let (closest, notes) = self.trace_path_ray(p, !last, f);
+        let t_opaque = closest.as_ref().map_or(f.max_range, |h| h.t);
+        let met = closest.as_ref().map(|h| (h, self.surface(h, p.dir)));
+        if let Some((h, s)) = met {
+            if !last {
+                self.push_children(stack, p, h, &s);
+            }
+            if s.kind != SurfaceKind::Absorbed {
+                out[written] = self.surface_return(p, h, &s, weight, f, &notes);
+            }
+        }
+        let returns = met.is_some_and(|(_, s)| s.kind != SurfaceKind::Absorbed);
+        if returns || last {
+            written += 1;
+        }
+        self.write_transparent_records(&notes, p, t_opaque, weight, out, written)
+    }
+
+    /// The surface `h` as its hit shader describes it to a ray along `dir`.
+    fn surface(&self, h: &Hit, dir: Vec3) -> Surface {
+        let g = &self.tables.geometries[self.geometry(h)];
+        // Retroreflectors answer by the facet's orientation, not the interpolated one.
+        let (kind, normal) = match g.class {
+            MaterialClass::General => (SurfaceKind::Returns, h.shading_normal),
+            MaterialClass::Retroreflective => (SurfaceKind::Returns, h.geometric_normal),
+            MaterialClass::Mirror => (SurfaceKind::Mirror, h.shading_normal),
+            MaterialClass::Transparent => (SurfaceKind::Glass, h.geometric_normal),
+            MaterialClass::Absorbent => (SurfaceKind::Absorbed, Vec3::ZERO),
+        };
+        let reflectance = if kind == SurfaceKind::Absorbed {
+            0.0
+        } else {
+            self.tables.reflectance(g.material, (-dir).dot(normal))
+        };
+        Surface {
+            kind,
+            normal,
+            reflectance,
+            material: g.material,
+        }
+    }
+
+    /// The rays a mirror or a pane sends on from ray `p`'s hit `h`.
+    fn push_children(&self, stack: &mut PathStack, p: &PathRay, h: &Hit, s: &Surface) {
+        let m = &self.tables.materials[s.material as usize];
+        match s.kind {
+            SurfaceKind::Mirror => stack.push_mirror(p, h.t, s.normal, m.mirror_reflectance),
+            SurfaceKind::Glass => stack.push_glass(p, h.t, s.normal, h.front_face, m),
+            SurfaceKind::Returns | SurfaceKind::Absorbed => {}
+        }
+    }
+
+    /// Ray `p` as the GPU traces it: the closest surface, and, unless the ray splits at
+    /// panes, the transparent surfaces passed on the way (any-hit rules of
+    /// `transparent.rahit` and `alpha_mask.rahit`). The first ray starts at the sensor,
+    /// not at `min_range`: a surface in the blind zone blocks (glass: dims) the beam; the
+    /// waveform stage drops its echo.
+    fn trace_path_ray(
+        &self,
+        p: &PathRay,
+        split: bool,
         f: &FrameSettings,
     ) -> (Option<Hit>, Vec<Note>) {
         let mut notes: Vec<Note> = Vec::with_capacity(NOTES);
-        let closest = self.bvh.trace_filtered(origin, dir, 0.0, f.max_range, |h| {
+        let t_max = p.t_max(f.max_range);
+        let closest = self.bvh.trace_filtered(p.origin, p.dir, 0.0, t_max, |h| {
             let g = &self.tables.geometries[self.geometry(h)];
-            if g.class == MaterialClass::Transparent {
-                if self.alpha_keeps(h) {
-                    let cos = (-dir).dot(h.geometric_normal);
-                    let note = Note {
-                        t: h.t,
-                        reflectance: self.tables.reflectance(g.material, cos),
-                        instance: h.instance,
-                        material: g.material,
-                    };
-                    keep_nearest_note(&mut notes, note);
-                }
-                return false;
+            let kept = self.alpha_keeps(h);
+            if g.class != MaterialClass::Transparent || !kept || split {
+                return kept;
             }
-            self.alpha_keeps(h)
+            let cos = (-p.dir).dot(h.geometric_normal);
+            let note = Note {
+                t: h.t,
+                reflectance: self.tables.reflectance(g.material, cos),
+                instance: h.instance,
+                material: g.material,
+            };
+            keep_nearest_note(&mut notes, note);
+            false
         });
         (closest, notes)
     }
@@ -257,66 +362,57 @@ impl CpuSimulator {
         })
     }
 
-    /// The return of a surface at range `t` (opaque or transparent alike), dimmed by
-    /// the transparent surfaces in front of it.
+    /// The return of a surface at distance `t` along ray `p` (opaque or transparent
+    /// alike), dimmed by the transparent surfaces noted in front of it and by the path
+    /// before it, out and back.
     fn surface_record(
         &self,
         notes: &[Note],
+        p: &PathRay,
         t: f32,
         reflectance: f32,
         weight: f32,
-        instance: u32,
-        material: u32,
+        (instance, material): (u32, u32),
     ) -> SubRayRecord {
+        let range = p.range_at(t);
+        // Extended target: footprint grows as r², received power falls as 1/r².
+        let signal =
+            weight * p.throughput * p.throughput * self.transmission_before(notes, t) * reflectance
+                / (range * range);
         SubRayRecord {
-            range: t,
-            signal: weight * self.transmission_before(notes, t) * reflectance / (t * t),
+            range,
+            signal,
             ambient: 0.0,
             instance_id: self.instance_ids[instance as usize],
             class_id: self.classes[instance as usize],
             material,
-            bounces: 0,
+            bounces: p.bounces,
         }
     }
 
-    /// Slot 0: the closest opaque surface with its sunlight; none for an absorber,
-    /// whose hit shader returns nothing.
-    fn opaque_record(
+    /// The return of the surface `s` ray `p` met at `h`, with its sunlight where it
+    /// returns as a surface (the sunlight comes back by the path's way once).
+    fn surface_return(
         &self,
+        p: &PathRay,
         h: &Hit,
-        origin: Vec3,
-        dir: Vec3,
-        sub: &SubRaySample,
+        s: &Surface,
+        weight: f32,
         f: &FrameSettings,
         notes: &[Note],
-    ) -> Option<SubRayRecord> {
-        let g = &self.tables.geometries[self.geometry(h)];
-        let class = self.tables.material_class(g.material);
-        if class == MaterialClass::Absorbent {
-            return None;
+    ) -> SubRayRecord {
+        let ids = (h.instance, s.material);
+        let record = self.surface_record(notes, p, h.t, s.reflectance, weight, ids);
+        if s.kind != SurfaceKind::Returns {
+            return record;
         }
-        // Retroreflectors answer by the facet's orientation, not the interpolated one.
-        let n = if class == MaterialClass::Retroreflective {
-            h.geometric_normal
-        } else {
-            h.shading_normal
-        };
-        let reflectance = self.tables.reflectance(g.material, (-dir).dot(n));
-        let range = h.t;
         // The shadow ray starts just off the surface so that it does not hit it again.
-        let p = origin + dir * range + n * (1e-3 + 1e-5 * range);
-        let ambient = self.sun_ambient(g.material, p, n, sub.weight, f);
-        Some(SubRayRecord {
-            ambient,
-            ..self.surface_record(
-                notes,
-                range,
-                reflectance,
-                sub.weight,
-                h.instance,
-                g.material,
-            )
-        })
+        let n = s.normal;
+        let q = p.origin + p.dir * h.t + n * (1e-3 + 1e-5 * h.t);
+        SubRayRecord {
+            ambient: p.throughput * self.sun_ambient(s.material, q, n, weight, f),
+            ..record
+        }
     }
 
     /// Sunlight a surface with normal `n` sends to the sensor: the diffuse part of its
@@ -346,15 +442,17 @@ impl CpuSimulator {
             .is_none()
     }
 
-    /// Slots 1..: the transparent notes in front of the opaque hit, nearest first.
+    /// The transparent notes in front of the opaque hit, nearest first, into the slots
+    /// from `written` on; returns the next free slot.
     fn write_transparent_records(
         &self,
         notes: &[Note],
+        p: &PathRay,
         t_opaque: f32,
         weight: f32,
         out: &mut [SubRayRecord],
-    ) {
-        let mut written = 1;
+        mut written: usize,
+    ) -> usize {
         let mut last = 0.0f32;
         while written < out.len() {
             let next = notes
@@ -363,16 +461,11 @@ impl CpuSimulator {
                 .min_by(|a, b| a.t.total_cmp(&b.t));
             let Some(note) = next.copied() else { break };
             last = note.t;
-            out[written] = self.surface_record(
-                notes,
-                note.t,
-                note.reflectance,
-                weight,
-                note.instance,
-                note.material,
-            );
+            let ids = (note.instance, note.material);
+            out[written] = self.surface_record(notes, p, note.t, note.reflectance, weight, ids);
             written += 1;
         }
+        written
     }
 }
 

@@ -23,7 +23,7 @@ use crate::gpu::{
     exclusive, Buffer, BufferUsageFlags, ComputePipeline, Context, GpuError, MemoryLocation, Pass,
     RayTracingDesc, RayTracingPipeline, Recording, TlasUpdate,
 };
-use crate::material::{MaterialClass, MaterialDb};
+use crate::material::MaterialDb;
 use crate::model::{
     BinGrid, Echo, FrameExtent, FrameSettings, RecordLayout, SceneTables, SubRayRecord,
 };
@@ -208,27 +208,9 @@ impl Simulator {
     }
 
     /// Record slots per sub-ray this scene needs at the [`max_bounces`](
-    /// Self::set_max_bounces) set. Single bounce: 1 without glass; with glass, the opaque
-    /// hit plus up to two transparent surfaces in front of it (a car's windscreen and
-    /// rear window, a shop window and its inner pane). With bounces, that many per
-    /// surface a path meets, twice over where refracting panes split paths in two, up to
-    /// [`MAX_RECORD_SLOTS`]: the weakest branches of a deep tree are the ones left out.
-    /// Fewer slots, less memory and waveform work.
+    /// Self::set_max_bounces) set ([`SceneTables::record_slots`]).
     pub fn record_slots(&self) -> u32 {
-        let geometries = &self.scene.tables.geometries;
-        let materials = &self.scene.tables.materials;
-        let glass = geometries
-            .iter()
-            .any(|g| g.class == MaterialClass::Transparent);
-        let per_surface = if glass { 3 } else { 1 };
-        if self.max_bounces <= 1 {
-            return per_surface;
-        }
-        let splits = geometries
-            .iter()
-            .any(|g| materials[g.material as usize].ior > 0.0);
-        let branches = if splits { 2 } else { 1 };
-        (per_surface * self.max_bounces * branches).min(MAX_RECORD_SLOTS)
+        self.scene.tables.record_slots(self.max_bounces)
     }
 
     /// How many surfaces one path of a sub-ray may meet (1..=[`MAX_BOUNCES`], see
