@@ -62,6 +62,9 @@ pub struct BenchOptions {
     pub cpu_frames: usize,
     /// Sunlight and its shadow rays for the ambient channel; `false`: night.
     pub sun: bool,
+    /// Surfaces a path may meet (`Sensor::max_bounces`), for every case; the CPU
+    /// reference walks the same path trees, the ceiling traces the first rays only.
+    pub max_bounces: u32,
     /// Vulkan device index; `None`: the best ray-tracing device.
     pub device: Option<usize>,
     /// Move every instance each timed frame (a turn about the vertical through the
@@ -147,6 +150,7 @@ pub struct BenchReport {
     pub cpu_bvh_build_ms: Option<f64>,
     pub cpu_threads: usize,
     pub sun: bool,
+    pub max_bounces: u32,
     pub unix_time: u64,
     pub cases: Vec<BenchCase>,
 }
@@ -180,7 +184,8 @@ pub fn measure(opts: &BenchOptions) -> Result<BenchReport, JobError> {
     let stats = sim.scene_stats();
     let cpu = if opts.cpu_frames > 0 {
         let t = Instant::now();
-        let cpu = CpuSimulator::new(scene, &db, &map)?;
+        let mut cpu = CpuSimulator::new(scene, &db, &map)?;
+        cpu.set_max_bounces(opts.max_bounces)?;
         Some((cpu, t.elapsed().as_secs_f64() * 1e3))
     } else {
         None
@@ -193,6 +198,7 @@ pub fn measure(opts: &BenchOptions) -> Result<BenchReport, JobError> {
     for &(columns, subrays) in &opts.cases {
         let mut sensor: Sensor = opts.sensor.make(Some(columns))?;
         sensor.subrays = subrays;
+        sensor.max_bounces = opts.max_bounces;
         if subrays == 1 {
             sensor.sampling = Sampling::Grid;
         }
@@ -227,6 +233,7 @@ pub fn measure(opts: &BenchOptions) -> Result<BenchReport, JobError> {
             .map(|n| n.get())
             .unwrap_or(1),
         sun: sun.is_some(),
+        max_bounces: opts.max_bounces,
         unix_time: std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.as_secs())

@@ -879,6 +879,7 @@ fn bench_and_scene_help_describe_every_option() {
             "--warmup",
             "--cpu-frames",
             "--no-sun",
+            "--max-bounces",
             "--json",
             "--markdown",
             "--device",
@@ -1062,6 +1063,46 @@ fn bench_reports_the_raw_trace_ceiling_in_one_run() {
             "{points} points: {c}"
         );
     }
+}
+
+/// `bench --max-bounces` follows paths through mirrors on the GPU and in the CPU
+/// reference alike, so the frame check holds in a room with a mirror, and the report
+/// says how many bounces it measured; out of 1..=5 it is refused before any work.
+#[test]
+fn bench_follows_bounces_and_checks_them_against_the_reference() {
+    let tmp = tempfile::tempdir().unwrap();
+    let room = tmp.path().join("mirror_room.glb");
+    assert!(beamtrace(&["scene", "mirror_room", "--out", s(&room)]).success);
+    let json = tmp.path().join("bench.json");
+    let args = |bounces: &'static str| {
+        vec![
+            "bench",
+            "--scene",
+            s(&room),
+            "--sensor",
+            "vlp-16",
+            "--cases",
+            "360x1",
+            "--frames",
+            "1",
+            "--warmup",
+            "0",
+            "--max-bounces",
+            bounces,
+            "--json",
+            s(&json),
+        ]
+    };
+    let o = beamtrace(&args("3"));
+    assert!(o.success, "{}", o.stderr);
+    assert!(o.stdout.contains("max_bounces 3"), "{}", o.stdout);
+    let report: serde_json::Value = serde_json::from_slice(&fs::read(&json).unwrap()).unwrap();
+    assert_eq!(report["max_bounces"], 3);
+    let agreement = report["cases"][0]["reference_agreement"].as_f64();
+    assert!(agreement.is_some_and(|a| a >= 0.995), "{report}");
+    let bad = beamtrace(&args("6"));
+    assert_eq!(bad.code, Some(2), "{}", bad.stderr);
+    assert!(bad.stderr.contains("--max-bounces"), "{}", bad.stderr);
 }
 
 /// `bench --hil` runs whole jobs for each sensor, beam and sink, plus a real-time

@@ -252,6 +252,7 @@ fn suite_bench(
         warmup: z.warmup,
         cpu_frames: 1,
         sun: false,
+        max_bounces: 1,
         device: opts.device,
         move_all_instances: false,
         validation: opts.validation,

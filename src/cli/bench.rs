@@ -42,6 +42,16 @@ pub(super) struct BenchArgs {
     /// Night: no shadow rays for the ambient channel.
     #[arg(long)]
     no_sun: bool,
+    /// Surfaces a path may meet, 1 (single bounce) to 5: mirrors and panes send rays on
+    /// (the sensor's `max_bounces`). The CPU reference follows the same paths; the raw
+    /// trace ceiling traces each sub-ray's first ray only.
+    #[arg(
+        long,
+        default_value_t = 1,
+        value_parser = clap::value_parser!(u32).range(1..=5),
+        conflicts_with = "hil"
+    )]
+    max_bounces: u32,
     /// Also write the results as JSON to this file.
     #[arg(long)]
     json: Option<PathBuf>,
@@ -74,7 +84,7 @@ pub(super) struct BenchArgs {
     /// folder. Each at night, with its raw trace ceiling; the CPU reference
     /// checks the street and dynamic workloads. quick: the same workloads sized for a CPU
     /// driver (CI runs it); standard: the sizes above, for a GPU.
-    #[arg(long, value_enum, conflicts_with_all = ["hil", "cases", "scene", "sensor", "frames", "warmup", "cpu_frames", "no_sun"])]
+    #[arg(long, value_enum, conflicts_with_all = ["hil", "cases", "scene", "sensor", "frames", "warmup", "cpu_frames", "no_sun", "max_bounces"])]
     suite: Option<SuiteArg>,
     /// With --suite: also draw its results as a PNG: GPU time per frame against rays
     /// (the model, the raw trace ceiling, the CPU reference) and against triangles (BLAS
@@ -122,7 +132,7 @@ pub(super) fn bench(args: &BenchArgs) -> Result<()> {
 fn markdown(r: &BenchReport) -> String {
     let mut t = format!(
         "Device: {} ({}); scene: {}, {} triangles, {} instances (BLAS build {:.1} ms, \
-         host); sun {}.\n\n\
+         host); sun {}; max_bounces {}.\n\n\
          | case | rays | TLAS refit | ceiling | trace | waveform | compaction | frame | \
          Mrays/s | GPU / ceiling | CPU frame | GPU / CPU | = CPU |\n\
          | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n",
@@ -132,7 +142,8 @@ fn markdown(r: &BenchReport) -> String {
         r.triangles,
         r.instances,
         r.blas_build_ms,
-        if r.sun { "on" } else { "off" }
+        if r.sun { "on" } else { "off" },
+        r.max_bounces
     );
     let opt = |v: Option<f64>, f: &dyn Fn(f64) -> String| v.map(f).unwrap_or_else(|| "–".into());
     for c in &r.cases {
@@ -189,6 +200,7 @@ fn bench_options(args: &BenchArgs) -> Result<BenchOptions> {
         warmup: args.warmup,
         cpu_frames: args.cpu_frames,
         sun: !args.no_sun,
+        max_bounces: args.max_bounces,
         device: args.device,
         move_all_instances: false,
         validation: args.validate,
@@ -422,9 +434,9 @@ fn check_frames(args: &BenchArgs) -> Result<()> {
 fn print_table(r: &BenchReport) {
     println!("device: {} ({})", r.device, r.driver.trim());
     println!(
-        "scene: {} — {} triangles, {} instances; BLAS build {:.1} ms (host, {} → {} bytes compacted); pipelines {:.1} ms; sun {}",
+        "scene: {} — {} triangles, {} instances; BLAS build {:.1} ms (host, {} → {} bytes compacted); pipelines {:.1} ms; sun {}; max_bounces {}",
         r.scene, r.triangles, r.instances, r.blas_build_ms, r.blas_bytes, r.blas_compacted_bytes, r.pipeline_ms,
-        if r.sun { "on (shadow rays)" } else { "off" }
+        if r.sun { "on (shadow rays)" } else { "off" }, r.max_bounces
     );
     if let Some(ms) = r.cpu_bvh_build_ms {
         println!(
