@@ -87,8 +87,10 @@ pub(super) struct RunArgs {
     /// Output folder; files are named frame_000000.<ext>.
     #[arg(long, default_value = "out")]
     out: PathBuf,
-    /// Point cloud format: pcd (binary), pcd-ascii, ply (binary little-endian), las or
-    /// mcap, one file per frame. las: LAS 1.4, point format 6, x y z at 0.1 mm,
+    /// Point cloud format: pcd (binary), pcd-ascii, ply (binary little-endian), las, mcap
+    /// or csv, one file per frame. csv: a header line of the --fields' names, then a
+    /// comma-separated line per point (an organized cloud's rows in grid order, its
+    /// empty cells `nan`). las: LAS 1.4, point format 6, x y z at 0.1 mm,
     /// intensity = R_app × 1000 (saturating at 65535), return number and count, GPS time
     /// = scenario time (frame / frame rate + the beam's firing time, s), classification
     /// from the semantic class, scan angle off nadir, beamtrace's other fields as named

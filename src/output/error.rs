@@ -28,7 +28,7 @@ pub enum OutputError {
         at: String,
         message: String,
     },
-    #[error("unknown output format `{given}`: use one of pcd, pcd-ascii, ply, las, mcap")]
+    #[error("unknown output format `{given}`: use one of pcd, pcd-ascii, ply, las, mcap, csv")]
     UnknownFormat { given: String },
     #[error(
         "LAS files hold one fixed set of fields (x y z, intensity, returns, GPS time and \

@@ -1,9 +1,9 @@
 //! The output format a run asks for, and the file names of its frames.
 
 use super::{
-    read_pcd, read_ply, write_las_to, write_mcap_to, write_pcd_to_with, write_ply_to_with,
-    AtomicFiles, CloudMeta, Convention, FieldSet, OutputError, PcdEncoding, PlyEncoding,
-    PointCloud,
+    read_pcd, read_ply, write_csv_to, write_las_to, write_mcap_to, write_pcd_to_with,
+    write_ply_to_with, AtomicFiles, CloudMeta, Convention, FieldSet, OutputError, PcdEncoding,
+    PlyEncoding, PointCloud,
 };
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -22,15 +22,18 @@ pub enum Format {
     Las,
     /// MCAP holding a ROS 2 `sensor_msgs/PointCloud2` and its `/tf` (see `output::mcap`).
     Mcap,
+    /// Comma-separated text under a header of the fields' names (see `output::csv`).
+    Csv,
 }
 
 impl Format {
-    pub const ALL: [Format; 5] = [
+    pub const ALL: [Format; 6] = [
         Format::Pcd,
         Format::PcdAscii,
         Format::Ply,
         Format::Las,
         Format::Mcap,
+        Format::Csv,
     ];
 
     /// The name used on the command line and in YAML.
@@ -41,6 +44,7 @@ impl Format {
             Format::Ply => "ply",
             Format::Las => "las",
             Format::Mcap => "mcap",
+            Format::Csv => "csv",
         }
     }
 
@@ -51,6 +55,7 @@ impl Format {
             Format::Ply => "ply",
             Format::Las => "las",
             Format::Mcap => "mcap",
+            Format::Csv => "csv",
         }
     }
 
@@ -129,11 +134,12 @@ pub fn write_cloud_into(
         Format::Ply => write_ply_to_with(w, cloud, PlyEncoding::BinaryLittleEndian, meta),
         Format::Las => write_las_to(w, cloud, meta),
         Format::Mcap => write_mcap_to(w, cloud, meta),
+        Format::Csv => write_csv_to(w, cloud, meta),
     })
 }
 
-/// Reads a `.pcd` or `.ply` file, chosen by its extension. LAS and MCAP files are not
-/// read back: beamtrace only writes them.
+/// Reads a `.pcd` or `.ply` file, chosen by its extension. LAS, MCAP and CSV files are
+/// not read back: beamtrace only writes them.
 pub fn read_cloud(path: &Path) -> Result<PointCloud, OutputError> {
     let ext = path
         .extension()
@@ -141,12 +147,13 @@ pub fn read_cloud(path: &Path) -> Result<PointCloud, OutputError> {
     match ext.as_deref() {
         Some("pcd") => read_pcd(path),
         Some("ply") => read_ply(path),
-        Some(ext @ ("las" | "mcap")) => Err(OutputError::parse(
+        Some(ext @ ("las" | "mcap" | "csv")) => Err(OutputError::parse(
             path,
             "file name",
             format!(
                 "beamtrace writes .{ext} files but does not read them back: read it with \
-                 laspy or PDAL (.las) or the mcap tools (.mcap), or write .pcd or .ply"
+                 laspy or PDAL (.las), the mcap tools (.mcap) or pandas/numpy (.csv), or \
+                 write .pcd or .ply"
             ),
         )),
         _ => Err(OutputError::parse(
@@ -193,11 +200,11 @@ mod tests {
         assert_eq!("LAS".parse::<Format>().unwrap(), Format::Las);
         let e = "xyz".parse::<Format>().unwrap_err().to_string();
         assert!(
-            e.contains("`xyz`") && e.contains("pcd, pcd-ascii, ply, las, mcap"),
+            e.contains("`xyz`") && e.contains("pcd, pcd-ascii, ply, las, mcap, csv"),
             "{e}"
         );
         let names: Vec<&str> = Format::ALL.iter().map(|f| f.name()).collect();
-        assert_eq!(names, ["pcd", "pcd-ascii", "ply", "las", "mcap"]);
+        assert_eq!(names, ["pcd", "pcd-ascii", "ply", "las", "mcap", "csv"]);
     }
 
     #[test]

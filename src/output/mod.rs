@@ -18,6 +18,7 @@
 mod atomic;
 mod colormap;
 mod conventions;
+mod csv;
 mod error;
 mod fields;
 mod format;
@@ -39,6 +40,7 @@ mod test_clouds;
 pub use atomic::{abandon_writes_before_exit, write_atomic, AtomicFiles};
 pub use colormap::intensity_color;
 pub use conventions::{Convention, FieldSet, GridStyle, LayerOrder};
+pub use csv::write_csv_to;
 pub use error::OutputError;
 pub use fields::{by_key, Field, Scalar, FIELDS, NEAR_IR_COUNTS, PLY_INT32_MAX, SIGNAL_COUNTS};
 pub use format::{

@@ -8,7 +8,7 @@
 
 use super::fields::Scalar;
 use super::meta::{column_field, CloudMeta, Viewpoint};
-use super::records::{self, Body, Column};
+use super::records::{self, Body, Column, Encoding};
 use super::{write_atomic, FieldSet, OutputError, PointCloud};
 use std::io::{self, Write};
 use std::path::Path;
@@ -118,8 +118,11 @@ pub fn write_pcd_to_with(
     meta.check(cloud)
         .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e.to_string()))?;
     w.write_all(pcd_header_with(meta, cloud.points.len(), encoding).as_bytes())?;
-    meta.records(false)
-        .write(w, &cloud.points, encoding == PcdEncoding::Binary)
+    let records = match encoding {
+        PcdEncoding::Binary => Encoding::Binary,
+        PcdEncoding::Ascii => Encoding::Text { separator: ' ' },
+    };
+    meta.records(false).write(w, &cloud.points, records)
 }
 
 /// Reads a PCD v0.7 file (`DATA ascii` or `binary`).

@@ -4,7 +4,7 @@
 //! an organized cloud.
 
 use super::meta::{column_field, CloudMeta};
-use super::records::{self, Body, Column};
+use super::records::{self, Body, Column, Encoding};
 use super::{write_atomic, FieldSet, OutputError, PointCloud};
 use std::io::{self, Write};
 use std::path::Path;
@@ -105,11 +105,11 @@ pub fn write_ply_to_with(
     meta.check(cloud)
         .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e.to_string()))?;
     w.write_all(ply_header_with(meta, cloud.points.len(), encoding).as_bytes())?;
-    meta.records(true).write(
-        w,
-        &cloud.points,
-        encoding == PlyEncoding::BinaryLittleEndian,
-    )
+    let records = match encoding {
+        PlyEncoding::BinaryLittleEndian => Encoding::Binary,
+        PlyEncoding::Ascii => Encoding::Text { separator: ' ' },
+    };
+    meta.records(true).write(w, &cloud.points, records)
 }
 
 /// Reads the `vertex` element of a PLY file (ascii or binary_little_endian).

@@ -12,6 +12,15 @@ use std::path::Path;
 /// the memory of a large frame.
 const CHUNK_POINTS: usize = 16 * 1024;
 
+/// How a file stores its records.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Encoding {
+    /// Packed little-endian, the fields back to back.
+    Binary,
+    /// One text line per point (`\n` after each), its values separated by `separator`.
+    Text { separator: char },
+}
+
 /// What the records of a file hold and how.
 pub(crate) struct Records<'a> {
     pub fields: &'a [&'static Field],
@@ -61,19 +70,18 @@ impl Records<'_> {
         Ok(())
     }
 
-    /// Writes the records of `points`: packed little-endian when `binary`, else ASCII
-    /// lines (fields separated by single spaces, `\n` after each point). Chunks of
-    /// points are encoded on the host's cores, a window of them at a time (memory stays
-    /// bounded), and written in order.
+    /// Writes the records of `points` as `encoding` says. Chunks of points are encoded
+    /// on the host's cores, a window of them at a time (memory stays bounded), and
+    /// written in order.
     pub(crate) fn write(
         &self,
         w: &mut dyn Write,
         points: &[Point],
-        binary: bool,
+        encoding: Encoding,
     ) -> io::Result<()> {
         let chunks: Vec<&[Point]> = points.chunks(CHUNK_POINTS).collect();
         for window in chunks.chunks(WINDOW_CHUNKS) {
-            let encoded = crate::par::map(window, 1, |_, chunk| self.encode(chunk, binary))?;
+            let encoded = crate::par::map(window, 1, |_, chunk| self.encode(chunk, encoding))?;
             for bytes in encoded {
                 w.write_all(&bytes)?;
             }
@@ -82,22 +90,31 @@ impl Records<'_> {
     }
 
     /// The records of `points` as [`write`](Self::write) writes them.
-    fn encode(&self, points: &[Point], binary: bool) -> io::Result<Vec<u8>> {
-        let mut values = Vec::with_capacity(self.fields.len());
-        if binary {
-            let mut buf = Vec::with_capacity(points.len() * self.size());
-            for p in points {
-                self.values(p, &mut values)?;
-                values.iter().for_each(|v| v.write_le(&mut buf));
-            }
-            return Ok(buf);
+    fn encode(&self, points: &[Point], encoding: Encoding) -> io::Result<Vec<u8>> {
+        match encoding {
+            Encoding::Binary => self.encode_binary(points),
+            Encoding::Text { separator } => self.encode_text(points, separator),
         }
+    }
+
+    fn encode_binary(&self, points: &[Point]) -> io::Result<Vec<u8>> {
+        let mut values = Vec::with_capacity(self.fields.len());
+        let mut buf = Vec::with_capacity(points.len() * self.size());
+        for p in points {
+            self.values(p, &mut values)?;
+            values.iter().for_each(|v| v.write_le(&mut buf));
+        }
+        Ok(buf)
+    }
+
+    fn encode_text(&self, points: &[Point], separator: char) -> io::Result<Vec<u8>> {
+        let mut values = Vec::with_capacity(self.fields.len());
         let mut buf = String::with_capacity(points.len() * 128);
         for p in points {
             self.values(p, &mut values)?;
             for (i, v) in values.iter().enumerate() {
                 if i > 0 {
-                    buf.push(' ');
+                    buf.push(separator);
                 }
                 v.write_ascii(&mut buf);
             }

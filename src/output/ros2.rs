@@ -5,6 +5,7 @@
 //! `MSG: package/Type`).
 
 use super::fields::Scalar;
+use super::records::Encoding;
 use super::{CloudMeta, PointCloud, Viewpoint};
 use std::io;
 
@@ -202,7 +203,7 @@ pub(crate) fn point_cloud2(
     m.u32(point_step as u32);
     m.u32(u32_of(point_step * width, "the row step")?);
     m.u32(u32_of(data_len, "the data size")?);
-    records.write(&mut m.buf, &cloud.points, true)?;
+    records.write(&mut m.buf, &cloud.points, Encoding::Binary)?;
     let dense = cloud
         .points
         .iter()
