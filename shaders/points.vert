@@ -18,20 +18,16 @@ layout(push_constant, scalar) uniform Push { PointParams params; };
 
 layout(location = 0) out vec4 colour;
 
-vec4 unpack(uint rgba) {
-    return vec4(rgba & 255u, (rgba >> 8) & 255u, (rgba >> 16) & 255u, rgba >> 24) / 255.0;
-}
-
 // The ramp's colour for `value` between params.low and params.high.
 vec4 ramp(float value) {
     float v = params.log_scale != 0u ? log(max(value, 1e-30)) / log(10.0) : value;
     float t = clamp((v - params.low) / max(params.high - params.low, 1e-30), 0.0, 1.0);
     uint i = uint(round(t * float(PALETTE_RAMP - 1u)));
-    return unpack(PaletteBuffer(params.palette_address).v[i]);
+    return unpack_rgba(PaletteBuffer(params.palette_address).v[i]);
 }
 
 vec4 category(uint id) {
-    return unpack(PaletteBuffer(params.palette_address).v[PALETTE_RAMP + id % PALETTE_CATEGORIES]);
+    return unpack_rgba(PaletteBuffer(params.palette_address).v[PALETTE_RAMP + id % PALETTE_CATEGORIES]);
 }
 
 vec4 point_colour(Point p) {

@@ -23,6 +23,15 @@ struct PointParams {
     uint pad0;
 };
 
+// The scene meshes pass's push constants: one instance's primitive.
+struct MeshParams {
+    mat4 object_to_clip;        // mesh frame → clip space
+    vec4 object_to_sensor[3];   // mesh frame → sensor frame: the rows of a 3×4 matrix
+    uint64_t geometry_address;  // its Geometry entry in the simulator's geometry table
+    uint rgba;                  // base colour, RGBA8, red in the low byte
+    uint pad0;
+};
+
 // One screen rectangle of the overlay (text, legend, panels), in pixels from the
 // top-left corner.
 struct Rect {
@@ -40,5 +49,10 @@ struct OverlayParams {
 layout(buffer_reference, scalar, buffer_reference_align = 4) readonly buffer PaletteBuffer {
     uint v[];
 };
+
+// An RGBA8 colour (red in the low byte) as floats in 0…1.
+vec4 unpack_rgba(uint rgba) {
+    return vec4(rgba & 255u, (rgba >> 8) & 255u, (rgba >> 16) & 255u, rgba >> 24) / 255.0;
+}
 
 #endif

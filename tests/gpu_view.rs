@@ -90,6 +90,8 @@ fn a_wall_ahead_is_drawn_where_it_is() {
     let overlay = Overlay::default();
     let frame = Frame {
         points: Some(&points),
+        meshes: None,
+        sensor_to_world: Affine3A::IDENTITY,
         camera: &camera,
         style: &style,
         overlay: &overlay,
@@ -117,6 +119,134 @@ fn a_wall_ahead_is_drawn_where_it_is() {
         !lit(100, 10) && !lit(100, 90),
         "points above or below the beams"
     );
+    drop(sim);
+    assert_no_validation_messages(&ctx);
+}
+
+#[test]
+fn the_scene_is_drawn_where_it_is_and_the_points_over_it() {
+    // A 4 m square wall 10 m ahead, seen from the sensor's own place along +x: its
+    // triangles cover atan(2 / 10) = 11.3° either side of the centre, 17 of the 100
+    // pixels from the centre to the side (the view's half width is atan(2 tan 30°) =
+    // 49°) and 17 of the 50 to the top (tan 11.3° / tan 30° = 0.35).
+    let scene = procedural("wall:distance=10,size=4");
+    let ctx = context();
+    let (db, map) = materials(&scene);
+    let mut sim = beamtrace::sim::Simulator::new(&ctx, &scene, &db, &map).expect("simulator");
+    let beams = grid((-5.0, 5.0), (-5.0, 5.0), 0.25);
+    sim.set_sensor(&beams, &[THIN], 1, 4).expect("sensor");
+    let ticket = sim.submit(&settings(0)).expect("submit");
+    let points = sim.device_points(&ticket).expect("device points");
+    let meshes = beamtrace::view::SceneMeshes::new(&sim, &scene);
+    let triangles: usize = (scene.instances.iter())
+        .flat_map(|i| &scene.meshes[i.mesh as usize].primitives)
+        .map(|p| p.indices.len() / 3)
+        .sum();
+    assert_eq!(meshes.triangles(), triangles as u64);
+    let shaders = ViewShaders::compile(&ShaderSource::Embedded).expect("shaders");
+    let renderer = Renderer::new(&ctx, &shaders, [200, 100]).expect("renderer");
+    let camera = OrbitCamera {
+        target: Vec3::new(10.0, 0.0, 0.0),
+        yaw: std::f32::consts::PI,
+        pitch: 0.0,
+        distance: 10.0,
+        fov_y: 60f32.to_radians(),
+    };
+    let style = PointStyle {
+        mode: ColourMode::Range,
+        scale: ColourMode::Range.scale(1, 20.0),
+        size: 3.0,
+        in_metres: false,
+    };
+    let overlay = Overlay::default();
+    let draw = |with_points: bool| {
+        let frame = Frame {
+            points: with_points.then_some(&points),
+            meshes: Some(&meshes),
+            sensor_to_world: Affine3A::IDENTITY,
+            camera: &camera,
+            style: &style,
+            overlay: &overlay,
+        };
+        let (rgba, size) =
+            beamtrace::view::read_rgba(&ctx, |rec| renderer.record(rec, &frame)).expect("picture");
+        move |x: u32, y: u32| {
+            let i = 4 * (y * size[0] + x) as usize;
+            [rgba[i], rgba[i + 1], rgba[i + 2]]
+        }
+    };
+    let alone = draw(false);
+    // The wall faces the sensor (normal −x): lit 0.35 + 0.65 |n · l| from the fixed
+    // light l ∝ (0.3, 0.4, 0.87), times the base colour.
+    let l = Vec3::new(0.3, 0.4, 0.87).normalize();
+    let light = 0.35 + 0.65 * l.x.abs();
+    let base = beamtrace::view::MESH_RGBA.to_le_bytes();
+    let shade: [u8; 3] = std::array::from_fn(|k| (base[k] as f32 * light).round() as u8);
+    let near = |p: [u8; 3], q: [u8; 3]| (0..3).all(|k| (p[k] as i32 - q[k] as i32).abs() <= 2);
+    for (x, y) in [(100, 50), (88, 50), (112, 50), (100, 38), (100, 62)] {
+        assert!(
+            near(alone(x, y), shade),
+            "({x}, {y}): {:?}, expected {shade:?}",
+            alone(x, y)
+        );
+    }
+    let background = alone(100, 5);
+    for (x, y) in [(75, 50), (125, 50), (100, 25), (100, 75)] {
+        assert_eq!(alone(x, y), background, "({x}, {y}) beyond the wall");
+    }
+    assert!(!near(background, shade));
+    // The points lie on the wall, 0.25° apart (a third of a pixel) and 3 pixels wide,
+    // over ±5° (±7.6 pixels across, tan 5° / tan 49°; ±7.6 up and down, tan 5° /
+    // tan 30°): drawn after it, they cover it there, winning the depth test against the
+    // surface they lie on.
+    let both = draw(true);
+    let hidden: Vec<(u32, u32)> = (94..=106)
+        .flat_map(|x| (44..=56).map(move |y| (x, y)))
+        .filter(|&(x, y)| near(both(x, y), shade))
+        .collect();
+    assert!(
+        hidden.is_empty(),
+        "the wall hides its own points at {hidden:?}"
+    );
+    // Seen at a slant, a point's depth and the surface's interpolated depth under it
+    // differ in their last bits: the surface is drawn pushed back, so that every pixel
+    // the points cover alone they also cover over it.
+    let oblique = OrbitCamera {
+        yaw: std::f32::consts::PI + 0.7,
+        pitch: 0.5,
+        ..camera
+    };
+    let picture = |points, meshes| {
+        let frame = Frame {
+            points,
+            meshes,
+            sensor_to_world: Affine3A::IDENTITY,
+            camera: &oblique,
+            style: &style,
+            overlay: &overlay,
+        };
+        beamtrace::view::read_rgba(&ctx, |rec| renderer.record(rec, &frame))
+            .expect("picture")
+            .0
+    };
+    let differing = |a: &[u8], b: &[u8]| {
+        (a.chunks_exact(4).zip(b.chunks_exact(4)))
+            .filter(|(p, q)| p[..3] != q[..3])
+            .count()
+    };
+    let (wall, over) = (
+        picture(None, Some(&meshes)),
+        picture(Some(&points), Some(&meshes)),
+    );
+    let (empty, alone) = (picture(None, None), picture(Some(&points), None));
+    let covered = differing(&empty, &alone);
+    assert!(covered > 100, "{covered} point pixels");
+    assert_eq!(
+        differing(&wall, &over),
+        covered,
+        "points hidden by their own surface"
+    );
+    sim.collect_summary(ticket).expect("summary");
     drop(sim);
     assert_no_validation_messages(&ctx);
 }

@@ -138,6 +138,36 @@ fn assert_points_along_the_ramp(path: &Path) {
     assert!(used >= 3, "the colours cluster on the map: {bins:?}");
 }
 
+/// Pixels of the scene's grey facets (none of the ramp's colours is grey): each channel
+/// within 16 of the others, darker than the overlay's white text, not the background.
+fn grey_facets(path: &Path) -> usize {
+    let (w, h, pixels) = read_png(path);
+    let background = pixels[(h as usize - 1) * w as usize];
+    let grey = |p: &[u8; 4]| {
+        let (lo, hi) = (p[..3].iter().min().unwrap(), p[..3].iter().max().unwrap());
+        hi - lo <= 16 && (30..200).contains(hi)
+    };
+    pixels
+        .iter()
+        .filter(|p| **p != background && grey(p))
+        .count()
+}
+
+/// The scene's facets over a fifth of the picture at least, and points on them (a
+/// thin VLP-16's cover about 3 % of the window).
+fn assert_scene_under_points(path: &Path) {
+    let (w, h, pixels) = read_png(path);
+    let area = (w * h) as usize;
+    let facets = grey_facets(path);
+    assert!(facets * 5 > area, "only {facets} facet pixels of {area}");
+    let (_, on_map) = ramp_positions(w, h, &pixels);
+    assert!(
+        on_map.len() * 100 > area,
+        "only {} point pixels",
+        on_map.len()
+    );
+}
+
 #[test]
 fn render_draws_the_default_scene_the_same_way_every_time() {
     let dir = TempDir::new().expect("temp dir");
@@ -148,7 +178,14 @@ fn render_draws_the_default_scene_the_same_way_every_time() {
         let out = beamtrace(&["render", "--out", s(p), "--validate"], false);
         assert!(out.status.success(), "{}", text(&out));
     }
-    assert_points_along_the_ramp(&pictures[0]);
+    assert_scene_under_points(&pictures[0]);
+    // Without the scene, the points alone, in the intensity map's colours.
+    let bare = dir.path().join("bare.png");
+    let out = beamtrace(&["render", "--no-scene", "--out", s(&bare)], false);
+    assert!(out.status.success(), "{}", text(&out));
+    assert_points_along_the_ramp(&bare);
+    let (w, h, _) = read_png(&bare);
+    assert!(grey_facets(&bare) * 100 < (w * h) as usize);
     let (w, h, a) = read_png(&pictures[0]);
     let (w2, h2, b) = read_png(&pictures[1]);
     assert_eq!((w, h), (1280, 720));
@@ -187,7 +224,7 @@ fn view_runs_frames_in_a_window_and_saves_a_screenshot() {
     assert!(out.status.success(), "{report}");
     assert!(report.contains("30 frame(s) of vlp-16"), "{report}");
     assert!(!report.to_lowercase().contains("validation"), "{report}");
-    assert_points_along_the_ramp(&shot);
+    assert_scene_under_points(&shot);
 }
 
 /// The "live GPU allocations: N (B bytes) after the first frames, N (B bytes) at the

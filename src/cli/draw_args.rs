@@ -73,6 +73,9 @@ pub(super) struct DrawArgs {
     /// from +x), degrees above the horizon, metres.
     #[arg(long, value_parser = parse_camera, default_value = "200,35,45")]
     pub camera: OrbitCamera,
+    /// Draw the points alone, without the scene's triangles shaded grey under them.
+    #[arg(long)]
+    pub no_scene: bool,
 }
 
 fn parse_colour(s: &str) -> Result<ColourMode, String> {

@@ -39,6 +39,7 @@ pub(super) fn render(args: RenderArgs) -> Result<()> {
         mode: args.draw.colour,
         point_size: args.draw.point_size,
         size_in_metres: args.draw.metres,
+        scene: !args.draw.no_scene,
         legend: !args.no_legend,
     })
     .context("rendering failed")?;

@@ -25,8 +25,8 @@ pub(super) struct ViewArgs {
     /// Save the last frame to this PNG when quitting after --exit-after frames.
     #[arg(long, requires = "exit_after")]
     screenshot: Option<PathBuf>,
-    /// Read the view's shaders (points.vert, points.frag, overlay.vert, overlay.frag,
-    /// view_common.glsl) from this folder and reload them when they change; errors are
+    /// Read the view's shaders (points.vert, points.frag, mesh.vert, mesh.frag,
+    /// overlay.vert, overlay.frag, view_common.glsl) from this folder and reload them when they change; errors are
     /// shown in the window. Default: the shaders built into beamtrace.
     #[arg(long, value_name = "DIR")]
     shaders: Option<PathBuf>,
@@ -64,6 +64,7 @@ pub(super) fn view(args: ViewArgs) -> Result<()> {
         mode: args.draw.colour,
         point_size: args.draw.point_size,
         size_in_metres: args.draw.metres,
+        scene: !args.draw.no_scene,
         exit_after: args.exit_after,
         screenshot: args.screenshot.clone(),
         sensor_file: sensor_file.is_file().then(|| sensor_file.to_path_buf()),

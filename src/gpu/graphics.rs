@@ -28,6 +28,9 @@ pub struct GraphicsDesc<'a> {
     pub depth: bool,
     /// Alpha blending (overlays over the scene); off for opaque geometry.
     pub blend: bool,
+    /// Depth pushed back by a bias that grows with the slope, so that what is drawn
+    /// later exactly on these triangles (points on a surface) wins the depth test.
+    pub depth_bias: bool,
 }
 
 /// A graphics pipeline for a [`RenderPass`]. Record with it through
@@ -116,6 +119,9 @@ fn create_graphics_pipeline(
         .polygon_mode(vk::PolygonMode::FILL)
         .cull_mode(vk::CullModeFlags::NONE)
         .front_face(vk::FrontFace::COUNTER_CLOCKWISE)
+        .depth_bias_enable(desc.depth_bias)
+        .depth_bias_constant_factor(if desc.depth_bias { 4.0 } else { 0.0 })
+        .depth_bias_slope_factor(if desc.depth_bias { 2.0 } else { 0.0 })
         .line_width(1.0);
     let multisample = vk::PipelineMultisampleStateCreateInfo::default()
         .rasterization_samples(vk::SampleCountFlags::TYPE_1);

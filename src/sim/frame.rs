@@ -226,6 +226,14 @@ impl Simulator {
         Ok(())
     }
 
+    /// The scene's geometry table on the device: a [`GpuGeometry`](super::GpuGeometry)
+    /// per mesh primitive, in [`SceneTables::mesh_first_geometry`] order, each naming its
+    /// index and position buffers by address. It holds those buffers, so a recording that
+    /// retains it keeps what it points to.
+    pub fn geometry_table(&self) -> Arc<Buffer> {
+        self.scene.geometries.clone()
+    }
+
     /// The tables the hit shaders read (the CPU reference uses the same).
     pub fn tables(&self) -> &SceneTables {
         &self.scene.tables

@@ -24,7 +24,9 @@ pub use frame::{
     Capture, DevicePoints, FrameOutput, FrameSummary, FrameTicket, PassTimes, Simulator,
     FRAMES_IN_FLIGHT,
 };
-pub use gpu_types::{GpuBeam, GpuEcho, GpuPoint, GpuRecord, GpuSubRay, WaveformParams};
+pub use gpu_types::{
+    GpuBeam, GpuEcho, GpuGeometry, GpuPoint, GpuRecord, GpuSubRay, WaveformParams,
+};
 pub use launch::LaunchTile;
 pub use points::{gpu_beams, to_point_cloud};
 pub use scene_gpu::{SceneStats, TimeSlices};

@@ -26,6 +26,21 @@ pub struct PointParams {
     pub pad0: u32,
 }
 
+/// The scene meshes pass's push constants (128 bytes: every device takes that many).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Pod, Zeroable, PartialEq)]
+pub struct MeshParams {
+    /// Column-major, mesh frame → clip space.
+    pub object_to_clip: [f32; 16],
+    /// Mesh frame → sensor frame: the rows of a 3×4 matrix.
+    pub object_to_sensor: [[f32; 4]; 3],
+    /// The primitive's entry in the simulator's geometry table.
+    pub geometry_address: u64,
+    /// Base colour, RGBA8, red in the low byte.
+    pub rgba: u32,
+    pub pad0: u32,
+}
+
 /// One overlay rectangle, in pixels from the top-left corner.
 #[repr(C)]
 #[derive(Debug, Clone, Copy, Pod, Zeroable, PartialEq)]
@@ -73,6 +88,17 @@ pub fn view_layouts() -> Vec<HostLayout> {
                 low,
                 high,
                 log_scale,
+                pad0
+            ]
+        ),
+        layout!(
+            MeshParams,
+            "MeshParams",
+            [
+                object_to_clip,
+                object_to_sensor,
+                geometry_address,
+                rgba,
                 pad0
             ]
         ),

@@ -11,6 +11,7 @@ pub const KEYS: &[(&str, &str)] = &[
     ("+ / -", "bigger / smaller points"),
     ("M", "point size in pixels or metres"),
     ("H", "show or hide the HUD and legend"),
+    ("G", "show or hide the scene's triangles under the points"),
     ("V", "vsync on or off"),
     ("S", "save a screenshot (beamtrace-NNNN.png)"),
     ("R", "reset the camera"),

@@ -9,6 +9,7 @@ mod camera;
 mod colour;
 mod gpu_types;
 pub mod keys;
+mod meshes;
 mod offscreen;
 mod overlay;
 mod renderer;
@@ -19,6 +20,7 @@ pub mod window;
 
 pub use camera::OrbitCamera;
 pub use colour::{palette, ramp_colour, ColourMode, Scale};
+pub use meshes::{SceneMeshes, MESH_RGBA};
 pub use offscreen::{render_picture, write_png, RenderOptions, RenderedPicture};
 pub use overlay::Overlay;
 pub use renderer::{read_rgba, Frame, PointStyle, Renderer};

@@ -26,6 +26,8 @@ pub struct RenderOptions {
     pub size_in_metres: bool,
     /// Draw the legend and the caption (sensor, scene, points).
     pub legend: bool,
+    /// Draw the scene's triangles under the points.
+    pub scene: bool,
 }
 
 /// A drawn picture.
@@ -83,6 +85,8 @@ pub fn render_picture(opts: RenderOptions) -> Result<RenderedPicture, ViewError>
     let (rgba, size) = read_rgba(&ctx, |rec| {
         let frame = Frame {
             points: Some(&points),
+            meshes: opts.scene.then_some(&session.meshes),
+            sensor_to_world: session.sensor_to_world(),
             camera: &opts.camera,
             style: &style,
             overlay: &overlay,

@@ -3,7 +3,8 @@
 
 use super::camera::OrbitCamera;
 use super::colour::{palette, ColourMode, Scale};
-use super::gpu_types::{OverlayParams, PointParams};
+use super::gpu_types::{MeshParams, OverlayParams, PointParams};
+use super::meshes::{SceneMeshes, MESH_RGBA};
 use super::overlay::Overlay;
 use super::shaders::ViewShaders;
 use super::ViewError;
@@ -12,6 +13,7 @@ use crate::gpu::{
     RenderPass, RenderTarget, Topology,
 };
 use crate::sim::DevicePoints;
+use glam::Affine3A;
 use std::sync::Arc;
 
 /// The background colour (dark blue-grey: the darkest ramp colour still shows on it).
@@ -31,6 +33,10 @@ pub struct PointStyle {
 pub struct Frame<'a> {
     /// The points, `None` before the first frame.
     pub points: Option<&'a DevicePoints>,
+    /// The scene's triangles under them, `None`: the points alone.
+    pub meshes: Option<&'a SceneMeshes>,
+    /// Where the sensor of the points stands (they are in its frame).
+    pub sensor_to_world: Affine3A,
     pub camera: &'a OrbitCamera,
     pub style: &'a PointStyle,
     pub overlay: &'a Overlay,
@@ -40,41 +46,49 @@ pub struct Frame<'a> {
 pub struct Renderer {
     ctx: Arc<Context>,
     pass: Arc<RenderPass>,
-    points: Arc<GraphicsPipeline>,
-    overlay: Arc<GraphicsPipeline>,
+    pipelines: Pipelines,
     palette: Arc<Buffer>,
     target: Arc<RenderTarget>,
 }
 
-/// The two pipelines of the view, made from `shaders` for `pass`.
+/// The view's pipelines.
+struct Pipelines {
+    meshes: Arc<GraphicsPipeline>,
+    points: Arc<GraphicsPipeline>,
+    overlay: Arc<GraphicsPipeline>,
+}
+
+/// The pipelines of the view, made from `shaders` for `pass`.
 fn pipelines(
     ctx: &Arc<Context>,
     pass: &Arc<RenderPass>,
     shaders: &ViewShaders,
-) -> GpuResult<(Arc<GraphicsPipeline>, Arc<GraphicsPipeline>)> {
-    let points = GraphicsPipeline::new(
-        ctx,
-        pass,
-        &GraphicsDesc {
-            vertex: &shaders.points_vert,
-            fragment: &shaders.points_frag,
-            topology: Topology::Points,
-            depth: true,
-            blend: false,
-        },
-    )?;
-    let overlay = GraphicsPipeline::new(
-        ctx,
-        pass,
-        &GraphicsDesc {
-            vertex: &shaders.overlay_vert,
-            fragment: &shaders.overlay_frag,
-            topology: Topology::Triangles,
-            depth: false,
-            blend: true,
-        },
-    )?;
-    Ok((Arc::new(points), Arc::new(overlay)))
+) -> GpuResult<Pipelines> {
+    let pipeline = |vertex, fragment, topology, depth, blend, depth_bias| {
+        let desc = GraphicsDesc {
+            vertex,
+            fragment,
+            topology,
+            depth,
+            blend,
+            depth_bias,
+        };
+        GraphicsPipeline::new(ctx, pass, &desc).map(Arc::new)
+    };
+    let (s, tri) = (shaders, Topology::Triangles);
+    Ok(Pipelines {
+        // Pushed back, so that points lying on a surface are drawn over it.
+        meshes: pipeline(&s.mesh_vert, &s.mesh_frag, tri, true, false, true)?,
+        points: pipeline(
+            &s.points_vert,
+            &s.points_frag,
+            Topology::Points,
+            true,
+            false,
+            false,
+        )?,
+        overlay: pipeline(&s.overlay_vert, &s.overlay_frag, tri, false, true, false)?,
+    })
 }
 
 impl Renderer {
@@ -85,14 +99,13 @@ impl Renderer {
         size: [u32; 2],
     ) -> Result<Renderer, ViewError> {
         let pass = RenderPass::new(ctx)?;
-        let (points, overlay) = pipelines(ctx, &pass, shaders)?;
+        let pipelines = pipelines(ctx, &pass, shaders)?;
         let palette = Buffer::upload(ctx, "palette", &palette(), BufferUsageFlags::STORAGE_BUFFER)?;
         let target = Arc::new(RenderTarget::new(ctx, &pass, size)?);
         Ok(Renderer {
             ctx: ctx.clone(),
             pass,
-            points,
-            overlay,
+            pipelines,
             palette: Arc::new(palette),
             target,
         })
@@ -113,8 +126,7 @@ impl Renderer {
     /// Makes the pipelines again from `shaders` (live reload); on an error the old
     /// ones stay. Frames in flight keep the pipelines they were recorded with.
     pub fn reload(&mut self, shaders: &ViewShaders) -> Result<(), ViewError> {
-        let (points, overlay) = pipelines(&self.ctx, &self.pass, shaders)?;
-        (self.points, self.overlay) = (points, overlay);
+        self.pipelines = pipelines(&self.ctx, &self.pass, shaders)?;
         Ok(())
     }
 
@@ -131,6 +143,9 @@ impl Renderer {
         // and the palette) is visible to the vertex shader.
         rec.barrier(Pass::DEVICE, &[Pass::VertexShader]);
         rec.render_pass(&self.target, BACKGROUND, |rec| {
+            if let Some(meshes) = frame.meshes {
+                self.draw_meshes(rec, meshes, frame)?;
+            }
             if let Some(points) = frame.points {
                 self.draw_points(rec, points, frame)?;
             }
@@ -140,7 +155,11 @@ impl Renderer {
                     viewport: self.target.size().map(|v| v as f32),
                 };
                 let vertices = 6 * frame.overlay.rects.len() as u32;
-                rec.draw(&self.overlay, bytemuck::bytes_of(&params), vertices)?;
+                rec.draw(
+                    &self.pipelines.overlay,
+                    bytemuck::bytes_of(&params),
+                    vertices,
+                )?;
             }
             Ok(())
         })?;
@@ -176,7 +195,39 @@ impl Renderer {
             log_scale: log as u32,
             pad0: 0,
         };
-        rec.draw(&self.points, bytemuck::bytes_of(&params), points.capacity)
+        rec.draw(
+            &self.pipelines.points,
+            bytemuck::bytes_of(&params),
+            points.capacity,
+        )
+    }
+
+    /// The scene's triangles, one draw per instance primitive, in the points' frame.
+    fn draw_meshes(
+        &self,
+        rec: &mut Recording<'_>,
+        meshes: &SceneMeshes,
+        frame: &Frame<'_>,
+    ) -> GpuResult<()> {
+        let [w, h] = self.target.size();
+        let view_proj = frame.camera.view_proj(w as f32 / h as f32);
+        let table = rec.address_of(meshes.table());
+        for d in meshes.draws(frame.sensor_to_world) {
+            let rows = d.object_to_sensor.transpose();
+            let params = MeshParams {
+                object_to_clip: (view_proj * d.object_to_sensor).to_cols_array(),
+                object_to_sensor: [rows.x_axis, rows.y_axis, rows.z_axis].map(|r| r.to_array()),
+                geometry_address: table + d.entry,
+                rgba: MESH_RGBA,
+                pad0: 0,
+            };
+            rec.draw(
+                &self.pipelines.meshes,
+                bytemuck::bytes_of(&params),
+                d.vertices,
+            )?;
+        }
+        Ok(())
     }
 
     /// A new host-visible buffer with the overlay's rectangles (each frame its own: the

@@ -2,6 +2,7 @@
 //! frame counter, turned into submitted frames.
 
 use super::colour::ColourMode;
+use super::meshes::SceneMeshes;
 use super::ViewError;
 use crate::gpu::Context;
 use crate::job::{frame_settings, resolve_materials, sensor_subrays, set_sim_sensor};
@@ -9,6 +10,7 @@ use crate::material::{MaterialDb, MaterialMapping};
 use crate::scene::{Scene, SemanticClass};
 use crate::sensor::{Pose, Sensor};
 use crate::sim::{FrameTicket, Simulator, Sun};
+use glam::Affine3A;
 use std::sync::Arc;
 
 /// What a view simulates.
@@ -27,6 +29,8 @@ pub struct ViewInputs {
 /// A simulator with its sensor, submitting one frame after the other.
 pub struct SimSession {
     pub sim: Simulator,
+    /// The scene's triangles, drawn from the simulator's buffers.
+    pub meshes: SceneMeshes,
     pub sensor: Sensor,
     pub vehicle_pose: Pose,
     sun: Option<Sun>,
@@ -47,6 +51,7 @@ impl SimSession {
         let materials = inputs.materials.for_wavelength(inputs.sensor.wavelength_nm);
         let sim = Simulator::new(ctx, &inputs.scene, &materials, &material_map)?;
         let mut session = SimSession {
+            meshes: SceneMeshes::new(&sim, &inputs.scene),
             sim,
             sensor: inputs.sensor.clone(),
             vehicle_pose: inputs.vehicle_pose,
@@ -72,9 +77,14 @@ impl SimSession {
         Ok(())
     }
 
+    /// Where the sensor stands: the vehicle's pose, then the sensor's mount on it.
+    pub fn sensor_to_world(&self) -> Affine3A {
+        self.vehicle_pose.to_affine() * self.sensor.mount.to_affine()
+    }
+
     /// Submits the next frame.
     pub fn submit(&mut self) -> Result<FrameTicket, ViewError> {
-        let to_world = self.vehicle_pose.to_affine() * self.sensor.mount.to_affine();
+        let to_world = self.sensor_to_world();
         let settings = frame_settings(&self.sensor, to_world, self.sun, self.seed, self.frame);
         let ticket = self.sim.submit(&settings)?;
         self.frame = self.frame.wrapping_add(1);

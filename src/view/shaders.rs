@@ -16,14 +16,18 @@ pub(crate) const FILES: &[(&str, &str)] = &[
     ),
     ("points.vert", include_str!("../../shaders/points.vert")),
     ("points.frag", include_str!("../../shaders/points.frag")),
+    ("mesh.vert", include_str!("../../shaders/mesh.vert")),
+    ("mesh.frag", include_str!("../../shaders/mesh.frag")),
     ("overlay.vert", include_str!("../../shaders/overlay.vert")),
     ("overlay.frag", include_str!("../../shaders/overlay.frag")),
 ];
 
-/// The compiled shaders of the view's two pipelines.
+/// The compiled shaders of the view's three pipelines.
 pub struct ViewShaders {
     pub points_vert: Spirv,
     pub points_frag: Spirv,
+    pub mesh_vert: Spirv,
+    pub mesh_frag: Spirv,
     pub overlay_vert: Spirv,
     pub overlay_frag: Spirv,
 }
@@ -77,15 +81,15 @@ pub(crate) fn modified(path: &Path) -> Option<SystemTime> {
     std::fs::metadata(path).and_then(|m| m.modified()).ok()
 }
 
-/// The host structs the view's shaders read: its own and the simulator's `Point` and
-/// `Beam`, which the points shader pulls.
+/// The host structs the view's shaders read: its own, the simulator's `Point` and `Beam`,
+/// which the points shader pulls, and its `Geometry`, which the mesh shader reads.
 fn shared_layouts() -> Vec<HostLayout> {
     let mut layouts = view_layouts();
     layouts.extend(
         echo_layouts()
             .into_iter()
             .chain(trace_layouts())
-            .filter(|l| l.name == "Point" || l.name == "Beam"),
+            .filter(|l| ["Point", "Beam", "Geometry"].contains(&l.name)),
     );
     layouts
 }
@@ -99,10 +103,12 @@ impl ViewShaders {
         let s = ViewShaders {
             points_vert: c("points.vert")?,
             points_frag: c("points.frag")?,
+            mesh_vert: c("mesh.vert")?,
+            mesh_frag: c("mesh.frag")?,
             overlay_vert: c("overlay.vert")?,
             overlay_frag: c("overlay.frag")?,
         };
-        let all = [&s.points_vert, &s.overlay_vert];
+        let all = [&s.points_vert, &s.mesh_vert, &s.overlay_vert];
         for host in shared_layouts() {
             if check_layout(&all, &host)? == 0 {
                 return Err(ViewError::Shader(format!(

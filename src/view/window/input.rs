@@ -90,6 +90,7 @@ impl Live {
             "-" => self.style.size = (self.style.size / 1.25).max(0.01),
             "m" | "M" => self.toggle_metres(),
             "h" | "H" => self.hud = !self.hud,
+            "g" | "G" => self.scene = !self.scene,
             "v" | "V" => {
                 self.vsync = !self.vsync;
                 self.presenter.set_vsync(self.vsync);

@@ -49,6 +49,8 @@ pub(super) struct Live {
     pub step: bool,
     pub help: bool,
     pub hud: bool,
+    /// The scene's triangles drawn under the points.
+    pub scene: bool,
     pub vsync: bool,
     pub quit: bool,
     /// A screenshot to take with the next frame.
@@ -127,6 +129,7 @@ impl Live {
             step: false,
             help: false,
             hud: true,
+            scene: opts.scene,
             quit: false,
             shot: None,
             shots_taken: 0,
@@ -201,6 +204,8 @@ impl Live {
         let overlay = self.overlay();
         let frame = Frame {
             points: self.last.as_ref(),
+            meshes: self.scene.then_some(&self.session.meshes),
+            sensor_to_world: self.session.sensor_to_world(),
             camera: &self.camera,
             style: &self.style,
             overlay: &overlay,

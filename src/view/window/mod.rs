@@ -31,6 +31,8 @@ pub struct WindowOptions {
     pub mode: ColourMode,
     pub point_size: f32,
     pub size_in_metres: bool,
+    /// Draw the scene's triangles under the points (G toggles it).
+    pub scene: bool,
     /// Quit after this many frames.
     pub exit_after: Option<u64>,
     /// Save the last frame there when quitting after `exit_after` frames.
