@@ -27,7 +27,8 @@ vec4 ramp(float value) {
 }
 
 vec4 category(uint id) {
-    return unpack_rgba(PaletteBuffer(params.palette_address).v[PALETTE_RAMP + id % PALETTE_CATEGORIES]);
+    uint i = PALETTE_RAMP + id % PALETTE_CATEGORIES;
+    return unpack_rgba(PaletteBuffer(params.palette_address).v[i]);
 }
 
 vec4 point_colour(Point p) {

@@ -26,8 +26,9 @@ pub(super) struct ViewArgs {
     #[arg(long, requires = "exit_after")]
     screenshot: Option<PathBuf>,
     /// Read the view's shaders (points.vert, points.frag, mesh.vert, mesh.frag,
-    /// overlay.vert, overlay.frag, view_common.glsl) from this folder and reload them when they change; errors are
-    /// shown in the window. Default: the shaders built into beamtrace.
+    /// overlay.vert, overlay.frag, view_common.glsl) from this folder and reload them
+    /// when they change; errors are shown in the window. Default: the shaders built into
+    /// beamtrace.
     #[arg(long, value_name = "DIR")]
     shaders: Option<PathBuf>,
     /// Resize the window every N frames through a cycle of sizes and a minimise
