@@ -22,6 +22,27 @@ fn settings(frame: u32) -> FrameSettings {
     s
 }
 
+/// A 200 × 100 renderer, a camera at the sensor's own place looking along +x with a
+/// 60° vertical field of view, and points 3 pixels wide coloured by range.
+fn along_x(ctx: &std::sync::Arc<beamtrace::gpu::Context>) -> (Renderer, OrbitCamera, PointStyle) {
+    let shaders = ViewShaders::compile(&ShaderSource::Embedded).expect("shaders");
+    let renderer = Renderer::new(ctx, &shaders, [200, 100]).expect("renderer");
+    let camera = OrbitCamera {
+        target: Vec3::new(10.0, 0.0, 0.0),
+        yaw: std::f32::consts::PI,
+        pitch: 0.0,
+        distance: 10.0,
+        fov_y: 60f32.to_radians(),
+    };
+    let style = PointStyle {
+        mode: ColourMode::Range,
+        scale: ColourMode::Range.scale(1, 20.0),
+        size: 3.0,
+        in_metres: false,
+    };
+    (renderer, camera, style)
+}
+
 #[test]
 fn a_summary_counts_the_points_a_collect_reads_and_leaves_them_on_the_device() {
     let beams = grid((-20.0, 20.0), (-10.0, 10.0), 1.0);
@@ -70,23 +91,9 @@ fn a_wall_ahead_is_drawn_where_it_is() {
     sim.set_sensor(&beams, &[THIN], 1, 4).expect("sensor");
     let ticket = sim.submit(&settings(0)).expect("submit");
     let points = sim.device_points(&ticket).expect("device points");
-    let shaders = ViewShaders::compile(&ShaderSource::Embedded).expect("shaders");
-    let renderer = Renderer::new(&ctx, &shaders, [200, 100]).expect("renderer");
     // From the sensor's own place looking along +x: the wall (±20° × ±10° of beams at
     // 10 m) fills the middle of the picture; above and below it there is nothing.
-    let camera = OrbitCamera {
-        target: Vec3::new(10.0, 0.0, 0.0),
-        yaw: std::f32::consts::PI,
-        pitch: 0.0,
-        distance: 10.0,
-        fov_y: 60f32.to_radians(),
-    };
-    let style = PointStyle {
-        mode: ColourMode::Range,
-        scale: ColourMode::Range.scale(1, 20.0),
-        size: 3.0,
-        in_metres: false,
-    };
+    let (renderer, camera, style) = along_x(&ctx);
     let overlay = Overlay::default();
     let frame = Frame {
         points: Some(&points),
@@ -143,21 +150,7 @@ fn the_scene_is_drawn_where_it_is_and_the_points_over_it() {
         .map(|p| p.indices.len() / 3)
         .sum();
     assert_eq!(meshes.triangles(), triangles as u64);
-    let shaders = ViewShaders::compile(&ShaderSource::Embedded).expect("shaders");
-    let renderer = Renderer::new(&ctx, &shaders, [200, 100]).expect("renderer");
-    let camera = OrbitCamera {
-        target: Vec3::new(10.0, 0.0, 0.0),
-        yaw: std::f32::consts::PI,
-        pitch: 0.0,
-        distance: 10.0,
-        fov_y: 60f32.to_radians(),
-    };
-    let style = PointStyle {
-        mode: ColourMode::Range,
-        scale: ColourMode::Range.scale(1, 20.0),
-        size: 3.0,
-        in_metres: false,
-    };
+    let (renderer, camera, style) = along_x(&ctx);
     let overlay = Overlay::default();
     let draw = |with_points: bool| {
         let frame = Frame {
