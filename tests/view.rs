@@ -224,6 +224,13 @@ fn view_runs_frames_in_a_window_and_saves_a_screenshot() {
     assert!(out.status.success(), "{report}");
     assert!(report.contains("30 frame(s) of vlp-16"), "{report}");
     assert!(!report.to_lowercase().contains("validation"), "{report}");
+    // The drawing's own GPU time, from timestamps around each presented frame's work.
+    let drawing: f64 = report
+        .split_once("drawing ")
+        .and_then(|(_, rest)| rest.split_whitespace().next())
+        .and_then(|ms| ms.parse().ok())
+        .unwrap_or_else(|| panic!("no drawing time in\n{report}"));
+    assert!(drawing > 0.0, "{report}");
     assert_scene_under_points(&shot);
 }
 

@@ -90,16 +90,20 @@ pub(super) fn view(args: ViewArgs) -> Result<()> {
     Ok(())
 }
 
+/// The median of `v`, 0 when empty.
+fn median_of(v: &[f64]) -> f64 {
+    let mut v = v.to_vec();
+    v.sort_by(f64::total_cmp);
+    v.get(v.len() / 2).copied().unwrap_or(0.0)
+}
+
 fn print_summary(r: &ViewReport) {
-    let mut ms = r.frame_ms.clone();
-    ms.sort_by(f64::total_cmp);
-    let median = ms.get(ms.len() / 2).copied().unwrap_or(0.0);
-    let mut gpu = r.sim_gpu_ms.clone();
-    gpu.sort_by(f64::total_cmp);
-    let gpu_median = gpu.get(gpu.len() / 2).copied().unwrap_or(0.0);
+    let median = median_of(&r.frame_ms);
+    let gpu_median = median_of(&r.sim_gpu_ms);
+    let draw_median = median_of(&r.draw_gpu_ms);
     println!(
         "{} frame(s) of {} ({} beams) on {}: {median:.1} ms per frame (sim + draw, median), \
-         simulation passes {gpu_median:.1} ms on the GPU",
+         simulation passes {gpu_median:.1} ms and drawing {draw_median:.2} ms on the GPU",
         r.frames, r.sensor, r.beams, r.device
     );
     println!(

@@ -12,6 +12,7 @@ use super::commands::{CommandRecorder, Pass, Recording, Semaphore};
 use super::context::{poisoned, Context, ContextOptions, Presentation};
 use super::error::{GpuError, GpuResult, VkContext};
 use super::image::{whole, RenderTarget};
+use super::timestamps::Timestamps;
 use ash::{khr, vk};
 use raw_window_handle::{RawDisplayHandle, RawWindowHandle};
 use std::any::Any;
@@ -139,11 +140,13 @@ pub enum PresentOutcome<R> {
 /// The frames a presenter has in flight at once.
 const PRESENT_FRAMES: usize = 2;
 
-/// One frame in flight: its command buffer and the semaphore its image's acquisition
-/// signals (free again once the recorder has waited for the frame's submission).
+/// One frame in flight: its command buffer, the semaphore its image's acquisition
+/// signals (free again once the recorder has waited for the frame's submission), and
+/// timestamps before and after its recording.
 struct PresentFrame {
     recorder: CommandRecorder,
     acquired: Arc<Semaphore>,
+    timestamps: Timestamps,
 }
 
 /// Shows render targets in a window.
@@ -161,6 +164,8 @@ pub struct Presenter {
     broken: bool,
     /// Swapchains made so far (the first included).
     pub swapchains_made: u64,
+    /// The frame submitted last, when its timestamps were written.
+    timed: Option<usize>,
 }
 
 impl Presenter {
@@ -179,6 +184,7 @@ impl Presenter {
                 Ok(PresentFrame {
                     recorder: CommandRecorder::new(ctx)?,
                     acquired: Semaphore::new(ctx)?,
+                    timestamps: Timestamps::new(ctx, 2)?,
                 })
             })
             .collect::<GpuResult<_>>()?;
@@ -193,6 +199,7 @@ impl Presenter {
             stale: true,
             broken: false,
             swapchains_made: 0,
+            timed: None,
         })
     }
 
@@ -229,6 +236,7 @@ impl Presenter {
                 "the window's presenter stopped after an earlier error".into(),
             ));
         }
+        self.timed = None;
         if self.size.contains(&0) {
             return Ok(PresentOutcome::Skipped);
         }
@@ -275,8 +283,22 @@ impl Presenter {
             }
         };
         self.queue_present(&swapchain, index)?;
+        self.timed = frame_timed(&self.frames[self.next]).then_some(self.next);
         self.next = (self.next + 1) % PRESENT_FRAMES;
         Ok(PresentOutcome::Presented(value))
+    }
+
+    /// GPU time (ms) of the last presented frame's work: the caller's recording and the
+    /// copy into the window. Waits for that frame; `None` when the last call presented
+    /// nothing or the queue keeps no timestamps.
+    pub fn last_frame_gpu_ms(&mut self) -> GpuResult<Option<f64>> {
+        let Some(i) = self.timed else {
+            return Ok(None);
+        };
+        let frame = &mut self.frames[i];
+        frame.recorder.wait()?;
+        let t = frame.timestamps.read_ns()?;
+        Ok(Some((t[1] - t[0]) / 1e6))
     }
 
     fn queue_present(&mut self, swapchain: &Swapchain, index: u32) -> GpuResult<()> {
@@ -369,14 +391,28 @@ fn submit_copy<R>(
 ) -> GpuResult<R> {
     let drawn = &swapchain.drawn[index as usize];
     let image = swapchain.images[index as usize];
+    let timed = frame_timed(frame);
+    let ts = &frame.timestamps;
     frame
         .recorder
         .submit_synced(&[(&frame.acquired, Pass::Transfer)], &[drawn], |rec| {
+            if timed {
+                ts.reset(rec);
+                ts.write(rec, 0)?;
+            }
             let (target, value) = record(rec)?;
             rec.retain(swapchain);
             rec.copy_to_window(&target, image, swapchain.extent);
+            if timed {
+                ts.write(rec, 1)?;
+            }
             Ok(value)
         })
+}
+
+/// Whether a frame's recording writes its timestamps.
+fn frame_timed(frame: &PresentFrame) -> bool {
+    frame.timestamps.supported()
 }
 
 impl Recording<'_> {

@@ -76,6 +76,8 @@ struct Stats {
     points: usize,
     frame_ms: f64,
     gpu: [f64; 4],
+    /// GPU time of the last drawing: meshes, points, overlay and the copy to the window.
+    draw_ms: f64,
 }
 
 fn window_handles(window: &Arc<Window>) -> Result<WindowHandles, ViewError> {
@@ -172,6 +174,10 @@ impl Live {
         let picture = self.draw()?;
         // The draw read the frame's point count: it has finished, so the host may too.
         self.presenter.wait()?;
+        if let Some(ms) = self.presenter.last_frame_gpu_ms()? {
+            self.stats.draw_ms = ms;
+            self.report.draw_gpu_ms.push(ms);
+        }
         if let Some(ticket) = ticket {
             let summary = self.session.sim.collect_summary(ticket)?;
             let t = summary.times;
@@ -292,7 +298,7 @@ impl Live {
             (WHITE, format!("{} - {} beams - {}", sensor.name, sensor.beams.len(), self.opts.inputs.scene_name)),
             (WHITE, format!("frame {}  {:.1} ms ({fps:.1} fps) sim+draw{state}", self.session.frame, s.frame_ms)),
             (GREY, format!("{} points", s.points)),
-            (GREY, format!("GPU ms: tlas {tlas:.2} trace {trace:.1} waveform {wave:.1} compact {compact:.2}")),
+            (GREY, format!("GPU ms: tlas {tlas:.2} trace {trace:.1} waveform {wave:.1} compact {compact:.2} draw {:.2}", s.draw_ms)),
             (GREY, format!("colour {}  size {} {size_unit}  vsync {}", self.style.mode.name(), number(self.style.size), if self.vsync { "on" } else { "off" })),
             (GREY, "F1: keys and mouse".to_string()),
         ]

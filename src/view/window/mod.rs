@@ -68,6 +68,9 @@ pub struct ViewReport {
     pub frame_ms: Vec<f64>,
     /// GPU time of each simulated frame's passes (ms).
     pub sim_gpu_ms: Vec<f64>,
+    /// GPU time of each frame's drawing (the scene, points, overlay and the copy into the
+    /// window), ms.
+    pub draw_gpu_ms: Vec<f64>,
     pub swapchains_made: u64,
     /// Live allocations and their bytes once the simulator's frame slots have all been
     /// used (after its first frames in flight) and after the last frame.
