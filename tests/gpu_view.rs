@@ -97,8 +97,7 @@ fn a_wall_ahead_is_drawn_where_it_is() {
     let overlay = Overlay::default();
     let frame = Frame {
         points: Some(&points),
-        meshes: None,
-        sensor_to_world: Affine3A::IDENTITY,
+        scene: None,
         camera: &camera,
         style: &style,
         overlay: &overlay,
@@ -150,13 +149,17 @@ fn the_scene_is_drawn_where_it_is_and_the_points_over_it() {
         .map(|p| p.indices.len() / 3)
         .sum();
     assert_eq!(meshes.triangles(), triangles as u64);
+    // The sensor at the origin, the wall where the scene has it.
+    let pose = beamtrace::view::ScenePose {
+        sensor_to_world: Affine3A::IDENTITY,
+        instances: scene.instances.iter().map(|i| i.transform).collect(),
+    };
     let (renderer, camera, style) = along_x(&ctx);
     let overlay = Overlay::default();
     let draw = |with_points: bool| {
         let frame = Frame {
             points: with_points.then_some(&points),
-            meshes: Some(&meshes),
-            sensor_to_world: Affine3A::IDENTITY,
+            scene: Some((&meshes, &pose)),
             camera: &camera,
             style: &style,
             overlay: &overlay,
@@ -209,11 +212,10 @@ fn the_scene_is_drawn_where_it_is_and_the_points_over_it() {
         pitch: 0.5,
         ..camera
     };
-    let picture = |points, meshes| {
+    let picture = |points, scene| {
         let frame = Frame {
             points,
-            meshes,
-            sensor_to_world: Affine3A::IDENTITY,
+            scene,
             camera: &oblique,
             style: &style,
             overlay: &overlay,
@@ -228,8 +230,8 @@ fn the_scene_is_drawn_where_it_is_and_the_points_over_it() {
             .count()
     };
     let (wall, over) = (
-        picture(None, Some(&meshes)),
-        picture(Some(&points), Some(&meshes)),
+        picture(None, Some((&meshes, &pose))),
+        picture(Some(&points), Some((&meshes, &pose))),
     );
     let (empty, alone) = (picture(None, None), picture(Some(&points), None));
     let covered = differing(&empty, &alone);

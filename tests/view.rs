@@ -370,3 +370,44 @@ fn a_screenshot_of_a_minimised_last_frame_is_an_error_not_silence() {
     );
     assert!(!shot.exists());
 }
+
+/// The share of pixels whose colour differs by more than 2 in some channel.
+fn differing_share(a: &Path, b: &Path) -> f64 {
+    let ((_, _, p), (_, _, q)) = (read_png(a), read_png(b));
+    let differ = |x: &[u8; 4], y: &[u8; 4]| (0..3).any(|k| (x[k] as i32 - y[k] as i32).abs() > 2);
+    p.iter().zip(&q).filter(|(x, y)| differ(x, y)).count() as f64 / p.len() as f64
+}
+
+#[test]
+fn render_plays_a_scenario_as_run_does() {
+    // The bundled drive moves the vehicle down the street at 8 m/s: nine frames later
+    // (0.9 s, 7.2 m) the street has moved past the sensor, which the camera follows.
+    // On a scene where nothing moves, the same frames (noise off) draw the same.
+    let dir = TempDir::new().unwrap();
+    let render = |frames: &str, extra: &[&str]| {
+        let png = dir.path().join(format!("f{frames}{}.png", extra.len()));
+        let mut args = vec![
+            "render",
+            "--sensor",
+            "vlp-16",
+            "--thin",
+            "--ideal",
+            "--validate",
+        ];
+        args.extend_from_slice(&["--size", "320x200", "--frames", frames, "--out", s(&png)]);
+        args.extend_from_slice(extra);
+        let out = beamtrace(&args, false);
+        assert!(out.status.success(), "{}", text(&out));
+        png
+    };
+    let drive = ["--scenario", "configs/scenarios/drive.yaml"];
+    let moved = differing_share(&render("1", &drive), &render("10", &drive));
+    assert!(moved > 0.2, "{:.1} % of the pixels changed", moved * 100.0);
+    let wall = dir.path().join("wall.glb");
+    assert!(beamtrace(&["scene", "wall", "--out", s(&wall)], false)
+        .status
+        .success());
+    let still = ["--scene", s(&wall), "--no-legend"];
+    let kept = differing_share(&render("1", &still), &render("10", &still));
+    assert!(kept < 0.001, "{:.2} % of the pixels changed", kept * 100.0);
+}

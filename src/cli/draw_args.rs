@@ -3,6 +3,7 @@
 use anyhow::{bail, Result};
 use beamtrace::gpu::ContextOptions;
 use beamtrace::material::{MaterialDb, MaterialMapping};
+use beamtrace::scene::Scenario;
 use beamtrace::sensor::{load_sensor_with, Pose, Sensor};
 use beamtrace::sim::Sun;
 use beamtrace::view::{ColourMode, OrbitCamera, ViewInputs};
@@ -11,11 +12,18 @@ use std::path::PathBuf;
 
 #[derive(clap::Args, Debug, Clone)]
 pub(super) struct SimArgs {
-    /// glTF scene (.gltf or .glb). Default: scenes/street.glb, the bundled street.
+    /// glTF scene (.gltf or .glb). Default: the scenario's scene, else
+    /// scenes/street.glb, the bundled street.
     #[arg(long)]
     pub scene: Option<PathBuf>,
-    /// Let the scene's URIs and the sensor file's CSV paths name files outside their
-    /// file's folder (absolute paths, `..`). Only for files you trust.
+    /// Scenario (YAML): the vehicle's trajectory and the scene objects' keyframes over
+    /// time (configs/scenarios/drive.yaml is a commented example), played one frame
+    /// period of scenario time per simulated frame. Without it the scene's own glTF
+    /// animations play and the vehicle stands at --position/--yaw.
+    #[arg(long)]
+    pub scenario: Option<PathBuf>,
+    /// Let the scene's URIs, the sensor file's CSV paths and the scenario's scene name
+    /// files outside their file's folder (absolute paths, `..`). Only for files you trust.
     #[arg(long)]
     pub allow_outside_paths: bool,
     /// Sensor: a preset name (see `beamtrace sensors`) or a YAML file.
@@ -132,7 +140,14 @@ impl SimArgs {
 
     /// Scene, sensor and materials loaded.
     pub fn inputs(&self) -> Result<ViewInputs> {
-        let scene = super::load_scene(self.scene.as_deref(), self.allow_outside_paths)?;
+        let policy = super::path_policy(self.allow_outside_paths);
+        let scenario = match &self.scenario {
+            Some(p) => Some(Scenario::load(p, policy)?),
+            None => None,
+        };
+        let scene_path =
+            (self.scene.as_deref()).or_else(|| scenario.as_ref().and_then(|s| s.scene()));
+        let scene = super::load_scene(scene_path, self.allow_outside_paths)?;
         let materials = match &self.materials {
             Some(p) => MaterialDb::load(p)?,
             None => MaterialDb::builtin()?,
@@ -162,6 +177,7 @@ impl SimArgs {
                 0.0,
                 self.yaw.to_radians(),
             ),
+            scenario,
             sun: (!self.no_sun).then_some(self.sun),
             seed: self.seed,
         })

@@ -2,10 +2,11 @@
 //! and primitive, pulled from the simulator's own index and position buffers through its
 //! geometry table, so the view keeps no copy of the scene.
 
+use super::session::ScenePose;
 use crate::gpu::Buffer;
 use crate::scene::Scene;
 use crate::sim::{GpuGeometry, Simulator};
-use glam::{Affine3A, Mat4};
+use glam::Mat4;
 use std::sync::Arc;
 
 /// The base colour of the triangles (RGBA8, red in the low byte): a dark slate the
@@ -18,7 +19,8 @@ struct MeshDraw {
     entry: u64,
     /// Vertices drawn: one per index.
     vertices: u32,
-    object_to_world: Mat4,
+    /// The instance it belongs to, in the scene's order.
+    instance: usize,
 }
 
 /// What the view draws of a scene.
@@ -46,7 +48,7 @@ impl SceneMeshes {
         let entry_size = std::mem::size_of::<GpuGeometry>() as u64;
         let mut draws = Vec::new();
         let mut triangles = 0;
-        for inst in &scene.instances {
+        for (instance, inst) in scene.instances.iter().enumerate() {
             let mesh = &scene.meshes[inst.mesh as usize];
             for (p, prim) in mesh.primitives.iter().enumerate() {
                 let geometry = u64::from(first[inst.mesh as usize]) + p as u64;
@@ -54,7 +56,7 @@ impl SceneMeshes {
                 draws.push(MeshDraw {
                     entry: geometry * entry_size,
                     vertices: prim.indices.len() as u32,
-                    object_to_world: inst.transform,
+                    instance,
                 });
             }
         }
@@ -74,16 +76,16 @@ impl SceneMeshes {
         self.triangles
     }
 
-    /// The draws, seen from a sensor at `sensor_to_world`.
-    pub fn draws(&self, sensor_to_world: Affine3A) -> impl Iterator<Item = MeshDrawParams> + '_ {
-        let world_to_sensor = Mat4::from(sensor_to_world.inverse());
+    /// The draws with the sensor and the instances placed as `pose` has them.
+    pub fn draws<'a>(&'a self, pose: &'a ScenePose) -> impl Iterator<Item = MeshDrawParams> + 'a {
+        let world_to_sensor = Mat4::from(pose.sensor_to_world.inverse());
         self.draws
             .iter()
             .filter(|d| d.vertices > 0)
             .map(move |d| MeshDrawParams {
                 entry: d.entry,
                 vertices: d.vertices,
-                object_to_sensor: world_to_sensor * d.object_to_world,
+                object_to_sensor: world_to_sensor * pose.instances[d.instance],
             })
     }
 }

@@ -24,7 +24,7 @@ pub use meshes::{SceneMeshes, MESH_RGBA};
 pub use offscreen::{render_picture, write_png, RenderOptions, RenderedPicture};
 pub use overlay::Overlay;
 pub use renderer::{read_rgba, Frame, PointStyle, Renderer};
-pub use session::{SimSession, ViewInputs};
+pub use session::{ScenePose, SimSession, ViewInputs};
 pub use shaders::{ShaderSource, ViewShaders};
 
 use crate::gpu::GpuError;

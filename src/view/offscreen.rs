@@ -82,11 +82,12 @@ pub fn render_picture(opts: RenderOptions) -> Result<RenderedPicture, ViewError>
         );
         overlay.text([12.0, 12.0], WHITE, &caption);
     }
+    // The frame drawn is the last one submitted.
+    let pose = session.scene_at(session.frame.wrapping_sub(1));
     let (rgba, size) = read_rgba(&ctx, |rec| {
         let frame = Frame {
             points: Some(&points),
-            meshes: opts.scene.then_some(&session.meshes),
-            sensor_to_world: session.sensor_to_world(),
+            scene: opts.scene.then_some((&session.meshes, &pose)),
             camera: &opts.camera,
             style: &style,
             overlay: &overlay,

@@ -6,6 +6,7 @@ use super::colour::{palette, ColourMode, Scale};
 use super::gpu_types::{MeshParams, OverlayParams, PointParams};
 use super::meshes::{SceneMeshes, MESH_RGBA};
 use super::overlay::Overlay;
+use super::session::ScenePose;
 use super::shaders::ViewShaders;
 use super::ViewError;
 use crate::gpu::{
@@ -13,7 +14,6 @@ use crate::gpu::{
     RenderPass, RenderTarget, Topology,
 };
 use crate::sim::DevicePoints;
-use glam::Affine3A;
 use std::sync::Arc;
 
 /// The background colour (dark blue-grey: the darkest ramp colour still shows on it).
@@ -33,10 +33,9 @@ pub struct PointStyle {
 pub struct Frame<'a> {
     /// The points, `None` before the first frame.
     pub points: Option<&'a DevicePoints>,
-    /// The scene's triangles under them, `None`: the points alone.
-    pub meshes: Option<&'a SceneMeshes>,
-    /// Where the sensor of the points stands (they are in its frame).
-    pub sensor_to_world: Affine3A,
+    /// The scene's triangles under them, placed as the points' frame saw them; `None`:
+    /// the points alone.
+    pub scene: Option<(&'a SceneMeshes, &'a ScenePose)>,
     pub camera: &'a OrbitCamera,
     pub style: &'a PointStyle,
     pub overlay: &'a Overlay,
@@ -143,8 +142,8 @@ impl Renderer {
         // and the palette) is visible to the vertex shader.
         rec.barrier(Pass::DEVICE, &[Pass::VertexShader]);
         rec.render_pass(&self.target, BACKGROUND, |rec| {
-            if let Some(meshes) = frame.meshes {
-                self.draw_meshes(rec, meshes, frame)?;
+            if let Some((meshes, pose)) = frame.scene {
+                self.draw_meshes(rec, meshes, pose, frame)?;
             }
             if let Some(points) = frame.points {
                 self.draw_points(rec, points, frame)?;
@@ -207,12 +206,13 @@ impl Renderer {
         &self,
         rec: &mut Recording<'_>,
         meshes: &SceneMeshes,
+        pose: &ScenePose,
         frame: &Frame<'_>,
     ) -> GpuResult<()> {
         let [w, h] = self.target.size();
         let view_proj = frame.camera.view_proj(w as f32 / h as f32);
         let table = rec.address_of(meshes.table());
-        for d in meshes.draws(frame.sensor_to_world) {
+        for d in meshes.draws(pose) {
             let rows = d.object_to_sensor.transpose();
             let params = MeshParams {
                 object_to_clip: (view_proj * d.object_to_sensor).to_cols_array(),

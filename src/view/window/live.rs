@@ -45,6 +45,8 @@ pub(super) struct Live {
     pub style: PointStyle,
     /// The last simulated frame's points (drawn again while paused).
     last: Option<DevicePoints>,
+    /// That frame's number.
+    last_frame: u32,
     pub paused: bool,
     pub step: bool,
     pub help: bool,
@@ -127,6 +129,7 @@ impl Live {
             presenter,
             style,
             last: None,
+            last_frame: 0,
             paused: false,
             step: false,
             help: false,
@@ -161,6 +164,7 @@ impl Live {
         self.drive_resize();
         let started = Instant::now();
         let ticket = if !self.paused || std::mem::take(&mut self.step) {
+            self.last_frame = self.session.frame;
             let ticket = self.session.submit()?;
             self.last = Some(self.session.sim.device_points(&ticket)?);
             Some(ticket)
@@ -208,10 +212,10 @@ impl Live {
     /// picture out (returned with where it goes).
     fn draw(&mut self) -> Result<Option<Screenshot>, ViewError> {
         let overlay = self.overlay();
+        let pose = self.session.scene_at(self.last_frame);
         let frame = Frame {
             points: self.last.as_ref(),
-            meshes: self.scene.then_some(&self.session.meshes),
-            sensor_to_world: self.session.sensor_to_world(),
+            scene: self.scene.then_some((&self.session.meshes, &pose)),
             camera: &self.camera,
             style: &self.style,
             overlay: &overlay,
