@@ -302,7 +302,8 @@ impl Live {
             (WHITE, format!("{} - {} beams - {}", sensor.name, sensor.beams.len(), self.opts.inputs.scene_name)),
             (WHITE, format!("frame {}  {:.1} ms ({fps:.1} fps) sim+draw{state}", self.session.frame, s.frame_ms)),
             (GREY, format!("{} points", s.points)),
-            (GREY, format!("GPU ms: tlas {tlas:.2} trace {trace:.1} waveform {wave:.1} compact {compact:.2} draw {:.2}", s.draw_ms)),
+            (GREY, format!("GPU ms: tlas {tlas:.2} trace {trace:.1} waveform {wave:.1} compact {compact:.2}")),
+            (GREY, format!("GPU ms drawing (scene, points, overlay): {:.2}", s.draw_ms)),
             (GREY, format!("colour {}  size {} {size_unit}  vsync {}", self.style.mode.name(), number(self.style.size), if self.vsync { "on" } else { "off" })),
             (GREY, "F1: keys and mouse".to_string()),
         ]
