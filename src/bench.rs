@@ -85,7 +85,9 @@ pub struct Stat {
 }
 
 impl Stat {
-    fn of(mut v: Vec<f64>) -> Stat {
+    /// The median (the upper one of an even count), minimum and maximum of `v`; zeros
+    /// when empty.
+    pub fn of(mut v: Vec<f64>) -> Stat {
         if v.is_empty() {
             return Stat::default();
         }

@@ -2,6 +2,7 @@
 
 use super::draw_args::{parse_size, DrawArgs, SimArgs};
 use anyhow::{Context as _, Result};
+use beamtrace::bench::Stat;
 use beamtrace::view::keys::help_lines;
 use beamtrace::view::window::{run_window, ViewEvent, ViewReport, WindowOptions};
 use beamtrace::view::ShaderSource;
@@ -90,17 +91,10 @@ pub(super) fn view(args: ViewArgs) -> Result<()> {
     Ok(())
 }
 
-/// The median of `v`, 0 when empty.
-fn median_of(v: &[f64]) -> f64 {
-    let mut v = v.to_vec();
-    v.sort_by(f64::total_cmp);
-    v.get(v.len() / 2).copied().unwrap_or(0.0)
-}
-
 fn print_summary(r: &ViewReport) {
-    let median = median_of(&r.frame_ms);
-    let gpu_median = median_of(&r.sim_gpu_ms);
-    let draw_median = median_of(&r.draw_gpu_ms);
+    let median = Stat::of(r.frame_ms.clone()).median_ms;
+    let gpu_median = Stat::of(r.sim_gpu_ms.clone()).median_ms;
+    let draw_median = Stat::of(r.draw_gpu_ms.clone()).median_ms;
     println!(
         "{} frame(s) of {} ({} beams) on {}: {median:.1} ms per frame (sim + draw, median), \
          simulation passes {gpu_median:.1} ms and drawing {draw_median:.2} ms on the GPU",

@@ -283,7 +283,7 @@ impl Presenter {
             }
         };
         self.queue_present(&swapchain, index)?;
-        self.timed = frame_timed(&self.frames[self.next]).then_some(self.next);
+        self.timed = (self.frames[self.next].timestamps.supported()).then_some(self.next);
         self.next = (self.next + 1) % PRESENT_FRAMES;
         Ok(PresentOutcome::Presented(value))
     }
@@ -391,7 +391,7 @@ fn submit_copy<R>(
 ) -> GpuResult<R> {
     let drawn = &swapchain.drawn[index as usize];
     let image = swapchain.images[index as usize];
-    let timed = frame_timed(frame);
+    let timed = frame.timestamps.supported();
     let ts = &frame.timestamps;
     frame
         .recorder
@@ -408,11 +408,6 @@ fn submit_copy<R>(
             }
             Ok(value)
         })
-}
-
-/// Whether a frame's recording writes its timestamps.
-fn frame_timed(frame: &PresentFrame) -> bool {
-    frame.timestamps.supported()
 }
 
 impl Recording<'_> {

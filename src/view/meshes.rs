@@ -51,6 +51,9 @@ impl SceneMeshes {
         for (instance, inst) in scene.instances.iter().enumerate() {
             let mesh = &scene.meshes[inst.mesh as usize];
             for (p, prim) in mesh.primitives.iter().enumerate() {
+                if prim.indices.is_empty() {
+                    continue;
+                }
                 let geometry = u64::from(first[inst.mesh as usize]) + p as u64;
                 triangles += prim.indices.len() as u64 / 3;
                 draws.push(MeshDraw {
@@ -79,13 +82,10 @@ impl SceneMeshes {
     /// The draws with the sensor and the instances placed as `pose` has them.
     pub fn draws<'a>(&'a self, pose: &'a ScenePose) -> impl Iterator<Item = MeshDrawParams> + 'a {
         let world_to_sensor = Mat4::from(pose.sensor_to_world.inverse());
-        self.draws
-            .iter()
-            .filter(|d| d.vertices > 0)
-            .map(move |d| MeshDrawParams {
-                entry: d.entry,
-                vertices: d.vertices,
-                object_to_sensor: world_to_sensor * pose.instances[d.instance],
-            })
+        self.draws.iter().map(move |d| MeshDrawParams {
+            entry: d.entry,
+            vertices: d.vertices,
+            object_to_sensor: world_to_sensor * pose.instances[d.instance],
+        })
     }
 }
