@@ -411,3 +411,58 @@ fn render_plays_a_scenario_as_run_does() {
     let kept = differing_share(&render("1", &still), &render("10", &still));
     assert!(kept < 0.001, "{:.2} % of the pixels changed", kept * 100.0);
 }
+
+/// The summary's "scene time S s in W s of wall time over the last N simulated
+/// frame(s) (frame period P s); K frame(s) skipped in real time" line, as (S, W, N, P, K).
+fn scene_span(report: &str) -> (f64, f64, f64, f64, f64) {
+    let line = report
+        .lines()
+        .find(|l| l.starts_with("scene time "))
+        .unwrap_or_else(|| panic!("no scene time line in\n{report}"));
+    let numbers: Vec<f64> = line
+        .split(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .filter_map(|w| w.parse().ok())
+        .collect();
+    assert_eq!(numbers.len(), 5, "{line}");
+    (numbers[0], numbers[1], numbers[2], numbers[3], numbers[4])
+}
+
+#[test]
+fn the_view_keeps_the_scenes_time_with_the_wall_clock() {
+    // The bundled drive under a thin OS1-128 at 10 Hz. In real time frame k shows the
+    // drive k/10 s after the first, so the scene's time trails the wall clock's by less
+    // than a period whatever a frame costs: frames that fell due meanwhile are skipped
+    // (a CPU device takes longer than 100 ms per frame), and a device faster than
+    // that waits. Every frame in turn instead, the scene advances one period per frame.
+    let view = |extra: &[&str]| {
+        let mut args = vec![
+            "view",
+            "--sensor",
+            "os1-128",
+            "--thin",
+            "--scenario",
+            "configs/scenarios/drive.yaml",
+            "--exit-after",
+            "8",
+            "--no-vsync",
+            "--validate",
+        ];
+        args.extend_from_slice(extra);
+        let started = std::time::Instant::now();
+        let out = beamtrace(&args, true);
+        let report = text(&out);
+        assert!(out.status.success(), "{report}");
+        (scene_span(&report), started.elapsed().as_secs_f64(), report)
+    };
+    // Printed to the millisecond.
+    let ms = 1.5e-3;
+    let ((scene, wall, simulated, period, _), process, report) = view(&[]);
+    assert_eq!(period, 0.1, "{report}");
+    assert!(simulated >= 2.0, "{report}");
+    assert!(scene <= wall + ms && wall < scene + period + ms, "{report}");
+    assert!(wall < process, "{report}");
+    let ((scene, _, simulated, period, skipped), _, report) = view(&["--every-frame"]);
+    assert_eq!(simulated, 8.0, "{report}");
+    assert!((scene - 7.0 * period).abs() < ms, "{report}");
+    assert_eq!(skipped, 0.0, "{report}");
+}

@@ -20,7 +20,13 @@ pub(super) struct ViewArgs {
     /// Present frames as soon as they are drawn instead of at the display's refresh.
     #[arg(long)]
     no_vsync: bool,
-    /// Quit after this many frames (with --screenshot: save the last one first).
+    /// Simulate every frame in turn, however long each takes, instead of keeping the
+    /// scene's time with the wall clock (the default: a frame that falls due while
+    /// another is simulated is skipped, as a real sensor does not wait; while the next
+    /// is not yet due the last one is drawn again). T toggles it in the window.
+    #[arg(long)]
+    every_frame: bool,
+    /// Quit after this many drawn frames (with --screenshot: save the last one first).
     #[arg(long, value_name = "FRAMES")]
     exit_after: Option<u64>,
     /// Save the last frame to this PNG when quitting after --exit-after frames.
@@ -42,7 +48,10 @@ pub(super) struct ViewArgs {
 pub(super) fn after_help() -> String {
     let mut s = String::from(
         "The window runs the simulation frame after frame and draws each frame's points \
-         as they come off the GPU. A sensor given as a YAML file is reloaded when the file \
+         as they come off the GPU. The scene's motion (its glTF animations, or \
+         --scenario) plays in real time: frames that fall due while one is simulated are \
+         skipped, as a real sensor does not wait (--every-frame, or T, simulates each \
+         frame in turn). A sensor given as a YAML file is reloaded when the file \
          changes; a failed reload is shown in the window and keeps the last good sensor.\n\n\
          Keys and mouse:\n",
     );
@@ -77,6 +86,7 @@ pub(super) fn view(args: ViewArgs) -> Result<()> {
             .clone()
             .map_or(ShaderSource::Embedded, ShaderSource::Folder),
         resize_every: args.resize_every,
+        every_frame: args.every_frame,
     };
     let report = run_window(options, &mut |event| match event {
         ViewEvent::Message(m) => eprintln!("{m}"),
@@ -96,10 +106,18 @@ fn print_summary(r: &ViewReport) {
     let gpu_median = Stat::of(r.sim_gpu_ms.clone()).median_ms;
     let draw_median = Stat::of(r.draw_gpu_ms.clone()).median_ms;
     println!(
-        "{} frame(s) of {} ({} beams) on {}: {median:.1} ms per frame (sim + draw, median), \
-         simulation passes {gpu_median:.1} ms and drawing {draw_median:.2} ms on the GPU",
-        r.frames, r.sensor, r.beams, r.device
+        "{} frame(s) of {} ({} beams) on {}, {} simulated: {median:.1} ms per simulated \
+         frame (sim + draw, median), simulation passes {gpu_median:.1} ms and drawing \
+         {draw_median:.2} ms on the GPU",
+        r.frames, r.sensor, r.beams, r.device, r.simulated
     );
+    if let Some(s) = r.span {
+        println!(
+            "scene time {:.3} s in {:.3} s of wall time over the last {} simulated frame(s) \
+             (frame period {:.3} s); {} frame(s) skipped in real time",
+            s.scene_s, s.wall_s, s.simulated, s.frame_period_s, r.skipped
+        );
+    }
     println!(
         "swapchains made: {}; live GPU allocations: {} ({} bytes) after the first frames, \
          {} ({} bytes) at the end",

@@ -6,6 +6,10 @@ pub const KEYS: &[(&str, &str)] = &[
     ("F1", "show or hide this help"),
     ("Space", "pause or resume the simulation"),
     ("N", "step one frame (while paused)"),
+    (
+        "T",
+        "the scene's time: real time (frames skipped when late) or every frame",
+    ),
     ("C / Shift+C", "next / previous colouring"),
     ("P / Shift+P", "next / previous sensor preset"),
     ("+ / -", "bigger / smaller points"),

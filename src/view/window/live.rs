@@ -1,6 +1,7 @@
 //! The window's state and its frame: simulate, draw, present, report.
 
-use super::{ViewEvent, ViewReport, WindowOptions};
+use super::pace::{Due, SceneClock};
+use super::{SceneSpan, ViewEvent, ViewReport, WindowOptions};
 use crate::gpu::{Buffer, Context, PresentOutcome, Presenter, WindowHandles};
 use crate::sim::DevicePoints;
 use crate::view::camera::OrbitCamera;
@@ -47,6 +48,13 @@ pub(super) struct Live {
     last: Option<DevicePoints>,
     /// That frame's number.
     last_frame: u32,
+    /// Which frame of the scene's motion is due when (real time).
+    clock: SceneClock,
+    /// Keep the scene's time with the wall clock (else simulate every frame in turn).
+    pub real_time: bool,
+    /// The first frame simulated since the last pause or sensor change, with when it
+    /// was submitted.
+    span_start: Option<(Instant, u32)>,
     pub paused: bool,
     pub step: bool,
     pub help: bool,
@@ -119,6 +127,7 @@ impl Live {
             device: format!("{} ({})", ctx.device_name, ctx.driver_info),
             ..ViewReport::default()
         };
+        let clock = SceneClock::new(session.sensor.frame_rate);
         Ok(Live {
             window,
             camera: opts.camera,
@@ -130,6 +139,9 @@ impl Live {
             style,
             last: None,
             last_frame: 0,
+            clock,
+            real_time: !opts.every_frame,
+            span_start: None,
             paused: false,
             step: false,
             help: false,
@@ -163,18 +175,21 @@ impl Live {
         self.check_reloads(on_event);
         self.drive_resize();
         let started = Instant::now();
-        let ticket = if !self.paused || std::mem::take(&mut self.step) {
-            self.last_frame = self.session.frame;
-            let ticket = self.session.submit()?;
-            self.last = Some(self.session.sim.device_points(&ticket)?);
-            Some(ticket)
-        } else {
-            None
+        let ticket = match self.frame_due(started) {
+            Some(frame) => {
+                self.session.frame = frame;
+                self.last_frame = frame;
+                let ticket = self.session.submit()?;
+                self.last = Some(self.session.sim.device_points(&ticket)?);
+                Some(ticket)
+            }
+            None => None,
         };
         let last_frame = self.opts.exit_after == Some(self.report.frames + 1);
         if last_frame {
             self.shot = self.shot.take().or_else(|| self.opts.screenshot.clone());
         }
+        let ticket_done = ticket.is_some();
         let picture = self.draw()?;
         // The draw read the frame's point count: it has finished, so the host may too.
         self.presenter.wait()?;
@@ -188,20 +203,65 @@ impl Live {
             self.stats.points = summary.points;
             self.stats.gpu = [t.tlas_ms, t.trace_ms, t.waveform_ms, t.compaction_ms];
             self.report.sim_gpu_ms.push(self.stats.gpu.iter().sum());
+            self.stats.frame_ms = started.elapsed().as_secs_f64() * 1e3;
+            self.report.frame_ms.push(self.stats.frame_ms);
+            self.report.simulated += 1;
+            self.record_span(started);
         }
-        self.stats.frame_ms = started.elapsed().as_secs_f64() * 1e3;
-        self.report.frame_ms.push(self.stats.frame_ms);
         self.report.frames += 1;
         if let Some((path, buffer, size)) = picture {
             self.save(&path, &buffer, size, on_event)?;
         }
         // Once every frame slot of the simulator has been used, what the view holds
         // should stay the same however long it runs.
-        if self.report.frames == crate::sim::FRAMES_IN_FLIGHT as u64 {
+        if ticket_done && self.report.simulated == crate::sim::FRAMES_IN_FLIGHT as u64 {
             self.report.allocations_first = self.allocations();
         }
         self.quit |= last_frame;
         Ok(())
+    }
+
+    /// The frame to simulate now, if any: while paused none (a step: the next), every
+    /// frame in turn, or in real time the one the scene clock has due, skipping those
+    /// that fell due meanwhile. While the next is not yet due the last frame is drawn
+    /// again, after a short sleep so an unpaced window does not spin.
+    fn frame_due(&mut self, now: Instant) -> Option<u32> {
+        let next = self.session.frame;
+        let rate = self.session.sensor.frame_rate;
+        if self.paused {
+            // The scene's time stood still: it goes on from the next frame.
+            self.clock.restart(rate);
+            self.span_start = None;
+            return std::mem::take(&mut self.step).then_some(next);
+        }
+        if !self.real_time {
+            self.clock.restart(rate);
+            return Some(next);
+        }
+        match self.clock.due(now, next) {
+            Due::Frame(frame) => {
+                self.report.skipped += u64::from(frame.wrapping_sub(next));
+                Some(frame)
+            }
+            Due::Wait(wait) => {
+                std::thread::sleep(wait.min(std::time::Duration::from_millis(8)));
+                None
+            }
+        }
+    }
+
+    /// Extends the span of frames simulated since the last pause or sensor change, and
+    /// reports it: the scene's time it covers against the wall's.
+    fn record_span(&mut self, submitted: Instant) {
+        let (t0, f0) = *self.span_start.get_or_insert((submitted, self.last_frame));
+        let frames = self.last_frame.wrapping_sub(f0);
+        let span = self.report.span.get_or_insert_with(SceneSpan::default);
+        *span = SceneSpan {
+            scene_s: f64::from(frames) / f64::from(self.session.sensor.frame_rate),
+            wall_s: submitted.duration_since(t0).as_secs_f64(),
+            simulated: if frames == 0 { 1 } else { span.simulated + 1 },
+            frame_period_s: 1.0 / f64::from(self.session.sensor.frame_rate),
+        };
     }
 
     fn allocations(&self) -> (usize, u64) {
@@ -297,7 +357,11 @@ impl Live {
         };
         let [tlas, trace, wave, compact] = s.gpu;
         let size_unit = if self.style.in_metres { "m" } else { "px" };
-        let state = if self.paused { "  PAUSED" } else { "" };
+        let state = match (self.paused, self.real_time) {
+            (true, _) => "  PAUSED".to_string(),
+            (false, true) => format!("  real time, {} skipped", self.report.skipped),
+            (false, false) => "  every frame".to_string(),
+        };
         vec![
             (WHITE, format!("{} - {} beams - {}", sensor.name, sensor.beams.len(), self.opts.inputs.scene_name)),
             (WHITE, format!("frame {}  {:.1} ms ({fps:.1} fps) sim+draw{state}", self.session.frame, s.frame_ms)),
@@ -366,6 +430,9 @@ impl Live {
             sensor = sensor.thin();
         }
         self.style.scale = self.style.mode.scale(sensor.channels, sensor.max_range);
+        // The scene's clock goes on from the next frame at the new sensor's rate.
+        self.clock.restart(sensor.frame_rate);
+        self.span_start = None;
         self.session.set_sensor(sensor)
     }
 

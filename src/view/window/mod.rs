@@ -5,6 +5,7 @@
 
 mod input;
 mod live;
+mod pace;
 
 use super::camera::OrbitCamera;
 use super::colour::ColourMode;
@@ -47,6 +48,9 @@ pub struct WindowOptions {
     /// Resize the window every this many frames, through a cycle of sizes and a
     /// minimise (tests drive resizes this way).
     pub resize_every: Option<u64>,
+    /// Simulate every frame in turn instead of keeping the scene's time with the wall
+    /// clock (T toggles it).
+    pub every_frame: bool,
 }
 
 /// What the window tells its caller while it runs.
@@ -64,7 +68,15 @@ pub struct ViewReport {
     pub device: String,
     /// Frames drawn (presented or skipped while minimised).
     pub frames: u64,
-    /// Host time of each frame: simulation, drawing, presentation (ms).
+    /// Of them, frames simulated (the others drew the last one again: paused, or in
+    /// real time before the next fell due).
+    pub simulated: u64,
+    /// Frames of the scene's motion that fell due while another was simulated, in real
+    /// time, and were left out.
+    pub skipped: u64,
+    /// The frames simulated since the last pause or sensor change.
+    pub span: Option<SceneSpan>,
+    /// Host time of each simulated frame: simulation, drawing, presentation (ms).
     pub frame_ms: Vec<f64>,
     /// GPU time of each simulated frame's passes (ms).
     pub sim_gpu_ms: Vec<f64>,
@@ -78,6 +90,17 @@ pub struct ViewReport {
     pub allocations_last: (usize, u64),
     pub sensor: String,
     pub beams: usize,
+}
+
+/// A run of simulated frames: the scene's time from the first to the last, against
+/// the wall clock's between their submissions. In real time the scene's time trails the
+/// wall's by less than a frame period.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SceneSpan {
+    pub simulated: u64,
+    pub scene_s: f64,
+    pub wall_s: f64,
+    pub frame_period_s: f64,
 }
 
 /// Opens the window and runs until it is closed (or `exit_after` frames).
