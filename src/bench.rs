@@ -123,6 +123,11 @@ pub struct BenchCase {
     pub trace_vs_ceiling: f64,
     pub gpu_frame_vs_ceiling: f64,
     pub gpu_mrays_per_s: f64,
+    /// Whole frames a second (the frame's median host wall time), and the beams and
+    /// points they make a second.
+    pub frames_per_s: f64,
+    pub beams_per_s: f64,
+    pub points_per_s: f64,
     /// CPU reference of the same model (trace + waveform), same rays.
     pub cpu_frame: Option<Stat>,
     pub cpu_mrays_per_s: Option<f64>,
@@ -311,6 +316,9 @@ fn measure_case(
         compaction,
         readback,
         gpu_mrays_per_s: rays as f64 / (frame.median_ms.max(1e-9) * 1e3),
+        frames_per_s: 1e3 / frame.median_ms.max(1e-9),
+        beams_per_s: sensor.beams.len() as f64 * 1e3 / frame.median_ms.max(1e-9),
+        points_per_s: gpu.points as f64 * 1e3 / frame.median_ms.max(1e-9),
         frame,
         trace_vs_ceiling,
         gpu_frame_vs_ceiling,

@@ -1029,7 +1029,7 @@ fn bench_reports_the_raw_trace_ceiling_in_one_run() {
     ]);
     assert!(o.success, "{}", o.stderr);
     assert!(o.stdout.contains("ceiling"), "{}", o.stdout);
-    // The Markdown table: a header, its rule and a row per case, each of 13 cells.
+    // The Markdown table: a header, its rule and a row per case, each of 16 cells.
     let table = fs::read_to_string(&md).unwrap();
     let rows: Vec<&str> = table.lines().filter(|l| l.starts_with('|')).collect();
     assert_eq!(rows.len(), 2 + 2, "{table}");
@@ -1037,7 +1037,7 @@ fn bench_reports_the_raw_trace_ceiling_in_one_run() {
         rows[2].starts_with("| 360×1 |") && rows[3].starts_with("| 360×4 |"),
         "{table}"
     );
-    assert!(rows.iter().all(|r| r.matches('|').count() == 14), "{table}");
+    assert!(rows.iter().all(|r| r.matches('|').count() == 17), "{table}");
     let report: serde_json::Value = serde_json::from_slice(&fs::read(&json).unwrap()).unwrap();
     let cases = report["cases"].as_array().expect("cases");
     assert_eq!(cases.len(), 2);
@@ -1062,6 +1062,19 @@ fn bench_reports_the_raw_trace_ceiling_in_one_run() {
         assert!(
             (16 * 88..=16 * 92).contains(&points),
             "{points} points: {c}"
+        );
+        // Throughput: a VLP-16 of 360 columns fires 16 × 360 beams a frame.
+        let fps = c["frames_per_s"].as_f64().expect("frames/s");
+        let frame = stat("frame", "median_ms");
+        assert!((fps * frame / 1e3 - 1.0).abs() < 1e-9, "{c}");
+        let per_frame = |k: &str| c[k].as_f64().expect(k) / fps;
+        assert!(
+            (per_frame("beams_per_s") - 16.0 * 360.0).abs() < 1e-6,
+            "{c}"
+        );
+        assert!(
+            (per_frame("points_per_s") - points as f64).abs() < 1e-6,
+            "{c}"
         );
     }
 }

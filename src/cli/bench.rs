@@ -134,8 +134,10 @@ fn markdown(r: &BenchReport) -> String {
         "Device: {} ({}); scene: {}, {} triangles, {} instances (BLAS build {:.1} ms, \
          host); sun {}; max_bounces {}.\n\n\
          | case | rays | TLAS refit | ceiling | trace | waveform | compaction | frame | \
-         Mrays/s | GPU / ceiling | CPU frame | GPU / CPU | = CPU |\n\
-         | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n",
+         frames/s | Mbeams/s | Mpoints/s | Mrays/s | GPU / ceiling | CPU frame | GPU / CPU | \
+         = CPU |\n\
+         | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | \
+         ---: | ---: | ---: | ---: |\n",
         r.device,
         r.driver.trim(),
         r.scene,
@@ -148,7 +150,7 @@ fn markdown(r: &BenchReport) -> String {
     let opt = |v: Option<f64>, f: &dyn Fn(f64) -> String| v.map(f).unwrap_or_else(|| "–".into());
     for c in &r.cases {
         t.push_str(&format!(
-            "| {}×{} | {} | {:.3} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.1}× | {} | {} | {} |\n",
+            "| {}×{} | {} | {:.3} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.3} | {:.3} | {:.2} | {:.1}× | {} | {} | {} |\n",
             c.columns,
             c.subrays,
             c.rays,
@@ -158,6 +160,9 @@ fn markdown(r: &BenchReport) -> String {
             c.waveform.median_ms,
             c.compaction.median_ms,
             c.frame.median_ms,
+            c.frames_per_s,
+            c.beams_per_s / 1e6,
+            c.points_per_s / 1e6,
             c.gpu_mrays_per_s,
             c.gpu_frame_vs_ceiling,
             opt(c.cpu_frame.map(|s| s.median_ms), &|v| format!("{v:.1}")),
@@ -167,8 +172,8 @@ fn markdown(r: &BenchReport) -> String {
     }
     t.push_str(
         "\nMedians in ms (GPU timestamps; frame = host wall time of a whole frame); \
-         GPU / ceiling = trace + waveform + compaction over the raw trace ceiling traced \
-         after each frame (median of the frames' ratios); = CPU = beams whose echoes equal \
+         frames/s, beams/s and points/s from the frame's median; GPU / ceiling = trace + \
+         waveform + compaction over the raw trace ceiling traced after each frame (median of the frames' ratios); = CPU = beams whose echoes equal \
          the CPU reference's.\n",
     );
     t
@@ -445,7 +450,7 @@ fn print_table(r: &BenchReport) {
         );
     }
     println!(
-        "{:>7} {:>4} {:>9} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>9} {:>9} {:>8} {:>10} {:>8} {:>8} {:>8}",
+        "{:>7} {:>4} {:>9} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>9} {:>8} {:>8} {:>9} {:>9} {:>8} {:>10} {:>8} {:>8} {:>8}",
         "columns",
         "sub",
         "rays",
@@ -457,6 +462,9 @@ fn print_table(r: &BenchReport) {
         "compact",
         "read",
         "frame ms",
+        "frames/s",
+        "Mbeams/s",
+        "Mpts/s",
         "Mrays/s",
         "/ceiling",
         "CPU ms",
@@ -466,7 +474,7 @@ fn print_table(r: &BenchReport) {
     );
     for c in &r.cases {
         println!(
-            "{:>7} {:>4} {:>9} {:>8} {:>8.3} {:>8.2} {:>8.2} {:>8.2} {:>8.2} {:>8.2} {:>9.2} {:>9.2} {:>7.1}× {:>10} {:>8} {:>8} {:>8}",
+            "{:>7} {:>4} {:>9} {:>8} {:>8.3} {:>8.2} {:>8.2} {:>8.2} {:>8.2} {:>8.2} {:>9.2} {:>8.2} {:>8.3} {:>8.3} {:>9.2} {:>7.1}× {:>10} {:>8} {:>8} {:>8}",
             c.columns,
             c.subrays,
             c.rays,
@@ -480,6 +488,9 @@ fn print_table(r: &BenchReport) {
             c.compaction.median_ms,
             c.readback.median_ms,
             c.frame.median_ms,
+            c.frames_per_s,
+            c.beams_per_s / 1e6,
+            c.points_per_s / 1e6,
             c.gpu_mrays_per_s,
             c.gpu_frame_vs_ceiling,
             c.cpu_frame.map(|s| format!("{:.1}", s.median_ms)).unwrap_or_else(|| "-".into()),
@@ -491,7 +502,7 @@ fn print_table(r: &BenchReport) {
     println!(
         "(times in ms: GPU timestamps per pass; ceiling = the same rays with trivial \
          shaders and no waveform, traced after each frame; frame = host wall time of a whole \
-         frame; /ceiling = GPU time of trace + waveform + compaction over the ceiling, the \
+         frame, and frames/s, beams/s, points/s from its median; /ceiling = GPU time of trace + waveform + compaction over the ceiling, the \
          median of the frames' ratios; = CPU = beams whose \
          echoes equal the CPU reference's, which must be at least 99.5 %)"
     );
