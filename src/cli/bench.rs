@@ -3,7 +3,7 @@
 use anyhow::{bail, Context as _, Result};
 use beamtrace::bench::{
     measure, measure_hil, run_suite, suite_charts, BenchOptions, BenchReport, BenchSensor,
-    HilOptions, HilResult, PeerResult, StackingResult, Suite, SuiteOptions, SuiteReport,
+    HilOptions, HilResult, PeerResult, StackingResult, Stat, Suite, SuiteOptions, SuiteReport,
     WorkloadStatus,
 };
 use beamtrace::sensor::domain::MAX_COLUMNS;
@@ -128,6 +128,11 @@ pub(super) fn bench(args: &BenchArgs) -> Result<()> {
     Ok(())
 }
 
+/// A median with the extremes around it: "12.34 (11.90–13.02)".
+fn spread(s: &Stat) -> String {
+    format!("{:.2} ({:.2}–{:.2})", s.median_ms, s.min_ms, s.max_ms)
+}
+
 /// The report as Markdown: what ran where, then a row per case (medians, ms).
 fn markdown(r: &BenchReport) -> String {
     let mut t = format!(
@@ -150,7 +155,7 @@ fn markdown(r: &BenchReport) -> String {
     let opt = |v: Option<f64>, f: &dyn Fn(f64) -> String| v.map(f).unwrap_or_else(|| "–".into());
     for c in &r.cases {
         t.push_str(&format!(
-            "| {}×{} | {} | {:.3} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.3} | {:.3} | {:.2} | {:.1}× | {} | {} | {} |\n",
+            "| {}×{} | {} | {:.3} | {:.2} | {:.2} | {:.2} | {:.2} | {} | {:.2} | {:.3} | {:.3} | {:.2} | {:.1}× | {} | {} | {} |\n",
             c.columns,
             c.subrays,
             c.rays,
@@ -159,7 +164,7 @@ fn markdown(r: &BenchReport) -> String {
             c.trace.median_ms,
             c.waveform.median_ms,
             c.compaction.median_ms,
-            c.frame.median_ms,
+            spread(&c.frame),
             c.frames_per_s,
             c.beams_per_s / 1e6,
             c.points_per_s / 1e6,
@@ -171,7 +176,8 @@ fn markdown(r: &BenchReport) -> String {
         ));
     }
     t.push_str(
-        "\nMedians in ms (GPU timestamps; frame = host wall time of a whole frame); \
+        "\nMedians in ms (GPU timestamps; frame = host wall time of a whole frame, with its \
+         minimum and maximum); \
          frames/s, beams/s and points/s from the frame's median; GPU / ceiling = trace + \
          waveform + compaction over the raw trace ceiling traced after each frame (median of the frames' ratios); = CPU = beams whose echoes equal \
          the CPU reference's.\n",
@@ -450,7 +456,7 @@ fn print_table(r: &BenchReport) {
         );
     }
     println!(
-        "{:>7} {:>4} {:>9} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>9} {:>8} {:>8} {:>9} {:>9} {:>8} {:>10} {:>8} {:>8} {:>8}",
+        "{:>7} {:>4} {:>9} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>9} {:>15} {:>8} {:>8} {:>8} {:>9} {:>8} {:>10} {:>8} {:>8} {:>8}",
         "columns",
         "sub",
         "rays",
@@ -462,6 +468,7 @@ fn print_table(r: &BenchReport) {
         "compact",
         "read",
         "frame ms",
+        "min–max",
         "frames/s",
         "Mbeams/s",
         "Mpts/s",
@@ -474,7 +481,7 @@ fn print_table(r: &BenchReport) {
     );
     for c in &r.cases {
         println!(
-            "{:>7} {:>4} {:>9} {:>8} {:>8.3} {:>8.2} {:>8.2} {:>8.2} {:>8.2} {:>8.2} {:>9.2} {:>8.2} {:>8.3} {:>8.3} {:>9.2} {:>7.1}× {:>10} {:>8} {:>8} {:>8}",
+            "{:>7} {:>4} {:>9} {:>8} {:>8.3} {:>8.2} {:>8.2} {:>8.2} {:>8.2} {:>8.2} {:>9.2} {:>15} {:>8.2} {:>8.3} {:>8.3} {:>9.2} {:>7.1}× {:>10} {:>8} {:>8} {:>8}",
             c.columns,
             c.subrays,
             c.rays,
@@ -488,6 +495,7 @@ fn print_table(r: &BenchReport) {
             c.compaction.median_ms,
             c.readback.median_ms,
             c.frame.median_ms,
+            format!("{:.2}–{:.2}", c.frame.min_ms, c.frame.max_ms),
             c.frames_per_s,
             c.beams_per_s / 1e6,
             c.points_per_s / 1e6,
