@@ -91,7 +91,7 @@ impl Live {
             "m" | "M" => self.toggle_metres(),
             "h" | "H" => self.hud = !self.hud,
             "g" | "G" => self.scene = !self.scene,
-            "t" | "T" => self.real_time = !self.real_time,
+            "t" | "T" => self.toggle_pacing(),
             "v" | "V" => {
                 self.vsync = !self.vsync;
                 self.presenter.set_vsync(self.vsync);

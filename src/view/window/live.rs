@@ -51,10 +51,10 @@ pub(super) struct Live {
     /// Which frame of the scene's motion is due when (real time).
     clock: SceneClock,
     /// Keep the scene's time with the wall clock (else simulate every frame in turn).
-    pub real_time: bool,
-    /// The first frame simulated since the last pause or sensor change, with when it
-    /// was submitted.
-    span_start: Option<(Instant, u32)>,
+    real_time: bool,
+    /// The frames simulated since the last pause, sensor or pacing change: when the
+    /// first was submitted, its number, and how many.
+    span: Option<(Instant, u32, u64)>,
     pub paused: bool,
     pub step: bool,
     pub help: bool,
@@ -141,7 +141,7 @@ impl Live {
             last_frame: 0,
             clock,
             real_time: !opts.every_frame,
-            span_start: None,
+            span: None,
             paused: false,
             step: false,
             help: false,
@@ -231,11 +231,10 @@ impl Live {
         if self.paused {
             // The scene's time stood still: it goes on from the next frame.
             self.clock.restart(rate);
-            self.span_start = None;
+            self.span = None;
             return std::mem::take(&mut self.step).then_some(next);
         }
         if !self.real_time {
-            self.clock.restart(rate);
             return Some(next);
         }
         match self.clock.due(now, next) {
@@ -250,18 +249,25 @@ impl Live {
         }
     }
 
-    /// Extends the span of frames simulated since the last pause or sensor change, and
-    /// reports it: the scene's time it covers against the wall's.
+    /// Extends the span of frames simulated since the last pause, sensor or pacing
+    /// change, and reports it: the scene's time it covers against the wall's.
     fn record_span(&mut self, submitted: Instant) {
-        let (t0, f0) = *self.span_start.get_or_insert((submitted, self.last_frame));
-        let frames = self.last_frame.wrapping_sub(f0);
-        let span = self.report.span.get_or_insert_with(SceneSpan::default);
-        *span = SceneSpan {
-            scene_s: f64::from(frames) / f64::from(self.session.sensor.frame_rate),
-            wall_s: submitted.duration_since(t0).as_secs_f64(),
-            simulated: if frames == 0 { 1 } else { span.simulated + 1 },
-            frame_period_s: 1.0 / f64::from(self.session.sensor.frame_rate),
-        };
+        let (t0, f0, count) = self.span.get_or_insert((submitted, self.last_frame, 0));
+        *count += 1;
+        let rate = f64::from(self.session.sensor.frame_rate);
+        self.report.span = Some(SceneSpan {
+            simulated: *count,
+            scene_s: f64::from(self.last_frame.wrapping_sub(*f0)) / rate,
+            wall_s: submitted.duration_since(*t0).as_secs_f64(),
+            frame_period_s: 1.0 / rate,
+        });
+    }
+
+    /// Real time or every frame in turn (T): either goes on from the next frame.
+    pub fn toggle_pacing(&mut self) {
+        self.real_time = !self.real_time;
+        self.clock.restart(self.session.sensor.frame_rate);
+        self.span = None;
     }
 
     fn allocations(&self) -> (usize, u64) {
@@ -432,7 +438,7 @@ impl Live {
         self.style.scale = self.style.mode.scale(sensor.channels, sensor.max_range);
         // The scene's clock goes on from the next frame at the new sensor's rate.
         self.clock.restart(sensor.frame_rate);
-        self.span_start = None;
+        self.span = None;
         self.session.set_sensor(sensor)
     }
 

@@ -74,7 +74,7 @@ pub struct ViewReport {
     /// Frames of the scene's motion that fell due while another was simulated, in real
     /// time, and were left out.
     pub skipped: u64,
-    /// The frames simulated since the last pause or sensor change.
+    /// The frames simulated since the last pause, sensor or pacing change.
     pub span: Option<SceneSpan>,
     /// Host time of each simulated frame: simulation, drawing, presentation (ms).
     pub frame_ms: Vec<f64>,
