@@ -9,7 +9,7 @@ mod support;
 
 use beamtrace::sensor::Beam;
 use beamtrace::sim::{Capture, Simulator, SubRayRecord};
-use glam::{Affine3A, Vec3};
+use glam::{Affine3A, Mat4, Vec3};
 use support::*;
 
 /// The thin-ray records of every beam (`slots` per beam) traced with `max_bounces`.
@@ -347,6 +347,25 @@ fn path_trees_equal_the_cpu_reference() {
             beams.len()
         );
     }
+    // The slab mirrored (y → −y, as a glTF node with a negative scale): its triangles
+    // wind the other way in the world, and its outside is still the side their
+    // object-space winding faces, so the refraction and the reference agree as before.
+    let mut mirrored = procedural("glass_slab");
+    for inst in &mut mirrored.instances {
+        inst.transform = Mat4::from_scale(Vec3::new(1.0, -1.0, 1.0)) * inst.transform;
+    }
+    let beams = grid((-30.0, 30.0), (-15.0, 15.0), 1.0);
+    let (agreeing, bounced) = against_reference(&mirrored, &beams, Affine3A::IDENTITY, 4);
+    println!(
+        "mirrored glass_slab: {agreeing} of {} beams agree, {bounced} bounced records",
+        beams.len()
+    );
+    assert!(bounced >= beams.len() / 10, "{bounced} bounced records");
+    assert!(
+        agreeing * 1000 >= beams.len() * 995,
+        "{agreeing} of {}",
+        beams.len()
+    );
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scenes/street.glb");
     let street = beamtrace::scene::load_scene(&path).expect("street");
     let sensor = beamtrace::sensor::preset("vlp-16", Some(900)).expect("preset");

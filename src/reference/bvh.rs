@@ -271,7 +271,10 @@ impl Bvh {
     fn make_hit(&self, tri: usize, h: TriangleHit, dir: Vec3) -> Hit {
         let p = &self.positions[tri];
         let info = &self.info[tri];
-        let mut ng = (p[1] - p[0]).cross(p[2] - p[0]).normalize_or_zero();
+        // Outward: the side the mesh's own winding faces (the world-space winding of a
+        // mirrored instance faces in), as glass.rchit takes it from the object space.
+        let winding = (p[1] - p[0]).cross(p[2] - p[0]);
+        let mut ng = if info.mirrored { -winding } else { winding }.normalize_or_zero();
         if ng == Vec3::ZERO {
             // Too small for f32 cross products, yet hit: face the ray.
             ng = -dir.normalize_or_zero();

@@ -18,6 +18,10 @@ pub(crate) struct TriangleInfo {
     /// Position in scene order (instances, then primitives, then triangles): breaks ties
     /// between equally distant hits so the answer does not depend on the tree.
     pub order: u32,
+    /// The instance's transform mirrors (negative determinant): the world-space winding
+    /// of the triangle faces its inside (glTF: the winding that faces out is the mesh's
+    /// own, turned clockwise by a mirroring node).
+    pub mirrored: bool,
 }
 
 /// The scene's triangles in world space, in scene order.
@@ -59,6 +63,7 @@ pub(crate) fn flatten(scene: &Scene) -> Result<FlatTriangles, ReferenceError> {
             continue;
         };
         let nm = normal_matrix(&inst.transform);
+        let mirrored = Mat3::from_mat4(inst.transform).determinant() < 0.0;
         for (pi, prim) in mesh.primitives.iter().enumerate() {
             if prim.indices.len() % 3 != 0 {
                 return Err(ReferenceError::IndexCountNotTriangles {
@@ -84,6 +89,7 @@ pub(crate) fn flatten(scene: &Scene) -> Result<FlatTriangles, ReferenceError> {
                     triangle: ti as u32,
                     material: prim.material,
                     order: flat.positions.len() as u32,
+                    mirrored,
                 });
                 flat.positions.push(v);
             }
