@@ -177,9 +177,9 @@ fn markdown(r: &BenchReport) -> String {
     }
     t.push_str(
         "\nMedians in ms (GPU timestamps; frame = host wall time of a whole frame, with its \
-         minimum and maximum); \
-         frames/s, beams/s and points/s from the frame's median; GPU / ceiling = trace + \
-         waveform + compaction over the raw trace ceiling traced after each frame (median of the frames' ratios); = CPU = beams whose echoes equal \
+         minimum and maximum); frames/s, beams/s and points/s from the frame's median; \
+         GPU / ceiling = trace + waveform + compaction over the raw trace ceiling traced \
+         after each frame (median of the frames' ratios); = CPU = beams whose echoes equal \
          the CPU reference's.\n",
     );
     t
@@ -510,7 +510,8 @@ fn print_table(r: &BenchReport) {
     println!(
         "(times in ms: GPU timestamps per pass; ceiling = the same rays with trivial \
          shaders and no waveform, traced after each frame; frame = host wall time of a whole \
-         frame, and frames/s, beams/s, points/s from its median; /ceiling = GPU time of trace + waveform + compaction over the ceiling, the \
+         frame, and frames/s, beams/s, points/s from its median; /ceiling = GPU time of \
+         trace + waveform + compaction over the ceiling, the \
          median of the frames' ratios; = CPU = beams whose \
          echoes equal the CPU reference's, which must be at least 99.5 %)"
     );

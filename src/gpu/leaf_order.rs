@@ -21,8 +21,9 @@ pub type Aabb = [[f32; 3]; 2];
 /// count). Top down, each node takes, of its leaves in the given order and sorted by box
 /// centre, lower corner and upper corner along x, y and z, the order whose halves have
 /// the least summed surface area (the corners part long boxes from the short ones their
-/// centres interleave with, as a facade's wall strips and its windows); the result is kept only if its tree (summed node areas, the surface-area cost of a
-/// ray in it) costs less than the given order's, so a good order is never made worse.
+/// centres interleave with, as a facade's wall strips and its windows); the result is
+/// kept only if its tree (summed node areas, the surface-area cost of a ray in it) costs
+/// less than the given order's, so a good order is never made worse.
 pub fn leaf_order(bounds: &[Aabb]) -> Vec<u32> {
     let given: Vec<u32> = (0..bounds.len() as u32).collect();
     let sorted = |key: usize| {

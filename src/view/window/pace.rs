@@ -56,8 +56,9 @@ impl SceneClock {
         if ahead == 0 || ahead > u32::MAX / 2 {
             return Due::Frame(due);
         }
-        let at = f64::from(next.wrapping_sub(f0)) / self.rate;
-        Due::Wait(Duration::from_secs_f64(at) - now.saturating_duration_since(t0))
+        // (Saturating: rounding may put `next`'s time a nanosecond before now.)
+        let at = Duration::from_secs_f64(f64::from(next.wrapping_sub(f0)) / self.rate);
+        Due::Wait(at.saturating_sub(now.saturating_duration_since(t0)))
     }
 }
 
