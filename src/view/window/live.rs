@@ -363,14 +363,18 @@ impl Live {
         };
         let [tlas, trace, wave, compact] = s.gpu;
         let size_unit = if self.style.in_metres { "m" } else { "px" };
-        let state = match (self.paused, self.real_time) {
-            (true, _) => "  PAUSED".to_string(),
-            (false, true) => format!("  real time, {} skipped", self.report.skipped),
-            (false, false) => "  every frame".to_string(),
+        let state = if self.paused { "  PAUSED" } else { "" };
+        let pacing = match self.real_time {
+            true => format!(
+                "scene in real time, {} frames skipped (T)",
+                self.report.skipped
+            ),
+            false => "scene frame by frame (T)".to_string(),
         };
         vec![
             (WHITE, format!("{} - {} beams - {}", sensor.name, sensor.beams.len(), self.opts.inputs.scene_name)),
             (WHITE, format!("frame {}  {:.1} ms ({fps:.1} fps) sim+draw{state}", self.session.frame, s.frame_ms)),
+            (GREY, pacing),
             (GREY, format!("{} points", s.points)),
             (GREY, format!("GPU ms: tlas {tlas:.2} trace {trace:.1} waveform {wave:.1} compact {compact:.2}")),
             (GREY, format!("GPU ms drawing (scene, points, overlay): {:.2}", s.draw_ms)),
