@@ -16,15 +16,13 @@
 
 use anyhow::{bail, Context as _, Result};
 use beamtrace::gpu::{Context, ContextOptions};
-use beamtrace::job::{
-    default_scene_path, frame_settings, load_scene_or_default, sensor_subrays, PacketFormat,
-};
+use beamtrace::job::{default_scene_path, load_scene_or_default, PacketFormat};
 use beamtrace::material::{MaterialDb, MaterialMapping};
 use beamtrace::output::{write_pcd_to, PcdEncoding};
 use beamtrace::reference::CpuSimulator;
 use beamtrace::scene::Scene;
-use beamtrace::sensor::preset;
-use beamtrace::sim::{to_point_cloud, Capture, Simulator};
+use beamtrace::sensor::{preset, Pose, Sensor};
+use beamtrace::sim::{to_point_cloud, Capture, DriverInputs, FrameDriver, Play, Simulator};
 use criterion::{BenchmarkId, Criterion, SamplingMode, Throughput};
 use std::hint::black_box;
 use std::path::Path;
@@ -93,18 +91,32 @@ fn bench_build(c: &mut Criterion, s: &Setup) -> Result<()> {
 }
 
 fn bench_frame(c: &mut Criterion, s: &Setup) -> Result<()> {
-    let mut sim = Simulator::new(&s.ctx, &s.scene, &s.db, &s.map)?;
+    let sensor_of = |(columns, n): (u32, u32)| -> Result<Sensor> {
+        let mut sensor = preset(SENSOR, Some(columns))?;
+        sensor.subrays = n;
+        Ok(sensor)
+    };
+    let inputs = DriverInputs {
+        scene: &s.scene,
+        scene_name: "the street",
+        sensor: sensor_of(CASES[0])?,
+        materials: &s.db,
+        mapping: &MaterialMapping::default(),
+        vehicle_pose: Pose::default(),
+        play: Play::Still,
+        sun: None,
+        seed: 1,
+    };
+    let mut driver = FrameDriver::new(&s.ctx, inputs)?;
     let cpu = CpuSimulator::new(&s.scene, &s.db, &s.map)?;
     let mut group = c.benchmark_group("frame");
     group.sampling_mode(SamplingMode::Flat);
     for (columns, n) in CASES {
-        let mut sensor = preset(SENSOR, Some(columns))?;
-        sensor.subrays = n;
-        let subrays = sensor_subrays(&sensor)?;
+        driver.set_sensor(sensor_of((columns, n))?)?;
+        let (sensor, subrays) = (driver.sensor().clone(), driver.subrays().to_vec());
+        let settings = driver.settings(0);
+        let sim = driver.sim_mut();
         let slots = sim.record_slots();
-        sim.set_sensor(&sensor.beams, &subrays, slots, sensor.detector.max_returns)?;
-        let pose = sensor.mount.to_affine();
-        let settings = frame_settings(&sensor, pose, None, 1, 0);
         // The first frame builds the TLAS; the timed ones find it clean, as a static
         // scene does. Its points also feed the host-side benchmark.
         let points = sim.frame(&settings, Capture::default())?.points;

@@ -1,28 +1,39 @@
 //! beamtrace — a physically based LiDAR simulator on Vulkan hardware ray tracing.
 //!
-//! The crate is layered so that each part knows one thing (see DESIGN.md §8):
+//! The crate is layered so that each part knows one thing (DESIGN.md §8 is the map, and
+//! §9.1's table the arrows allowed between layers, which a test checks):
 //!
 //! * [`contract`] — the numbers the host and the shaders share (limits, codes, binding
 //!   numbers, hit-group order), written once; the shaders include them as a generated
 //!   header. Depends on nothing.
+//! * [`par`] — a small scoped thread pool for the host's data-parallel loops.
 //! * [`config`] — YAML loading with errors that name the file, line and field.
 //! * [`sensor`] — beam patterns, mounting pose, sub-rays, the receiver (plain Rust).
 //! * [`material`] — the IR material database and the glTF → IR material mapping.
-//! * [`scene`] — glTF import (z-up world) and the procedural scene generator.
+//! * [`scene`] — glTF import (z-up world), scenarios and motion, the procedural scenes.
 //! * [`model`] — what the two engines share: frame settings, scene tables, return
-//!   records and echoes (plain Rust).
+//!   records, echoes and points (plain Rust).
 //! * [`gpu`] — Vulkan: device, memory, acceleration structures, pipelines. No LiDAR.
-//! * [`sim`] — the frame pipeline: trace → returns → points. No raw Vulkan handles;
-//!   owns the `#[repr(C)]` structs the shaders read and the conversions into them.
-//! * [`reference`](mod@reference) — the CPU implementation of the same model, used to check the GPU.
+//! * [`sim`] — the frame pipeline: trace → returns → points, and the frame driver every
+//!   command simulates through (scene upload, sensor set-up, motion, two frames in
+//!   flight). No raw Vulkan handles; owns the `#[repr(C)]` structs the shaders read.
+//! * [`reference`](mod@reference) — the CPU implementation of the same model, used to
+//!   check the GPU.
 //! * [`fit`] — calibration: the pose and reflectances that make the CPU reference
 //!   reproduce a measured scan (least squares, Levenberg–Marquardt).
-//! * [`output`] — point clouds, PCD/PLY writers and the picture of a frame.
+//! * [`output`] — the field table, the file writers and readers (PCD, PLY, LAS, MCAP,
+//!   CSV), organized clouds, the picture of a frame, and the vendors' packets
+//!   (`output::packets`: Velodyne and Ouster UDP, pcap, the Ouster HTTP API).
+//! * [`job`] — `run`, `stream` and `batch` as library calls: the frame loop over the
+//!   driver, the output plan and run files, the packet stream, shards and manifests.
+//! * [`bench`] — `beamtrace bench`: pass times against the raw trace ceiling and the
+//!   CPU reference, the HiL and peer measurements, the benchmark suite.
 //! * [`view`] — the point cloud drawn as it comes off the GPU: offscreen pictures, and
 //!   the live window (feature `window`). Uses `sim` and `gpu`; prints nothing.
 //!
 //! The plain layers (`config`, `sensor`, `material`, `scene`, `model`, `output`,
-//! `reference`, `fit`) import nothing from `sim` or `gpu`.
+//! `reference`, `fit`) import nothing from `sim` or `gpu`; the library prints nothing
+//! and parses no command line (that is the binary's `cli`).
 
 pub mod bench;
 pub mod config;
@@ -39,3 +50,6 @@ pub mod scene;
 pub mod sensor;
 pub mod sim;
 pub mod view;
+
+#[cfg(test)]
+mod tests;

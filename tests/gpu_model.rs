@@ -4,14 +4,14 @@
 mod support;
 
 use beamtrace::contract::SINGLE_BOUNCE_SLOTS;
-use beamtrace::job::{frame_settings, sensor_subrays};
-use beamtrace::model::RecordLayout;
+use beamtrace::model::{FrameSettings, RecordLayout};
 use beamtrace::reference::{frame_echoes, CpuSimulator};
 use beamtrace::scene::Scene;
 use beamtrace::sensor::{
     default_sensor, BeamKernel, DualPolicy, Noise, RangeCurve, RangeEstimator, ReturnMode,
     Sampling, Sensor,
 };
+use beamtrace::sim::sensor_subrays;
 use beamtrace::sim::{Capture, Echo, FrameOutput, Simulator, Sun};
 use glam::{Affine3A, Vec3};
 use support::*;
@@ -71,7 +71,7 @@ fn simulate_with(
     seed: u64,
     tweak: impl Fn(&mut beamtrace::sensor::WaveformSettings),
 ) -> FrameOutput {
-    let mut settings = frame_settings(sensor, sensor.mount.to_affine(), sun, seed, 0);
+    let mut settings = FrameSettings::for_sensor(sensor, sensor.mount.to_affine(), sun, seed, 0);
     tweak(&mut settings.waveform);
     simulate_frames(scene, sensor, SINGLE_BOUNCE_SLOTS, &[settings]).remove(0)
 }
@@ -155,7 +155,7 @@ fn gpu_waveform_matches_cpu_reference_on_the_street_with_subrays() {
     let records = out.records.as_ref().expect("records");
     let (gpu_echoes, gpu_counts) = out.echoes.as_ref().expect("echoes");
     let subrays = sensor_subrays(&sensor).expect("sub-rays");
-    let settings = frame_settings(&sensor, sensor.mount.to_affine(), sun, 7, 0);
+    let settings = FrameSettings::for_sensor(&sensor, sensor.mount.to_affine(), sun, 7, 0);
     let layout = RecordLayout {
         beams: sensor.beams.len() as u32,
         subrays: subrays.len() as u32,
@@ -389,7 +389,7 @@ fn tilted_plane_widens_the_echo_as_its_range_spread_predicts() {
         let (xi, span) = tilted_plane_waveform((20.0, f64::from(angle)), 2.0, 0.9, sigma);
         let (peak_r, peak, epw) = continuous_echo(xi, span, t);
         // No glass: one record slot per sub-ray allows 1024 sub-rays.
-        let settings = frame_settings(&sensor, sensor.mount.to_affine(), None, 0, 0);
+        let settings = FrameSettings::for_sensor(&sensor, sensor.mount.to_affine(), None, 0, 0);
         let out = simulate_frames(&scene, &sensor, 1, &[settings]).remove(0);
         let e = echoes_of(&out, &sensor, 0);
         assert_eq!(e.len(), 1, "angle {angle}: {e:?}");
@@ -444,7 +444,7 @@ fn step_edge_splits_the_beam_into_two_echoes() {
     ];
     let settings = modes.map(|mode| {
         sensor.detector.return_mode = mode;
-        frame_settings(&sensor, sensor.mount.to_affine(), None, 0, 0)
+        FrameSettings::for_sensor(&sensor, sensor.mount.to_affine(), None, 0, 0)
     });
     // No glass: one record slot per sub-ray allows 1024 sub-rays.
     let frames = simulate_frames(&scene, &sensor, 1, &settings);
@@ -602,7 +602,7 @@ fn range_limit_follows_each_curve_model() {
         .map(|&curve| {
             sensor.detector.curve = curve;
             sensor.validate().expect("sensor");
-            frame_settings(&sensor, sensor.mount.to_affine(), None, 0, 0)
+            FrameSettings::for_sensor(&sensor, sensor.mount.to_affine(), None, 0, 0)
         })
         .collect();
     let frames = simulate_frames(&scene, &sensor, SINGLE_BOUNCE_SLOTS, &settings);
@@ -772,7 +772,7 @@ fn retroreflective_sign_blooms_with_a_halo_and_not_without() {
         let power = |x: f64| sign_power(&density, x, (20.0, 0.4), &refl);
         let edge = bloom_edge(power, threshold);
         // No glass here: one record slot per sub-ray lets a beam have 1024 sub-rays.
-        let settings = frame_settings(&sensor, sensor.mount.to_affine(), None, 0, 0);
+        let settings = FrameSettings::for_sensor(&sensor, sensor.mount.to_affine(), None, 0, 0);
         let out = simulate_frames(&scene, &sensor, 1, &[settings]).remove(0);
         let farthest = assert_bloom(&out, &sensor, |x| match tol {
             BloomTolerance::Factor(k) => {
@@ -865,7 +865,8 @@ fn retroreflective_bloom_with_preset_subrays_follows_the_kernel() {
         let settings: Vec<_> = factors
             .iter()
             .map(|&k| {
-                let mut s = frame_settings(&sensor, sensor.mount.to_affine(), None, 0, 0);
+                let mut s =
+                    FrameSettings::for_sensor(&sensor, sensor.mount.to_affine(), None, 0, 0);
                 s.waveform.threshold *= k;
                 s
             })
@@ -967,7 +968,7 @@ fn sunlit_retroreflector_ambient_is_its_diffuse_part_alone() {
     let cos_sun = 0.6 * 10f32.to_radians().cos();
     let albedo = [0.40f32, 0.90];
     let subrays = sensor_subrays(&sensor).expect("sub-rays");
-    let settings = frame_settings(&sensor, Affine3A::IDENTITY, sun, 0, 0);
+    let settings = FrameSettings::for_sensor(&sensor, Affine3A::IDENTITY, sun, 0, 0);
     let gpu = simulate(&scene, &sensor, sun, 0);
     let gpu_records = gpu.records.as_ref().expect("records");
     let gpu_echoes: Vec<Vec<Echo>> = (0..2).map(|b| echoes_of(&gpu, &sensor, b)).collect();
@@ -1062,7 +1063,7 @@ fn an_opaque_surface_in_the_blind_zone_blocks_the_beam() {
     // beam straight ahead returns nothing (not the wall at 10 m).
     let scene = blind_zone_scene("lambertian_50");
     let sensor = blind_zone_sensor();
-    let settings = frame_settings(&sensor, Affine3A::IDENTITY, None, 0, 0);
+    let settings = FrameSettings::for_sensor(&sensor, Affine3A::IDENTITY, None, 0, 0);
     for (who, echoes) in blind_zone_echoes(&scene, &sensor, &[settings]) {
         assert!(
             echoes[0].is_empty(),
@@ -1082,7 +1083,7 @@ fn glass_in_the_blind_zone_dims_the_wall_and_its_echo_is_dropped() {
     // with `all` the wall is the only echo, with `first` it is the first.
     let scene = blind_zone_scene("glass");
     let sensor = blind_zone_sensor();
-    let all = frame_settings(&sensor, Affine3A::IDENTITY, None, 0, 0);
+    let all = FrameSettings::for_sensor(&sensor, Affine3A::IDENTITY, None, 0, 0);
     let mut first = all;
     first.waveform.return_mode = ReturnMode::First;
     for (who, echoes) in blind_zone_echoes(&scene, &sensor, &[all, first]) {
@@ -1116,7 +1117,7 @@ fn glass_dims_a_ray_through_a_shared_edge_or_vertex_once() {
     ];
     let mut sensor = sensor_with(beams, gaussian(0.2), 1);
     sensor.detector.pulse_duration_s = 2e-9;
-    let settings = frame_settings(&sensor, Affine3A::IDENTITY, None, 0, 0);
+    let settings = FrameSettings::for_sensor(&sensor, Affine3A::IDENTITY, None, 0, 0);
     let gpu = simulate(&scene, &sensor, None, 0);
     let gpu_echoes: Vec<Vec<Echo>> = (0..4).map(|b| echoes_of(&gpu, &sensor, b)).collect();
     let (_, cpu_echoes) = cpu_frame(&scene, &sensor, &settings);
@@ -1198,7 +1199,7 @@ fn a_preset_beam_widens_the_echo_on_a_slanted_wall_and_the_thin_ray_does_not() {
     ));
     let epw = |subrays: u32| {
         let sensor = sensor_with(vec![beam(0.0, 0.0)], vlp.kernel.clone(), subrays);
-        let settings = frame_settings(&sensor, sensor.mount.to_affine(), None, 0, 0);
+        let settings = FrameSettings::for_sensor(&sensor, sensor.mount.to_affine(), None, 0, 0);
         let out = simulate_frames(&scene, &sensor, 1, &[settings]).remove(0);
         let e = echoes_of(&out, &sensor, 0);
         assert_eq!(e.len(), 1, "{subrays} sub-rays: {e:?}");

@@ -4,9 +4,10 @@
 //! one real-time UDP stream whose dropped frames say whether the machine keeps the
 //! sensor's rate.
 
+use super::BenchError;
 use super::Stat;
 use crate::gpu::ContextOptions;
-use crate::job::{run_job, JobError, JobOptions, PacketFormat, PacketOutput};
+use crate::job::{run_job, JobOptions, PacketFormat, PacketOutput};
 use crate::material::{MaterialDb, MaterialMapping};
 use crate::output::{FieldSet, Format};
 use crate::scene::Scene;
@@ -68,10 +69,10 @@ pub struct HilResult {
 pub fn measure_hil(
     opts: &HilOptions,
     progress: &mut dyn FnMut(&str),
-) -> Result<Vec<HilResult>, JobError> {
+) -> Result<Vec<HilResult>, BenchError> {
     // A bound socket nobody reads: the kernel takes the datagrams, as a rig's NIC would.
-    let receiver = UdpSocket::bind("127.0.0.1:0").map_err(JobError::Loopback)?;
-    let to = receiver.local_addr().map_err(JobError::Loopback)?;
+    let receiver = UdpSocket::bind("127.0.0.1:0").map_err(BenchError::Loopback)?;
+    let to = receiver.local_addr().map_err(BenchError::Loopback)?;
     let mut results = Vec::new();
     for name in HIL_SENSORS {
         for thin in [true, false] {
@@ -96,7 +97,7 @@ fn run_case(
     thin: bool,
     sink: HilSink,
     to: SocketAddr,
-) -> Result<HilResult, JobError> {
+) -> Result<HilResult, BenchError> {
     let job = job_options(opts, name, thin, sink, to)?;
     let subrays = job.sensor.subrays;
     let start = Instant::now();
@@ -141,7 +142,7 @@ fn job_options(
     thin: bool,
     sink: HilSink,
     to: SocketAddr,
-) -> Result<JobOptions, JobError> {
+) -> Result<JobOptions, BenchError> {
     let mut sensor = preset(name, None)?;
     if thin {
         sensor = sensor.thin();
@@ -155,12 +156,12 @@ pub(super) fn job_for_sensor(
     sensor: Sensor,
     sink: HilSink,
     to: SocketAddr,
-) -> Result<JobOptions, JobError> {
+) -> Result<JobOptions, BenchError> {
     let packets = match sink {
         HilSink::Files => None,
         _ => Some(
             PacketFormat::for_sensor(&sensor)
-                .ok_or_else(|| JobError::NoPacketFormat(sensor.name.clone()))?,
+                .ok_or_else(|| BenchError::NoPacketFormat(sensor.name.clone()))?,
         ),
     };
     let packets = packets.map(|format| PacketOutput {

@@ -8,7 +8,7 @@
 //! reference, one pixel per kernel cell, and its nearest echoes are compared with the
 //! model's on a sample of the beams.
 
-use crate::job::{frame_settings, JobError};
+use super::BenchError;
 use crate::material::{MaterialDb, MaterialMapping};
 use crate::model::{Echo, FrameSettings};
 use crate::reference::stacking::{gaussian_taps, range_stacking, RangeImage, StackingParams};
@@ -156,15 +156,15 @@ pub fn stacking_baseline(
     scene: &Scene,
     sensor: &Sensor,
     subrays: &[SubRaySample],
-) -> Result<StackingResult, JobError> {
+) -> Result<StackingResult, BenchError> {
     let BeamKernel::Gaussian { div_h, div_v } = sensor.kernel else {
-        return Err(JobError::StackingKernel(sensor.name.clone()));
+        return Err(BenchError::StackingKernel(sensor.name.clone()));
     };
     let sigma = (gaussian_sigma(div_h), gaussian_sigma(div_v));
     let db = MaterialDb::builtin()?.for_wavelength(sensor.wavelength_nm);
     let map = db.resolve(&scene.materials, &MaterialMapping::default())?;
     let cpu = CpuSimulator::new(scene, &db, &map)?;
-    let frame = frame_settings(sensor, sensor.mount.to_affine(), None, 1, 0);
+    let frame = FrameSettings::for_sensor(sensor, sensor.mount.to_affine(), None, 1, 0);
     let raster = Raster::of(sensor);
     let t = Instant::now();
     let image = render(&cpu, &raster, &frame);

@@ -7,7 +7,8 @@
 //! beside ours, not re-measured.
 
 use super::hil::{job_for_sensor, HilOptions, HilSink};
-use crate::job::{run_job, JobError};
+use super::BenchError;
+use crate::job::run_job;
 use crate::sensor::parse_sensor;
 use serde::Serialize;
 use std::net::{Ipv4Addr, SocketAddr};
@@ -44,7 +45,7 @@ pub fn measure_peer(
     pairs: usize,
     thin_only: bool,
     progress: &mut dyn FnMut(&str),
-) -> Result<Vec<PeerResult>, JobError> {
+) -> Result<Vec<PeerResult>, BenchError> {
     let sensor = parse_sensor(SENSOR_YAML, Path::new("configs/sensors"))?;
     let cases = [
         (sensor.clone(), PEER_SECONDS[0]),

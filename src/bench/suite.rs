@@ -6,12 +6,12 @@
 //! is listed with the reason, never left out.
 
 use super::paper::{self, StackingResult};
+use super::BenchError;
 use super::{
     measure, measure_hil, measure_peer, BenchOptions, BenchReport, BenchSensor, HilOptions,
     HilResult, PeerResult,
 };
 use crate::gpu::{Context, ContextOptions};
-use crate::job::JobError;
 use crate::output::{Chart, Series};
 use crate::scene::{workloads, Scene};
 use serde::Serialize;
@@ -43,7 +43,8 @@ pub struct SuiteOptions {
     pub only: Vec<String>,
 }
 
-type Workload = fn(&SuiteOptions, &Sizes, &mut dyn FnMut(&str)) -> Result<SuiteWorkload, JobError>;
+type Workload =
+    fn(&SuiteOptions, &Sizes, &mut dyn FnMut(&str)) -> Result<SuiteWorkload, BenchError>;
 
 /// The workloads by name, in the order they run.
 const WORKLOADS: [(&str, Workload); 7] = [
@@ -157,11 +158,11 @@ fn sizes(suite: Suite) -> Sizes {
 pub fn run_suite(
     opts: &SuiteOptions,
     progress: &mut dyn FnMut(&str),
-) -> Result<SuiteReport, JobError> {
+) -> Result<SuiteReport, BenchError> {
     let z = sizes(opts.suite);
     let names: Vec<&str> = WORKLOADS.iter().map(|w| w.0).collect();
     if let Some(bad) = opts.only.iter().find(|n| !names.contains(&n.as_str())) {
-        return Err(JobError::UnknownWorkload {
+        return Err(BenchError::UnknownWorkload {
             name: bad.clone(),
             known: names.join(", "),
         });
@@ -226,7 +227,7 @@ fn bench_on(
     cases: Vec<(u32, u32)>,
     cpu: bool,
     moving: bool,
-) -> Result<BenchReport, JobError> {
+) -> Result<BenchReport, BenchError> {
     let os1 = BenchSensor::Preset("os1-128".into());
     measure(&BenchOptions {
         move_all_instances: moving,
@@ -267,7 +268,7 @@ fn limox(
     opts: &SuiteOptions,
     z: &Sizes,
     progress: &mut dyn FnMut(&str),
-) -> Result<SuiteWorkload, JobError> {
+) -> Result<SuiteWorkload, BenchError> {
     progress("limox: OS1-128 thin rays on the street");
     let cases = z.limox_columns.iter().map(|&c| (c, 1)).collect();
     Ok(measured(
@@ -282,7 +283,7 @@ fn multi_echo(
     opts: &SuiteOptions,
     z: &Sizes,
     progress: &mut dyn FnMut(&str),
-) -> Result<SuiteWorkload, JobError> {
+) -> Result<SuiteWorkload, BenchError> {
     progress("multi-echo: OS1-128 with 16 and 64 sub-rays on the street");
     let cases = z.multi_echo.to_vec();
     Ok(measured(
@@ -297,14 +298,14 @@ fn paper_000(
     opts: &SuiteOptions,
     z: &Sizes,
     progress: &mut dyn FnMut(&str),
-) -> Result<SuiteWorkload, JobError> {
+) -> Result<SuiteWorkload, BenchError> {
     progress("paper-000: 68 × 68 sub-rays per beam, 1 200 range bins, the binned waveform");
     let sensor = BenchSensor::Build(paper::paper_sensor);
     let cases = vec![(z.paper_columns, paper::KERNEL_PIXELS * paper::KERNEL_PIXELS)];
     let report = measure(&suite_bench(opts, z, street(opts), sensor, cases))?;
     progress("paper-000: the paper's Alg. 2 (range stacking) on the CPU");
     let sensor = paper::paper_sensor(z.paper_columns)?;
-    let subrays = crate::job::sensor_subrays(&sensor)?;
+    let subrays = crate::sim::sensor_subrays(&sensor)?;
     let stacking = paper::stacking_baseline(&opts.street, &sensor, &subrays)?;
     Ok(SuiteWorkload {
         stacking: vec![stacking],
@@ -325,7 +326,7 @@ fn scene_scale(
     opts: &SuiteOptions,
     z: &Sizes,
     progress: &mut dyn FnMut(&str),
-) -> Result<SuiteWorkload, JobError> {
+) -> Result<SuiteWorkload, BenchError> {
     let mut runs = Vec::new();
     for &n in z.scale_triangles {
         progress(&format!("scene-scale: terrain of {n} triangles"));
@@ -355,7 +356,7 @@ fn dynamic(
     opts: &SuiteOptions,
     z: &Sizes,
     progress: &mut dyn FnMut(&str),
-) -> Result<SuiteWorkload, JobError> {
+) -> Result<SuiteWorkload, BenchError> {
     progress(&format!(
         "dynamic: {} moving instances",
         z.dynamic_instances
@@ -387,7 +388,7 @@ fn cpu_peer(
     opts: &SuiteOptions,
     z: &Sizes,
     progress: &mut dyn FnMut(&str),
-) -> Result<SuiteWorkload, JobError> {
+) -> Result<SuiteWorkload, BenchError> {
     let peer = measure_peer(
         &jobs(opts, z),
         z.peer_rotations,
@@ -412,7 +413,7 @@ fn hil(
     opts: &SuiteOptions,
     z: &Sizes,
     progress: &mut dyn FnMut(&str),
-) -> Result<SuiteWorkload, JobError> {
+) -> Result<SuiteWorkload, BenchError> {
     let hil = measure_hil(
         &HilOptions {
             sun: true,

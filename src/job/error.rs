@@ -1,11 +1,10 @@
-//! The one error type of the `run` job and the bench: each variant says what was being
+//! The one error type of the `run` job (and `stream`, `batch`): each variant says what was being
 //! done, and keeps the cause as its source so a caller can print the whole chain.
 
 use crate::gpu::GpuError;
 use crate::material::MaterialError;
 use crate::output::packets::{OusterHttpError, PacketError, PcapError, SinkError};
 use crate::output::OutputError;
-use crate::reference::ReferenceError;
 use crate::scene::{ScenarioError, SceneError};
 use crate::sensor::SensorError;
 use crate::sim::SimError;
@@ -26,12 +25,6 @@ pub enum JobError {
     },
     #[error(transparent)]
     Shard(#[from] super::shard::ShardError),
-    #[error("resolving the IR materials of {scene}")]
-    Materials {
-        scene: String,
-        #[source]
-        source: MaterialError,
-    },
     #[error("opening a ray-tracing Vulkan device")]
     Device(#[source] GpuError),
     #[error(
@@ -60,13 +53,6 @@ pub enum JobError {
         #[source]
         source: std::io::Error,
     },
-    /// Uploading a scene and making the pipelines failed; `what` names the scene.
-    #[error("uploading {what}")]
-    Upload {
-        what: String,
-        #[source]
-        source: SimError,
-    },
     #[error(
         "{asked} needs a sensor whose beams form a grid of rings × columns, but {sensor}'s \
          do not: {why}; {fix}"
@@ -78,12 +64,6 @@ pub enum JobError {
         why: String,
         /// What to do instead.
         fix: &'static str,
-    },
-    #[error("sampling the beam kernel of {sensor}")]
-    Kernel {
-        sensor: String,
-        #[source]
-        source: SensorError,
     },
     #[error("the Vulkan validation layer reported:\n{}", .0.join("\n"))]
     Validation(Vec<String>),
@@ -99,15 +79,7 @@ pub enum JobError {
     Sensor(#[from] SensorError),
     #[error(transparent)]
     Material(#[from] MaterialError),
-    #[error(transparent)]
-    Reference(#[from] ReferenceError),
-    #[error(
-        "bench case {case}: only {:.3} % of the beams agree with the CPU reference \
-         (at least {:.1} % must): the GPU frame is wrong, so its times are not reported",
-        100.0 * .agreement, 100.0 * crate::bench::MIN_AGREEMENT
-    )]
-    BenchDisagrees { case: String, agreement: f64 },
-    #[error("encoding the bench results as JSON: {0}")]
+    #[error("encoding run.json: {0}")]
     Json(#[from] serde_json::Error),
     #[error(transparent)]
     Scenario(#[from] ScenarioError),
@@ -127,17 +99,6 @@ pub enum JobError {
     Http(#[from] OusterHttpError),
     #[error("starting the packet writer thread: {0}")]
     Thread(#[source] std::io::Error),
-    #[error("binding a loopback UDP receiver for the HiL benchmark: {0}")]
-    Loopback(#[source] std::io::Error),
-    #[error("the preset {0} has no packet format")]
-    NoPacketFormat(String),
-    #[error(
-        "range stacking (paper 000's Alg. 2) convolves with a separable kernel: the sensor \
-         {0} needs a Gaussian beam kernel"
-    )]
-    StackingKernel(String),
-    #[error("--workloads: no suite workload `{name}`; the workloads are {known}")]
-    UnknownWorkload { name: String, known: String },
     #[error("the packet writer thread stopped without saying why (it panicked)")]
     WriterGone,
 }

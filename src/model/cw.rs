@@ -20,8 +20,8 @@
 //! (paper 002 eq. 4). Without sample noise both agree to rounding; with it, the phase
 //! noise grows as the amplitude falls, as a real receiver's does.
 
+use super::Point;
 use super::{FrameSettings, RecordLayout, SubRayRecord};
-use crate::output::Point;
 use crate::sensor::{calibrated_reflectivity, rng, Beam};
 pub use crate::sensor::{CwSampling, CwSettings, SPEED_OF_LIGHT};
 

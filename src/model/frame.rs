@@ -4,7 +4,7 @@ use crate::contract::{
     BINNED_BATCH_BEAMS, BINNED_CHUNK_SUBRAYS, MAX_RECORDS_PER_BEAM, MAX_TAPS, PAD_SIGMAS,
     SWEEP_POSES,
 };
-use crate::sensor::WaveformSettings;
+use crate::sensor::{Sensor, WaveformSettings};
 use glam::{Affine3A, Quat, Vec3};
 
 /// The sun of the ambient-light model (DESIGN §4).
@@ -210,6 +210,27 @@ fn sweep_segment(t: f32, duration: f32) -> (usize, f32) {
 }
 
 impl FrameSettings {
+    /// The per-frame inputs for `sensor` at `sensor_to_world`, standing still (no
+    /// sweep): its range window and receiver, the sun, the noise seed and frame number.
+    pub fn for_sensor(
+        sensor: &Sensor,
+        sensor_to_world: Affine3A,
+        sun: Option<Sun>,
+        seed: u64,
+        frame: u32,
+    ) -> FrameSettings {
+        FrameSettings {
+            sensor_to_world,
+            sweep: None,
+            min_range: sensor.min_range,
+            max_range: sensor.max_range,
+            sun,
+            seed,
+            frame,
+            waveform: sensor.detector.waveform_settings(&sensor.detection),
+        }
+    }
+
     /// The pose a beam fired at `t` (s into the frame) leaves from.
     pub fn pose_at(&self, t: f32) -> Affine3A {
         match &self.sweep {

@@ -11,7 +11,9 @@
 //!   the records per beam),
 //! * [`SceneTables`]: the per-geometry and per-material tables the hit shaders and the
 //!   reference's tracer both read, built once from a scene and a material database,
-//! * [`SubRayRecord`] and [`Echo`]: a sub-ray's return and a beam's echo.
+//! * [`SubRayRecord`] and [`Echo`]: a sub-ray's return and a beam's echo,
+//! * [`Point`] and [`PointCloud`]: the points a frame's echoes become, which both
+//!   simulators make and every writer in `output` takes.
 //!
 //! Nothing here knows a GPU: `sim` owns the `#[repr(C)]` structs the shaders read
 //! (padding, device addresses, codes instead of enums) and converts from these types.
@@ -19,9 +21,11 @@
 
 pub mod cw;
 mod frame;
+mod points;
 mod records;
 mod tables;
 
 pub use frame::{BinGrid, FrameExtent, FrameSettings, RecordLayout, Sun, Sweep};
+pub use points::{Point, PointCloud};
 pub use records::{Echo, SubRayRecord};
 pub use tables::{AlphaTexture, GeometryInfo, MaterialEntry, SceneTables, TablesError};

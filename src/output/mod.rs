@@ -37,6 +37,9 @@ mod ros2;
 #[cfg(test)]
 mod test_clouds;
 
+/// A frame's points live in the plain model (both simulators make them); the writers
+/// here take them as they are.
+pub use crate::model::{Point, PointCloud};
 pub use atomic::{abandon_writes_before_exit, write_atomic, AtomicFiles};
 pub use colormap::intensity_color;
 pub use conventions::{Convention, FieldSet, GridStyle, LayerOrder};
@@ -67,51 +70,3 @@ pub use ply::{
     write_ply_with, PlyEncoding,
 };
 pub use poses::{write_poses, PoseRow};
-
-/// One point as written to PCD/PLY. Coordinates are in the sensor frame (DESIGN §1).
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
-pub struct Point {
-    pub x: f32,
-    pub y: f32,
-    pub z: f32,
-    /// Apparent reflectance R_app (1.0 = a 100 % Lambertian target at normal incidence).
-    pub intensity: f32,
-    /// The 8-bit calibrated reflectivity Velodyne and Ouster sensors report (see
-    /// `sensor::calibrated_reflectivity`): 0–100 = diffuse 0–100 %, 101–255 =
-    /// retroreflectors.
-    pub reflectivity: u8,
-    /// One-way range (m).
-    pub range: f32,
-    pub ring: u16,
-    /// Beam azimuth (rad).
-    pub azimuth: f32,
-    /// Beam elevation (rad).
-    pub elevation: f32,
-    /// Beam index in the pattern.
-    pub beam: u32,
-    /// Instance id of the scene node that was hit.
-    pub instance: u32,
-    /// Semantic class id (see `scene::SemanticClass`).
-    pub class: u16,
-    /// Echo pulse width (m); multiply by 2/c for seconds.
-    pub epw: f32,
-    /// 0-based index of this echo among the beam's returned echoes (range order).
-    pub return_index: u16,
-    /// Number of echoes returned for the beam.
-    pub return_count: u16,
-    /// IR material id (index into the material database).
-    pub material: u16,
-    /// The beam's ambient (sunlight) level A_b.
-    pub ambient: f32,
-    /// Firing time of the beam within the frame (s).
-    pub time: f32,
-    /// Mirrors and panes the path met before the surface that returned the echo (its
-    /// dominant record); 0: the direct return. Always 0 at `max_bounces: 1`.
-    pub bounce: u8,
-}
-
-/// The points of one frame.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct PointCloud {
-    pub points: Vec<Point>,
-}

@@ -155,6 +155,11 @@ impl Motion {
         Builder::new(scene).finish(&all, false)
     }
 
+    /// Nothing moves: the scene stays as loaded, its animations unplayed.
+    pub fn still(scene: &Scene) -> Motion {
+        Builder::new(scene).finish(&[], false)
+    }
+
     /// The scenario's tracks and the animations it selects, resolved on `scene`.
     pub fn new(scene: &Scene, scenario: &Scenario) -> Result<Motion, ScenarioError> {
         let mut b = Builder::new(scene);

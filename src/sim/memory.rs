@@ -51,7 +51,7 @@ impl MemoryNeed {
     /// allocate.
     pub fn of(e: &FrameExtent) -> MemoryNeed {
         let points = bytes(e.echoes(), size_of::<GpuPoint>());
-        let cloud = bytes(e.echoes(), size_of::<crate::output::Point>());
+        let cloud = bytes(e.echoes(), size_of::<crate::model::Point>());
         let mut need = MemoryNeed {
             device: vec![
                 Part {

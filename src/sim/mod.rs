@@ -7,11 +7,13 @@
 mod binned;
 mod ceiling;
 mod convert;
+mod driver;
 mod frame;
 pub mod gpu_types;
 mod hit_groups;
 mod launch;
 pub mod memory;
+mod playback;
 mod points;
 mod scene_gpu;
 mod shaders;
@@ -20,6 +22,10 @@ mod slot;
 pub use crate::contract::MAX_RETURNS;
 pub use crate::model::{Echo, FrameSettings, SubRayRecord, Sun, Sweep};
 pub use convert::{gpu_subrays, waveform_params};
+pub use driver::{
+    frame_extent, sensor_subrays, DrivenFrame, DriverInputs, DriverPlan, FrameDriver, Play,
+    Submitted,
+};
 pub use frame::{
     Capture, DevicePoints, FrameOutput, FrameSummary, FrameTicket, PassTimes, Simulator,
     FRAMES_IN_FLIGHT,
@@ -28,6 +34,7 @@ pub use gpu_types::{
     GpuBeam, GpuEcho, GpuGeometry, GpuPoint, GpuRecord, GpuSubRay, WaveformParams,
 };
 pub use launch::LaunchTile;
+pub use playback::{Playback, TIME_SLICES};
 pub use points::{gpu_beams, to_point_cloud};
 pub use scene_gpu::{SceneStats, TimeSlices};
 pub use shaders::shader_sources;
@@ -48,4 +55,25 @@ pub enum SimError {
     /// A sensor whose frames would not fit in memory, refused before allocating them.
     #[error("{0}")]
     Memory(String),
+    #[error("resolving the IR materials of {scene}")]
+    Materials {
+        scene: String,
+        #[source]
+        source: crate::material::MaterialError,
+    },
+    #[error("sampling the beam kernel of {sensor}")]
+    Kernel {
+        sensor: String,
+        #[source]
+        source: crate::sensor::SensorError,
+    },
+    #[error(transparent)]
+    Scenario(#[from] crate::scene::ScenarioError),
+    /// Uploading a scene and making the pipelines failed; `what` names the scene.
+    #[error("uploading {what}")]
+    Upload {
+        what: String,
+        #[source]
+        source: Box<SimError>,
+    },
 }

@@ -3,7 +3,7 @@
 
 use super::gpu_types::{GpuBeam, GpuPoint};
 use super::SimError;
-use crate::output::{Point, PointCloud};
+use crate::model::{Point, PointCloud};
 use crate::sensor::{calibrated_reflectivity, Beam};
 
 /// The beams as the shaders read them.

@@ -28,7 +28,6 @@ pub use session::{ScenePose, SimSession, ViewInputs};
 pub use shaders::{ShaderSource, ViewShaders};
 
 use crate::gpu::GpuError;
-use crate::job::JobError;
 use crate::sim::SimError;
 use std::path::PathBuf;
 
@@ -38,8 +37,6 @@ pub enum ViewError {
     Gpu(#[from] GpuError),
     #[error(transparent)]
     Sim(#[from] SimError),
-    #[error(transparent)]
-    Job(#[from] JobError),
     #[error("view shaders: {0}")]
     Shader(String),
     #[error("cannot read {path}: {source}")]

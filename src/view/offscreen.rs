@@ -53,20 +53,20 @@ pub fn render_picture(opts: RenderOptions) -> Result<RenderedPicture, ViewError>
     )?;
     for _ in 1..opts.frames.max(1) {
         let ticket = session.submit()?;
-        session.sim.collect_summary(ticket)?;
+        session.sim_mut().collect_summary(ticket)?;
     }
     let ticket = session.submit()?;
-    let points = session.sim.device_points(&ticket)?;
-    let sensor = &session.sensor;
+    let points = session.sim().device_points(&ticket)?;
+    // The frame is finished before it is drawn here (its points stay on the device),
+    // so the caption can give its point count.
+    let summary = session.sim_mut().collect_summary(ticket)?;
+    let sensor = session.sensor();
     let style = PointStyle {
         mode: opts.mode,
         scale: opts.mode.scale(sensor.channels, sensor.max_range),
         size: opts.point_size,
         in_metres: opts.size_in_metres,
     };
-    // The frame is finished before it is drawn here (its points stay on the device),
-    // so the caption can give its point count.
-    let summary = session.sim.collect_summary(ticket)?;
     let mut overlay = Overlay::default();
     if opts.legend {
         let viewport = opts.size.map(|v| v as f32);

@@ -6,13 +6,10 @@ use super::colour::ColourMode;
 use super::meshes::SceneMeshes;
 use super::ViewError;
 use crate::gpu::Context;
-use crate::job::{
-    frame_settings, resolve_materials, sensor_subrays, set_sim_sensor, JobError, Playback,
-};
 use crate::material::{MaterialDb, MaterialMapping};
-use crate::scene::{Motion, Scenario, Scene, SemanticClass};
+use crate::scene::{Scenario, Scene, SemanticClass};
 use crate::sensor::{Pose, Sensor};
-use crate::sim::{FrameTicket, Simulator, Sun};
+use crate::sim::{DriverInputs, FrameDriver, FrameTicket, Play, Simulator, Sun};
 use glam::{Affine3A, Mat4};
 use std::sync::Arc;
 
@@ -40,22 +37,11 @@ pub struct ScenePose {
     pub instances: Vec<Mat4>,
 }
 
-/// The scene's motion played for `sensor`: its mount on the vehicle and its frame rate.
-fn playback(motion: Motion, vehicle: Pose, sensor: &Sensor) -> Playback {
-    Playback::new(motion, vehicle, sensor.mount, sensor.frame_rate)
-}
-
-/// A simulator with its sensor, submitting one frame after the other.
+/// A frame driver with the scene's meshes, submitting one frame after the other.
 pub struct SimSession {
-    pub sim: Simulator,
+    driver: FrameDriver,
     /// The scene's triangles, drawn from the simulator's buffers.
     pub meshes: SceneMeshes,
-    pub sensor: Sensor,
-    pub vehicle_pose: Pose,
-    /// The scene's motion as the sensor sees it (its mount and frame rate).
-    playback: Playback,
-    sun: Option<Sun>,
-    seed: u64,
     /// The next frame's index (noise draws depend on it).
     pub frame: u32,
     material_names: Vec<String>,
@@ -63,63 +49,56 @@ pub struct SimSession {
 
 impl SimSession {
     pub fn new(ctx: &Arc<Context>, inputs: &ViewInputs) -> Result<SimSession, ViewError> {
-        let material_map = resolve_materials(
-            &inputs.materials,
-            &inputs.scene,
-            &inputs.scene_name,
-            &inputs.mapping,
-        )?;
-        let materials = inputs.materials.for_wavelength(inputs.sensor.wavelength_nm);
-        let motion = match &inputs.scenario {
-            Some(s) => Motion::new(&inputs.scene, s).map_err(JobError::from)?,
-            None => Motion::from_scene(&inputs.scene),
+        let play = match &inputs.scenario {
+            Some(s) => Play::Scenario(s),
+            None => Play::SceneAnimations,
         };
-        let playback = playback(motion, inputs.vehicle_pose, &inputs.sensor);
-        let slices = playback.time_slices();
-        let sim =
-            Simulator::with_time_slices(ctx, &inputs.scene, &materials, &material_map, slices)?;
-        let mut session = SimSession {
-            meshes: SceneMeshes::new(&sim, &inputs.scene),
-            sim,
-            sensor: inputs.sensor.clone(),
-            vehicle_pose: inputs.vehicle_pose,
-            playback,
-            sun: inputs.sun,
-            seed: inputs.seed,
+        let driver = FrameDriver::new(
+            ctx,
+            DriverInputs {
+                scene: &inputs.scene,
+                scene_name: &inputs.scene_name,
+                sensor: inputs.sensor.clone(),
+                materials: &inputs.materials,
+                mapping: &inputs.mapping,
+                vehicle_pose: inputs.vehicle_pose,
+                play,
+                sun: inputs.sun,
+                seed: inputs.seed,
+            },
+        )?;
+        Ok(SimSession {
+            meshes: SceneMeshes::new(driver.sim(), &inputs.scene),
+            driver,
             frame: 0,
-            material_names: inputs
-                .materials
-                .names()
-                .iter()
+            material_names: (inputs.materials.names().iter())
                 .map(|s| s.to_string())
                 .collect(),
-        };
-        session.set_sensor(inputs.sensor.clone())?;
-        Ok(session)
+        })
+    }
+
+    pub fn sensor(&self) -> &Sensor {
+        self.driver.sensor()
+    }
+
+    pub fn sim(&self) -> &Simulator {
+        self.driver.sim()
+    }
+
+    pub fn sim_mut(&mut self) -> &mut Simulator {
+        self.driver.sim_mut()
     }
 
     /// Simulates `sensor` from the next frame on (frames in flight keep theirs); the
     /// motion plays on at its frame rate from the same frame number.
     pub fn set_sensor(&mut self, sensor: Sensor) -> Result<(), ViewError> {
-        let subrays = sensor_subrays(&sensor)?;
-        set_sim_sensor(&mut self.sim, &sensor, &subrays)?;
-        let motion = self.playback.motion().clone();
-        self.playback = playback(motion, self.vehicle_pose, &sensor);
-        self.sensor = sensor;
-        Ok(())
+        Ok(self.driver.set_sensor(sensor)?)
     }
 
     /// Submits the next frame: the moving instances placed for its sweep, the sensor
     /// leaving from the vehicle's pose at each beam's firing time.
     pub fn submit(&mut self) -> Result<FrameTicket, ViewError> {
-        let frame = u64::from(self.frame);
-        self.playback.place(&mut self.sim, frame)?;
-        let to_world = self
-            .playback
-            .sensor_to_world(self.playback.frame_time(frame));
-        let mut settings = frame_settings(&self.sensor, to_world, self.sun, self.seed, self.frame);
-        settings.sweep = self.playback.sweep(frame);
-        let ticket = self.sim.submit(&settings)?;
+        let ticket = self.driver.submit_on_device(u64::from(self.frame))?;
         self.frame = self.frame.wrapping_add(1);
         Ok(ticket)
     }
@@ -128,16 +107,12 @@ impl SimSession {
     /// sensor stood when the sweep began (the points' frame), and every instance where
     /// it was half way through the sweep.
     pub fn scene_at(&self, frame: u32) -> ScenePose {
-        let t = self.playback.frame_time(u64::from(frame));
-        let mut instances = Vec::new();
-        let half_sweep = 0.5 / f64::from(self.sensor.frame_rate);
-        (self.playback.motion()).instance_transforms(t + half_sweep, &mut instances);
+        let (sensor_to_world, instances) = self.driver.scene_at(u64::from(frame));
         ScenePose {
-            sensor_to_world: self.playback.sensor_to_world(t),
+            sensor_to_world,
             instances,
         }
     }
-
     /// The names a categorical legend gives the first ids of `mode`.
     pub fn categories(&self, mode: ColourMode) -> Vec<String> {
         match mode {

@@ -81,7 +81,7 @@ impl Live {
             "n" | "N" => self.step = true,
             "c" | "C" => {
                 let mode = self.style.mode.step(c == "C");
-                let s = &self.session.sensor;
+                let s = self.session.sensor();
                 self.style.mode = mode;
                 self.style.scale = mode.scale(s.channels, s.max_range);
             }

@@ -115,7 +115,7 @@ impl Live {
             mode: opts.mode,
             scale: opts
                 .mode
-                .scale(session.sensor.channels, session.sensor.max_range),
+                .scale(session.sensor().channels, session.sensor().max_range),
             size: opts.point_size,
             in_metres: opts.size_in_metres,
         };
@@ -127,7 +127,7 @@ impl Live {
             device: format!("{} ({})", ctx.device_name, ctx.driver_info),
             ..ViewReport::default()
         };
-        let clock = SceneClock::new(session.sensor.frame_rate);
+        let clock = SceneClock::new(session.sensor().frame_rate);
         Ok(Live {
             window,
             camera: opts.camera,
@@ -180,7 +180,7 @@ impl Live {
                 self.session.frame = frame;
                 self.last_frame = frame;
                 let ticket = self.session.submit()?;
-                self.last = Some(self.session.sim.device_points(&ticket)?);
+                self.last = Some(self.session.sim().device_points(&ticket)?);
                 Some(ticket)
             }
             None => None,
@@ -198,7 +198,7 @@ impl Live {
             self.report.draw_gpu_ms.push(ms);
         }
         if let Some(ticket) = ticket {
-            let summary = self.session.sim.collect_summary(ticket)?;
+            let summary = self.session.sim_mut().collect_summary(ticket)?;
             let t = summary.times;
             self.stats.points = summary.points;
             self.stats.gpu = [t.tlas_ms, t.trace_ms, t.waveform_ms, t.compaction_ms];
@@ -227,7 +227,7 @@ impl Live {
     /// again, after a short sleep so an unpaced window does not spin.
     fn frame_due(&mut self, now: Instant) -> Option<u32> {
         let next = self.session.frame;
-        let rate = self.session.sensor.frame_rate;
+        let rate = self.session.sensor().frame_rate;
         if self.paused {
             // The scene's time stood still: it goes on from the next frame.
             self.clock.restart(rate);
@@ -254,7 +254,7 @@ impl Live {
     fn record_span(&mut self, submitted: Instant) {
         let (t0, f0, count) = self.span.get_or_insert((submitted, self.last_frame, 0));
         *count += 1;
-        let rate = f64::from(self.session.sensor.frame_rate);
+        let rate = f64::from(self.session.sensor().frame_rate);
         self.report.span = Some(SceneSpan {
             simulated: *count,
             scene_s: f64::from(self.last_frame.wrapping_sub(*f0)) / rate,
@@ -266,7 +266,7 @@ impl Live {
     /// Real time or every frame in turn (T): either goes on from the next frame.
     pub fn toggle_pacing(&mut self) {
         self.real_time = !self.real_time;
-        self.clock.restart(self.session.sensor.frame_rate);
+        self.clock.restart(self.session.sensor().frame_rate);
         self.span = None;
     }
 
@@ -355,7 +355,7 @@ impl Live {
 
     fn hud_lines(&self) -> Vec<(u32, String)> {
         let s = &self.stats;
-        let sensor = &self.session.sensor;
+        let sensor = self.session.sensor();
         let fps = if s.frame_ms > 0.0 {
             1e3 / s.frame_ms
         } else {
@@ -494,8 +494,8 @@ impl Live {
         }
         self.report.allocations_last = self.allocations();
         self.report.swapchains_made = self.presenter.swapchains_made;
-        self.report.sensor = self.session.sensor.name.clone();
-        self.report.beams = self.session.sensor.beams.len();
+        self.report.sensor = self.session.sensor().name.clone();
+        self.report.beams = self.session.sensor().beams.len();
         let messages = self.ctx.validation_messages();
         if !messages.is_empty() {
             return Err(ViewError::Validation(messages));

@@ -10,10 +10,10 @@
 //!   half a slice: an object moving at v is off by at most v·T / (2·TIME_SLICES) —
 //!   6 cm at 10 Hz for a car at 50 km/h — and a static scene costs nothing extra.
 
+use super::{SimError, Simulator, Sweep, TimeSlices};
 use crate::contract::MAX_TIME_SLICES;
 use crate::scene::{Motion, RigidPose};
-use crate::sensor::Pose;
-use crate::sim::{SimError, Simulator, Sweep, TimeSlices};
+use crate::sensor::{Pose, Sensor};
 use glam::{Affine3A, Mat4};
 
 /// Time slices per frame of a scene with moving instances: all the instance mask has.
@@ -45,6 +45,11 @@ impl Playback {
             period: 1.0 / f64::from(frame_rate),
             placements: Vec::new(),
         }
+    }
+
+    /// [`new`](Self::new) for `sensor`: its mount on the vehicle and its frame rate.
+    pub fn for_sensor(motion: Motion, vehicle: Pose, sensor: &Sensor) -> Playback {
+        Playback::new(motion, vehicle, sensor.mount, sensor.frame_rate)
     }
 
     /// The moving instances and their slices, for `Simulator::with_time_slices`.

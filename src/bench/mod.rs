@@ -3,10 +3,12 @@
 //! reference of the same model on the same rays and the thin-ray case of the same
 //! sensor, all measured in one run.
 
+mod error;
 mod hil;
 mod paper;
 mod peer;
 mod suite;
+pub use error::BenchError;
 pub use hil::{measure_hil, HilOptions, HilResult, HilSink, HIL_SENSORS};
 pub use paper::{paper_sensor, StackingResult};
 pub use peer::{measure_peer, PeerResult, PEER_SECONDS};
@@ -15,13 +17,12 @@ pub use suite::{
 };
 
 use crate::gpu::{Context, ContextOptions};
-use crate::job::{frame_settings, sensor_subrays, set_sim_sensor, JobError};
 use crate::material::{MaterialDb, MaterialMapping};
 use crate::model::{Echo, FrameSettings};
 use crate::reference::CpuSimulator;
 use crate::scene::Scene;
-use crate::sensor::{preset, Sampling, Sensor};
-use crate::sim::{Capture, Simulator, Sun};
+use crate::sensor::{preset, Pose, Sampling, Sensor};
+use crate::sim::{Capture, DriverInputs, FrameDriver, Play, Simulator, Sun};
 use glam::Vec3;
 use serde::Serialize;
 use std::path::Path;
@@ -38,7 +39,7 @@ pub enum BenchSensor {
 
 impl BenchSensor {
     /// The sensor with `columns` columns (`None`: its default).
-    fn make(&self, columns: Option<u32>) -> Result<Sensor, JobError> {
+    fn make(&self, columns: Option<u32>) -> Result<Sensor, BenchError> {
         Ok(match self {
             BenchSensor::Preset(name) => preset(name, columns)?,
             BenchSensor::Build(build) => build(columns.unwrap_or(1))?,
@@ -164,7 +165,7 @@ pub struct BenchReport {
 
 impl BenchReport {
     /// Writes the report as pretty-printed JSON to `path`, atomically.
-    pub fn write_json(&self, path: &Path) -> Result<(), JobError> {
+    pub fn write_json(&self, path: &Path) -> Result<(), BenchError> {
         let text = serde_json::to_string_pretty(self)?;
         crate::output::write_atomic(path, |w| w.write_all(text.as_bytes()))?;
         Ok(())
@@ -172,24 +173,45 @@ impl BenchReport {
 }
 
 /// Measures every case of `opts` on one device, the CPU reference beside it when asked.
-pub fn measure(opts: &BenchOptions) -> Result<BenchReport, JobError> {
+pub fn measure(opts: &BenchOptions) -> Result<BenchReport, BenchError> {
     if opts.frames == 0 {
-        return Err(JobError::NoFrames);
+        return Err(BenchError::NoFrames);
     }
+    let sun = opts.sun.then_some(Sun {
+        direction: Vec3::new(-0.5, 0.5, 0.707),
+        irradiance: 1.0,
+    });
+    let sensors = (opts.cases.iter())
+        .map(|&(columns, subrays)| case_sensor(opts, columns, subrays))
+        .collect::<Result<Vec<_>, _>>()?;
     let scene = &opts.scene;
-    let db = MaterialDb::builtin()?.for_wavelength(opts.sensor.make(None)?.wavelength_nm);
-    let map = db.resolve(&scene.materials, &MaterialMapping::default())?;
+    let db = MaterialDb::builtin()?;
     let ctx = Context::new(&ContextOptions {
         device_index: opts.device,
         validation: opts.validation,
         ..Default::default()
-    })?;
-    let mut sim = Simulator::new(&ctx, scene, &db, &map).map_err(|source| JobError::Upload {
-        what: "the scene".into(),
-        source,
-    })?;
-    let stats = sim.scene_stats();
+    })
+    .map_err(BenchError::Device)?;
+    let inputs = DriverInputs {
+        scene,
+        scene_name: &opts.scene_name,
+        sensor: match sensors.first() {
+            Some(s) => s.clone(),
+            None => opts.sensor.make(None)?,
+        },
+        materials: &db,
+        mapping: &MaterialMapping::default(),
+        // The sensor at its mount on a vehicle at the origin, as the CPU reference has it.
+        vehicle_pose: Pose::default(),
+        play: Play::Still,
+        sun,
+        seed: 1,
+    };
+    let mut driver = FrameDriver::new(&ctx, inputs)?;
+    let stats = driver.sim().scene_stats();
     let cpu = if opts.cpu_frames > 0 {
+        let db = db.for_wavelength(driver.sensor().wavelength_nm);
+        let map = db.resolve(&scene.materials, &MaterialMapping::default())?;
         let t = Instant::now();
         let mut cpu = CpuSimulator::new(scene, &db, &map)?;
         cpu.set_max_bounces(opts.max_bounces)?;
@@ -197,19 +219,13 @@ pub fn measure(opts: &BenchOptions) -> Result<BenchReport, JobError> {
     } else {
         None
     };
-    let sun = opts.sun.then_some(Sun {
-        direction: Vec3::new(-0.5, 0.5, 0.707),
-        irradiance: 1.0,
-    });
     let mut results: Vec<BenchCase> = Vec::new();
-    for &(columns, subrays) in &opts.cases {
-        let mut sensor: Sensor = opts.sensor.make(Some(columns))?;
-        sensor.subrays = subrays;
-        sensor.max_bounces = opts.max_bounces;
-        if subrays == 1 {
-            sensor.sampling = Sampling::Grid;
+    for (i, sensor) in sensors.into_iter().enumerate() {
+        let columns = opts.cases[i].0;
+        if i > 0 {
+            driver.set_sensor(sensor)?;
         }
-        let mut case = measure_case(&mut sim, cpu.as_ref().map(|c| &c.0), &sensor, sun, opts)?;
+        let mut case = measure_case(&mut driver, cpu.as_ref().map(|c| &c.0), opts)?;
         case.columns = columns;
         case.cost_vs_thin_ray = results
             .iter()
@@ -217,12 +233,12 @@ pub fn measure(opts: &BenchOptions) -> Result<BenchReport, JobError> {
             .map(|thin| case.frame.median_ms / thin.frame.median_ms.max(1e-9));
         results.push(case);
     }
-    let pipeline_ms = sim.pipeline_ms;
+    let pipeline_ms = driver.sim().pipeline_ms;
     // The simulator's last submissions are done once it is dropped: every message is in.
-    drop(sim);
+    drop(driver);
     let messages = ctx.validation_messages();
     if !messages.is_empty() {
-        return Err(JobError::Validation(messages));
+        return Err(BenchError::Validation(messages));
     }
     Ok(BenchReport {
         device: ctx.device_name.clone(),
@@ -249,18 +265,30 @@ pub fn measure(opts: &BenchOptions) -> Result<BenchReport, JobError> {
     })
 }
 
+/// A case's sensor: the bench's with `columns` columns and `subrays` sub-rays (thin
+/// rays on the beam's axis at 1), at the bench's bounces.
+fn case_sensor(opts: &BenchOptions, columns: u32, subrays: u32) -> Result<Sensor, BenchError> {
+    let mut sensor: Sensor = opts.sensor.make(Some(columns))?;
+    sensor.subrays = subrays;
+    sensor.max_bounces = opts.max_bounces;
+    if subrays == 1 {
+        sensor.sampling = Sampling::Grid;
+    }
+    Ok(sensor)
+}
+
 fn measure_case(
-    sim: &mut Simulator,
+    driver: &mut FrameDriver,
     cpu: Option<&CpuSimulator>,
-    sensor: &Sensor,
-    sun: Option<Sun>,
     opts: &BenchOptions,
-) -> Result<BenchCase, JobError> {
-    let subrays = sensor_subrays(sensor)?;
-    set_sim_sensor(sim, sensor, &subrays)?;
+) -> Result<BenchCase, BenchError> {
+    let (sensor, subrays) = (driver.sensor().clone(), driver.subrays().to_vec());
+    let sensor = &sensor;
+    // Nothing moves on its own: only the frame number (the noise's key) changes.
+    let still = driver.settings(0);
+    let settings = |frame: u32| FrameSettings { frame, ..still };
+    let sim = driver.sim_mut();
     let slots = sim.record_slots();
-    let pose = sensor.mount.to_affine();
-    let settings = |frame: u32| frame_settings(sensor, pose, sun, 1, frame);
     // The first frame after set-up builds the TLAS.
     let first = sim.frame(&settings(0), Capture::default())?;
     let tlas_build_ms = (first.times.tlas_update == Some(crate::gpu::TlasUpdate::Built))
@@ -298,7 +326,7 @@ fn measure_case(
         None => None,
     };
     if let Some(a) = reference_agreement.filter(|a| *a < MIN_AGREEMENT) {
-        return Err(JobError::BenchDisagrees {
+        return Err(BenchError::Disagrees {
             case: format!("{}x{}", sensor.columns, subrays.len()),
             agreement: a,
         });
@@ -345,7 +373,7 @@ fn agreement(
     (cpu_echoes, cpu_counts): (Vec<Echo>, Vec<u32>),
     sensor: &Sensor,
     f: &FrameSettings,
-) -> Result<f64, JobError> {
+) -> Result<f64, BenchError> {
     let capture = Capture {
         records: false,
         echoes: true,
@@ -419,7 +447,7 @@ impl Moves {
     }
 
     /// Moves the instances for timed frame `i`; whether the TLAS is refitted.
-    fn apply(&self, sim: &mut Simulator, i: usize) -> Result<bool, JobError> {
+    fn apply(&self, sim: &mut Simulator, i: usize) -> Result<bool, BenchError> {
         if !self.all.is_empty() {
             let turn = glam::Mat4::from_rotation_z(0.002 * (i + 1) as f32);
             for (k, t) in self.all.iter().enumerate() {
@@ -437,7 +465,7 @@ impl Moves {
 
     /// Puts every moved instance back where the scene has it (the CPU reference's
     /// scene), for the check against the reference.
-    fn restore(&self, sim: &mut Simulator) -> Result<(), JobError> {
+    fn restore(&self, sim: &mut Simulator) -> Result<(), BenchError> {
         for (k, t) in self.all.iter().enumerate() {
             sim.set_instance_transform(k, *t)?;
         }
@@ -452,7 +480,7 @@ fn time_gpu_frames(
     settings: &dyn Fn(u32) -> FrameSettings,
     frames: usize,
     moves: &Moves,
-) -> Result<GpuFrameTimes, JobError> {
+) -> Result<GpuFrameTimes, BenchError> {
     let mut s: [Vec<f64>; 6] = Default::default();
     let mut refit = Vec::new();
     let mut points = 0;

@@ -1,0 +1,309 @@
+//! How a run's frames become files: the output plan (the sensor's beams as the writers
+//! see them, the organized layout), each frame's files, and the run's own files
+//! (`poses.csv`, `run.json`).
+
+use super::{JobError, JobOptions, JobReport, MemoryUse, POSES_FILE, RUN_FILE};
+use crate::model::{FrameSettings, PointCloud};
+use crate::output::{
+    frame_file_name, frame_layer_file_name, organize, write_atomic, write_cloud_into,
+    write_picture_into, write_poses, AtomicFiles, BeamDesc, BeamLayout, CloudMeta, FrameStamp,
+    Organize, PictureOptions, PoseRow, Viewpoint,
+};
+use crate::sensor::Sensor;
+use std::path::Path;
+
+/// How the frames of a run are written: the sensor's beams as the writers see them,
+/// and the organized layout when there is one.
+pub(super) struct OutputPlan {
+    pub(super) layout: BeamLayout,
+    pub(super) organize: Option<Organize>,
+}
+
+impl OutputPlan {
+    /// Checked before any work: an organized run needs a sensor whose beams are a grid.
+    pub(super) fn new(opts: &JobOptions) -> Result<Self, JobError> {
+        let layout = beam_layout(&opts.sensor);
+        let organized = opts
+            .organized
+            .unwrap_or_else(|| opts.fields.organized_by_default());
+        if opts.clouds {
+            opts.format.check_layout(&opts.fields, organized)?;
+        }
+        if !organized {
+            return Ok(OutputPlan {
+                layout,
+                organize: None,
+            });
+        }
+        if let Err(why) = layout.grid() {
+            let (asked, fix) = match opts.organized {
+                Some(_) => (
+                    "--organized".to_string(),
+                    "leave out --organized for one row of returned points",
+                ),
+                None => (
+                    format!(
+                        "--fields {} (organized, as its driver publishes)",
+                        opts.fields.describe()
+                    ),
+                    "add --unorganized for one row of returned points",
+                ),
+            };
+            return Err(JobError::NotGrid {
+                asked,
+                sensor: opts.sensor.name.clone(),
+                why,
+                fix,
+            });
+        }
+        let organize = Organize {
+            style: opts.fields.grid_style(),
+            order: opts.fields.layer_order(),
+            layers: opts.sensor.detector.max_returns.max(1) as usize,
+        };
+        Ok(OutputPlan {
+            layout,
+            organize: Some(organize),
+        })
+    }
+}
+
+/// The sensor's beams as the writers see them.
+pub fn beam_layout(sensor: &Sensor) -> BeamLayout {
+    BeamLayout::new(
+        sensor
+            .beams
+            .iter()
+            .map(|b| BeamDesc {
+                ring: b.ring,
+                azimuth: b.azimuth,
+                elevation: b.elevation,
+                time: b.time,
+                origin_offset: b.origin.length(),
+            })
+            .collect(),
+        sensor.columns,
+    )
+}
+
+/// The pose `a` (sensor → world) as PCD's VIEWPOINT numbers.
+pub fn viewpoint(a: glam::Affine3A) -> Viewpoint {
+    let (_, q, t) = a.to_scale_rotation_translation();
+    Viewpoint {
+        translation: t.to_array(),
+        rotation: [q.w, q.x, q.y, q.z],
+    }
+}
+
+/// When frame `frame` began, in seconds of scenario time from the run's start: what
+/// poses.csv and the files' time stamps (LAS GPS time, MCAP) give.
+pub(super) fn scenario_time(sensor: &Sensor, frame: u64) -> f64 {
+    frame as f64 / f64::from(sensor.frame_rate)
+}
+
+/// `poses.csv` (the sensor's pose per frame; it does not move within a run) and
+/// `run.json` (what was run, on what, into which files), each written atomically.
+pub(super) fn write_run_files(
+    opts: &JobOptions,
+    plan: &OutputPlan,
+    report: &mut JobReport,
+) -> Result<(), JobError> {
+    let rows: Vec<PoseRow> = report
+        .poses
+        .iter()
+        .map(|&(frame, pose)| PoseRow {
+            frame,
+            time: scenario_time(&opts.sensor, frame),
+            pose: viewpoint(pose),
+        })
+        .collect();
+    let poses = opts.out_dir.join(POSES_FILE);
+    write_poses(&poses, &rows)?;
+    report.run_files.push(poses);
+    let json = serde_json::to_vec_pretty(&run_record(opts, plan, report))?;
+    let run = opts.out_dir.join(RUN_FILE);
+    write_atomic(&run, |w| w.write_all(&json))?;
+    report.run_files.push(run);
+    Ok(())
+}
+
+/// The contents of `run.json`.
+fn run_record(opts: &JobOptions, plan: &OutputPlan, report: &JobReport) -> serde_json::Value {
+    let memory = |m: &Option<MemoryUse>| m.as_ref().map(MemoryUse::json);
+    let organized = plan.organize.map(|o| {
+        serde_json::json!({
+            "style": format!("{:?}", o.style),
+            "return_order": format!("{:?}", o.order),
+            "return_layers": o.layers,
+        })
+    });
+    serde_json::json!({
+        "beamtrace_version": env!("CARGO_PKG_VERSION"),
+        "command_line": opts.command_line,
+        "sensor": opts.sensor.name,
+        "scene": opts.scene_name,
+        "seed": opts.seed,
+        "frames": opts.frames,
+        "frame_rate_hz": opts.sensor.frame_rate,
+        "format": opts.format.name(),
+        "fields": {
+            "set": opts.fields.describe(),
+            "keys": opts.fields.keys(),
+            "names": opts.fields.names(),
+        },
+        "organized": organized,
+        "frame": if opts.world_frame { "world" } else { "sensor" },
+        "poses": POSES_FILE,
+        "device": report.device,
+        "memory": {
+            "after_first_frame": memory(&report.memory_first_frame),
+            "at_end": memory(&report.memory_end),
+        },
+    })
+}
+
+/// Makes the output folder before the scene is uploaded and traced, so a bad `--out`
+/// fails early and with its own message rather than as a failed write after the first
+/// frame; after the device opened, so a bad `--device` leaves no empty folder behind.
+pub(super) fn create_out_dir(dir: &Path) -> Result<(), JobError> {
+    if dir.exists() && !dir.is_dir() {
+        return Err(JobError::OutIsFile(dir.to_path_buf()));
+    }
+    std::fs::create_dir_all(dir).map_err(|source| JobError::CreateOut {
+        path: dir.to_path_buf(),
+        source,
+    })?;
+    probe_writable(dir).map_err(|source| JobError::OutNotWritable {
+        path: dir.to_path_buf(),
+        source,
+    })
+}
+
+/// Writes and removes a small hidden file, so a folder that exists but refuses writes
+/// (permissions, a read-only mount, a full disk) fails before a frame is simulated.
+fn probe_writable(dir: &Path) -> std::io::Result<()> {
+    use std::io::Write as _;
+    let probe = dir.join(format!(".beamtrace-write-check-{}", std::process::id()));
+    let result = std::fs::File::create(&probe).and_then(|mut f| {
+        f.write_all(&[0u8; 4096])?;
+        f.sync_all()
+    });
+    let _ = std::fs::remove_file(&probe);
+    result
+}
+
+/// Writes one simulated frame's files, not yet in place (the caller commits the group),
+/// and adds them to the report. In the world frame each point is placed by the sensor's
+/// pose when its beam fired (the sweep), which undoes the rolling shutter.
+pub(super) fn write_frame(
+    opts: &JobOptions,
+    plan: &OutputPlan,
+    frame: u64,
+    cloud: &PointCloud,
+    settings: &FrameSettings,
+    report: &mut JobReport,
+) -> Result<AtomicFiles, JobError> {
+    let mut files = AtomicFiles::default();
+    let stamp = FrameStamp {
+        frame,
+        time: scenario_time(&opts.sensor, frame),
+        pose: viewpoint(settings.sensor_to_world),
+    };
+    if opts.world_frame {
+        let mut world = cloud.clone();
+        for p in &mut world.points {
+            let pose = settings.pose_at(p.time);
+            let w = pose.transform_point3(glam::Vec3::new(p.x, p.y, p.z));
+            (p.x, p.y, p.z) = (w.x, w.y, w.z);
+        }
+        let frame_of = FrameOf {
+            stamp,
+            world: Some(stamp.pose),
+        };
+        write_clouds(opts, plan, &world, frame_of, &mut files, report)?;
+    } else {
+        let frame_of = FrameOf { stamp, world: None };
+        write_clouds(opts, plan, cloud, frame_of, &mut files, report)?;
+    }
+    if opts.picture {
+        // The picture is of the sensor's view whatever frame the file uses.
+        let png = opts
+            .out_dir
+            .join(frame_file_name(frame, opts.format))
+            .with_extension("png");
+        write_picture_into(&mut files, &png, cloud, &picture_options(&opts.sensor))?;
+        report.files.push(png);
+    }
+    Ok(files)
+}
+
+/// Which frame a cloud is of, and in which coordinate frame its points are.
+#[derive(Clone, Copy)]
+struct FrameOf {
+    stamp: FrameStamp,
+    /// `Some`: the points are in the world, and this is the sensor's pose there.
+    world: Option<Viewpoint>,
+}
+
+/// Writes the cloud file(s) of a frame: one file, or one per return layer of an
+/// organized layout that puts layers in files of their own.
+fn write_clouds(
+    opts: &JobOptions,
+    plan: &OutputPlan,
+    cloud: &PointCloud,
+    of: FrameOf,
+    files: &mut AtomicFiles,
+    report: &mut JobReport,
+) -> Result<(), JobError> {
+    let frame = of.stamp.frame;
+    let meta = |organized| CloudMeta {
+        fields: &opts.fields,
+        organized,
+        world: of.world,
+        beams: Some(&plan.layout),
+        stamp: Some(of.stamp),
+    };
+    let Some(how) = plan.organize else {
+        let path = opts.out_dir.join(frame_file_name(frame, opts.format));
+        write_cloud_into(files, &path, cloud, opts.format, &meta(None))?;
+        report.files.push(path);
+        return Ok(());
+    };
+    for (layer, part) in organize(cloud, &plan.layout, how)?.iter().enumerate() {
+        let path = opts
+            .out_dir
+            .join(frame_layer_file_name(frame, layer, opts.format));
+        let size = Some((part.width, part.height));
+        write_cloud_into(files, &path, &part.cloud, opts.format, &meta(size))?;
+        report.files.push(path);
+    }
+    Ok(())
+}
+
+/// The picture of a frame, sized to the sensor: its rings and azimuth field of view.
+pub fn picture_options(sensor: &Sensor) -> PictureOptions {
+    let (lo, hi) = sensor
+        .beams
+        .iter()
+        .fold((f32::MAX, f32::MIN), |(lo, hi), b| {
+            (lo.min(b.azimuth), hi.max(b.azimuth))
+        });
+    let full_turn = hi - lo > 1.5 * std::f32::consts::PI;
+    let columns = sensor.columns.clamp(256, 4096);
+    // Centre each pixel column on a beam column: spinning sensors fire at exact multiples
+    // of 2π/columns, and bins edged on those angles would alias into empty stripes.
+    let span = if full_turn {
+        let step = std::f32::consts::TAU / columns as f32;
+        (lo - 0.5 * step, lo - 0.5 * step + std::f32::consts::TAU)
+    } else {
+        let step = (hi - lo) / (columns.max(2) - 1) as f32;
+        (lo - 0.5 * step, hi + 0.5 * step)
+    };
+    PictureOptions {
+        channels: Some(sensor.channels),
+        columns,
+        azimuth_span: Some(span),
+        bev_extent: sensor.max_range.min(80.0),
+        ..Default::default()
+    }
+}

@@ -1,0 +1,244 @@
+//! The main job: a scene and a sensor in, one point cloud file (and a picture) per frame
+//! out. The CLI's `run` is a thin wrapper around [`run_job`], so tests drive the same code.
+//! The job prints nothing: it reports each written frame to a callback and returns a
+//! [`JobReport`]; progress bars and messages are the caller's.
+
+pub mod batch;
+mod bundled;
+mod error;
+mod files;
+mod http;
+mod memory;
+mod packets;
+mod runner;
+mod sender;
+pub mod shard;
+mod stream;
+
+pub use bundled::{
+    default_scenario_path, default_scene_path, load_default_scenario, load_scene_or_default,
+    procedural_scene, LoadedScenario, LoadedScene,
+};
+pub use error::JobError;
+pub use files::{beam_layout, picture_options, viewpoint};
+pub use http::HttpReport;
+pub use memory::MemoryUse;
+pub use packets::{PacketFormat, PACKET_FORMATS};
+pub use sender::{SenderReport, QUEUE_FRAMES};
+
+use files::OutputPlan;
+use http::HttpApi;
+use runner::{driver_plan, Runner};
+use stream::{write_packet_metadata, PacketStream};
+
+use crate::gpu::ContextOptions;
+use crate::material::{MaterialDb, MaterialMapping};
+use crate::output::{FieldSet, Format, Viewpoint};
+use crate::scene::{Scenario, Scene};
+use crate::sensor::{Pose, Sensor};
+use crate::sim::Sun;
+use std::path::PathBuf;
+
+/// Frames a job writes at most: frame_000000 to frame_999999 (and the frame number
+/// keys the noise as a 32-bit value).
+pub const MAX_FRAMES: u64 = 1_000_000;
+
+/// Everything `beamtrace run` needs.
+pub struct JobOptions {
+    pub scene: Scene,
+    pub scene_name: String,
+    pub sensor: Sensor,
+    pub frames: u64,
+    pub out_dir: PathBuf,
+    pub format: Format,
+    pub picture: bool,
+    /// Vehicle pose in the world; the sensor sits at `vehicle_pose · sensor.mount`.
+    pub vehicle_pose: Pose,
+    pub materials: MaterialDb,
+    pub mapping: MaterialMapping,
+    pub device: ContextOptions,
+    /// The sun for the ambient channel; `None`: night (no ambient light).
+    pub sun: Option<Sun>,
+    pub seed: u64,
+    /// Write points in the world frame instead of the sensor frame (DESIGN §1); the
+    /// files then carry the sensor's pose (PCD VIEWPOINT, a PLY comment).
+    pub world_frame: bool,
+    /// The fields of the clouds: beamtrace's own, a ROS driver's layout, or a list.
+    pub fields: FieldSet,
+    /// Organized clouds on the sensor's grid; `None`: as the field set's convention
+    /// does (organized for the drivers that publish organized clouds).
+    pub organized: Option<bool>,
+    /// The command line that started the run, recorded in `run.json`.
+    pub command_line: Vec<String>,
+    /// Moves the vehicle and the scene's objects over time; `None`: the scene's own glTF
+    /// animations play, and the vehicle stands at `vehicle_pose`.
+    pub scenario: Option<Scenario>,
+    /// Write each frame's point cloud (and picture) into `out_dir`, with poses.csv and
+    /// run.json; without it only packets go out.
+    pub clouds: bool,
+    /// The frames as a real sensor's packets, over UDP and/or into a pcap file.
+    pub packets: Option<PacketOutput>,
+    /// Only a part of the frames (a shard's, see [`shard`]); its poses and files go to
+    /// the shard's journal through [`FrameDone`], so no poses.csv or run.json is written.
+    /// `None`: all frames.
+    pub part: Option<JobPart>,
+}
+
+/// The frames of `0..frames` a job part runs.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct JobPart {
+    pub frames: std::ops::Range<u64>,
+    /// Frames among them whose files are already in place (an interrupted shard's):
+    /// not simulated again.
+    pub done: std::collections::BTreeSet<u64>,
+}
+
+/// Where a run's packets go.
+#[derive(Debug, Clone)]
+pub struct PacketOutput {
+    pub format: PacketFormat,
+    /// Send each packet over UDP to this address.
+    pub udp: Option<std::net::SocketAddr>,
+    /// Write every packet into this pcap file (atomically, at the end).
+    pub pcap: Option<PathBuf>,
+    /// Send at the sensor's real rate (frames the simulation cannot keep up with are
+    /// dropped and counted); else as fast as frames are made.
+    pub real_time: bool,
+    /// Unix time of the first frame: the packets' and the capture's timestamps count
+    /// from it (a fixed value keeps offline files reproducible).
+    pub start: std::time::Duration,
+    /// Simulate every frame first and send them afterwards (in real time, then, on any
+    /// machine: for scenarios the machine cannot simulate at the sensor's rate).
+    pub preload: bool,
+    /// Answer the Ouster sensor HTTP API on this address for the life of the stream,
+    /// serving the packets' metadata; a `udp_dest` a client sets redirects the UDP
+    /// packets from the next frame on. Ouster formats only.
+    pub http: Option<std::net::SocketAddr>,
+}
+
+/// The files of a run besides its frames.
+pub const RUN_FILE: &str = "run.json";
+pub const POSES_FILE: &str = "poses.csv";
+
+/// What a finished job reports.
+#[derive(Debug, Default)]
+pub struct JobReport {
+    /// The frames' files (clouds, return layers, pictures), in the order written.
+    pub files: Vec<PathBuf>,
+    /// The run's own files: poses.csv and run.json.
+    pub run_files: Vec<PathBuf>,
+    pub points_per_frame: Vec<usize>,
+    pub device: String,
+    pub trace_ms: Vec<f64>,
+    /// GPU time of each frame's passes (TLAS, trace, waveform, compaction), ms.
+    pub gpu_ms: Vec<f64>,
+    /// The sensor's pose (sensor → world) when each simulated frame began.
+    pub poses: Vec<(u64, glam::Affine3A)>,
+    /// Frames skipped in real time because the simulation fell behind the sensor's
+    /// clock: not simulated, or simulated too late to be sent on time.
+    pub dropped_frames: u64,
+    /// What the packet writer sent and wrote.
+    pub packets: Option<SenderReport>,
+    /// What the Ouster HTTP API answered, and where clients sent the packets.
+    pub http: Option<HttpReport>,
+    /// Host and device memory once the first frame was done, and at the end (the last
+    /// packet sent, before run.json is written): a job that does not grow with its
+    /// frames keeps them flat.
+    pub memory_first_frame: Option<MemoryUse>,
+    pub memory_end: Option<MemoryUse>,
+    /// Seconds spent encoding and writing the frames' files (the caller's callback
+    /// included), on the thread that also waits for the GPU.
+    pub write_s: f64,
+}
+
+/// One frame's files are written: sent to [`run_job`]'s callback, in frame order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FrameDone {
+    /// The frame's index, 0-based.
+    pub frame: u64,
+    /// How many frames the job writes in all ([`JobOptions::frames`]).
+    pub frames: u64,
+    /// Points in the frame's cloud.
+    pub points: usize,
+    /// The frame's files, in place (none when the job writes no clouds).
+    pub files: Vec<PathBuf>,
+    /// The sensor's pose in the world at the frame's start.
+    pub pose: Viewpoint,
+}
+
+/// Runs the job: simulates `opts.frames` frames and writes their files (and sends or
+/// writes their packets), calling `frame_done` after each frame is done (for a progress
+/// bar; `&mut |_| {}` for none).
+pub fn run_job(
+    opts: &JobOptions,
+    frame_done: &mut dyn FnMut(&FrameDone),
+) -> Result<JobReport, JobError> {
+    check_options(opts)?;
+    let plan = OutputPlan::new(opts)?;
+    let driver = driver_plan(opts)?;
+    // Refused before the device opens and before anything is sent or written; the
+    // HTTP API answers from now on, while the device and the scene are made ready.
+    let (encoder, http) = match &opts.packets {
+        Some(p) => (
+            Some(p.format.encoder(&opts.sensor, p.start, p.udp)?),
+            HttpApi::start(p, &opts.sensor)?,
+        ),
+        None => (None, None),
+    };
+    let mut runner = Runner::new(opts, plan, driver)?;
+    runner.packets = match (&opts.packets, encoder) {
+        (Some(p), Some(encoder)) => Some(PacketStream::start(p, encoder, http)?),
+        _ => None,
+    };
+    if let Some(p) = &opts.packets {
+        write_packet_metadata(p, &opts.sensor, &mut runner.report)?;
+    }
+    runner.run(frame_done)?;
+    runner.finish()
+}
+
+fn check_options(opts: &JobOptions) -> Result<(), JobError> {
+    if opts.frames == 0 {
+        return Err(JobError::NoFrames);
+    }
+    if opts.frames > MAX_FRAMES {
+        return Err(JobError::TooManyFrames(opts.frames));
+    }
+    if let Some(part) = &opts.part {
+        if part.frames.start >= part.frames.end || part.frames.end > opts.frames {
+            return Err(JobError::BadPart {
+                frames: part.frames.clone(),
+                of: opts.frames,
+            });
+        }
+    }
+    if !opts.vehicle_pose.is_finite() {
+        return Err(JobError::NonFinitePose);
+    }
+    Ok(())
+}
+
+/// The digest of what decides a job's bytes: everything but where they go, the part
+/// of the frames, the device and the spelling of the command line. The shards of one
+/// run must agree on it (`shard::ShardRun::begin`, `shard::merge`).
+pub fn inputs_digest(opts: &JobOptions) -> String {
+    let mut d = shard::InputsDigest::default();
+    d.add("beamtrace", env!("CARGO_PKG_VERSION").as_bytes());
+    d.add_debug("scene", &opts.scene);
+    d.add_debug("sensor", &opts.sensor);
+    d.add_debug("scenario", &opts.scenario);
+    d.add_debug("materials", &opts.materials);
+    d.add_debug("mapping", &opts.mapping);
+    d.add_debug("vehicle_pose", &opts.vehicle_pose);
+    d.add_debug("sun", &opts.sun);
+    d.add_debug("seed", &opts.seed);
+    d.add_debug("frames", &opts.frames);
+    d.add_debug("format", &opts.format);
+    d.add_debug("fields", &opts.fields);
+    d.add_debug("organized", &opts.organized);
+    d.add_debug("world_frame", &opts.world_frame);
+    d.add_debug("picture", &opts.picture);
+    d.add_debug("clouds", &opts.clouds);
+    d.add_debug("packets", &opts.packets.as_ref().map(|p| p.format));
+    d.hex()
+}

@@ -1,0 +1,135 @@
+//! A run's packets: encoded on the frame loop's thread, sent or written by the sender's.
+
+use super::http::HttpApi;
+use super::sender::{FramePackets, PacketSinks, Sender};
+use super::{HttpReport, JobError, JobReport, PacketOutput, SenderReport};
+use crate::output::packets::{Pacing, Packet, PacketEncoder, PcapOptions, UdpSink};
+use crate::output::write_atomic;
+use crate::sensor::Sensor;
+use std::time::{Duration, Instant};
+
+/// The frames' packets: the encoder on this thread, the writer on its own.
+pub(super) struct PacketStream {
+    pub(super) encoder: Box<dyn PacketEncoder>,
+    sender: Sender,
+    real_time: bool,
+    /// Frames simulated but held back until all are (`PacketOutput::preload`).
+    preloaded: Option<Vec<FramePackets>>,
+    /// In real time: when the sensor's clock started, which is when the first frame's
+    /// packets were ready (start-up and the first frame's warm-up are not the stream's).
+    pub(super) clock: Option<Instant>,
+    /// In real time: how long the last frame took from its submission until its packets
+    /// were ready (after the first, whose warm-up is no guide), so that frames that
+    /// could not be ready before they are due are not simulated at all.
+    pub(super) ready_after: Duration,
+    /// The Ouster HTTP API, whose clients may change where the packets go.
+    http: Option<HttpApi>,
+}
+
+impl PacketStream {
+    pub(super) fn start(
+        p: &PacketOutput,
+        encoder: Box<dyn PacketEncoder>,
+        http: Option<HttpApi>,
+    ) -> Result<Self, JobError> {
+        let udp = p
+            .udp
+            .map(UdpSink::new)
+            .transpose()
+            .map_err(JobError::Sink)?;
+        let pcap = p.pcap.clone().map(|path| {
+            let options = PcapOptions {
+                start: p.start,
+                ..PcapOptions::default()
+            };
+            (path, options)
+        });
+        Ok(PacketStream {
+            encoder,
+            sender: Sender::spawn(PacketSinks { udp, pcap })?,
+            real_time: p.real_time,
+            preloaded: p.preload.then(Vec::new),
+            clock: None,
+            ready_after: Duration::ZERO,
+            http,
+        })
+    }
+
+    /// Sends a frame's packets, or holds them while preloading.
+    pub(super) fn send(
+        &mut self,
+        packets: Vec<Packet>,
+        submitted: Instant,
+    ) -> Result<(), JobError> {
+        if let Some(held) = &mut self.preloaded {
+            held.push(FramePackets {
+                packets,
+                submitted,
+                ready: Instant::now(),
+                pacing: Pacing::AsFastAsPossible,
+                redirect: None,
+            });
+            return Ok(());
+        }
+        if self.clock.is_some() {
+            self.ready_after = submitted.elapsed();
+        }
+        let pacing = self.pacing();
+        // Looked at as each frame leaves: a destination set while preloading applies
+        // to the first frame sent.
+        let redirect = self.http.as_mut().and_then(HttpApi::redirect);
+        self.sender.send(FramePackets {
+            packets,
+            submitted,
+            ready: Instant::now(),
+            pacing,
+            redirect,
+        })
+    }
+
+    /// Sends the held frames (the clock starts now) and what the encoder still holds,
+    /// waits for the writer, and stops the HTTP API after the last packet left.
+    pub(super) fn finish(mut self) -> Result<(SenderReport, Option<HttpReport>), JobError> {
+        for frame in self.preloaded.take().unwrap_or_default() {
+            self.send(frame.packets, Instant::now())?;
+        }
+        let last = self.encoder.finish();
+        let flushed = !last.is_empty();
+        if flushed {
+            self.send(last, Instant::now())?;
+        }
+        let mut sent = self.sender.finish()?;
+        if flushed {
+            // The flush of held firings is not a frame.
+            sent.latency_ms.pop();
+        }
+        Ok((sent, self.http.take().map(HttpApi::finish)))
+    }
+
+    /// When this frame's packets leave (the sensor's clock starts at the first).
+    fn pacing(&mut self) -> Pacing {
+        match self.real_time {
+            true => Pacing::RealTime {
+                start: *self.clock.get_or_insert_with(Instant::now),
+            },
+            false => Pacing::AsFastAsPossible,
+        }
+    }
+}
+
+/// Ouster's metadata JSON beside the pcap file, with the same stem (`packets.json` for
+/// `packets.pcap`, where ouster-sdk looks for it): the packets cannot be decoded
+/// without it.
+pub(super) fn write_packet_metadata(
+    p: &PacketOutput,
+    sensor: &Sensor,
+    report: &mut JobReport,
+) -> Result<(), JobError> {
+    let (Some(pcap), Some(metadata)) = (&p.pcap, p.format.metadata(sensor, p.start, p.udp)?) else {
+        return Ok(());
+    };
+    let path = pcap.with_extension("json");
+    write_atomic(&path, |w| w.write_all(metadata.to_json_string().as_bytes()))?;
+    report.run_files.push(path);
+    Ok(())
+}
