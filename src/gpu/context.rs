@@ -591,11 +591,8 @@ impl Context {
         };
         let validation_log = Box::<ValidationLog>::default();
         if options.validation {
-            partial.debug = Some(create_messenger(
-                &entry,
-                &partial.instance,
-                &validation_log,
-            )?);
+            let messenger = create_messenger(&entry, &partial.instance, &validation_log)?;
+            partial.debug = Some(messenger);
         }
         let devices = describe_devices(&partial.instance)?;
         let chosen = choose_device(&partial.instance, &devices, options.device_index)?;
@@ -645,13 +642,7 @@ impl Context {
             driver_info: info.driver.clone(),
             api_version: info.api_version.clone(),
             is_cpu: info.kind == device_kind(vk::PhysicalDeviceType::CPU) && !options.gpu_paths,
-            unified_memory: !options.separate_memory
-                && [
-                    vk::PhysicalDeviceType::CPU,
-                    vk::PhysicalDeviceType::INTEGRATED_GPU,
-                ]
-                .iter()
-                .any(|&t| info.kind == device_kind(t)),
+            unified_memory: !options.separate_memory && shares_host_memory(info),
             supports_graphics,
             presenting,
             large_points,
@@ -659,7 +650,19 @@ impl Context {
             physical_device: pd,
         }))
     }
+}
 
+/// A CPU driver or an integrated GPU: its device memory is the host's.
+fn shares_host_memory(info: &DeviceInfo) -> bool {
+    [
+        vk::PhysicalDeviceType::CPU,
+        vk::PhysicalDeviceType::INTEGRATED_GPU,
+    ]
+    .iter()
+    .any(|&t| info.kind == device_kind(t))
+}
+
+impl Context {
     /// The validation layer's warnings and errors so far (empty when validation is off).
     pub fn validation_messages(&self) -> Vec<String> {
         self.validation_log

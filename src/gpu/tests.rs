@@ -301,9 +301,9 @@ fn translate(x: f32, y: f32) -> [[f32; 4]; 3] {
     [[1.0, 0.0, 0.0, x], [0.0, 1.0, 0.0, y], [0.0, 0.0, 1.0, 0.0]]
 }
 
-#[test]
-fn ray_tracing_pipeline_tlas_build_refit_and_sbt_alignment() {
-    let ctx = ctx();
+/// The test's pipeline: one ray per invocation along +x, its hit's t (plus 1000 × the
+/// instance's custom index) written out.
+fn one_hit_pipeline(ctx: &Arc<Context>) -> RayTracingPipeline {
     let src = ShaderSources::new()
         .add("t.rgen", RGEN)
         .add("t.rmiss", RMISS)
@@ -311,8 +311,8 @@ fn ray_tracing_pipeline_tlas_build_refit_and_sbt_alignment() {
     let rgen = compile(&src, "t.rgen", &[]).expect("rgen");
     let rmiss = compile(&src, "t.rmiss", &[]).expect("rmiss");
     let rchit = compile(&src, "t.rchit", &[]).expect("rchit");
-    let pipeline = RayTracingPipeline::new(
-        &ctx,
+    RayTracingPipeline::new(
+        ctx,
         &RayTracingDesc {
             raygen: &rgen,
             miss: vec![&rmiss],
@@ -324,7 +324,33 @@ fn ray_tracing_pipeline_tlas_build_refit_and_sbt_alignment() {
             max_recursion_depth: 1,
         },
     )
-    .expect("pipeline");
+    .expect("pipeline")
+}
+
+/// One triangle in the plane x = 0 spanning y in [-0.5, 0.5], z in [0, 1], as a BLAS.
+fn one_triangle_blas(ctx: &Arc<Context>) -> (Vec<Arc<AccelerationStructure>>, BlasStats) {
+    let verts: [[f32; 3]; 3] = [[0.0, -0.5, 0.0], [0.0, 0.5, 0.0], [0.0, 0.0, 1.0]];
+    let idx: [u32; 3] = [0, 1, 2];
+    let input = BufferUsageFlags::ACCELERATION_STRUCTURE_BUILD_INPUT_READ_ONLY_KHR;
+    let vb = Buffer::upload(ctx, "verts", &verts, input).expect("vb");
+    let ib = Buffer::upload(ctx, "idx", &idx, input).expect("ib");
+    build_blases(
+        ctx,
+        &[vec![TriangleGeometry {
+            vertex_address: vb.device_address(),
+            vertex_count: 3,
+            index_address: ib.device_address(),
+            triangle_count: 1,
+            opaque: true,
+        }]],
+    )
+    .expect("blas")
+}
+
+#[test]
+fn ray_tracing_pipeline_tlas_build_refit_and_sbt_alignment() {
+    let ctx = ctx();
+    let pipeline = one_hit_pipeline(&ctx);
     // SBT: every region aligned to the base alignment, strides to the handle alignment,
     // raygen size equal to its stride, callable region empty.
     let l = ctx.limits;
@@ -337,23 +363,7 @@ fn ray_tracing_pipeline_tlas_build_refit_and_sbt_alignment() {
     assert_eq!(regions[0].1, regions[0].2);
     assert_eq!(regions[3], (0, 0, 0));
 
-    // A triangle in the plane x = 0 spanning y in [-0.5, 0.5], z in [0, 1].
-    let verts: [[f32; 3]; 3] = [[0.0, -0.5, 0.0], [0.0, 0.5, 0.0], [0.0, 0.0, 1.0]];
-    let idx: [u32; 3] = [0, 1, 2];
-    let input = BufferUsageFlags::ACCELERATION_STRUCTURE_BUILD_INPUT_READ_ONLY_KHR;
-    let vb = Buffer::upload(&ctx, "verts", &verts, input).expect("vb");
-    let ib = Buffer::upload(&ctx, "idx", &idx, input).expect("ib");
-    let (blases, stats) = build_blases(
-        &ctx,
-        &[vec![TriangleGeometry {
-            vertex_address: vb.device_address(),
-            vertex_count: 3,
-            index_address: ib.device_address(),
-            triangle_count: 1,
-            opaque: true,
-        }]],
-    )
-    .expect("blas");
+    let (blases, stats) = one_triangle_blas(&ctx);
     assert!(stats.compacted_bytes > 0 && stats.compacted_bytes <= stats.built_bytes);
     let instance = |x: f32, y: f32, id: u32| TlasInstance {
         transform: translate(x, y),

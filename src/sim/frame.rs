@@ -616,18 +616,7 @@ fn record_frame(
         }
         rec.barrier(&[Pass::Compute], &[Pass::Compute]);
         ts.write(rec, TS_WAVEFORM)?;
-        let groups = compact_groups(u64::from(sensor.beam_count)) as u32;
-        let grid = [groups.min(65_535), groups.div_ceil(groups.min(65_535)), 1];
-        let copy = staged.then_some(COMPACT_PASS_COPY);
-        let passes = [Some(COMPACT_PASS_SUMS), Some(COMPACT_PASS_WRITE), copy];
-        for (i, pass) in passes.into_iter().flatten().enumerate() {
-            if i > 0 {
-                rec.barrier(&[Pass::Compute], &[Pass::Compute]);
-            }
-            let params = CompactParams { pass, ..compact };
-            let push = bytemuck::bytes_of(&params);
-            rec.dispatch(&pipelines.compact, &sets.compact, push, grid)?;
-        }
+        record_compaction(rec, pipelines, sets, sensor, compact, staged)?;
         // Captures copy the records and echoes out in a later submission.
         rec.barrier(&[Pass::Compute], &[Pass::Transfer]);
         ts.write(rec, TS_COMPACT)?;
@@ -635,6 +624,32 @@ fn record_frame(
         Ok(update)
     })?;
     Ok(update)
+}
+
+/// The compaction's dispatches: each group's point count, then the points after the
+/// counts before each group, then (`staged`: a device-local point buffer) the copy of
+/// only the frame's points into the host-visible one.
+fn record_compaction(
+    rec: &mut Recording<'_>,
+    pipelines: &Pipelines,
+    sets: &SlotSets,
+    sensor: &SensorBuffers,
+    compact: CompactParams,
+    staged: bool,
+) -> Result<(), crate::gpu::GpuError> {
+    let groups = compact_groups(u64::from(sensor.beam_count)) as u32;
+    let grid = [groups.min(65_535), groups.div_ceil(groups.min(65_535)), 1];
+    let copy = staged.then_some(COMPACT_PASS_COPY);
+    let passes = [Some(COMPACT_PASS_SUMS), Some(COMPACT_PASS_WRITE), copy];
+    for (i, pass) in passes.into_iter().flatten().enumerate() {
+        if i > 0 {
+            rec.barrier(&[Pass::Compute], &[Pass::Compute]);
+        }
+        let params = CompactParams { pass, ..compact };
+        let push = bytemuck::bytes_of(&params);
+        rec.dispatch(&pipelines.compact, &sets.compact, push, grid)?;
+    }
+    Ok(())
 }
 
 /// The trace's and the waveform's push constants of a frame of `sensor`, whose sweep
