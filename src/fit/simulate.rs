@@ -58,16 +58,8 @@ impl Evaluator {
         let mut sim = CpuSimulator::new(scene, &base, &map)?;
         sim.set_max_bounces(sensor.max_bounces)?;
         let slots = sim.tables().record_slots(sensor.max_bounces);
-        let frame = FrameSettings {
-            sensor_to_world: Affine3A::IDENTITY,
-            sweep: None,
-            min_range: sensor.min_range,
-            max_range: sensor.max_range,
-            sun,
-            seed,
-            frame: 0,
-            waveform: sensor.detector.waveform_settings(&sensor.detection),
-        };
+        // The frame's settings as `run`'s driver makes them; the pose is θ's.
+        let frame = FrameSettings::for_sensor(&sensor, Affine3A::IDENTITY, sun, seed, 0);
         Ok(Evaluator {
             sim,
             base,
