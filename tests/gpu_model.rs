@@ -830,7 +830,7 @@ fn retroreflective_bloom_with_preset_subrays_follows_the_kernel() {
     // brighter against the threshold (thresholds a decade apart), not stop at one angle.
     // Tolerance: a decade of power either way. The halo's sub-rays lie in rings at most
     // a decade of its power apart (sensor/halo.rs), so the power they return from the
-    // sign is within a factor 10 of the continuous (sensor/halo_tests.rs checks that
+    // sign is within a factor 10 of the continuous (sensor/tests/halo.rs checks that
     // for sign-sized windows): a beam must see the sign where the continuous power is
     // above 10 T and must not where it is below T/10; the bloom's edge then lies within
     // ±0.6° of the prediction at these brightnesses.

@@ -35,6 +35,7 @@ mod poses;
 mod records;
 mod ros2;
 #[cfg(test)]
+#[path = "tests/clouds.rs"]
 mod test_clouds;
 
 pub use atomic::{abandon_writes_before_exit, write_atomic, AtomicFiles};

@@ -3,11 +3,11 @@
 //! foliage, glass, retroreflectors and oblique incidence. Expected values are written
 //! out by hand or computed in f64 from the scenes' parameters.
 
-use super::foliage::{leaf_alpha, LEAF_COVERAGE, LEAF_TEXTURE_SIZE, LEAF_TILE};
-use super::gltf_write::{GltfBuilder, GltfDocument, NodeTransform, PrimitiveData};
-use super::tests::{expect_err, load_kind, load_str, round_trip, world_geometry};
-use super::texture::encode_png_rgba;
-use super::*;
+use super::{expect_err, load_kind, load_str, round_trip, world_geometry};
+use crate::scene::foliage::{leaf_alpha, LEAF_COVERAGE, LEAF_TEXTURE_SIZE, LEAF_TILE};
+use crate::scene::gltf_write::{GltfBuilder, GltfDocument, NodeTransform, PrimitiveData};
+use crate::scene::texture::encode_png_rgba;
+use crate::scene::*;
 use glam::{DVec3, Vec2};
 use gltf::json;
 use std::path::Path;
@@ -43,7 +43,7 @@ fn png_bytes(
 }
 
 fn decode(bytes: &[u8]) -> (u32, u32, Vec<u8>) {
-    super::texture::decode_png_alpha(bytes).expect("decodes")
+    crate::scene::texture::decode_png_alpha(bytes).expect("decodes")
 }
 
 #[test]
@@ -130,11 +130,11 @@ fn broken_png_bytes_are_errors() {
         None,
         None,
     );
-    let e = super::texture::decode_png_alpha(&good[..good.len() - 20]).expect_err("cut");
+    let e = crate::scene::texture::decode_png_alpha(&good[..good.len() - 20]).expect_err("cut");
     assert!(e.contains("PNG"), "{e}");
     let mut bad = good.clone();
     bad[20] ^= 0xFF; // inside IHDR: its CRC no longer matches
-    assert!(super::texture::decode_png_alpha(&bad).is_err());
+    assert!(crate::scene::texture::decode_png_alpha(&bad).is_err());
 }
 
 // ---------------------------------------------------------------- sampling
@@ -464,12 +464,12 @@ fn a_broken_embedded_png_is_an_error_naming_the_image() {
     doc.root.images[0].buffer_view = None;
     doc.root.images[0].uri = Some(format!(
         "data:image/png;base64,{}",
-        super::base64::encode(&broken)
+        crate::scene::base64::encode(&broken)
     ));
     doc.root.images[0].name = Some("bark_alpha".into());
     doc.root.buffers[0].uri = Some(format!(
         "data:application/octet-stream;base64,{}",
-        super::base64::encode(&doc.bin)
+        crate::scene::base64::encode(&doc.bin)
     ));
     let text = doc.root.to_string().expect("json");
     let e = expect_err(load_str(&text));

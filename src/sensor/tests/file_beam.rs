@@ -1,6 +1,6 @@
 //! The `beam`, `detector` and `noise` sections of sensor files.
 
-use super::*;
+use crate::sensor::*;
 use std::path::{Path, PathBuf};
 
 const DEG: f32 = std::f32::consts::PI / 180.0;

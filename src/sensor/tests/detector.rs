@@ -1,7 +1,7 @@
 //! The detector: pulse width, curve models through the datasheet pair, parameters.
 
-use super::detector::C;
-use super::*;
+use crate::sensor::detector::C;
+use crate::sensor::*;
 
 fn pair(r: f32, range: f32) -> Detection {
     Detection {

@@ -1,7 +1,7 @@
 //! Beam kernels and their sub-rays against analytic expectations.
 
-use super::kernel::fwhm_to_1e2;
-use super::*;
+use crate::sensor::kernel::fwhm_to_1e2;
+use crate::sensor::*;
 
 const DEG: f32 = std::f32::consts::PI / 180.0;
 
@@ -327,7 +327,7 @@ fn core_halo_grid_reaches_the_halo() {
     // The support reaches beyond the halo's 1/e² half angle.
     assert!(s.h1 > 0.5 * f64::from(halo_h) && s.v1 > 0.5 * f64::from(halo_h));
     let core_reach = 5.0 * core_h / 4.0; // 5σ of the core
-                                         // (How far the halo's sub-rays reach and what they carry: halo_tests.rs.)
+                                         // (How far the halo's sub-rays reach and what they carry: tests/halo.rs.)
     for n in [16, 64] {
         let grid = k.sample(n, Sampling::Grid).unwrap();
         // Power outside the core is the halo's share (the core does not leak out).
@@ -419,7 +419,7 @@ fn bad_kernels_and_counts_name_their_field() {
     let err = |k: &BeamKernel, n: u32| k.sample(n, Sampling::Grid).unwrap_err().to_string();
     let g = kernels()[0].clone();
     assert!(err(&g, 0).starts_with("beam.subrays:"), "{}", err(&g, 0));
-    assert!(err(&g, super::subrays::MAX_SAMPLES + 1).starts_with("beam.subrays:"));
+    assert!(err(&g, crate::sensor::subrays::MAX_SAMPLES + 1).starts_with("beam.subrays:"));
     let cases: Vec<(BeamKernel, &str)> = vec![
         (
             BeamKernel::Table2d {

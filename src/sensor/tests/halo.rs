@@ -2,7 +2,7 @@
 //! kernel integrated here by quadrature: the halo's power, spread and reach decide how
 //! far a retroreflector blooms (DESIGN §2).
 
-use super::*;
+use crate::sensor::*;
 
 const DEG: f64 = std::f64::consts::PI / 180.0;
 

@@ -3,11 +3,11 @@
 //! Expected poses are worked out by hand from the keyframes (linear interpolation, the
 //! y-up turn (x, y, z) → (x, −z, y), rotations about z written as cos/sin).
 
-use super::gltf_write::{ChannelData, NodeTransform};
-use super::tests::{load_str, raw_builder, round_trip, triangle};
-use super::tests_exporters::instanced_poles;
-use super::*;
+use super::exporters::instanced_poles;
+use super::{load_str, raw_builder, round_trip, triangle};
 use crate::config::PathPolicy;
+use crate::scene::gltf_write::{ChannelData, NodeTransform};
+use crate::scene::*;
 use glam::{DVec3, Mat4};
 use gltf::json::animation::{Interpolation as Interp, Property as Prop};
 use std::path::Path;

@@ -1,7 +1,7 @@
 //! Sensor YAML files: the examples in `configs/sensors` and every kind of bad input.
 
-use super::*;
 use crate::config::PathPolicy;
+use crate::sensor::*;
 use std::path::{Path, PathBuf};
 
 fn examples() -> PathBuf {

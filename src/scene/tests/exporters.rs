@@ -4,9 +4,9 @@
 //! computed in f64 from the glTF formulas (TRS order, dequantization rules), never
 //! taken from the loader.
 
-use super::tests::{expect_err, load_str};
-use super::*;
+use super::{expect_err, load_str};
 use crate::config::PathPolicy;
+use crate::scene::*;
 use glam::{DMat4, DQuat, DVec3};
 use std::path::Path;
 

@@ -3,10 +3,10 @@
 //! formulas (the y-up turn (x, y, z) → (x, −z, y), slerp angles linear in time, the
 //! Hermite polynomial evaluated at a given fraction), never taken from the code.
 
-use super::gltf_write::{ChannelData, GltfBuilder, NodeTransform};
-use super::tests::{expect_err, load_str, raw_builder, round_trip, triangle};
-use super::tests_exporters::{f32_bytes, instanced_poles, unit_triangle, with_bin};
-use super::*;
+use super::exporters::{f32_bytes, instanced_poles, unit_triangle, with_bin};
+use super::{expect_err, load_str, raw_builder, round_trip, triangle};
+use crate::scene::gltf_write::{ChannelData, GltfBuilder, NodeTransform};
+use crate::scene::*;
 use glam::{DMat4, DQuat, DVec3, Mat4};
 use gltf::json;
 use gltf::json::animation::{Interpolation as Interp, Property as Prop};

@@ -1,7 +1,12 @@
 //! Tests of the loader and the generator. Expected values are computed independently
 //! of the code under test (f64 matrices built from the glTF formulas, the analytic
 //! scenes' parameters), so a wrong turn, a wrong composition order or a wrong winding
-//! fails here.
+//! fails here. The helpers here serve the topic files beside this one.
+
+mod alpha;
+mod animation;
+mod exporters;
+mod motion;
 
 use super::gltf_write::{GltfBuilder, GltfDocument, IndexFormat, NodeTransform, PrimitiveData};
 use super::*;

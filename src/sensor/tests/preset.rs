@@ -1,7 +1,7 @@
 //! Presets against the figures of their datasheets, written out here independently of
 //! the tables in `preset_builders.rs`.
 
-use super::*;
+use crate::sensor::*;
 
 /// name, channels, columns at defaults, elevation min/max (deg, beam centres),
 /// azimuth min/max (deg) — from the datasheets named in `preset_builders.rs`.
@@ -340,7 +340,7 @@ fn default_sensor_is_an_os1_128_at_the_origin() {
     let d = default_sensor();
     assert_eq!(d.name, "os1-128");
     assert_eq!((d.channels, d.columns, d.frame_rate), (128, 1024, 10.0));
-    assert_eq!(d.mount, super::default_mount());
+    assert_eq!(d.mount, crate::sensor::default_mount());
     assert_eq!(d, preset("os1-128", Some(1024)).unwrap());
 }
 
