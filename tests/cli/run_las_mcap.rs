@@ -4,10 +4,7 @@
 //! stamped with the frames' scenario times (frame / 10 Hz), and a second run gives the
 //! same bytes. LAS refuses what it cannot hold before anything is simulated.
 
-#[path = "support/independent.rs"]
-mod independent;
-
-use independent::{floats, ints, point_field_names, python, read_all_with, read_with};
+use crate::independent::{floats, ints, point_field_names, python, read_all_with, read_with};
 use serde_json::Value;
 use std::fs;
 use std::path::Path;

@@ -5,11 +5,8 @@
 //! the crate root. If it is missing the test fails (it never skips silently): run
 //! `scripts/setup.sh`.
 
-#[path = "support/independent.rs"]
-mod independent;
-
+use crate::independent::{assert_columns, known_cloud, python, read_with, FIELDS, SIZES, TYPES};
 use beamtrace::output::{write_pcd, PcdEncoding};
-use independent::{assert_columns, known_cloud, python, read_with, FIELDS, SIZES, TYPES};
 
 fn check(encoding: PcdEncoding, data: &str) {
     let python = python("pypcd4");

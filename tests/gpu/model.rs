@@ -1,8 +1,7 @@
 //! The full beam model through the GPU pipeline (sub-rays → trace → waveform → echoes →
 //! points), checked against analytic expectations and the CPU reference (DESIGN §2–§4).
 
-mod support;
-
+use crate::support::*;
 use beamtrace::contract::SINGLE_BOUNCE_SLOTS;
 use beamtrace::job::{frame_settings, sensor_subrays};
 use beamtrace::model::RecordLayout;
@@ -14,7 +13,6 @@ use beamtrace::sensor::{
 };
 use beamtrace::sim::{Capture, Echo, FrameOutput, Simulator, Sun};
 use glam::{Affine3A, Vec3};
-use support::*;
 
 /// A sensor with the given beams, kernel and sub-rays, mounted at the world origin,
 /// 10 % at 120 m, 5 ns pulse, all echoes, noise off.

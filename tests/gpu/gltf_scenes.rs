@@ -2,12 +2,10 @@
 //! transforms predict, .glb and .gltf of one scene give the same cloud, and every
 //! EXT_mesh_gpu_instancing instance returns points where its transform puts it.
 
-mod support;
-
+use crate::support::*;
 use beamtrace::scene::{by_name, load_scene, write_scene};
 use beamtrace::sim::{GpuRecord, SubRayRecord};
 use glam::Affine3A;
-use support::*;
 
 /// A unit quad (x, y ∈ [−1, 1], z = 0 in glTF coordinates) under two nested nodes:
 /// parent: translation (0, 0.5, 0), rotation 90° about glTF y, uniform scale 2;

@@ -3,13 +3,11 @@
 //! changes in between; dropping the simulator mid-flight is clean. Validation, with
 //! synchronization validation, is on: any message fails a test.
 
-mod support;
-
+use crate::support::*;
 use beamtrace::reference::CpuSimulator;
 use beamtrace::sensor::{BeamKernel, Sampling};
 use beamtrace::sim::{Capture, FrameSettings, Simulator, FRAMES_IN_FLIGHT};
 use glam::{Affine3A, Mat4, Vec3};
-use support::*;
 
 fn settings(frame: u32) -> FrameSettings {
     settings_for(frame, 4)

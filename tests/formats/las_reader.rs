@@ -10,13 +10,10 @@
 //! the crate root. If it is missing the test fails (it never skips silently): run
 //! `scripts/setup.sh`.
 
-#[path = "support/independent.rs"]
-mod independent;
-
+use crate::independent::{dtype, expected, known_cloud, python, read_with, FIELDS};
 use beamtrace::output::{
     write_cloud_with, CloudMeta, FieldSet, Format, FrameStamp, Point, PointCloud, Viewpoint,
 };
-use independent::{dtype, expected, known_cloud, python, read_with, FIELDS};
 use serde_json::Value;
 
 /// README's class table: LAS class of beamtrace's semantic class id 0..=12.

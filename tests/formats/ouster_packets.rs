@@ -10,8 +10,7 @@
 //! range) — never from the encoder. The interpreter is `$BEAMTRACE_PYTHON` when set,
 //! else `target/pyenv/bin/python`; if it lacks ouster-sdk the tests fail, never skip.
 
-#[path = "support/independent.rs"]
-mod independent;
+use crate::independent;
 
 use beamtrace::output::packets::{
     OusterFamily, OusterHttpServer, OusterOptions, OusterProfile, OusterSensor, Packet,

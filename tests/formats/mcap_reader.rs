@@ -10,15 +10,12 @@
 //! the crate root. If it is missing the test fails (it never skips silently): run
 //! `scripts/setup.sh`.
 
-#[path = "support/independent.rs"]
-mod independent;
-
+use crate::independent::{
+    assert_columns, known_cloud, point_field_names, python, read_all_with, FIELDS, SIZES, TYPES,
+};
 use beamtrace::output::{
     merge_mcap, write_cloud_with, CloudMeta, Convention, FieldSet, Format, FrameStamp, Point,
     PointCloud, Viewpoint,
-};
-use independent::{
-    assert_columns, known_cloud, point_field_names, python, read_all_with, FIELDS, SIZES, TYPES,
 };
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};

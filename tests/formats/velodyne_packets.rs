@@ -24,16 +24,13 @@
 //!   the preset's column period (1/(columns·rate)) over a packet;
 //! * ring: the decoder numbers rings by elevation, beamtrace's presets by laser id.
 
-#[path = "support/independent.rs"]
-mod independent;
-
+use crate::independent::{python, read_all_with};
 use beamtrace::output::packets::{
     write_pcap, Packet, PacketEncoder, PacketError, PcapOptions, VelodyneEncoder, VelodyneModel,
     VelodyneOptions, VelodyneReturnMode,
 };
 use beamtrace::output::{BeamDesc, Point, PointCloud};
 use beamtrace::sensor::{preset, preset_with, PresetOptions, Sensor};
-use independent::{python, read_all_with};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::path::Path;

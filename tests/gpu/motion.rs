@@ -4,14 +4,12 @@
 //! the CPU reference, which interpolates the sensor's pose on its own, must agree.
 //! Validation is on: any message fails a test.
 
-mod support;
-
+use crate::support::*;
 use beamtrace::contract::SWEEP_POSES;
 use beamtrace::reference::CpuSimulator;
 use beamtrace::sensor::Beam;
 use beamtrace::sim::{Capture, FrameSettings, Simulator, Sweep, TimeSlices};
 use glam::{Affine3A, Mat4, Vec3};
-use support::*;
 
 /// A frame's sweep (s): 10 Hz.
 const SWEEP: f32 = 0.1;

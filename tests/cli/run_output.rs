@@ -6,10 +6,7 @@
 //! top, as ouster-ros lays them out), 1024 columns at 10 Hz, beams 15.806 mm off the
 //! axis. Also poses.csv and run.json.
 
-#[path = "support/independent.rs"]
-mod independent;
-
-use independent::{floats, ints, python, read_with};
+use crate::independent::{floats, ints, python, read_with};
 use serde_json::Value;
 use std::fs;
 use std::path::Path;

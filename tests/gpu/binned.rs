@@ -3,14 +3,12 @@
 //! forms on a wall, and against the CPU reference (`reference::binned`) on a step edge,
 //! in several batches of beams and chunks of sub-rays.
 
-mod support;
-
+use crate::support::*;
 use beamtrace::model::Echo;
 use beamtrace::reference::CpuSimulator;
 use beamtrace::sensor::{Beam, BeamKernel, Sampling, SubRaySample};
 use beamtrace::sim::{Capture, FrameSettings, Simulator};
 use glam::Affine3A;
-use support::*;
 
 /// A Gaussian beam of `div` (full angle at 1/e², rad) in n × n grid sub-rays.
 fn kernel(div: f32, n: u32) -> Vec<SubRaySample> {

@@ -5,15 +5,13 @@
 //! where the wall is and only there. Validation, with synchronization validation, is
 //! on: any message fails a test.
 
-mod support;
-
+use crate::support::*;
 use beamtrace::gpu::CommandRecorder;
 use beamtrace::sim::{Capture, FrameSettings};
 use beamtrace::view::{
     ColourMode, Frame, OrbitCamera, Overlay, PointStyle, Renderer, ShaderSource, ViewShaders,
 };
 use glam::{Affine3A, Vec3};
-use support::*;
 
 fn settings(frame: u32) -> FrameSettings {
     let mut s = trace(Affine3A::IDENTITY, 100.0).settings();

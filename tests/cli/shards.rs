@@ -3,8 +3,7 @@
 //! itself (same binary, one process), byte for byte; a shard killed mid-way resumes
 //! without rewriting what it finished; bad splits are refused by name.
 
-#[path = "support/independent.rs"]
-mod independent;
+use crate::independent;
 
 use serde_json::Value;
 use std::collections::BTreeMap;

@@ -4,10 +4,7 @@
 //! there in order, the one this build cannot run says why, and the numbers that have a
 //! known relation hold it.
 
-#[path = "support/independent.rs"]
-mod independent;
-
-use independent::python;
+use crate::independent::python;
 use serde_json::Value;
 use std::path::Path;
 use std::process::Command;

@@ -5,11 +5,8 @@
 //! the crate root. If it is missing the test fails (it never skips silently): run
 //! `scripts/setup.sh`.
 
-#[path = "support/independent.rs"]
-mod independent;
-
+use crate::independent::{assert_columns, known_cloud, python, read_with, FIELDS};
 use beamtrace::output::{write_ply, PlyEncoding};
-use independent::{assert_columns, known_cloud, python, read_with, FIELDS};
 
 fn check(encoding: PlyEncoding, text: bool) {
     let python = python("plyfile");

@@ -3,14 +3,12 @@
 //! is shown to lie on a silhouette edge, where a ray's answer flips with the last bit of
 //! its direction.
 
-mod support;
-
+use crate::support::*;
 use beamtrace::reference::CpuSimulator;
 use beamtrace::sensor::{default_sensor, Beam};
 use beamtrace::sim::SubRayRecord;
 use glam::Vec3;
 use std::path::Path;
-use support::*;
 
 fn agree(g: &SubRayRecord, c: &SubRayRecord) -> bool {
     hit(g) == hit(c) && (!hit(g) || (g.range - c.range).abs() < 1e-3)

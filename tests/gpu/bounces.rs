@@ -5,12 +5,10 @@
 //! ray–plane computation written here, with Fresnel's equations for the energy. Then the
 //! whole path trees, slot by slot, against the CPU reference's own walk of them.
 
-mod support;
-
+use crate::support::*;
 use beamtrace::sensor::Beam;
 use beamtrace::sim::{Capture, Simulator, SubRayRecord};
 use glam::{Affine3A, Mat4, Vec3};
-use support::*;
 
 /// The thin-ray records of every beam (`slots` per beam) traced with `max_bounces`.
 fn records(spec: &str, beams: &[Beam], max_bounces: u32) -> (usize, Vec<SubRayRecord>) {

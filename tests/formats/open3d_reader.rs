@@ -8,14 +8,13 @@
 //! it cannot import open3d the test fails (it never skips silently): run
 //! `scripts/setup.sh`.
 
-#[path = "support/independent.rs"]
-mod independent;
+use crate::independent;
 
+use crate::independent::{assert_columns, known_cloud, python, read_all_with};
 use beamtrace::output::{
     write_pcd_with, write_ply_with, BeamDesc, BeamLayout, CloudMeta, Convention, FieldSet,
     PcdEncoding, PlyEncoding, Point, PointCloud,
 };
-use independent::{assert_columns, known_cloud, python, read_all_with};
 use serde_json::Value;
 use std::path::Path;
 

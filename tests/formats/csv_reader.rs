@@ -7,11 +7,8 @@
 //! the crate root. If it is missing the test fails (it never skips silently): run
 //! `scripts/setup.sh`.
 
-#[path = "support/independent.rs"]
-mod independent;
-
+use crate::independent::{expected, known_cloud, python, read_with, FIELDS, TYPES};
 use beamtrace::output::{write_cloud, Format};
-use independent::{expected, known_cloud, python, read_with, FIELDS, TYPES};
 
 #[test]
 fn python_csv_reads_every_field_exactly() {

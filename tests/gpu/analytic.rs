@@ -2,10 +2,8 @@
 //! Tolerance 1 mm (f32 ray tracing of metre-scale scenes is good to ~1e-5 m); the sphere
 //! adds the tessellation's known sagitta.
 
-mod support;
-
+use crate::support::*;
 use glam::{Affine3A, Vec3};
-use support::*;
 
 #[test]
 fn wall_at_ten_metres_every_range_within_1mm() {
