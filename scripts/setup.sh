@@ -81,7 +81,7 @@ else
   fi
 fi
 
-# 3. A virtual X display for the window tests (tests/view.rs runs `beamtrace view`
+# 3. A virtual X display for the window tests (tests/cli/view.rs runs `beamtrace view`
 #    under xvfb-run).
 apt_install xvfb xauth
 

@@ -361,7 +361,7 @@ fn measure_case(
 
 /// Beams that agree with the CPU reference at least, as a share. The rest lie on
 /// silhouette edges, where a ray's answer flips with the last bit of its direction
-/// (tests/gpu_vs_reference.rs shows they do), or at the detection threshold: on the
+/// (tests/gpu/vs_reference.rs shows they do), or at the detection threshold: on the
 /// street 99.87–99.90 % of the beams agree (OS1-128, 1 and 16 sub-rays, lavapipe),
 /// while a kernel that is wrong at all disagrees on whole surfaces.
 pub const MIN_AGREEMENT: f64 = 0.995;

@@ -35,6 +35,7 @@ mod poses;
 mod records;
 mod ros2;
 #[cfg(test)]
+#[path = "tests/clouds.rs"]
 mod test_clouds;
 
 /// A frame's points live in the plain model (both simulators make them); the writers

@@ -317,5 +317,5 @@ fn empty_cells(
 }
 
 #[cfg(test)]
-#[path = "organize_tests.rs"]
+#[path = "tests/organize.rs"]
 mod tests;

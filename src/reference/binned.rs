@@ -201,5 +201,5 @@ pub(super) fn dominant(bins: &[Bin], grid: &Grid, peak_k: i32) -> SubRayRecord {
 }
 
 #[cfg(test)]
-#[path = "binned_tests.rs"]
+#[path = "tests/binned.rs"]
 mod tests;

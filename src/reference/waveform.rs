@@ -749,5 +749,5 @@ fn select_returns(mut c: Vec<Echo>, w: &WaveformSettings) -> Vec<Echo> {
 }
 
 #[cfg(test)]
-#[path = "waveform_tests.rs"]
+#[path = "tests/waveform.rs"]
 mod tests;

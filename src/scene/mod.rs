@@ -39,14 +39,6 @@ mod scenario_file;
 mod street;
 #[cfg(test)]
 mod tests;
-#[cfg(test)]
-mod tests_alpha;
-#[cfg(test)]
-mod tests_animation;
-#[cfg(test)]
-mod tests_exporters;
-#[cfg(test)]
-mod tests_motion;
 mod texture;
 mod track;
 mod walk;

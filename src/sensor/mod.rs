@@ -36,17 +36,7 @@ pub mod rng;
 mod subrays;
 
 #[cfg(test)]
-mod detector_tests;
-#[cfg(test)]
-mod file_beam_tests;
-#[cfg(test)]
-mod file_tests;
-#[cfg(test)]
-mod halo_tests;
-#[cfg(test)]
-mod kernel_tests;
-#[cfg(test)]
-mod preset_tests;
+mod tests;
 
 use crate::config::ConfigError;
 use glam::{Affine3A, Quat, Vec3};

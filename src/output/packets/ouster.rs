@@ -576,5 +576,5 @@ fn column_times(beams: &[BeamDesc], channels: usize) -> Result<Vec<f64>, String>
 }
 
 #[cfg(test)]
-#[path = "ouster_tests.rs"]
+#[path = "tests/ouster.rs"]
 mod tests;

@@ -325,7 +325,7 @@ fn internet_checksum(parts: &[&[u8]]) -> u16 {
 #[cfg(test)]
 mod tests {
     //! Layouts from pcap-savefile(5), RFC 791 and RFC 768; tshark reads the files in
-    //! tests/velodyne_packets.rs.
+    //! tests/formats/velodyne_packets.rs.
     use super::*;
 
     fn packet(time_s: f64, port: u16, len: usize) -> Packet {

@@ -742,7 +742,7 @@ fn check_spacing(
 #[cfg(test)]
 mod tests {
     //! Byte layouts and arithmetic from the manuals (VLP-16 63-9243 §9.3, HDL-32E
-    //! 63-9113); the decoders' view is in tests/velodyne_packets.rs.
+    //! 63-9113); the decoders' view is in tests/formats/velodyne_packets.rs.
     use super::*;
 
     /// The manuals' elevation tables (deg), by laser id.

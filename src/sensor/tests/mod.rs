@@ -1,0 +1,8 @@
+//! Tests of the sensor module, one file per topic.
+
+mod detector;
+mod file;
+mod file_beam;
+mod halo;
+mod kernel;
+mod preset;

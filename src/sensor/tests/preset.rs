@@ -1,0 +1,373 @@
+//! Presets against the figures of their datasheets, written out here independently of
+//! the tables in `preset_builders.rs`.
+
+use crate::sensor::*;
+
+/// name, channels, columns at defaults, elevation min/max (deg, beam centres),
+/// azimuth min/max (deg) — from the datasheets named in `preset_builders.rs`.
+const DATASHEET: &[(&str, u32, u32, f32, f32, f32, f32)] = &[
+    ("vlp-16", 16, 1808, -15.0, 15.0, -180.0, 180.0),
+    ("hdl-32e", 32, 2170, -30.67, 10.67, -180.0, 180.0),
+    ("hdl-64e", 64, 2083, -24.33, 2.0, -180.0, 180.0),
+    ("os0-32", 32, 1024, -45.0, 45.0, -180.0, 180.0),
+    ("os0-64", 64, 1024, -45.0, 45.0, -180.0, 180.0),
+    ("os0-128", 128, 1024, -45.0, 45.0, -180.0, 180.0),
+    ("os1-16", 16, 1024, -22.5, 22.5, -180.0, 180.0),
+    ("os1-32", 32, 1024, -22.5, 22.5, -180.0, 180.0),
+    ("os1-64", 64, 1024, -22.5, 22.5, -180.0, 180.0),
+    ("os1-128", 128, 1024, -22.5, 22.5, -180.0, 180.0),
+    ("os2-32", 32, 1024, -11.25, 11.25, -180.0, 180.0),
+    ("os2-64", 64, 1024, -11.25, 11.25, -180.0, 180.0),
+    ("os2-128", 128, 1024, -11.25, 11.25, -180.0, 180.0),
+    ("ibeo-lux-4l", 4, 441, -1.2, 1.2, -60.0, 50.0),
+    // URG-04LX: steps 44..=725 of 1024 per turn, front = 384.
+    ("urg-04lx", 1, 682, 0.0, 0.0, -119.53, 119.88),
+    ("cube-1", 50, 176, -15.0, 15.0, -35.0, 35.0),
+    ("scala-2", 16, 1065, -4.69, 4.69, -66.5, 66.5),
+];
+
+const TOL_DEG: f32 = 0.01;
+
+fn extremes(s: &Sensor, f: impl Fn(&Beam) -> f32) -> (f32, f32) {
+    s.beams
+        .iter()
+        .map(f)
+        .fold((f32::MAX, f32::MIN), |(lo, hi), v| (lo.min(v), hi.max(v)))
+}
+
+#[test]
+fn there_are_enough_presets_and_each_has_a_datasheet_row() {
+    let all = presets();
+    assert!(all.len() >= 12, "{}", all.len());
+    for p in &all {
+        let in_table = DATASHEET.iter().any(|r| r.0 == p.name) || p.name == "livox-mid-40";
+        assert!(
+            in_table,
+            "preset {} has no datasheet row in this test",
+            p.name
+        );
+    }
+}
+
+#[test]
+fn grid_presets_match_their_datasheets() {
+    for &(name, channels, columns, el_lo, el_hi, az_lo, az_hi) in DATASHEET {
+        let s = preset(name, None).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!(s.channels, channels, "{name}");
+        assert_eq!(s.columns, columns, "{name}");
+        assert_eq!(s.beams.len(), (channels * columns) as usize, "{name}");
+        let (lo, hi) = extremes(&s, |b| b.elevation.to_degrees());
+        assert!(
+            (lo - el_lo).abs() <= TOL_DEG,
+            "{name}: lowest {lo}° vs {el_lo}°"
+        );
+        assert!(
+            (hi - el_hi).abs() <= TOL_DEG,
+            "{name}: highest {hi}° vs {el_hi}°"
+        );
+        let (alo, ahi) = extremes(&s, |b| b.azimuth.to_degrees());
+        assert!(
+            alo >= az_lo - TOL_DEG && ahi <= az_hi + TOL_DEG,
+            "{name}: {alo}..{ahi}"
+        );
+        // The beams reach the edges of a partial FOV.
+        if az_hi - az_lo < 359.0 {
+            assert!((alo - az_lo).abs() <= TOL_DEG, "{name}: {alo} vs {az_lo}");
+            assert!((ahi - az_hi).abs() <= TOL_DEG, "{name}: {ahi} vs {az_hi}");
+        }
+        // Every ring is used, and each column holds every ring once.
+        let mut per_ring = vec![0u32; channels as usize];
+        for b in &s.beams {
+            per_ring[b.ring as usize] += 1;
+        }
+        assert!(
+            per_ring.iter().all(|&n| n == columns),
+            "{name}: {per_ring:?}"
+        );
+        s.validate().unwrap_or_else(|e| panic!("{name}: {e}"));
+    }
+}
+
+#[test]
+fn preset_info_matches_the_beams() {
+    for info in presets() {
+        let s = preset(info.name, None).unwrap();
+        assert_eq!(s.name, info.name);
+        assert_eq!(s.channels, info.channels, "{}", info.name);
+        assert_eq!(s.columns, info.default_columns, "{}", info.name);
+        let (lo, hi) = extremes(&s, |b| b.elevation.to_degrees());
+        assert!(lo >= info.v_fov_deg.0 - TOL_DEG, "{}: {lo}", info.name);
+        assert!(hi <= info.v_fov_deg.1 + TOL_DEG, "{}: {hi}", info.name);
+        let (alo, ahi) = extremes(&s, |b| b.azimuth.to_degrees());
+        assert!(alo >= info.h_fov_deg.0 - TOL_DEG, "{}: {alo}", info.name);
+        assert!(ahi <= info.h_fov_deg.1 + TOL_DEG, "{}: {ahi}", info.name);
+    }
+}
+
+#[test]
+fn firing_times_lie_within_the_frame() {
+    for info in presets() {
+        let s = preset(info.name, None).unwrap();
+        let period = s.period();
+        for (i, b) in s.beams.iter().enumerate() {
+            assert!(
+                b.time >= 0.0 && b.time < period,
+                "{} beam {i}: t = {} s, period {period} s",
+                info.name,
+                b.time
+            );
+        }
+        // Firing order is time order.
+        assert!(
+            s.beams.windows(2).all(|w| w[0].time <= w[1].time),
+            "{}: beams not in firing order",
+            info.name
+        );
+    }
+}
+
+#[test]
+fn spinning_sensors_turn_clockwise_and_the_urg_counter_clockwise() {
+    for name in ["vlp-16", "os1-64", "hdl-64e"] {
+        let s = preset(name, None).unwrap();
+        let c = s.channels as usize;
+        // Column 0 behind the sensor, then azimuth decreasing one step per column.
+        assert!(
+            (s.beams[0].azimuth.to_degrees() - 180.0).abs() < 1e-3,
+            "{name}"
+        );
+        let step = 360.0 / s.columns as f32;
+        let a1 = s.beams[c].azimuth.to_degrees();
+        assert!((a1 - (180.0 - step)).abs() < 1e-3, "{name}: {a1}");
+        let quarter = s.beams[c * (s.columns as usize / 4)].time;
+        assert!(
+            (quarter - s.period() / 4.0).abs() < 1e-3 * s.period(),
+            "{name}"
+        );
+    }
+    let u = preset("urg-04lx", None).unwrap();
+    assert!(u.beams.windows(2).all(|w| w[1].azimuth > w[0].azimuth));
+    // 1024 steps per 100 ms turn.
+    let dt = u.beams[1].time - u.beams[0].time;
+    assert!((dt - 0.1 / 1024.0).abs() < 1e-8, "{dt}");
+}
+
+#[test]
+fn velodyne_firing_orders_follow_the_laser_ids() {
+    let v = preset("vlp-16", None).unwrap();
+    let el: Vec<i32> = v.beams[..16]
+        .iter()
+        .map(|b| b.elevation.to_degrees().round() as i32)
+        .collect();
+    assert_eq!(
+        el,
+        vec![-15, 1, -13, 3, -11, 5, -9, 7, -7, 9, -5, 11, -3, 13, -1, 15]
+    );
+    let h = preset("hdl-32e", None).unwrap();
+    let first: Vec<f32> = h.beams[..4]
+        .iter()
+        .map(|b| b.elevation.to_degrees())
+        .collect();
+    for (got, want) in first.iter().zip([-30.67, -9.33, -29.33, -8.0]) {
+        assert!((got - want).abs() < TOL_DEG, "{first:?}");
+    }
+}
+
+#[test]
+fn velodyne_resolution_follows_the_rpm() {
+    // VLP-16 datasheet: 0.1° at 5 Hz … 0.4° at 20 Hz (55.296 µs per firing sequence).
+    for (hz, res) in [(5.0, 0.1), (10.0, 0.2), (20.0, 0.4)] {
+        let s = preset_with(
+            "vlp-16",
+            &PresetOptions {
+                frame_rate: Some(hz),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        let got = 360.0 / s.columns as f32;
+        assert!((got - res).abs() < 0.005, "{hz} Hz: {got}°");
+        assert_eq!(s.frame_rate, hz);
+    }
+}
+
+#[test]
+fn ouster_columns_are_configurable() {
+    for w in [512u32, 1024, 2048] {
+        let s = preset("OS1-128", Some(w)).unwrap();
+        assert_eq!(s.beams.len(), 128 * w as usize);
+        assert_eq!(s.columns, w);
+    }
+    // Beam origins sit 15.806 mm off the axis, in the beam's azimuth.
+    let s = preset("os1-128", None).unwrap();
+    let b = s.beams[0];
+    assert!((b.origin.length() - 0.015_806).abs() < 1e-6);
+    let horizontal = glam::Vec3::new(b.direction().x, b.direction().y, 0.0).normalize();
+    assert!(b.origin.normalize().dot(horizontal) > 0.999_99);
+}
+
+/// Paper 004 §5.2: a 1.72 m wide car 20 m ahead gets 7, 14, 28 points per row at
+/// 512, 1024, 2048 columns. Counted geometrically: beams of one ring whose ray crosses
+/// the plane x = 20 m within the car's width. The car spans 7.004, 14.008, 28.02
+/// azimuth steps, so the count is that many for almost every lateral position and one
+/// more only when a beam grazes both edges — e.g. a car centred exactly on a beam.
+#[test]
+fn car_at_20_m_gets_7_14_28_points_per_row() {
+    let count = |s: &Sensor, ring: u32, y0: f32| {
+        s.beams
+            .iter()
+            .filter(|b| b.ring == ring)
+            .filter(|b| {
+                let d = b.direction();
+                if d.x <= 0.0 {
+                    return false;
+                }
+                let t = (20.0 - b.origin.x) / d.x;
+                let y = b.origin.y + t * d.y;
+                (y - y0).abs() <= 0.86
+            })
+            .count()
+    };
+    let half_fine_step = 20.0 * (std::f32::consts::PI / 2048.0).tan();
+    for (w, n, n_centred) in [(512u32, 7usize, 7usize), (1024, 14, 15), (2048, 28, 29)] {
+        let s = preset("os1-128", Some(w)).unwrap();
+        let ring = 64; // just below the horizon
+        assert_eq!(count(&s, ring, half_fine_step), n, "{w} columns");
+        // Over one coarse step of lateral positions: n almost always, never off by more.
+        let positions = 200;
+        let mut exact = 0;
+        for k in 0..positions {
+            let y0 = k as f32 / positions as f32 * 20.0 * (std::f32::consts::TAU / 512.0).tan();
+            let c = count(&s, ring, y0);
+            assert!(c == n || c == n + 1, "{w} columns at y0 = {y0}: {c}");
+            exact += usize::from(c == n);
+        }
+        assert!(
+            exact * 100 >= positions * 97,
+            "{w} columns: {exact}/{positions}"
+        );
+        // Centred on a beam: 2·⌊half-width / step⌋ + 1 = 2·⌊3.502⌋ + 1, 2·⌊7.004⌋ + 1, ….
+        assert_eq!(count(&s, ring, 0.0), n_centred, "{w} columns, centred");
+    }
+}
+
+#[test]
+fn rosette_has_its_points_in_a_38_4_degree_circle() {
+    let s = preset("Livox-Mid-40", None).unwrap();
+    assert_eq!(s.beams.len(), 10_000);
+    assert_eq!((s.channels, s.columns), (1, 1));
+    for b in &s.beams {
+        let off = b.direction().angle_between(glam::Vec3::X).to_degrees();
+        assert!(off <= 19.2 + TOL_DEG, "{off}");
+    }
+    let more = preset_with(
+        "rosette",
+        &PresetOptions {
+            points: Some(25_000),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(more.beams.len(), 25_000);
+}
+
+#[test]
+fn cube_1_lines_and_resolution_are_configurable() {
+    let s = preset_with(
+        "blickfeld-cube-1",
+        &PresetOptions {
+            lines: Some(100),
+            horizontal_resolution_deg: Some(0.2),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    assert_eq!((s.channels, s.columns), (100, 351));
+    assert_eq!(s.beams.len(), 35_100);
+    // Lines alternate direction: the second line starts where the first ended.
+    let end_of_first = s.beams[350].azimuth;
+    let start_of_second = s.beams[351].azimuth;
+    assert!((end_of_first - start_of_second).abs() < 1e-6);
+    assert!((end_of_first.to_degrees() + 35.0).abs() < TOL_DEG);
+}
+
+#[test]
+fn names_are_case_and_dash_insensitive() {
+    for n in ["OS1-128", "os1_128", "Ouster-OS1-128", "os1128"] {
+        assert_eq!(preset(n, None).unwrap().name, "os1-128", "{n}");
+    }
+    assert_eq!(preset("VLP16", None).unwrap().name, "vlp-16");
+}
+
+#[test]
+fn unknown_preset_lists_the_known_ones() {
+    let err = preset("os9-999", None).unwrap_err();
+    assert!(matches!(err, SensorError::UnknownPreset { .. }));
+    let msg = err.to_string();
+    for n in ["os9-999", "vlp-16", "os1-128", "urg-04lx", "livox-mid-40"] {
+        assert!(msg.contains(n), "{msg}");
+    }
+}
+
+#[test]
+fn bad_options_are_errors_naming_the_option() {
+    let e = preset("os1-128", Some(0)).unwrap_err().to_string();
+    assert!(e.starts_with("columns:"), "{e}");
+    let e = preset_with(
+        "os1-128",
+        &PresetOptions {
+            points: Some(10),
+            ..Default::default()
+        },
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("points") && e.contains("takes: columns"), "{e}");
+    let e = preset_with(
+        "vlp-16",
+        &PresetOptions {
+            frame_rate: Some(f32::NAN),
+            ..Default::default()
+        },
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.starts_with("frame_rate:"), "{e}");
+}
+
+#[test]
+fn default_sensor_is_an_os1_128_at_the_origin() {
+    let d = default_sensor();
+    assert_eq!(d.name, "os1-128");
+    assert_eq!((d.channels, d.columns, d.frame_rate), (128, 1024, 10.0));
+    assert_eq!(d.mount, crate::sensor::default_mount());
+    assert_eq!(d, preset("os1-128", Some(1024)).unwrap());
+}
+
+#[test]
+fn threshold_is_reference_reflectance_over_range_squared() {
+    let d = Detection {
+        reference_reflectance: 0.10,
+        reference_range: 120.0,
+    };
+    assert!((d.threshold() - 0.10 / 14_400.0).abs() < 1e-12);
+    // The defining property: the reference target at the reference range sits exactly
+    // at the threshold, a closer one above it.
+    let signal = |r: f32, refl: f32| refl / (r * r);
+    assert!((signal(120.0, 0.10) - d.threshold()).abs() < 1e-12);
+    assert!(signal(100.0, 0.10) > d.threshold());
+    for info in presets() {
+        let s = preset(info.name, None).unwrap();
+        let t = s.detection.threshold();
+        assert!(t.is_finite() && t > 0.0, "{}", info.name);
+    }
+}
+
+#[test]
+fn pose_from_rpy_follows_rep_103() {
+    let yaw = Pose::from_translation_rpy(glam::Vec3::ZERO, 0.0, 0.0, 90f32.to_radians());
+    assert!((yaw.rotation * glam::Vec3::X - glam::Vec3::Y).length() < 1e-6);
+    // Positive pitch tips the nose down (rotation about +y takes +x towards −z).
+    let pitch = Pose::from_translation_rpy(glam::Vec3::ZERO, 0.0, 10f32.to_radians(), 0.0);
+    assert!((pitch.rotation * glam::Vec3::X).z < -0.17);
+}
