@@ -27,7 +27,6 @@ shared uint sh_list[CAPACITY];
 shared uint sh_idx[CAPACITY];
 shared uint sh_nonempty;
 shared uint sh_used;
-uint base;
 
 #include "record_order.glsl"
 
@@ -37,7 +36,7 @@ void main() {
     if (beam >= p.beam_count) return;  // the whole workgroup
     uint t = gl_LocalInvocationID.x;
     uint rpb = min(p.records_per_beam, CAPACITY);
-    base = beam * p.records_per_beam;
+    uint base = beam * p.records_per_beam;
     if (t == 0u) {
         sh_nonempty = 0u;
         sh_used = 0u;
@@ -60,7 +59,7 @@ void main() {
         uint a = sh_list[i];
         uint place = 0u;
         for (uint j = 0u; j < n; j++) {
-            if (record_less(sh_list[j], a)) place++;
+            if (record_less(base, sh_list[j], a)) place++;
         }
         sh_idx[place] = a;
     }

@@ -1,9 +1,9 @@
-//! The binned waveform on the CPU: the twin of `shaders/deposit.comp` and the
-//! WAVEFORM_BINNED build of `shaders/waveform.comp`, for beams of more records (sub-rays ×
-//! slots) than the record waveform sorts ([`RecordLayout::binned`]). Same physics as
-//! [`super::waveform`] (DESIGN §4): the returns are histogrammed, convolved with the pulse
-//! and scanned with steps 4–6 unchanged; what differs is where the bins lie and how the
-//! records reach them.
+//! The binned waveform on the CPU: the twin of `shaders/deposit.comp` and
+//! `shaders/waveform_binned.comp`, for beams of more records (sub-rays × slots) than the
+//! record waveform sorts ([`RecordLayout::binned`]). Same physics as [`super::waveform`]
+//! (DESIGN §4): the returns are histogrammed, convolved with the pulse and scanned with
+//! steps 4–6 unchanged (`waveform_scan.glsl` on the GPU); what differs is where the bins
+//! lie and how the records reach them.
 //!
 //! 1. **Bins.** One grid for the whole beam, from the sensor: bin k's centre is
 //!    (k + ½)·Δr, k = 0..[`BinGrid::bins`] (= ⌈max_range/Δr⌉ + 1) — the receiver's

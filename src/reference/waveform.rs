@@ -1,8 +1,11 @@
 //! The waveform stage on the CPU: a beam's sub-ray return records → its echoes
-//! (DESIGN §4, paper 000 §II-C). `shaders/waveform.comp` is the GPU twin; both follow the
-//! same steps in the same order with the same f32 arithmetic, so they agree to rounding
-//! (a GPU test checks that). Memory is proportional to the records, never to
-//! `max_range / bin_width`: bins exist only around the ranges the records returned.
+//! (DESIGN §4, paper 000 §II-C). The GPU twins are the record builds
+//! `shaders/waveform_{per_thread,ordered,workgroup}.comp` (steps 1–3 in
+//! `waveform_records.glsl`, 4–6 in `waveform_scan.glsl`, whose functions carry the names
+//! of the steps here); they follow the same steps in the same order with the same f32
+//! arithmetic, so they agree to rounding (a GPU test checks that). Memory is
+//! proportional to the records, never to `max_range / bin_width`: bins exist only around
+//! the ranges the records returned.
 //!
 //! Per beam:
 //!

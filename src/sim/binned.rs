@@ -1,5 +1,5 @@
-//! Recording the binned waveform's passes (shaders/deposit.comp and the WAVEFORM_BINNED
-//! build of shaders/waveform.comp): per batch of beams, the batch's bins cleared, each
+//! Recording the binned waveform's passes (shaders/deposit.comp and
+//! shaders/waveform_binned.comp): per batch of beams, the batch's bins cleared, each
 //! chunk of sub-rays traced and its records deposited into the bins, then the batch's
 //! bins scanned into echoes. The records buffer holds one chunk of one batch, the bins
 //! buffer one batch, so memory does not grow with the sub-rays.

@@ -247,8 +247,9 @@ impl From<GpuEcho> for Echo {
     }
 }
 
-/// Parameters of the waveform stage (push constants of waveform.comp), from the plain
-/// `FrameSettings` by `super::convert`. See the field docs in shaders/waveform_types.glsl.
+/// Parameters of the waveform stage (push constants of shaders/waveform_*.comp), from the
+/// plain `FrameSettings` by `super::convert`. See the field docs in
+/// shaders/waveform_types.glsl.
 #[repr(C)]
 #[derive(Debug, Clone, Copy, Pod, Zeroable, PartialEq, Default)]
 pub struct WaveformParams {

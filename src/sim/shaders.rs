@@ -55,7 +55,34 @@ const FILES: &[(&str, &str)] = &[
         "transparent.rahit",
         include_str!("../../shaders/transparent.rahit"),
     ),
-    ("waveform.comp", include_str!("../../shaders/waveform.comp")),
+    (
+        "waveform_scan.glsl",
+        include_str!("../../shaders/waveform_scan.glsl"),
+    ),
+    (
+        "waveform_records.glsl",
+        include_str!("../../shaders/waveform_records.glsl"),
+    ),
+    (
+        "waveform_per_thread.glsl",
+        include_str!("../../shaders/waveform_per_thread.glsl"),
+    ),
+    (
+        "waveform_per_thread.comp",
+        include_str!("../../shaders/waveform_per_thread.comp"),
+    ),
+    (
+        "waveform_ordered.comp",
+        include_str!("../../shaders/waveform_ordered.comp"),
+    ),
+    (
+        "waveform_workgroup.comp",
+        include_str!("../../shaders/waveform_workgroup.comp"),
+    ),
+    (
+        "waveform_binned.comp",
+        include_str!("../../shaders/waveform_binned.comp"),
+    ),
     ("compact.comp", include_str!("../../shaders/compact.comp")),
     ("deposit.comp", include_str!("../../shaders/deposit.comp")),
     (
@@ -133,7 +160,9 @@ fn check_bindings(
     Ok(())
 }
 
-/// Which build of `waveform.comp` a sensor's beams take (DESIGN §7).
+/// Which build of the waveform pass a sensor's beams take (DESIGN §7), each a shader
+/// file of its own (`shaders/waveform_per_thread.comp`, `_ordered`, `_workgroup`,
+/// `_binned`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum WaveformBuild {
     /// One invocation per beam, its records (at most this many) in private arrays.
@@ -185,23 +214,28 @@ impl WaveformBuild {
             .unwrap_or(WaveformBuild::Binned)
     }
 
-    /// Compiles this build. `group`: the workgroup build's invocations per beam.
+    /// The shader file of this build.
+    fn file(self) -> &'static str {
+        match self {
+            WaveformBuild::PerThread(_) => "waveform_per_thread.comp",
+            WaveformBuild::Ordered(_) => "waveform_ordered.comp",
+            WaveformBuild::Workgroup => "waveform_workgroup.comp",
+            WaveformBuild::Binned => "waveform_binned.comp",
+        }
+    }
+
+    /// Compiles this build: its file, with its sizes as defines (`group`: the workgroup
+    /// build's invocations per beam).
     fn compile(self, src: &ShaderSources, group: &str) -> Result<Spirv, GpuError> {
-        let name = "waveform.comp";
         match self {
             WaveformBuild::PerThread(records) | WaveformBuild::Ordered(records) => {
                 let records = records.to_string();
-                let mut defines = vec![
-                    ("WAVEFORM_PER_THREAD", "1"),
-                    ("PER_THREAD_CAPACITY", records.as_str()),
-                ];
-                if matches!(self, WaveformBuild::Ordered(_)) {
-                    defines.push(("WAVEFORM_ORDERED", "1"));
-                }
-                gpu::compile(src, name, &defines)
+                gpu::compile(src, self.file(), &[("PER_THREAD_CAPACITY", &records)])
             }
-            WaveformBuild::Workgroup => gpu::compile(src, name, &[("WAVEFORM_GROUP", group)]),
-            WaveformBuild::Binned => gpu::compile(src, name, &[("WAVEFORM_BINNED", "1")]),
+            WaveformBuild::Workgroup => {
+                gpu::compile(src, self.file(), &[("WAVEFORM_GROUP", group)])
+            }
+            WaveformBuild::Binned => gpu::compile(src, self.file(), &[]),
         }
     }
 }
@@ -381,7 +415,7 @@ mod tests {
             names.contains(&"MAX_RETURNS") && names.len() > 20,
             "{names:?}"
         );
-        assert!(FILES.iter().any(|(f, _)| *f == "waveform.comp"));
+        assert!(FILES.iter().any(|(f, _)| *f == "waveform_scan.glsl"));
         let code_fields = [".estimator", ".return_mode", ".curve_model", "class_id"];
         for (file, text) in FILES {
             for (n, line) in text.lines().enumerate() {

@@ -1,5 +1,6 @@
-//! waveform.comp against the CPU reference (`reference::frame_echoes`) on synthetic
-//! frames, and the GLSL counter RNG against `sensor::rng`, with the validation layer on.
+//! The waveform pass's builds (shaders/waveform_*.comp) against the CPU reference
+//! (`reference::frame_echoes`) on synthetic frames, and the GLSL counter RNG against
+//! `sensor::rng`, with the validation layer on.
 //!
 //! Tolerances: echo counts and ids equal; range 1 mm; amplitude 1e-4 relative; EPW 1e-4
 //! relative plus 1e-5 m (an EPW is the difference of two f32 ranges, whose spacing at
@@ -504,7 +505,7 @@ fn configs() -> Vec<(&'static str, FrameSettings)> {
 #[test]
 fn gpu_waveform_matches_the_cpu_reference() {
     let ctx = context();
-    let spirv = compile("waveform.comp", &[]);
+    let spirv = compile("waveform_workgroup.comp", &[]);
     // The host's own layouts (the ones the simulator checks), those of this shader.
     let layouts = beamtrace::sim::gpu_types::echo_layouts();
     for host in layouts
@@ -512,7 +513,11 @@ fn gpu_waveform_matches_the_cpu_reference() {
         .filter(|l| ["SubRayRecord", "Echo", "WaveformParams"].contains(&l.name))
     {
         let uses = check_layout(&[&spirv], host).unwrap_or_else(|e| panic!("{e}"));
-        assert!(uses > 0, "{} not found in waveform.comp", host.name);
+        assert!(
+            uses > 0,
+            "{} not found in waveform_workgroup.comp",
+            host.name
+        );
     }
     let pipeline = Arc::new(ComputePipeline::new(&ctx, &spirv).expect("pipeline"));
     assert_eq!(pipeline.workgroup_size, (64, 1, 1));
@@ -609,12 +614,12 @@ fn ordered_waveform_matches_the_cpu_reference() {
 fn per_thread_build_matches(capacity: u32, sizes: &[usize], ordered: bool) {
     let ctx = context();
     let capacity = capacity.to_string();
-    let defines = [
-        ("WAVEFORM_PER_THREAD", "1"),
-        ("PER_THREAD_CAPACITY", &capacity),
-        ("WAVEFORM_ORDERED", "1"),
-    ];
-    let spirv = compile("waveform.comp", &defines[..2 + usize::from(ordered)]);
+    let file = if ordered {
+        "waveform_ordered.comp"
+    } else {
+        "waveform_per_thread.comp"
+    };
+    let spirv = compile(file, &[("PER_THREAD_CAPACITY", &capacity)]);
     let pipeline = Arc::new(ComputePipeline::new(&ctx, &spirv).expect("pipeline"));
     let order = ordered.then(|| {
         let spirv = compile("order.comp", &[]);
@@ -687,8 +692,9 @@ fn gpu_dual_returns_follow_each_vendors_definition() {
     records.extend(echoes_of_strength(&[4e-4]));
     let beams = cases.len() + 1;
     let ctx = context();
-    let pipeline =
-        Arc::new(ComputePipeline::new(&ctx, &compile("waveform.comp", &[])).expect("pipeline"));
+    let pipeline = Arc::new(
+        ComputePipeline::new(&ctx, &compile("waveform_workgroup.comp", &[])).expect("pipeline"),
+    );
     let l = layout(beams as u32, SUBRAYS);
     for (policy, column) in [
         (DualPolicy::StrongestLast, 0),
