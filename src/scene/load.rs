@@ -21,9 +21,10 @@
 //! * TEXCOORD_0 is kept (float, or normalised u8/u16; any byte/short with
 //!   `KHR_mesh_quantization`). Only the base colour textures of `alphaMode: MASK`
 //!   materials are decoded, and only their alpha channel (see `texture.rs`); images come
-//!   from data URIs, buffer views or files beside the .gltf. PNG is decoded; a JPEG has
-//!   no alpha, so its material keeps no texture (texture alpha 1: only
-//!   `baseColorFactor` alpha masks it); other formats are an error.
+//!   from data URIs, buffer views or files beside the .gltf. PNG is decoded once its
+//!   header is within the bounds of `texture.rs` (side, decoded bytes, the scene's
+//!   total); a JPEG has no alpha, so its material keeps no texture (texture alpha 1:
+//!   only `baseColorFactor` alpha masks it); other formats are an error.
 //! * Buffer and image files are read as `files.rs` says: inside the glTF's folder unless
 //!   [`SceneLoadOptions::paths`] allows more, regular files only, a buffer's `byteLength`
 //!   bytes at most. Required extensions are checked first (`extensions.rs`).
@@ -108,6 +109,22 @@ struct Decoded {
     /// (image, wrap_s, wrap_t) → index into `textures`; None for a JPEG.
     by_image: HashMap<(usize, u32, u32), Option<u32>>,
     warnings: Vec<SceneWarning>,
+}
+
+/// Refuses a texture of `(width, height)` whose alpha would take the scene's masks past
+/// [`texture::MAX_ALPHA_TOTAL`], before it is decoded.
+fn check_alpha_total(textures: &[AlphaTexture], (width, height): (u32, u32)) -> Result<(), String> {
+    let kept: u64 = textures.iter().map(|t| t.alpha.len() as u64).sum();
+    let adds = u64::from(width) * u64::from(height);
+    if kept + adds > texture::MAX_ALPHA_TOTAL {
+        return Err(format!(
+            "its {width}×{height} alpha would take the scene's masks to {} MiB, past the \
+             {} MiB all masks of a scene may hold: downscale the mask textures",
+            (kept + adds) >> 20,
+            texture::MAX_ALPHA_TOTAL >> 20
+        ));
+    }
+    Ok(())
 }
 
 /// A parsed glTF with its buffers, ready to be turned into a [`Scene`].
@@ -427,8 +444,9 @@ impl Loader {
         let textures = &mut decoded.textures;
         match texture::sniff(bytes) {
             ImageFormat::Png => {
-                let (width, height, alpha) = texture::decode_png_alpha(bytes)
-                    .map_err(|e| format!("{e}; re-save the texture as a valid PNG"))?;
+                let header = texture::PngHeader::read(bytes)?;
+                check_alpha_total(textures, header.size())?;
+                let (width, height, alpha) = header.decode_alpha()?;
                 textures.push(AlphaTexture {
                     width,
                     height,

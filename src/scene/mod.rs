@@ -63,7 +63,8 @@ pub use scenario_file::{
     MAX_TOTAL_KEYFRAMES,
 };
 pub use texture::{
-    sample_alpha, AlphaTexture, WRAP_CLAMP_TO_EDGE, WRAP_MIRRORED_REPEAT, WRAP_REPEAT,
+    sample_alpha, AlphaTexture, MAX_ALPHA_TOTAL, MAX_DECODED_BYTES, MAX_TEXTURE_SIDE,
+    WRAP_CLAMP_TO_EDGE, WRAP_MIRRORED_REPEAT, WRAP_REPEAT,
 };
 pub use track::{Keyframe, Track, TrackInterpolation};
 pub use walk::MAX_INSTANCES;

@@ -1,6 +1,7 @@
-//! Alpha textures of alpha-masked materials: PNG decoding (alpha channel only), PNG
-//! encoding for the generator, and the one nearest-texel lookup that the CPU reference
-//! and the GPU any-hit shader both implement.
+//! Alpha textures of alpha-masked materials: PNG decoding (alpha channel only), bounded
+//! by what the header declares before a pixel is decoded, PNG encoding for the
+//! generator, and the one nearest-texel lookup that the CPU reference and the GPU
+//! any-hit shader both implement.
 //!
 //! # Texel lookup (shared contract with the GPU)
 //!
@@ -105,22 +106,100 @@ pub(crate) fn sniff(bytes: &[u8]) -> ImageFormat {
     }
 }
 
-/// Decodes a PNG's alpha channel: grey+alpha and RGBA directly, palette and grey/RGB with
-/// a tRNS chunk expanded, images without alpha all 255. 16-bit samples keep their high
-/// byte. Returns (width, height, alpha row-major top row first).
-pub(crate) fn decode_png_alpha(bytes: &[u8]) -> Result<(u32, u32, Vec<u8>), String> {
-    let mut decoder = png::Decoder::new(std::io::Cursor::new(bytes));
-    decoder.set_transformations(png::Transformations::normalize_to_color8());
-    let mut reader = decoder
-        .read_info()
-        .map_err(|e| format!("broken PNG header: {e}"))?;
-    let size = reader
-        .output_buffer_size()
-        .ok_or_else(|| "PNG too large to decode".to_string())?;
-    let mut buf = vec![0u8; size];
-    let info = reader
-        .next_frame(&mut buf)
-        .map_err(|e| format!("broken PNG data: {e}"))?;
+/// Largest side of an alpha-mask texture, in pixels. 16384 is the `maxImageDimension2D`
+/// of lavapipe and of most desktop GPUs, so no renderer the scene came from drew a
+/// larger texture; beamtrace reads masks from a storage buffer, not an image, so this is
+/// its own bound, checked from the PNG header before a pixel is decoded.
+pub const MAX_TEXTURE_SIDE: u32 = 16_384;
+
+/// Largest decoded size of one texture: width × height × channels bytes after expansion
+/// to 8-bit samples, which the decoder holds at once before the alpha is picked out.
+/// 256 MiB is an 8192 × 8192 RGBA image; a mask finer than that resolves nothing a
+/// beam's footprint can see, and a PNG of a few megabytes can declare gigabytes
+/// (a 30000 × 30000 RGBA header is 3.4 GiB decoded).
+pub const MAX_DECODED_BYTES: u64 = 256 << 20;
+
+/// Largest total of alpha bytes kept for all the masks of one scene (one byte a texel).
+/// They share one storage buffer on the device, whose size Vulkan guarantees only up to
+/// 128 MiB (`maxStorageBufferRange`, which lavapipe reports as is; discrete GPUs bind up
+/// to 4 GiB); 1 GiB bounds the host's copy, and the simulator checks the total against
+/// its device's limit before it uploads anything (`sim::scene_gpu`).
+pub const MAX_ALPHA_TOTAL: u64 = 1 << 30;
+
+/// What to do about a PNG the decoder cannot read.
+const RESAVE: &str = "re-save the texture as a valid PNG";
+
+fn mib(bytes: u64) -> String {
+    format!("{:.1} MiB", bytes as f64 / f64::from(1u32 << 20))
+}
+
+/// A PNG whose header has been read and checked against [`MAX_TEXTURE_SIDE`] and
+/// [`MAX_DECODED_BYTES`]; its pixels are not decoded yet.
+pub(crate) struct PngHeader<'a> {
+    reader: png::Reader<std::io::Cursor<&'a [u8]>>,
+}
+
+impl<'a> PngHeader<'a> {
+    /// Reads the header (IHDR and the chunks before the first IDAT, not the pixels) and
+    /// refuses a texture the bounds do not allow, saying what it declares.
+    pub fn read(bytes: &'a [u8]) -> Result<PngHeader<'a>, String> {
+        let mut decoder = png::Decoder::new(std::io::Cursor::new(bytes));
+        decoder.set_transformations(png::Transformations::normalize_to_color8());
+        let reader = decoder
+            .read_info()
+            .map_err(|e| format!("broken PNG header: {e}; {RESAVE}"))?;
+        let header = PngHeader { reader };
+        header.check()?;
+        Ok(header)
+    }
+
+    /// (width, height) as the header declares them.
+    pub fn size(&self) -> (u32, u32) {
+        self.reader.info().size()
+    }
+
+    /// Bytes a texel takes once decoded (channels after expansion to 8 bits).
+    fn channels(&self) -> u64 {
+        self.reader.output_color_type().0.samples() as u64
+    }
+
+    fn check(&self) -> Result<(), String> {
+        let (w, h) = self.size();
+        let channels = self.channels();
+        let decoded = u64::from(w) * u64::from(h) * channels;
+        if w > MAX_TEXTURE_SIDE || h > MAX_TEXTURE_SIDE || decoded > MAX_DECODED_BYTES {
+            return Err(format!(
+                "the PNG declares {w}×{h} pixels of {channels} channel(s), {} decoded; \
+                 alpha masks may be at most {MAX_TEXTURE_SIDE} pixels a side and {} \
+                 decoded: downscale the texture (a mask needs no more than the beam \
+                 footprint resolves) or save its alpha alone as a grey PNG",
+                mib(decoded),
+                mib(MAX_DECODED_BYTES)
+            ));
+        }
+        Ok(())
+    }
+
+    /// Decodes the alpha channel: grey+alpha and RGBA directly, palette and grey/RGB
+    /// with a tRNS chunk expanded, images without alpha all 255. 16-bit samples keep
+    /// their high byte. Returns (width, height, alpha row-major top row first).
+    pub fn decode_alpha(mut self) -> Result<(u32, u32, Vec<u8>), String> {
+        let size = self
+            .reader
+            .output_buffer_size()
+            .ok_or_else(|| format!("PNG too large to decode; {RESAVE}"))?;
+        let mut buf = vec![0u8; size];
+        let info = self
+            .reader
+            .next_frame(&mut buf)
+            .map_err(|e| format!("broken PNG data: {e}; {RESAVE}"))?;
+        let alpha = alpha_of(&info, &buf).map_err(|e| format!("{e}; {RESAVE}"))?;
+        Ok((info.width, info.height, alpha))
+    }
+}
+
+/// The alpha bytes of a decoded frame (8-bit samples, `info.line_size` bytes a row).
+fn alpha_of(info: &png::OutputInfo, buf: &[u8]) -> Result<Vec<u8>, String> {
     if info.bit_depth != png::BitDepth::Eight {
         return Err(format!(
             "unexpected {:?}-bit samples after expansion",
@@ -144,15 +223,21 @@ pub(crate) fn decode_png_alpha(bytes: &[u8]) -> Result<(u32, u32, Vec<u8>), Stri
             buf.len()
         ));
     }
-    let alpha = match alpha_at {
+    Ok(match alpha_at {
         None => vec![255u8; w * h],
         Some(a) => buf
             .chunks_exact(line)
             .take(h)
             .flat_map(|row| row[..w * channels].chunks_exact(channels).map(|px| px[a]))
             .collect(),
-    };
-    Ok((info.width, info.height, alpha))
+    })
+}
+
+/// Reads the header, checks its bounds, then decodes the alpha channel
+/// ([`PngHeader::decode_alpha`]).
+#[cfg(test)]
+pub(crate) fn decode_png_alpha(bytes: &[u8]) -> Result<(u32, u32, Vec<u8>), String> {
+    PngHeader::read(bytes)?.decode_alpha()
 }
 
 /// Encodes 8-bit RGBA pixels (row-major, top row first) as a PNG.

@@ -373,6 +373,46 @@ fn place_instances(
     Ok((tlas_instances, instance_table))
 }
 
+/// Refuses alpha masks whose texels together exceed what the device binds as one
+/// storage buffer (they are uploaded and bound as one), before anything is copied,
+/// built or uploaded. The loader already bounds each texture and the scene's total
+/// (`scene::MAX_ALPHA_TOTAL`) from the PNG headers; this is the device's own limit,
+/// `maxStorageBufferRange` (128 MiB on lavapipe). Textures are not Vulkan images, so
+/// `maxImageDimension2D` does not apply.
+fn check_texels(scene: &Scene, max_storage_buffer_range: u64) -> Result<(), SimError> {
+    let texels: u64 = scene
+        .alpha_textures
+        .iter()
+        .map(|t| t.alpha.len() as u64)
+        .sum();
+    // Padded to whole u32 words, as `SceneTables` stores them.
+    if texels.next_multiple_of(4) <= max_storage_buffer_range {
+        return Ok(());
+    }
+    let (largest, tex) = scene
+        .alpha_textures
+        .iter()
+        .enumerate()
+        .max_by_key(|(_, t)| t.alpha.len())
+        .expect("texels > 0 means a texture");
+    let users: Vec<&str> = scene
+        .materials
+        .iter()
+        .filter(|m| m.alpha_texture == Some(largest as u32))
+        .map(|m| m.name.as_str())
+        .collect();
+    Err(SimError::Memory(format!(
+        "the scene's {} alpha-mask texture(s) hold {} MiB of alpha (the largest, {}×{}, \
+         masks material(s) {users:?}), but the device binds at most {} MiB as one \
+         storage buffer: downscale the mask textures",
+        scene.alpha_textures.len(),
+        texels >> 20,
+        tex.width,
+        tex.height,
+        max_storage_buffer_range >> 20
+    )))
+}
+
 impl GpuScene {
     /// Uploads `scene`; `material_map[i]` is the IR material of scene material i.
     pub fn new(
@@ -383,6 +423,7 @@ impl GpuScene {
         slices: TimeSlices,
     ) -> Result<GpuScene, SimError> {
         slices.check(scene.instances.len())?;
+        check_texels(scene, ctx.limits.max_storage_buffer_range)?;
         let start = Instant::now();
         let tables = SceneTables::new(scene, db, material_map)?;
         // Only a CPU device (lavapipe) builds its hierarchy from the leaves' order.
@@ -537,5 +578,48 @@ impl GpuScene {
         let what = self.tlas.update(rec, &self.tlas_instances)?;
         self.dirty = false;
         Ok(Some(what))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scene::{AlphaTexture, SceneMaterial};
+
+    fn mask(name: &str, texture: u32) -> SceneMaterial {
+        SceneMaterial {
+            name: name.into(),
+            alpha_mode_mask: true,
+            alpha_texture: Some(texture),
+            ..SceneMaterial::default()
+        }
+    }
+
+    fn texture(width: u32, height: u32) -> AlphaTexture {
+        AlphaTexture {
+            width,
+            height,
+            alpha: vec![255; (width * height) as usize],
+            wrap_s: crate::scene::WRAP_REPEAT,
+            wrap_t: crate::scene::WRAP_REPEAT,
+        }
+    }
+
+    #[test]
+    fn texels_past_the_device_storage_buffer_range_are_refused_naming_the_largest() {
+        let scene = Scene {
+            materials: vec![mask("fence", 0), mask("leaves", 1)],
+            alpha_textures: vec![texture(16, 16), texture(64, 32)],
+            ..Scene::default()
+        };
+        // 256 + 2048 bytes of alpha: fits 2304 bytes exactly, not 2303.
+        assert!(check_texels(&scene, 2304).is_ok());
+        let e = check_texels(&scene, 2303).expect_err("past the limit");
+        let msg = e.to_string();
+        assert!(
+            msg.contains("64×32") && msg.contains("\"leaves\"") && !msg.contains("fence"),
+            "{msg}"
+        );
+        assert!(check_texels(&Scene::default(), 0).is_ok(), "no textures");
     }
 }

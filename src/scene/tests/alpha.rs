@@ -494,6 +494,60 @@ fn a_broken_embedded_png_is_an_error_naming_the_image() {
     );
 }
 
+/// A PNG whose header declares `w` × `h` RGBA pixels, followed by one IDAT holding a
+/// tiny zlib stream (of nothing) and IEND: a few dozen bytes that a decoder trusting
+/// the header would allocate w·h·4 bytes for.
+fn declared_png(w: u32, h: u32) -> Vec<u8> {
+    let mut out = Vec::new();
+    {
+        let mut e = png::Encoder::new(&mut out, w, h);
+        e.set_color(png::ColorType::Rgba);
+        e.set_depth(png::BitDepth::Eight);
+        let mut writer = e.write_header().expect("png header");
+        // zlib header 78 9C, an empty final fixed-Huffman block, Adler-32 of nothing.
+        let zlib = [0x78, 0x9C, 0x03, 0x00, 0x00, 0x00, 0x00, 0x01];
+        writer
+            .write_chunk(png::chunk::IDAT, &zlib)
+            .expect("png data");
+        // Dropping the writer writes IEND.
+    }
+    out
+}
+
+#[test]
+fn a_png_declaring_a_huge_mask_is_refused_from_its_header() {
+    let png = declared_png(30_000, 30_000);
+    assert!(png.len() < 100, "{} bytes", png.len());
+    let mut doc = masked_doc(&png, 1.0);
+    doc.root.images[0].name = Some("giant".into());
+    let start = std::time::Instant::now();
+    let e = expect_err(round_trip(&doc, "giant.glb"));
+    let elapsed = start.elapsed();
+    let msg = e.to_string();
+    assert!(matches!(e, SceneError::Image { .. }), "{msg}");
+    assert!(
+        msg.contains("image 0 \"giant\"")
+            && msg.contains("material 0 \"leaf\"")
+            && msg.contains("30000×30000")
+            && msg.contains("16384"),
+        "{msg}"
+    );
+    // 3.4 GiB would take seconds to zero and decode; the header alone takes microseconds.
+    assert!(elapsed < std::time::Duration::from_secs(1), "{elapsed:?}");
+
+    // Each bound on its own: one side too long (a thin strip of few bytes), and too
+    // many bytes with both sides allowed. The largest allowed size still decodes to
+    // the point where the stream (here empty) runs out.
+    let strip = super::texture::decode_png_alpha(&declared_png(MAX_TEXTURE_SIDE + 1, 1));
+    assert!(strip.expect_err("side").contains("16385×1"));
+    let square = super::texture::decode_png_alpha(&declared_png(8193, 8192));
+    assert!(square
+        .expect_err("bytes")
+        .contains("8193×8192 pixels of 4 channel(s)"));
+    let allowed = super::texture::decode_png_alpha(&declared_png(8192, 8192));
+    assert!(allowed.expect_err("no data").contains("broken PNG data"));
+}
+
 #[test]
 fn external_images_resolve_beside_the_gltf_and_missing_ones_are_named() {
     let dir = tempfile::tempdir().expect("temp dir");

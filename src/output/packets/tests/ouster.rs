@@ -362,6 +362,24 @@ mod http {
     }
 
     #[test]
+    fn heads_past_their_bounds_are_refused() {
+        let s = server();
+        let many: String = (0..40).map(|i| format!("X-{i}: 1\r\n")).collect();
+        let a = ask(&s, &format!("GET / HTTP/1.1\r\n{many}\r\n"));
+        assert!(
+            a.starts_with("HTTP/1.1 400") && a.contains("more than 32 headers"),
+            "{a}"
+        );
+        // A header line that never ends is cut off at the bound (16 KiB), not buffered.
+        let long = "a".repeat(20 * 1024);
+        let a = ask(&s, &format!("GET / HTTP/1.1\r\nX-Long: {long}"));
+        assert!(
+            a.starts_with("HTTP/1.1 400") && a.contains("longer than 16384 bytes"),
+            "{a}"
+        );
+    }
+
+    #[test]
     fn a_staged_destination_applies_on_reinit() {
         let s = server();
         let a = post(
