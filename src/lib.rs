@@ -33,7 +33,6 @@ pub mod job;
 pub mod material;
 pub mod model;
 pub mod output;
-pub mod par;
 pub mod reference;
 pub mod scene;
 pub mod sensor;
