@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Quick start: set up what is missing, build, and run beamtrace's main job on the bundled
+# Quick start: set up what is missing to build and run (scripts/setup.sh; never the test
+# bench of scripts/setup-test.sh), build, and run beamtrace's main job on the bundled
 # default scene and sensor. Extra arguments go to `beamtrace run`.
 #   scripts/run.sh                       -> out/frame_000000.pcd + out/frame_000000.png
 #   scripts/run.sh --sensor vlp-16 --frames 10

@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
-# Set up what is missing and run every check: formatting, clippy, the API docs (no
-# broken links), and all tests (GPU tests run on whatever ray-tracing Vulkan device
-# exists — lavapipe on a machine without a GPU — with the validation layer on).
+# Set up what is missing (scripts/setup.sh, then the test bench: scripts/setup-test.sh)
+# and run every check: formatting, clippy, the API docs (no broken links), and all tests
+# (GPU tests run on whatever ray-tracing Vulkan device exists — lavapipe on a machine
+# without a GPU — with the validation layer on).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 scripts/setup.sh
+scripts/setup-test.sh
 cargo fmt --all -- --check
 cargo clippy --all-targets -- -D warnings
 RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --quiet
-# The independent PCD and PLY reader tests use the pypcd4/plyfile/Open3D venv made by
-# setup.sh.
+# The independent reader tests use the Python venv made by setup-test.sh.
 export BEAMTRACE_PYTHON="$root/target/pyenv/bin/python"
 cargo test --all-targets "$@"

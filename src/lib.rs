@@ -6,7 +6,6 @@
 //! * [`contract`] — the numbers the host and the shaders share (limits, codes, binding
 //!   numbers, hit-group order), written once; the shaders include them as a generated
 //!   header. Depends on nothing.
-//! * [`par`] — a small scoped thread pool for the host's data-parallel loops.
 //! * [`config`] — YAML loading with errors that name the file, line and field.
 //! * [`sensor`] — beam patterns, mounting pose, sub-rays, the receiver (plain Rust).
 //! * [`material`] — the IR material database and the glTF → IR material mapping.
@@ -44,7 +43,6 @@ pub mod job;
 pub mod material;
 pub mod model;
 pub mod output;
-pub mod par;
 pub mod reference;
 pub mod scene;
 pub mod sensor;

@@ -193,7 +193,7 @@ pub fn stacking_baseline(
         slices_convolved: stacked.slices_convolved,
         render_ms,
         stacking_ms,
-        threads: crate::par::threads(),
+        threads: rayon::current_num_threads(),
         beams_compared: sample.len(),
         agreement: agree as f64 / sample.len().max(1) as f64,
     })

@@ -5,6 +5,7 @@ use super::error::{GpuError, GpuResult, VkContext};
 use ash::vk;
 use gpu_allocator::vulkan::{Allocation, AllocationCreateDesc, AllocationScheme};
 pub use gpu_allocator::MemoryLocation;
+use rayon::prelude::*;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 
@@ -234,9 +235,13 @@ impl Buffer {
             )));
         }
         // Copy through an owned Vec: the mapping need not be aligned for T. A frame's
-        // points are megabytes: copied on every core.
+        // points are megabytes, and reading them out of mapped memory is bound by its
+        // page faults, which spread over cores: copied in MiB parts on every core.
         let mut out = vec![T::zeroed(); count];
-        crate::par::copy(bytemuck::cast_slice_mut::<T, u8>(&mut out), &slice[..bytes]);
+        let dst = bytemuck::cast_slice_mut::<T, u8>(&mut out);
+        dst.par_chunks_mut(1 << 20)
+            .zip(slice[..bytes].par_chunks(1 << 20))
+            .for_each(|(d, s)| d.copy_from_slice(s));
         Ok(out)
     }
 

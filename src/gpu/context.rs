@@ -245,7 +245,7 @@ fn create_instance(
         if !found {
             return Err(GpuError::Usage(
                 "validation was requested but VK_LAYER_KHRONOS_validation is not installed \
-                 (Debian: vulkan-validationlayers; scripts/setup.sh installs it)"
+                 (Debian: vulkan-validationlayers; scripts/setup-test.sh installs it)"
                     .into(),
             ));
         }

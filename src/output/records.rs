@@ -5,6 +5,7 @@
 use super::fields::{BeamInfo, Field, Value, PLY_INT32_MAX};
 use super::organize::BeamLayout;
 use super::{OutputError, Point};
+use rayon::prelude::*;
 use std::io::{self, Write};
 use std::path::Path;
 
@@ -81,7 +82,10 @@ impl Records<'_> {
     ) -> io::Result<()> {
         let chunks: Vec<&[Point]> = points.chunks(CHUNK_POINTS).collect();
         for window in chunks.chunks(WINDOW_CHUNKS) {
-            let encoded = crate::par::map(window, 1, |_, chunk| self.encode(chunk, encoding))?;
+            let encoded = window
+                .par_iter()
+                .map(|chunk| self.encode(chunk, encoding))
+                .collect::<io::Result<Vec<_>>>()?;
             for bytes in encoded {
                 w.write_all(&bytes)?;
             }

@@ -1,6 +1,7 @@
 //! The reference tracer: a BVH over the scene's world-space triangles.
 
 use glam::{Vec2, Vec3};
+use rayon::prelude::*;
 
 use super::build::{build, BuildPrim, Node};
 use super::flatten::{flatten, TriangleInfo};
@@ -162,14 +163,13 @@ impl Bvh {
     /// [`Bvh::trace`] for many `(origin, dir)` rays, spread over the machine's cores.
     /// The result is in the order of `rays` and the same as tracing them one by one.
     pub fn trace_many(&self, rays: &[(Vec3, Vec3)], t_min: f32, t_max: f32) -> Vec<Option<Hit>> {
-        let mut out = vec![None; rays.len()];
-        crate::par::for_chunks_mut(&mut out, 1, MIN_RAYS_PER_THREAD, |first, out| {
-            let mut stack = Vec::with_capacity(64);
-            for (ray, slot) in rays[first..].iter().zip(out) {
-                *slot = self.trace_with_stack(ray.0, ray.1, t_min, t_max, &mut stack);
-            }
-        });
-        out
+        rays.par_iter()
+            .with_min_len(MIN_RAYS_PER_THREAD)
+            .map_init(
+                || Vec::with_capacity(64),
+                |stack, ray| self.trace_with_stack(ray.0, ray.1, t_min, t_max, stack),
+            )
+            .collect()
     }
 
     fn trace_with_stack(

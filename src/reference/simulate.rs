@@ -11,6 +11,7 @@ use crate::model::{Echo, FrameSettings, RecordLayout, SceneTables, SubRayRecord}
 use crate::scene::Scene;
 use crate::sensor::{rng, Beam, SubRaySample};
 use glam::{Vec2, Vec3};
+use rayon::prelude::*;
 
 /// Transparent surfaces noted per sub-ray, as an index bound.
 const NOTES: usize = MAX_TRANSPARENT as usize;
@@ -162,19 +163,22 @@ impl CpuSimulator {
     ) -> (Vec<Echo>, Vec<u32>) {
         let per_ray = slots as usize;
         let mut found = vec![Vec::new(); beams.len()];
-        crate::par::for_chunks_mut(&mut found, 1, 1, |first, part| {
-            let mut records = vec![SubRayRecord::default(); subrays.len() * per_ray];
-            let mut bins = BeamBins::new(frame);
-            for (i, out) in part.iter_mut().enumerate() {
-                let b = first + i;
+        // A beam's records and bins are made once per task, not per beam.
+        let scratch = || {
+            let records = vec![SubRayRecord::default(); subrays.len() * per_ray];
+            (records, BeamBins::new(frame))
+        };
+        found
+            .par_iter_mut()
+            .enumerate()
+            .for_each_init(scratch, |(records, bins), (b, out)| {
                 for (sub, slot) in records.chunks_mut(per_ray).enumerate() {
                     self.trace_one(&beams[b], b as u32, &subrays[sub], sub as u32, frame, slot);
                 }
                 bins.clear();
-                bins.deposit(&records);
+                bins.deposit(records);
                 *out = bins.echoes(frame, b as u32);
-            }
-        });
+            });
         let width = super::echo_slots(&frame.waveform) as usize;
         let mut echoes = vec![Echo::default(); beams.len() * width];
         let counts = found.iter().map(|e| e.len() as u32).collect();
@@ -217,14 +221,14 @@ impl CpuSimulator {
         let n = subrays.len().max(1);
         let per_ray = slots as usize;
         let mut out = vec![SubRayRecord::default(); beams.len() * n * per_ray];
-        // Parts of whole beams, one per core.
-        crate::par::for_chunks_mut(&mut out, n * per_ray, 1, |first, out| {
-            for (k, slot) in out.chunks_mut(per_ray).enumerate() {
-                let index = first / per_ray + k;
-                let (b, sub) = (index / n, index % n);
-                self.trace_one(&beams[b], b as u32, &subrays[sub], sub as u32, frame, slot);
-            }
-        });
+        // Whole beams over the host's cores.
+        out.par_chunks_mut((n * per_ray).max(1))
+            .enumerate()
+            .for_each(|(b, beam_out)| {
+                for (sub, slot) in beam_out.chunks_mut(per_ray).enumerate() {
+                    self.trace_one(&beams[b], b as u32, &subrays[sub], sub as u32, frame, slot);
+                }
+            });
         out
     }
 

@@ -14,7 +14,7 @@
 //! slice is a range bin), one echo per beam (the nearest above threshold), and the
 //! threshold applies to a slice's sum rather than to the pulse-convolved waveform.
 
-use crate::par;
+use rayon::prelude::*;
 
 /// A rendered range and intensity image, row-major, row 0 at the top.
 #[derive(Debug, Clone, PartialEq)]
@@ -166,9 +166,11 @@ fn convolve_rows(src: &[f32], out: &mut Vec<f32>, width: usize, h: &[f32]) {
     out.clear();
     out.resize(src.len(), 0.0);
     let m = h.len() / 2;
-    par::for_chunks_mut(out, width, width * 16, |first, part| {
-        for (row, dst) in part.chunks_mut(width).enumerate() {
-            let line = &src[first + row * width..][..width];
+    // Rows over the host's cores, at least 16 to a task.
+    out.par_chunks_mut(width.max(1))
+        .zip(src.par_chunks(width.max(1)))
+        .with_min_len(16)
+        .for_each(|(dst, line)| {
             for (x, &value) in line.iter().enumerate().filter(|(_, &v)| v != 0.0) {
                 // Scatter: a lit pixel adds value · h[i] at x + i − m.
                 let lo = x.saturating_sub(m);
@@ -177,8 +179,7 @@ fn convolve_rows(src: &[f32], out: &mut Vec<f32>, width: usize, h: &[f32]) {
                     *d += value * h[lo + t + m - x];
                 }
             }
-        }
-    });
+        });
 }
 
 /// `out` := each column of `src` (rows of `width`) convolved with `v`, zero outside.
@@ -187,10 +188,11 @@ fn convolve_columns(src: &[f32], out: &mut Vec<f32>, width: usize, v: &[f32]) {
     out.resize(src.len(), 0.0);
     let rows = src.len() / width.max(1);
     let k = v.len() / 2;
-    par::for_chunks_mut(out, width, width * 16, |first, part| {
-        for (j, dst) in part.chunks_mut(width).enumerate() {
+    out.par_chunks_mut(width.max(1))
+        .enumerate()
+        .with_min_len(16)
+        .for_each(|(y, dst)| {
             // Row y gathers v[i] · row y − (i − k), as the rows scatter.
-            let y = first / width + j;
             for (i, &w) in v.iter().enumerate() {
                 let Some(yy) = (y + k).checked_sub(i).filter(|&yy| yy < rows) else {
                     continue;
@@ -199,8 +201,7 @@ fn convolve_columns(src: &[f32], out: &mut Vec<f32>, width: usize, v: &[f32]) {
                     *d += w * s;
                 }
             }
-        }
-    });
+        });
 }
 
 /// `n` taps of a Gaussian of σ = `sigma` taps centred on tap ⌊n/2⌋, summing to 1.

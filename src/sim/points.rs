@@ -5,6 +5,8 @@ use super::gpu_types::{GpuBeam, GpuPoint};
 use super::SimError;
 use crate::model::{Point, PointCloud};
 use crate::sensor::{calibrated_reflectivity, Beam};
+use rayon::prelude::*;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// The beams as the shaders read them.
 pub fn gpu_beams(beams: &[Beam]) -> Vec<GpuBeam> {
@@ -22,40 +24,67 @@ pub fn gpu_beams(beams: &[Beam]) -> Vec<GpuBeam> {
 /// Points in the sensor frame, in beam order then return order. A point naming a beam
 /// the sensor does not have is an error (the frame was simulated for another sensor).
 pub fn to_point_cloud(beams: &[Beam], points: &[GpuPoint]) -> Result<PointCloud, SimError> {
-    // In chunks over the host's cores: at 262 144 beams this is milliseconds a frame,
-    // and a streamed frame waits for it.
-    let points = crate::par::map(points, 16_384, |_, p| {
-        let beam = beams.get(p.beam as usize).copied().ok_or_else(|| {
-            SimError::Input(format!(
-                "a point names beam {} but the sensor has {} beams: the frame was \
-                     simulated for another sensor",
-                p.beam,
-                beams.len()
-            ))
-        })?;
-        Ok::<_, SimError>(Point {
-            x: p.x,
-            y: p.y,
-            z: p.z,
-            intensity: p.intensity,
-            range: p.range,
-            ring: beam.ring as u16,
-            azimuth: beam.azimuth,
-            elevation: beam.elevation,
-            beam: p.beam,
-            instance: p.instance_id,
-            class: p.class_id as u16,
-            epw: p.epw,
-            return_index: p.return_index as u16,
-            return_count: p.return_count as u16,
-            material: p.material as u16,
-            ambient: p.ambient,
-            time: beam.time,
-            reflectivity: calibrated_reflectivity(p.intensity),
-            bounce: p.bounces.min(u32::from(u8::MAX)) as u8,
-        })
-    })?;
-    Ok(PointCloud { points })
+    // In one part per core, written in place, one pass: at 262 144 beams this is
+    // milliseconds a frame, and a streamed frame waits for it. Measured on 2 cores
+    // (benches/RESULTS.md), rayon's `collect` of the same map took 1.3–1.6× as long,
+    // of a fallible map 3×, and a separate check of the beams first 2×; so a missing
+    // beam only sets a flag here, and the error is made after.
+    let n = points.len();
+    let part = n.div_ceil(rayon::current_num_threads()).max(16_384);
+    let missing = AtomicBool::new(false);
+    let mut converted: Vec<Point> = Vec::with_capacity(n);
+    converted.spare_capacity_mut()[..n]
+        .par_chunks_mut(part)
+        .zip(points.par_chunks(part))
+        .for_each(|(slots, points)| {
+            for (slot, p) in slots.iter_mut().zip(points) {
+                slot.write(match beams.get(p.beam as usize) {
+                    Some(beam) => point(p, beam),
+                    None => {
+                        missing.store(true, Ordering::Relaxed);
+                        Point::default()
+                    }
+                });
+            }
+        });
+    // SAFETY: chunks of `part` over two slices of length n pair up one to one, so every
+    // one of the first n slots was written once (a panic above unwinds before this).
+    unsafe { converted.set_len(n) };
+    if missing.load(Ordering::Relaxed) {
+        let p = points.iter().find(|p| p.beam as usize >= beams.len());
+        return Err(SimError::Input(format!(
+            "a point names beam {} but the sensor has {} beams: the frame was simulated \
+             for another sensor",
+            p.map_or(0, |p| p.beam),
+            beams.len()
+        )));
+    }
+    Ok(PointCloud { points: converted })
+}
+
+/// GPU point `p` of `beam` as a point of the cloud.
+fn point(p: &GpuPoint, beam: &Beam) -> Point {
+    Point {
+        x: p.x,
+        y: p.y,
+        z: p.z,
+        intensity: p.intensity,
+        range: p.range,
+        ring: beam.ring as u16,
+        azimuth: beam.azimuth,
+        elevation: beam.elevation,
+        beam: p.beam,
+        instance: p.instance_id,
+        class: p.class_id as u16,
+        epw: p.epw,
+        return_index: p.return_index as u16,
+        return_count: p.return_count as u16,
+        material: p.material as u16,
+        ambient: p.ambient,
+        time: beam.time,
+        reflectivity: calibrated_reflectivity(p.intensity),
+        bounce: p.bounces.min(u32::from(u8::MAX)) as u8,
+    }
 }
 
 #[cfg(test)]

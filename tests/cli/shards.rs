@@ -400,7 +400,7 @@ impl SlurmCluster {
             .env("SLURM_CONF", self.0.join("slurm.conf"))
             .env("PATH", &path)
             .output()
-            .expect("sbatch (scripts/setup.sh installs slurm-wlm)");
+            .expect("sbatch (scripts/setup-test.sh installs slurm-wlm)");
         assert!(
             o.status.success(),
             "sbatch {args:?}: {}",

@@ -31,12 +31,12 @@ fn beamtrace(args: &[&str], display: bool) -> Output {
     cmd.output().expect("the beamtrace binary starts")
 }
 
-/// `beamtrace` under `xvfb-run` (Debian's xvfb; scripts/setup.sh installs it).
+/// `beamtrace` under `xvfb-run` (Debian's xvfb; scripts/setup-test.sh installs it).
 fn xvfb_run() -> Command {
     let found = Command::new("xvfb-run").arg("--help").output().is_ok();
     assert!(
         found,
-        "xvfb-run is missing: run scripts/setup.sh (it installs Debian's xvfb) to test \
+        "xvfb-run is missing: run scripts/setup-test.sh (it installs Debian's xvfb) to test \
          the window on a virtual display"
     );
     let mut cmd = Command::new("xvfb-run");

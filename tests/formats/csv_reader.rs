@@ -1,11 +1,11 @@
 //! The CSV files beamtrace writes, read back by an independent implementation: Python's
 //! `csv` module, the numbers parsed by numpy (installed into `target/pyenv` by
-//! `scripts/setup.sh`). Every field of points covering the awkward float cases and the
+//! `scripts/setup-test.sh`). Every field of points covering the awkward float cases and the
 //! integer types' extremes must read back exactly.
 //!
 //! The interpreter is `$BEAMTRACE_PYTHON` when set, else `target/pyenv/bin/python` under
 //! the crate root. If it is missing the test fails (it never skips silently): run
-//! `scripts/setup.sh`.
+//! `scripts/setup-test.sh`.
 
 use crate::independent::{expected, known_cloud, python, read_with, FIELDS, TYPES};
 use beamtrace::output::{write_cloud, Format};

@@ -1,5 +1,5 @@
 //! The LAS files beamtrace writes, read back by an independent implementation: the
-//! Python `laspy` package (installed into `target/pyenv` by `scripts/setup.sh`). The
+//! Python `laspy` package (installed into `target/pyenv` by `scripts/setup-test.sh`). The
 //! expectations are README.md's LAS section, written out here by hand: LAS 1.4, point
 //! format 6, x y z at 0.1 mm, intensity = R_app × 1000 saturating at 65535, return number
 //! = return_index + 1 and number of returns = return_count (1..=15), GPS time = the
@@ -8,7 +8,7 @@
 //!
 //! The interpreter is `$BEAMTRACE_PYTHON` when set, else `target/pyenv/bin/python` under
 //! the crate root. If it is missing the test fails (it never skips silently): run
-//! `scripts/setup.sh`.
+//! `scripts/setup-test.sh`.
 
 use crate::independent::{dtype, expected, known_cloud, python, read_with, FIELDS};
 use beamtrace::output::{

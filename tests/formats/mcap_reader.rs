@@ -1,14 +1,14 @@
 //! The MCAP files beamtrace writes, read back by independent implementations: the
 //! Python `mcap` reader and the `mcap-ros2-support` CDR decoder (installed into
-//! `target/pyenv` by `scripts/setup.sh`), the point records unpacked with numpy from the
-//! decoded PointFields alone. The expectations are README.md's MCAP section and field
+//! `target/pyenv` by `scripts/setup-test.sh`), the point records unpacked with numpy from
+//! the decoded PointFields alone. The expectations are README.md's MCAP section and field
 //! table, written out here by hand: a `/tf` TFMessage world → beamtrace with the
 //! sensor's pose, then a `/beamtrace/points` PointCloud2 of the run's fields, both
 //! stamped with the frame's scenario time.
 //!
 //! The interpreter is `$BEAMTRACE_PYTHON` when set, else `target/pyenv/bin/python` under
 //! the crate root. If it is missing the test fails (it never skips silently): run
-//! `scripts/setup.sh`.
+//! `scripts/setup-test.sh`.
 
 use crate::independent::{
     assert_columns, known_cloud, point_field_names, python, read_all_with, FIELDS, SIZES, TYPES,

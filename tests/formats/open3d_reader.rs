@@ -1,12 +1,12 @@
 //! The PCD and PLY files beamtrace writes, read back by Open3D's tensor reader
 //! (`open3d.t.io.read_point_cloud`, installed into `target/pyenv` by
-//! `scripts/setup.sh`): every field of every layout must be there, with its type and
+//! `scripts/setup-test.sh`): every field of every layout must be there, with its type and
 //! exactly the values of the points written. Open3D's PLY reader skips `uint32`
 //! properties, which is why beamtrace writes 32-bit fields as `int32` in PLY.
 //!
 //! The interpreter is `$BEAMTRACE_PYTHON` when set, else `target/pyenv/bin/python`; if
 //! it cannot import open3d the test fails (it never skips silently): run
-//! `scripts/setup.sh`.
+//! `scripts/setup-test.sh`.
 
 use crate::independent;
 

@@ -1,5 +1,5 @@
 //! Ouster lidar packets and sensor metadata, read back by an independent decoder:
-//! ouster-sdk (PyPI `ouster-sdk`, installed into `target/pyenv` by `scripts/setup.sh`),
+//! ouster-sdk (PyPI `ouster-sdk`, installed into `target/pyenv` by `scripts/setup-test.sh`),
 //! through `tests/support/read_ouster.py`. Its `FrameBatcher` assembles our packets
 //! into frames with our metadata JSON, and its `XYZLut` turns them into points. Its
 //! `SensorHttp` talks to the HTTP API, on its own and beside a `beamtrace stream`.

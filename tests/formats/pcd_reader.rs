@@ -1,9 +1,9 @@
 //! The PCD files beamtrace writes, read back by an independent implementation: the
-//! Python `pypcd4` package (installed into `target/pyenv` by `scripts/setup.sh`).
+//! Python `pypcd4` package (installed into `target/pyenv` by `scripts/setup-test.sh`).
 //!
 //! The interpreter is `$BEAMTRACE_PYTHON` when set, else `target/pyenv/bin/python` under
 //! the crate root. If it is missing the test fails (it never skips silently): run
-//! `scripts/setup.sh`.
+//! `scripts/setup-test.sh`.
 
 use crate::independent::{assert_columns, known_cloud, python, read_with, FIELDS, SIZES, TYPES};
 use beamtrace::output::{write_pcd, PcdEncoding};

@@ -1,9 +1,9 @@
 //! The PLY files beamtrace writes, read back by an independent implementation: the
-//! Python `plyfile` package (installed into `target/pyenv` by `scripts/setup.sh`).
+//! Python `plyfile` package (installed into `target/pyenv` by `scripts/setup-test.sh`).
 //!
 //! The interpreter is `$BEAMTRACE_PYTHON` when set, else `target/pyenv/bin/python` under
 //! the crate root. If it is missing the test fails (it never skips silently): run
-//! `scripts/setup.sh`.
+//! `scripts/setup-test.sh`.
 
 use crate::independent::{assert_columns, known_cloud, python, read_with, FIELDS};
 use beamtrace::output::{write_ply, PlyEncoding};

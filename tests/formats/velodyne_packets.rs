@@ -1,6 +1,6 @@
 //! Velodyne data packets and pcap files read back by independent implementations:
 //! velodyne_decoder (its packet-level `ScanDecoder` and its `read_pcap`, in the venv
-//! `scripts/setup.sh` makes) and tshark. Both must be installed: a test fails, never
+//! `scripts/setup-test.sh` makes) and tshark. Both must be installed: a test fails, never
 //! skips, without them.
 //!
 //! The decoded points are compared with beamtrace's own points of the same frames:
@@ -434,7 +434,7 @@ fn tshark(path: &Path, args: &[&str]) -> Vec<String> {
         .args(args)
         .output()
         .unwrap_or_else(|e| {
-            panic!("cannot run tshark ({e}): run scripts/setup.sh, which installs it")
+            panic!("cannot run tshark ({e}): run scripts/setup-test.sh, which installs it")
         });
     assert!(
         out.status.success(),

@@ -37,7 +37,7 @@ pub const TYPES: [&str; 19] = [
 ];
 pub const SIZES: [u64; 19] = [4, 4, 4, 4, 4, 2, 4, 4, 4, 4, 2, 4, 2, 2, 2, 4, 4, 1, 1];
 
-/// The Python that has `module`: `$BEAMTRACE_PYTHON`, else the venv of scripts/setup.sh.
+/// The Python that has `module`: `$BEAMTRACE_PYTHON`, else the venv of scripts/setup-test.sh.
 pub fn python(module: &str) -> PathBuf {
     let python = match std::env::var_os("BEAMTRACE_PYTHON") {
         Some(p) => PathBuf::from(p),
@@ -50,8 +50,8 @@ pub fn python(module: &str) -> PathBuf {
         .unwrap_or(false);
     assert!(
         ok,
-        "{} cannot import {module}: run scripts/setup.sh (it creates target/pyenv with the \
-         readers the tests use), or point BEAMTRACE_PYTHON at a Python that has it",
+        "{} cannot import {module}: run scripts/setup-test.sh (it creates target/pyenv \
+         with the readers the tests use), or point BEAMTRACE_PYTHON at a Python that has it",
         python.display()
     );
     python

@@ -3,7 +3,7 @@
 # (this host, its CPUs, no GPUs, no accounting), starts munged if none runs, then
 # slurmctld and slurmd with their state, logs and pid files in DIR, and waits until the
 # node takes jobs; `slurm_local.sh stop DIR` stops both daemons. Needs root (the daemons
-# run as root here) and the Debian packages slurm-wlm and munge (scripts/setup.sh).
+# run as root here) and the Debian packages slurm-wlm and munge (scripts/setup-test.sh).
 set -euo pipefail
 cmd=${1:?start or stop}
 dir=${2:?the cluster folder}

@@ -35,6 +35,7 @@ use super::ouster::{OusterSensor, Sizes, COLUMNS_PER_PACKET};
 use super::{Packet, PacketEncoder, PacketError};
 use crate::output::fields::{by_key, BeamInfo, Field, Value};
 use crate::output::{Point, PointCloud};
+use rayon::prelude::*;
 
 /// Encoder ticks per turn in the LEGACY column header.
 const ENCODER_TICKS: u64 = 90_112;
@@ -138,10 +139,10 @@ impl PacketEncoder for OusterEncoder {
         // of the points in beam order, and is built on one of the host's cores (an
         // OS1-128 × 2048 frame is 128 packets, 4 MB with their CRCs; gathering every
         // pixel on one thread first took 7–11 ms of the frame).
-        let packets: Vec<usize> = (0..self.sensor.packets_per_frame()).collect();
-        crate::par::map(&packets, 1, |_, &k| {
-            self.packet(frame_id, k, frame_start_s, &points)
-        })
+        (0..self.sensor.packets_per_frame())
+            .into_par_iter()
+            .map(|k| self.packet(frame_id, k, frame_start_s, &points))
+            .collect()
     }
 
     /// Nothing: a frame's columns fill whole packets.

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# The test bench, on top of scripts/setup.sh (run that first; scripts/test.sh runs
+# both): what the tests use beyond building and running beamtrace. Idempotent: every
+# step checks first and skips what is present. scripts/run.sh never runs it.
+#
+#  - the Khronos validation layers: the GPU tests run with validation on
+#  - Xvfb (xvfb, xauth): a virtual X display for the tests of the view window
+#  - tshark, which reads the pcap files back in the packet tests
+#  - Slurm (slurm-wlm, munge), whose one-node cluster runs the Slurm shard recipe in the
+#    tests (tests/support/slurm_local.sh)
+#  - Python pypcd4, plyfile and Open3D (open3d-cpu; its wheel needs libusb-1.0-0) in a
+#    private venv (target/pyenv) for the independent PCD and PLY reader tests, and
+#    ouster-sdk 1.0 and velodyne-decoder 3 for the Ouster and Velodyne packet tests,
+#    laspy 2 for the LAS tests, mcap 1 and mcap-ros2-support for the MCAP tests,
+#    jsonschema for the benchmark suite's JSON, and Ray, whose local cluster runs the
+#    shard recipe in the tests
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+SETUP_NAME=setup-test
+. "$here/setup-lib.sh"
+
+# 1. Debian packages of the test bench.
+apt_install vulkan-validationlayers xvfb xauth tshark slurm-wlm munge python3-venv \
+  libusb-1.0-0
+
+# 2. Independent readers and the shard recipes' schedulers, in a venv of their own.
+#    Open3D's CPU wheel is about 105 MB.
+root=$(cd "$here/.." && pwd)
+venv="$root/target/pyenv"
+# pip_install MODULES SPEC...: installs SPECs unless python can import every MODULE.
+pip_install() {
+  local modules=$1
+  shift
+  "$venv/bin/python" -c "import $modules" >/dev/null 2>&1 && return 0
+  log "installing $* into $venv"
+  "$venv/bin/pip" install -q "$@"
+}
+if [ ! -x "$venv/bin/pip" ]; then
+  log "creating $venv"
+  mkdir -p "$root/target"
+  python3 -m venv "$venv"
+fi
+pip_install "pypcd4, plyfile" pypcd4 plyfile
+pip_install open3d open3d-cpu
+pip_install ouster.sdk.core 'ouster-sdk>=1.0,<1.1'
+pip_install velodyne_decoder 'velodyne-decoder>=3.1,<4'
+# Ray: the shard recipe (docs/recipes/ray_shards.py) is tested on Ray's local cluster.
+pip_install ray 'ray>=2.40,<3'
+pip_install laspy 'laspy>=2.5,<3'
+# The benchmark suite's JSON is checked against benches/suite.schema.json by jsonschema.
+pip_install jsonschema 'jsonschema>=4.18,<5'
+pip_install "mcap, mcap_ros2" 'mcap>=1.2,<2' 'mcap-ros2-support>=0.5,<1'
+log "ready"
