@@ -109,7 +109,7 @@ impl Scan {
                 continue;
             }
             let c = b[i];
-            let next_blank = b.get(i + 1).map_or(true, |n| n.is_ascii_whitespace());
+            let next_blank = b.get(i + 1).is_none_or(|n| n.is_ascii_whitespace());
             match c {
                 b' ' | b'\t' => {}
                 b'#' if i == 0 || b[i - 1].is_ascii_whitespace() => return None,

@@ -122,7 +122,7 @@ impl Fit<'_> {
             if !(p.range.is_finite() && p.range > 0.0 && p.x.is_finite()) {
                 continue;
             }
-            let nearer = slot.map_or(true, |r: ScanReturn| p.range < r.range);
+            let nearer = slot.is_none_or(|r: ScanReturn| p.range < r.range);
             if nearer {
                 *slot = Some(ScanReturn {
                     range: p.range,

@@ -201,7 +201,7 @@ impl SceneTables {
             });
             self.texels.extend_from_slice(&tex.alpha);
         }
-        while self.texels.len() % 4 != 0 || self.texels.is_empty() {
+        while !self.texels.len().is_multiple_of(4) || self.texels.is_empty() {
             self.texels.push(0);
         }
         Ok(())
@@ -373,7 +373,7 @@ mod tests {
             t.reflectance.len(),
             2 * db.materials.len() * (REFLECTANCE_STEPS as usize + 1)
         );
-        assert!(!t.texels.is_empty() && t.texels.len() % 4 == 0);
+        assert!(!t.texels.is_empty() && t.texels.len().is_multiple_of(4));
     }
 
     #[test]

@@ -190,7 +190,7 @@ impl Body<'_> {
     pub(crate) fn read_binary(&self, data: &[u8]) -> Result<Vec<Point>, OutputError> {
         let record: usize = self.columns.iter().map(|c| c.size * c.count).sum();
         let need = record.checked_mul(self.points);
-        if need.map_or(true, |n| data.len() < n) {
+        if need.is_none_or(|n| data.len() < n) {
             return Err(self.error(
                 "binary data",
                 format!(

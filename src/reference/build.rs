@@ -192,7 +192,7 @@ fn best_split(range: &[BuildPrim], cbounds: &Aabb) -> Option<Split> {
                 continue;
             }
             let cost = acc.half_area() * cnt as f32 + right_cost[plane];
-            if best.map_or(true, |b| cost < b.cost) {
+            if best.is_none_or(|b| cost < b.cost) {
                 best = Some(Split { axis, plane, cost });
             }
         }

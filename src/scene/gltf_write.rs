@@ -187,7 +187,7 @@ impl GltfBuilder {
         let offset = self.bin.len();
         self.bin.extend_from_slice(bytes);
         // Every view starts 4-byte aligned, as glTF requires for float data.
-        while self.bin.len() % 4 != 0 {
+        while !self.bin.len().is_multiple_of(4) {
             self.bin.push(0);
         }
         self.root.push(json::buffer::View {

@@ -221,7 +221,7 @@ fn triangle_list(
     use json::mesh::Mode;
     Ok(match mode {
         Mode::Triangles => {
-            if order.len() % 3 != 0 {
+            if !order.len().is_multiple_of(3) {
                 return Err(at.err(format!(
                     "TRIANGLES with {} indices, not a multiple of 3; the mesh is corrupt",
                     order.len()

@@ -127,7 +127,7 @@ pub(super) fn check_keyframes(keyframes: &[Keyframe]) -> Result<(), String> {
         return Err("no keyframes; give at least one".into());
     }
     let finite = |k: &Keyframe| {
-        k.t.is_finite() && k.position.is_finite() && k.rotation_deg.map_or(true, |r| r.is_finite())
+        k.t.is_finite() && k.position.is_finite() && k.rotation_deg.is_none_or(|r| r.is_finite())
     };
     if let Some(i) = keyframes.iter().position(|k| !finite(k)) {
         return Err(format!("keyframe {i} has a number that is not finite"));

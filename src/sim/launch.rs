@@ -162,7 +162,7 @@ fn gcd(a: u32, b: u32) -> u32 {
 fn column_length(rings: &[u32]) -> Option<u32> {
     let first = *rings.first()?;
     let length = rings.iter().skip(1).position(|&r| r == first)? + 1;
-    let periodic = rings.len() % length == 0
+    let periodic = rings.len().is_multiple_of(length)
         && rings
             .iter()
             .enumerate()

@@ -374,12 +374,7 @@ impl FrameSlot {
             self.points = Arc::new(Buffer::new(ctx, &name, bytes, usage, location)?);
         }
         let staged = !ctx.unified_memory;
-        if staged
-            && !self
-                .points_device
-                .as_ref()
-                .is_some_and(|b| b.size() >= bytes)
-        {
+        if staged && self.points_device.as_ref().is_none_or(|b| b.size() < bytes) {
             let name = format!("{} (device)", self.points.name());
             let usage = BufferUsageFlags::STORAGE_BUFFER;
             let location = MemoryLocation::GpuOnly;

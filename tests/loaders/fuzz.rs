@@ -287,8 +287,9 @@ fn mutated_scenario_files_load_or_fail_cleanly() {
                 let mut out = Vec::new();
                 for t in [0.0, 0.35, 1.0, 8.0, 1e6] {
                     let pose = motion.vehicle_pose(t);
-                    assert!(pose.map_or(true, |p| p.translation.is_finite()
-                        && p.rotation.is_finite()));
+                    assert!(
+                        pose.is_none_or(|p| p.translation.is_finite() && p.rotation.is_finite())
+                    );
                     motion.instance_transforms(t, &mut out);
                     assert!(out.iter().all(|m| m.is_finite()), "t = {t}");
                 }

@@ -387,7 +387,7 @@ fn check_size(family: OusterFamily, beams: usize, columns: usize) -> Result<usiz
     }
     let allowed = family.channel_counts();
     let channels = beams / columns;
-    if beams % columns != 0 || !allowed.contains(&channels) {
+    if !beams.is_multiple_of(columns) || !allowed.contains(&channels) {
         return Err(format!(
             "the sensor has {beams} beams in {columns} columns; an {family} has {allowed:?} \
              channels in every column"

@@ -96,7 +96,7 @@ impl Cell {
     fn insert(&mut self, r: Return) {
         match self.strongest {
             Some(s) if !r.beats(&s) => {
-                if self.second.map_or(true, |t| r.beats(&t)) {
+                if self.second.is_none_or(|t| r.beats(&t)) {
                     self.second = Some(r);
                 }
             }

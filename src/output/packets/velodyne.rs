@@ -176,10 +176,10 @@ impl VelodyneModel {
     pub fn laser_elevation_deg(self, laser: usize) -> f64 {
         let i = laser as f64;
         match self {
-            VelodyneModel::Vlp16 if laser % 2 == 0 => -15.0 + i,
+            VelodyneModel::Vlp16 if laser.is_multiple_of(2) => -15.0 + i,
             VelodyneModel::Vlp16 => i,
             VelodyneModel::Hdl32e => {
-                let k = if laser % 2 == 0 {
+                let k = if laser.is_multiple_of(2) {
                     i / 2.0
                 } else {
                     16.0 + (i - 1.0) / 2.0
@@ -569,7 +569,7 @@ fn check_counts(model: VelodyneModel, beams: usize, columns: u32) -> Result<(), 
     if columns > 0 && beams == lasers * columns as usize {
         return Ok(());
     }
-    let has = if columns > 0 && beams % columns as usize == 0 {
+    let has = if columns > 0 && beams.is_multiple_of(columns as usize) {
         format!(
             "this sensor has {} beams per column",
             beams / columns as usize

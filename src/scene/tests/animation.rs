@@ -560,7 +560,7 @@ fn json_animation(channels: &str, output: &str, out_bytes: &[u8]) -> String {
     let mut bin = unit_triangle();
     bin.extend(f32_bytes(&[0.0, 1.0]));
     bin.extend(out_bytes);
-    while bin.len() % 4 != 0 {
+    while !bin.len().is_multiple_of(4) {
         bin.push(0);
     }
     with_bin(

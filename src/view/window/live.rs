@@ -459,7 +459,7 @@ impl Live {
             return;
         };
         let frame = self.report.frames;
-        if frame == 0 || frame % every != 0 {
+        if frame == 0 || !frame.is_multiple_of(every) {
             return;
         }
         let step = RESIZE_CYCLE[((frame / every - 1) % RESIZE_CYCLE.len() as u64) as usize];
