@@ -8,12 +8,13 @@
 #  - tshark, which reads the pcap files back in the packet tests
 #  - Slurm (slurm-wlm, munge), whose one-node cluster runs the Slurm shard recipe in the
 #    tests (tests/support/slurm_local.sh)
-#  - Python pypcd4, plyfile and Open3D (open3d-cpu; its wheel needs libusb-1.0-0) in a
-#    private venv (target/pyenv) for the independent PCD and PLY reader tests, and
-#    ouster-sdk 1.0 and velodyne-decoder 3 for the Ouster and Velodyne packet tests,
-#    laspy 2 for the LAS tests, mcap 1 and mcap-ros2-support for the MCAP tests,
-#    jsonschema for the benchmark suite's JSON, and Ray, whose local cluster runs the
-#    shard recipe in the tests
+#  - Python pypcd4, plyfile and Open3D (open3d-cpu; its wheel links libusb-1.0-0 and
+#    libEGL, libegl1, which a minimal Debian lacks) in a private venv (target/pyenv)
+#    for the independent PCD and PLY reader tests, and ouster-sdk 1.0 and
+#    velodyne-decoder 3 for the Ouster and Velodyne packet tests, laspy 2 for the LAS
+#    tests, mcap 1 and mcap-ros2-support for the MCAP tests, jsonschema for the
+#    benchmark suite's JSON, and Ray, whose local cluster runs the shard recipe in the
+#    tests
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 SETUP_NAME=setup-test
@@ -21,7 +22,7 @@ SETUP_NAME=setup-test
 
 # 1. Debian packages of the test bench.
 apt_install vulkan-validationlayers xvfb xauth tshark slurm-wlm munge python3-venv \
-  libusb-1.0-0
+  libusb-1.0-0 libegl1
 
 # 2. Independent readers and the shard recipes' schedulers, in a venv of their own.
 #    Open3D's CPU wheel is about 105 MB.
