@@ -25,7 +25,7 @@
 //!   (`output::packets`: Velodyne and Ouster UDP, pcap, the Ouster HTTP API).
 //! * [`job`] — `run`, `stream` and `batch` as library calls: the frame loop over the
 //!   driver, the output plan and run files, the packet stream, shards and manifests.
-//! * [`bench`] — `beamtrace bench`: pass times against the raw trace ceiling and the
+//! * [`bench`](mod@bench) — `beamtrace bench`: pass times against the raw trace ceiling and the
 //!   CPU reference, the HiL and peer measurements, the benchmark suite.
 //! * [`view`] — the point cloud drawn as it comes off the GPU: offscreen pictures, and
 //!   the live window (feature `window`). Uses `sim` and `gpu`; prints nothing.
