@@ -219,7 +219,8 @@ impl FrameDriver {
     }
 
     /// Places the moving instances for frame `frame` and submits it; a
-    /// continuous-wave sensor's frame is simulated at once (its records are read before the next frame overwrites them).
+    /// continuous-wave sensor's frame is simulated at once (its records are read before
+    /// the next frame overwrites them).
     pub fn submit(&mut self, frame: u64) -> Result<Submitted, SimError> {
         self.playback.place(&mut self.sim, frame)?;
         let settings = self.settings(frame);
