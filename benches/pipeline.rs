@@ -105,6 +105,7 @@ fn bench_frame(c: &mut Criterion, s: &Setup) -> Result<()> {
         vehicle_pose: Pose::default(),
         play: Play::Still,
         sun: None,
+        weather: None,
         seed: 1,
     };
     let mut driver = FrameDriver::new(&s.ctx, inputs)?;

@@ -127,6 +127,44 @@ struct FrameParams {
     uint tile_columns;
     uint tile_beams;
     uint64_t records_address;   // SubRayRecord[launch index * slots + slot]
+    uint64_t medium_address;    // MediumBuffer, or 0 in clear air
+    uint surface_slots;         // the surfaces' slots; the medium's follow them
+    uint medium_pad;
+};
+
+// One cell of the fog's backscatter along a beam: centroid (m) and integral.
+struct FogNode {
+    float range;
+    float signal;
+};
+
+// The frame's medium (model::Medium, src/model/medium.rs): extinction, the fog's cells,
+// and the rain or snow particles each sub-ray draws.
+struct Medium {
+    float alpha;            // extinction, 1/m
+    uint fog_count;
+    uint fog_slots;         // per sub-ray
+    uint drop_slots;        // per sub-ray
+    uint has_drops;
+    float per_beam;         // expected particles in a whole beam's cone
+    float r0;
+    float r1;
+    float radius0;          // the beam's 1/e^2 radius at the sensor, m
+    float slope;            // and its growth per metre
+    float d_min;            // mm
+    float d_max;
+    float lambda;           // 1/mm
+    float scale;            // optical per distribution diameter
+    float reflectance;
+    uint drop_material;
+    uint weather_class;
+    uint fog_material;
+    float crossover_lo;     // m, the overlap xi(r) rises from 0 here
+    float crossover_hi;     // to 1 here
+    FogNode fog[MAX_FOG_NODES];
+};
+layout(buffer_reference, scalar, buffer_reference_align = 4) readonly buffer MediumBuffer {
+    Medium medium;
 };
 
 // The sensor's pose at SWEEP_POSES evenly spaced times over the frame (rolling

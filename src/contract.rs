@@ -112,6 +112,11 @@ shared_constants! {
     COMPACT_PASS_COPY = 2;
     /// Transparent surfaces a sub-ray notes in front of its opaque hit.
     MAX_TRANSPARENT = 3;
+    /// Cells of the fog's backscatter integral along a beam at most (`model::Medium`):
+    /// each is one return record, handed out to the beam's sub-rays in turn.
+    MAX_FOG_NODES = 64;
+    /// Raindrops or snowflakes one sub-ray returns at most (`model::Medium`).
+    MAX_DROPS_PER_SUBRAY = 7;
     /// The most surfaces a path may meet, the one that returns it included
     /// (`max_bounces`: 1 = single bounce; mirrors and refractive glass redirect a ray).
     MAX_BOUNCES = 5;
@@ -160,6 +165,10 @@ shared_constants! {
     /// are one crossing of the pane, noted once: a ray through an edge shared by two of
     /// its triangles hits both at the same range (panes are millimetres apart at least).
     SAME_CROSSING = 1e-5;
+    /// The share of a Gaussian beam's power within its 1/e² radius, 1 − e⁻²: a rain or
+    /// snow particle in the beam's cone intercepts its cross-section's share of it
+    /// (`model::Medium`).
+    PARTICLE_POWER_SHARE = 0.864_664_7;
 }
 
 /// Material classes as the material table stores them (`material::MaterialClass`).

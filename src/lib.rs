@@ -10,6 +10,8 @@
 //! * [`sensor`] — beam patterns, mounting pose, sub-rays, the receiver (plain Rust).
 //! * [`material`] — the IR material database and the glTF → IR material mapping.
 //! * [`scene`] — glTF import (z-up world), scenarios and motion, the procedural scenes.
+//! * [`weather`] — the medium: fog, rain and snow, their forms, keyframes and optical
+//!   coefficients (plain Rust).
 //! * [`model`] — what the two engines share: frame settings, scene tables, return
 //!   records, echoes and points (plain Rust).
 //! * [`gpu`] — Vulkan: device, memory, acceleration structures, pipelines. No LiDAR.
@@ -30,7 +32,7 @@
 //! * [`view`] — the point cloud drawn as it comes off the GPU: offscreen pictures, and
 //!   the live window (feature `window`). Uses `sim` and `gpu`; prints nothing.
 //!
-//! The plain layers (`config`, `sensor`, `material`, `scene`, `model`, `output`,
+//! The plain layers (`config`, `sensor`, `material`, `scene`, `weather`, `model`, `output`,
 //! `reference`, `fit`) import nothing from `sim` or `gpu`; the library prints nothing
 //! and parses no command line (that is the binary's `cli`).
 
@@ -48,6 +50,7 @@ pub mod scene;
 pub mod sensor;
 pub mod sim;
 pub mod view;
+pub mod weather;
 
 #[cfg(test)]
 mod tests;

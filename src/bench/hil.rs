@@ -45,6 +45,8 @@ pub struct HilOptions {
     /// Scratch folder for the files and pcap cases (left with the last case's files).
     pub out_dir: PathBuf,
     pub sun: bool,
+    /// The weather of every frame; `None`: clear air.
+    pub weather: Option<crate::weather::Weather>,
     pub device: Option<usize>,
 }
 
@@ -192,6 +194,7 @@ pub(super) fn job_for_sensor(
             direction: Vec3::new(-0.5, 0.5, 0.707).normalize(),
             irradiance: 1.0,
         }),
+        weather: opts.weather,
         seed: 0,
         world_frame: false,
         fields: FieldSet::default(),

@@ -23,6 +23,7 @@ use crate::reference::CpuSimulator;
 use crate::scene::Scene;
 use crate::sensor::{preset, Pose, Sampling, Sensor};
 use crate::sim::{Capture, DriverInputs, FrameDriver, Play, Simulator, Sun};
+use crate::weather::Weather;
 use glam::Vec3;
 use serde::Serialize;
 use std::path::Path;
@@ -63,6 +64,8 @@ pub struct BenchOptions {
     pub cpu_frames: usize,
     /// Sunlight and its shadow rays for the ambient channel; `false`: night.
     pub sun: bool,
+    /// The weather of every frame; `None`: clear air.
+    pub weather: Option<Weather>,
     /// Surfaces a path may meet (`Sensor::max_bounces`), for every case; the CPU
     /// reference walks the same path trees, the ceiling traces the first rays only.
     pub max_bounces: u32,
@@ -205,6 +208,7 @@ pub fn measure(opts: &BenchOptions) -> Result<BenchReport, BenchError> {
         vehicle_pose: Pose::default(),
         play: Play::Still,
         sun,
+        weather: opts.weather,
         seed: 1,
     };
     let mut driver = FrameDriver::new(&ctx, inputs)?;
@@ -288,7 +292,8 @@ fn measure_case(
     let still = driver.settings(0);
     let settings = |frame: u32| FrameSettings { frame, ..still };
     let sim = driver.sim_mut();
-    let slots = sim.record_slots();
+    // The surfaces' slots and the medium's, as the driver set the sensor up.
+    let slots = sim.record_slots() + still.medium_slots.total();
     // The first frame after set-up builds the TLAS.
     let first = sim.frame(&settings(0), Capture::default())?;
     let tlas_build_ms = (first.times.tlas_update == Some(crate::gpu::TlasUpdate::Built))

@@ -253,6 +253,7 @@ fn suite_bench(
         warmup: z.warmup,
         cpu_frames: 1,
         sun: false,
+        weather: None,
         max_bounces: 1,
         device: opts.device,
         move_all_instances: false,
@@ -380,6 +381,7 @@ fn jobs(opts: &SuiteOptions, z: &Sizes) -> HilOptions {
         frames: z.hil_frames,
         out_dir: opts.hil_out.clone(),
         sun: false,
+        weather: None,
         device: opts.device,
     }
 }

@@ -205,6 +205,9 @@ fn run_argv(m: &Manifest, job: &BatchJob, args: &BatchArgs) -> Vec<String> {
     if let Some(p) = &m.material_map {
         push("--material-map", folder.join(p).display().to_string());
     }
+    if let Some(w) = &m.weather {
+        push("--weather", w.clone());
+    }
     match m.sun.as_deref() {
         Some("none") => a.push("--no-sun".into()),
         Some(sun) => a.push(format!("--sun={sun}")),

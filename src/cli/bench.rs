@@ -8,6 +8,7 @@ use beamtrace::bench::{
 };
 use beamtrace::sensor::domain::MAX_COLUMNS;
 use beamtrace::sensor::MAX_SUBRAYS;
+use beamtrace::weather::Weather;
 use std::path::PathBuf;
 
 #[derive(clap::Args, Debug, Clone)]
@@ -42,6 +43,13 @@ pub(super) struct BenchArgs {
     /// Night: no shadow rays for the ambient channel.
     #[arg(long)]
     no_sun: bool,
+    /// Weather: `clear`; a preset — haze (2 km visibility), fog (200 m), dense-fog
+    /// (50 m), light-rain (2 mm/h), heavy-rain (25 mm/h), snow (2 mm/h water
+    /// equivalent); or media joined by commas: fog:visibility=M (5 to 100000),
+    /// rain:rate=MM_PER_H (0 to 300), snow:rate=MM_PER_H (0 to 30), e.g.
+    /// `fog:visibility=300,rain:rate=10`.
+    #[arg(long, value_parser = super::parse::weather)]
+    weather: Option<Weather>,
     /// Surfaces a path may meet, 1 (single bounce) to 5: mirrors and panes send rays on
     /// (the sensor's `max_bounces`). The CPU reference follows the same paths; the raw
     /// trace ceiling traces each sub-ray's first ray only.
@@ -211,6 +219,7 @@ fn bench_options(args: &BenchArgs) -> Result<BenchOptions> {
         warmup: args.warmup,
         cpu_frames: args.cpu_frames,
         sun: !args.no_sun,
+        weather: args.weather,
         max_bounces: args.max_bounces,
         device: args.device,
         move_all_instances: false,
@@ -362,6 +371,7 @@ fn bench_hil(args: &BenchArgs) -> Result<()> {
         frames: args.frames as u64,
         out_dir: args.out.clone(),
         sun: !args.no_sun,
+        weather: args.weather,
         device: args.device,
     };
     let results = measure_hil(&opts, &mut |case| eprintln!("measuring {case}"))?;

@@ -7,6 +7,7 @@ use beamtrace::scene::Scenario;
 use beamtrace::sensor::{load_sensor_with, Pose, Sensor};
 use beamtrace::sim::Sun;
 use beamtrace::view::{ColourMode, OrbitCamera, ViewInputs};
+use beamtrace::weather::Weather;
 use glam::Vec3;
 use std::path::PathBuf;
 
@@ -51,6 +52,13 @@ pub(super) struct SimArgs {
     /// Night: no sunlight, no ambient channel.
     #[arg(long)]
     pub no_sun: bool,
+    /// Weather: `clear`; a preset — haze (2 km visibility), fog (200 m), dense-fog
+    /// (50 m), light-rain (2 mm/h), heavy-rain (25 mm/h), snow (2 mm/h water
+    /// equivalent); or media joined by commas: fog:visibility=M (5 to 100000),
+    /// rain:rate=MM_PER_H (0 to 300), snow:rate=MM_PER_H (0 to 30), e.g.
+    /// `fog:visibility=300,rain:rate=10`. Replaces a scenario's `weather:` keyframes.
+    #[arg(long, value_parser = super::parse::weather)]
+    pub weather: Option<Weather>,
     /// Mapping table glTF material name → IR material (YAML of `name: ir_material`).
     #[arg(long)]
     pub material_map: Option<PathBuf>,
@@ -179,6 +187,7 @@ impl SimArgs {
             ),
             scenario,
             sun: (!self.no_sun).then_some(self.sun),
+            weather: self.weather,
             seed: self.seed,
         })
     }

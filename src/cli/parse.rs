@@ -1,6 +1,7 @@
 //! Option values with more than one number: their parsers, shared by the commands.
 
 use beamtrace::sim::Sun;
+use beamtrace::weather::Weather;
 use glam::Vec3;
 
 /// The comma-separated finite numbers of an option's value; the error quotes the bad one.
@@ -33,6 +34,11 @@ pub(super) fn vec3(s: &str) -> Result<Vec3, String> {
             parts.len()
         )),
     }
+}
+
+/// `--weather`: `clear`, a preset or media (`weather::Weather::parse`).
+pub(super) fn weather(s: &str) -> Result<Weather, String> {
+    Weather::parse(s).map_err(|e| e.to_string())
 }
 
 /// The largest `--sun` irradiance, relative to the default sun.

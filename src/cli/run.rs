@@ -10,6 +10,7 @@ use beamtrace::output::{Convention, FieldSet, Format, FIELDS};
 use beamtrace::scene::{Motion, Scenario};
 use beamtrace::sensor::{load_sensor_with, Pose, Sensor};
 use beamtrace::sim::Sun;
+use beamtrace::weather::Weather;
 use glam::Vec3;
 use indicatif::{ProgressBar, ProgressStyle};
 use std::path::PathBuf;
@@ -75,6 +76,13 @@ pub(super) struct SimArgs {
     /// Night: no sunlight, so no ambient channel and no shadow rays.
     #[arg(long)]
     no_sun: bool,
+    /// Weather: `clear`; a preset — haze (2 km visibility), fog (200 m), dense-fog
+    /// (50 m), light-rain (2 mm/h), heavy-rain (25 mm/h), snow (2 mm/h water
+    /// equivalent); or media joined by commas: fog:visibility=M (5 to 100000),
+    /// rain:rate=MM_PER_H (0 to 300), snow:rate=MM_PER_H (0 to 30), e.g.
+    /// `fog:visibility=300,rain:rate=10`. Replaces a scenario's `weather:` keyframes.
+    #[arg(long, value_parser = super::parse::weather)]
+    weather: Option<Weather>,
     /// Enable the Vulkan validation layer (any message fails the run).
     #[arg(long)]
     validate: bool,
@@ -275,6 +283,7 @@ pub(super) fn sim_options(args: &SimArgs, unscripted: Unscripted) -> Result<JobO
         },
         seed: args.seed,
         sun: (!args.no_sun).then_some(args.sun),
+        weather: args.weather,
         world_frame: false,
         fields: FieldSet::default(),
         organized: None,

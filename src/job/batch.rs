@@ -54,6 +54,8 @@ pub struct Manifest {
     pub ideal: bool,
     /// `run --sun`: `azimuth,elevation[,irradiance]`, or `none` for night.
     pub sun: Option<String>,
+    /// `run --weather`: `clear`, a preset or media (`fog:visibility=300,rain:rate=10`).
+    pub weather: Option<String>,
     /// IR material database and material map, relative to the manifest's folder.
     pub materials: Option<PathBuf>,
     pub material_map: Option<PathBuf>,

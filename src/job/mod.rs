@@ -37,6 +37,7 @@ use crate::output::{FieldSet, Format, Viewpoint};
 use crate::scene::{Scenario, Scene};
 use crate::sensor::{Pose, Sensor};
 use crate::sim::Sun;
+use crate::weather::Weather;
 use std::path::PathBuf;
 
 /// Frames a job writes at most: frame_000000 to frame_999999 (and the frame number
@@ -59,6 +60,8 @@ pub struct JobOptions {
     pub device: ContextOptions,
     /// The sun for the ambient channel; `None`: night (no ambient light).
     pub sun: Option<Sun>,
+    /// The weather of every frame (`--weather`); `None`: the scenario's, else clear.
+    pub weather: Option<Weather>,
     pub seed: u64,
     /// Write points in the world frame instead of the sensor frame (DESIGN §1); the
     /// files then carry the sensor's pose (PCD VIEWPOINT, a PLY comment).

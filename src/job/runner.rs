@@ -36,6 +36,7 @@ pub(super) fn driver_plan(opts: &JobOptions) -> Result<DriverPlan<'_>, JobError>
         vehicle_pose: opts.vehicle_pose,
         play,
         sun: simulated_sun(opts),
+        weather: opts.weather,
         seed: opts.seed,
     })?)
 }

@@ -1,5 +1,6 @@
 //! What changes per frame, and how a frame's return records are laid out.
 
+use super::medium::{Medium, MediumSlots};
 use crate::contract::{
     BINNED_BATCH_BEAMS, BINNED_CHUNK_SUBRAYS, MAX_RECORDS_PER_BEAM, MAX_TAPS, PAD_SIGMAS,
     SWEEP_POSES,
@@ -39,6 +40,11 @@ pub struct FrameSettings {
     pub frame: u32,
     /// Detection and noise of the waveform stage.
     pub waveform: WaveformSettings,
+    /// The weather's medium; `None`: clear air.
+    pub medium: Option<Medium>,
+    /// The record slots of each sub-ray the medium takes, after the surfaces' (the
+    /// sensor's set-up fixes them for the run; 0 when no frame has weather).
+    pub medium_slots: MediumSlots,
 }
 
 /// How a frame's return records are laid out: beam-major, then sub-ray, then slot
@@ -228,6 +234,8 @@ impl FrameSettings {
             seed,
             frame,
             waveform: sensor.detector.waveform_settings(&sensor.detection),
+            medium: None,
+            medium_slots: MediumSlots::default(),
         }
     }
 

@@ -21,11 +21,16 @@
 
 pub mod cw;
 mod frame;
+mod medium;
 mod points;
 mod records;
 mod tables;
 
 pub use frame::{BinGrid, FrameExtent, FrameSettings, RecordLayout, Sun, Sweep};
+pub use medium::{
+    half_divergence, DropField, FogNode, Medium, MediumSlots, EXIT_RADIUS_M, FOG_MATERIAL,
+    WEATHER_CLASS,
+};
 pub use points::{Point, PointCloud};
 pub use records::{Echo, SubRayRecord};
 pub use tables::{AlphaTexture, GeometryInfo, MaterialEntry, SceneTables, TablesError};

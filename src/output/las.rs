@@ -88,6 +88,8 @@ pub fn las_class(id: u16) -> Option<u8> {
         C::Building => 6,
         C::Vegetation => 5,
         C::Terrain => 2,
+        // Returns of the medium in the air: LAS 1.4's "high noise".
+        C::Weather => 18,
         // The ids are below 13, so 64 + id fits a byte.
         C::Sidewalk
         | C::Vehicle

@@ -16,6 +16,7 @@ mod build;
 mod bvh;
 mod error;
 mod flatten;
+mod medium;
 mod path;
 mod simulate;
 pub mod stacking;

@@ -173,7 +173,8 @@ impl CpuSimulator {
             .enumerate()
             .for_each_init(scratch, |(records, bins), (b, out)| {
                 for (sub, slot) in records.chunks_mut(per_ray).enumerate() {
-                    self.trace_one(&beams[b], b as u32, &subrays[sub], sub as u32, frame, slot);
+                    let ray = (b as u32, sub as u32, subrays.len() as u32);
+                    self.trace_one(&beams[b], ray, &subrays[sub], frame, slot);
                 }
                 bins.clear();
                 bins.deposit(records);
@@ -226,18 +227,20 @@ impl CpuSimulator {
             .enumerate()
             .for_each(|(b, beam_out)| {
                 for (sub, slot) in beam_out.chunks_mut(per_ray).enumerate() {
-                    self.trace_one(&beams[b], b as u32, &subrays[sub], sub as u32, frame, slot);
+                    let ray = (b as u32, sub as u32, n as u32);
+                    self.trace_one(&beams[b], ray, &subrays[sub], frame, slot);
                 }
             });
         out
     }
 
+    /// Sub-ray `sub_index` of `subrays` of beam `beam_index` into its slots `out`: the
+    /// surfaces' slots first, then the medium's (`super::medium`).
     fn trace_one(
         &self,
         beam: &Beam,
-        beam_index: u32,
+        (beam_index, sub_index, subrays): (u32, u32, u32),
         sub: &SubRaySample,
-        sub_index: u32,
         f: &FrameSettings,
         out: &mut [SubRayRecord],
     ) {
@@ -250,18 +253,35 @@ impl CpuSimulator {
         let origin = pose.transform_point3(beam.origin);
         let dir = pose.transform_vector3(d).normalize();
         out.fill(SubRayRecord::default());
+        let surface = out.len().saturating_sub(f.medium_slots.total() as usize);
         let mut stack = PathStack::new(PathRay::first(origin, dir));
-        let mut written = 0;
-        while written < out.len() {
+        let (mut written, mut first_opaque) = (0, f.max_range);
+        while written < surface {
             let Some(p) = stack.pop() else { break };
             if p.path < f.max_range {
-                written = self.trace_segment(&p, sub.weight, f, &mut stack, out, written);
+                let surfaces = &mut out[..surface];
+                let (w, t_opaque) =
+                    self.trace_segment(&p, sub.weight, f, &mut stack, surfaces, written);
+                if p.bounces == 0 {
+                    first_opaque = t_opaque;
+                }
+                written = w;
             }
+        }
+        if let Some(m) = &f.medium {
+            let ray = super::medium::Ray {
+                beam: beam_index,
+                sub: sub_index,
+                subrays,
+                weight: sub.weight,
+                first_opaque,
+            };
+            super::medium::add(m, f, &ray, out, surface);
         }
     }
 
     /// Traces ray `p` and writes its returns from slot `written` on; returns the next
-    /// free slot. A ray with no bounce left is traced as in single bounce: its surface's
+    /// free slot and the distance to its opaque hit (`max_range` when none). A ray with no bounce left is traced as in single bounce: its surface's
     /// slot comes first, empty or not, then the panes noted in front of it. A ray that
     /// may still bounce meets panes as surfaces and sends its children to `stack`.
     fn trace_segment(
@@ -272,7 +292,7 @@ impl CpuSimulator {
         stack: &mut PathStack,
         out: &mut [SubRayRecord],
         mut written: usize,
-    ) -> usize {
+    ) -> (usize, f32) {
         let last = p.bounces + 1 >= self.max_bounces;
         let (closest, notes) = self.trace_path_ray(p, !last, f);
         let t_opaque = closest.as_ref().map_or(f.max_range, |h| h.t);
@@ -289,7 +309,8 @@ impl CpuSimulator {
         if returns || last {
             written += 1;
         }
-        self.write_transparent_records(&notes, p, t_opaque, weight, out, written)
+        let next = self.write_transparent_records(&notes, p, t_opaque, weight, out, written);
+        (next, t_opaque)
     }
 
     /// The surface `h` as its hit shader describes it to a ray along `dir`.

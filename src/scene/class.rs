@@ -19,9 +19,12 @@ pub enum SemanticClass {
     Terrain = 10,
     Fence = 11,
     Kerb = 12,
+    /// Fog, rain or snow: a return of the medium, not of a surface (`material` says
+    /// which medium). Set by the simulation, never by a scene.
+    Weather = 13,
 }
 
-const ALL: [SemanticClass; 13] = [
+const ALL: [SemanticClass; 14] = [
     SemanticClass::Unlabelled,
     SemanticClass::Road,
     SemanticClass::Sidewalk,
@@ -35,6 +38,7 @@ const ALL: [SemanticClass; 13] = [
     SemanticClass::Terrain,
     SemanticClass::Fence,
     SemanticClass::Kerb,
+    SemanticClass::Weather,
 ];
 
 impl SemanticClass {
@@ -59,6 +63,7 @@ impl SemanticClass {
             SemanticClass::Terrain => "terrain",
             SemanticClass::Fence => "fence",
             SemanticClass::Kerb => "kerb",
+            SemanticClass::Weather => "weather",
         }
     }
 
@@ -72,9 +77,16 @@ impl SemanticClass {
         ALL.get(usize::from(id)).copied()
     }
 
-    /// "unlabelled, road, …" for error messages.
+    /// The class a scene node's `extras.class` names: any but `weather`, which only
+    /// the simulation gives (to returns of the medium).
+    pub fn for_scene(name: &str) -> Option<SemanticClass> {
+        Self::from_name(name).filter(|c| *c != SemanticClass::Weather)
+    }
+
+    /// "unlabelled, road, …": the names a scene may give, for error messages.
     pub fn known_names() -> String {
-        ALL.iter().map(|c| c.name()).collect::<Vec<_>>().join(", ")
+        let names = ALL.iter().filter(|c| **c != SemanticClass::Weather);
+        names.map(|c| c.name()).collect::<Vec<_>>().join(", ")
     }
 }
 
@@ -98,6 +110,7 @@ mod tests {
             (10, "terrain"),
             (11, "fence"),
             (12, "kerb"),
+            (13, "weather"),
         ];
         assert_eq!(SemanticClass::all().len(), expected.len());
         for (i, (id, name)) in expected.iter().enumerate() {
@@ -108,6 +121,6 @@ mod tests {
             assert_eq!(SemanticClass::from_id(*id), Some(c));
         }
         assert_eq!(SemanticClass::from_name("car"), None);
-        assert_eq!(SemanticClass::from_id(13), None);
+        assert_eq!(SemanticClass::from_id(14), None);
     }
 }

@@ -30,6 +30,7 @@
 use super::scenario_file::{Animations, ScenarioFile, MAX_TOTAL_KEYFRAMES};
 use super::track::Track;
 use crate::config::{confine, load_yaml, parse_yaml, ConfigError, PathPolicy};
+use crate::weather::WeatherTrack;
 use std::path::{Path, PathBuf};
 
 /// A scenario file could not be read, is invalid, or does not fit the scene.
@@ -84,6 +85,7 @@ pub struct Scenario {
     objects: Vec<ObjectTrack>,
     animations: AnimationSelection,
     loop_animations: bool,
+    weather: Option<WeatherTrack>,
 }
 
 impl Scenario {
@@ -97,6 +99,11 @@ impl Scenario {
     pub fn parse(text: &str, origin: &Path, policy: PathPolicy) -> Result<Scenario, ScenarioError> {
         let file: ScenarioFile = parse_yaml(text, origin)?;
         build(file, origin, policy)
+    }
+
+    /// Its weather keyframes (`weather:`), if it has them.
+    pub fn weather(&self) -> Option<&WeatherTrack> {
+        self.weather.as_ref()
     }
 
     /// The file it was read from.
@@ -184,6 +191,11 @@ fn build(file: ScenarioFile, path: &Path, policy: PathPolicy) -> Result<Scenario
         .scene
         .map(|s| scene_path(&s, path, policy))
         .transpose()?;
+    let weather = file
+        .weather
+        .map(WeatherTrack::new)
+        .transpose()
+        .map_err(|e| invalid("weather", e.to_string()))?;
     let Animations { play, looped } = file.animations.unwrap_or(Animations {
         play: AnimationSelection::All,
         looped: false,
@@ -198,6 +210,7 @@ fn build(file: ScenarioFile, path: &Path, policy: PathPolicy) -> Result<Scenario
         objects,
         animations: play,
         loop_animations: looped,
+        weather,
     })
 }
 

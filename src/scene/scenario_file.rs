@@ -44,6 +44,7 @@ pub(super) struct ScenarioFile {
     pub vehicle: Option<Valid<Track>>,
     pub objects: Option<Valid<Objects>>,
     pub animations: Option<Animations>,
+    pub weather: Option<Vec<crate::weather::WeatherKey>>,
 }
 
 /// The range of one kind of number.

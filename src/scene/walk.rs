@@ -446,7 +446,7 @@ fn node_class(loader: &Loader, index: usize, name: &str) -> Result<Option<u16>, 
     let Some(c) = super::load::extras_string(&extras, "class", path, name)? else {
         return Ok(None);
     };
-    let class = SemanticClass::from_name(c.trim()).ok_or_else(|| SceneError::UnknownClass {
+    let class = SemanticClass::for_scene(c.trim()).ok_or_else(|| SceneError::UnknownClass {
         path: path.clone(),
         node: name.to_string(),
         class: c.clone(),

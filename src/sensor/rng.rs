@@ -45,6 +45,11 @@ pub mod stream {
     pub fn false_alarm(j: u32) -> u32 {
         0x20000 + j
     }
+    /// Draw `j` of sub-ray `sub`'s rain or snow particles: 0 their count, 1 + 2k and
+    /// 2 + 2k particle k's range and size (k < 7; above every other stream).
+    pub fn particle(sub: u32, j: u32) -> u32 {
+        0x4000_0000 + 16 * sub + j
+    }
 }
 
 #[cfg(test)]

@@ -88,7 +88,8 @@ impl Ceiling {
         let (pipeline, sets, ts, sweep) =
             (&self.pipeline, &self.sets, &self.timestamps, &self.sweep);
         self.recorder.submit(|rec| {
-            let (params, _) = sensor_push_constants(rec, settings, sensor, sweep, scene)?;
+            // The raw trace: no medium.
+            let (params, _) = sensor_push_constants(rec, settings, sensor, (sweep, None), scene)?;
             rec.barrier(
                 Pass::DEVICE,
                 &[Pass::AccelerationStructureBuild, Pass::RayTracing],

@@ -3,14 +3,18 @@
 //! layout, echo slots, device addresses, time slices) are filled in here and nowhere else.
 
 use super::gpu_types::{
-    FrameParams, GpuAlphaTexture, GpuMaterial, GpuSubRay, GpuSweep, WaveformParams,
+    FrameParams, GpuAlphaTexture, GpuMaterial, GpuMedium, GpuSubRay, GpuSweep, WaveformParams,
 };
 use super::launch::LaunchTile;
 use super::SimError;
 use crate::contract::{curve_model, estimator, material_class, return_mode};
 use crate::material::MaterialClass;
-use crate::model::{AlphaTexture, FrameSettings, MaterialEntry, RecordLayout, Sweep};
+use crate::model::{
+    AlphaTexture, FrameSettings, MaterialEntry, Medium, MediumSlots, RecordLayout, Sweep,
+    FOG_MATERIAL, WEATHER_CLASS,
+};
 use crate::sensor::{DualPolicy, RangeEstimator, RangeLimit, ReturnMode, SubRaySample};
+use crate::weather::optics::CROSSOVER_M;
 use glam::Vec3;
 
 /// The kernel's sub-rays as the ray generation shader reads them.
@@ -160,6 +164,14 @@ fn frame_params(
         }
         _ => ([0.0, 0.0, 1.0], 0.0),
     };
+    let medium_slots = frame.medium_slots.total();
+    if medium_slots >= layout.slots {
+        return Err(SimError::Input(format!(
+            "the medium asks for {medium_slots} of the {} record slots per sub-ray; the \
+             surfaces need one at least",
+            layout.slots
+        )));
+    }
     Ok(FrameParams {
         sweep_address: resources.sweep,
         sweep_duration: frame.sweep.map_or(0.0, |s| s.duration_s),
@@ -182,7 +194,39 @@ fn frame_params(
         tile_columns: resources.tile.columns,
         tile_beams: resources.tile.beams,
         records_address: resources.records,
+        medium_address: resources.medium,
+        surface_slots: layout.slots - medium_slots,
+        medium_pad: 0,
     })
+}
+
+/// The frame's medium as the trace reads it, with `slots` record slots per sub-ray.
+pub(super) fn gpu_medium(medium: &Medium, slots: MediumSlots) -> GpuMedium {
+    let d = medium.drops;
+    let field = |f: fn(&crate::model::DropField) -> f32| d.as_ref().map_or(0.0, f);
+    GpuMedium {
+        alpha: medium.alpha,
+        fog_count: medium.fog_count,
+        fog_slots: slots.fog,
+        drop_slots: slots.drops,
+        has_drops: u32::from(d.is_some() && slots.drops > 0),
+        per_beam: field(|d| d.per_beam),
+        r0: field(|d| d.r0),
+        r1: field(|d| d.r1),
+        radius0: field(|d| d.radius0),
+        slope: field(|d| d.slope),
+        d_min: field(|d| d.d_min),
+        d_max: field(|d| d.d_max),
+        lambda: field(|d| d.lambda),
+        scale: field(|d| d.scale),
+        reflectance: field(|d| d.reflectance),
+        drop_material: d.map_or(0, |d| d.material),
+        weather_class: WEATHER_CLASS,
+        fog_material: FOG_MATERIAL,
+        crossover_lo: CROSSOVER_M.0 as f32,
+        crossover_hi: CROSSOVER_M.1 as f32,
+        fog: medium.fog.map(|n| [n.range, n.signal]),
+    }
 }
 
 /// What the push constants hold beside the frame's settings: the device addresses of
@@ -191,6 +235,8 @@ fn frame_params(
 pub(super) struct FrameResources {
     pub records: u64,
     pub sweep: u64,
+    /// The frame's medium, 0 in clear air.
+    pub medium: u64,
     pub time_slices: u32,
     /// How the trace's invocations take the beams.
     pub tile: LaunchTile,

@@ -16,9 +16,10 @@ use super::{Capture, FrameOutput, FrameTicket, SimError, Simulator, Sun};
 use crate::contract::MAX_RECORDS_PER_BEAM;
 use crate::gpu::Context;
 use crate::material::{MaterialDb, MaterialMapping};
-use crate::model::{FrameExtent, FrameSettings, PointCloud};
+use crate::model::{FrameExtent, FrameSettings, Medium, MediumSlots, PointCloud};
 use crate::scene::{Motion, Scenario, Scene};
 use crate::sensor::{Pose, Sensor, SubRaySample};
+use crate::weather::{Weather, WeatherTrack};
 use glam::{Affine3A, Mat4};
 use std::sync::Arc;
 use std::time::Instant;
@@ -48,6 +49,9 @@ pub struct DriverInputs<'a> {
     pub play: Play<'a>,
     /// The sun for the ambient channel; `None`: night.
     pub sun: Option<Sun>,
+    /// The weather of every frame (`--weather`); `None`: the scenario's keyframes if it
+    /// has them, else clear air.
+    pub weather: Option<Weather>,
     pub seed: u64,
 }
 
@@ -55,6 +59,7 @@ pub struct DriverInputs<'a> {
 /// input (materials, kernel, scenario) come out here, before a device opens.
 pub struct DriverPlan<'a> {
     inputs: DriverInputs<'a>,
+    weather: WeatherTrack,
     material_map: Vec<u32>,
     subrays: Vec<SubRaySample>,
     playback: Playback,
@@ -93,6 +98,9 @@ pub struct FrameDriver {
     vehicle_pose: Pose,
     playback: Playback,
     sun: Option<Sun>,
+    weather: WeatherTrack,
+    /// The medium's record slots per sub-ray, fixed for the run at the sensor's set-up.
+    medium_slots: MediumSlots,
     seed: u64,
     in_flight: Option<Submitted>,
 }
@@ -115,8 +123,14 @@ impl<'a> DriverPlan<'a> {
             Play::Still => Motion::still(inputs.scene),
         };
         let playback = Playback::for_sensor(motion, inputs.vehicle_pose, &inputs.sensor);
+        let weather = match (inputs.weather, inputs.play) {
+            (Some(w), _) => WeatherTrack::constant(w),
+            (None, Play::Scenario(s)) => s.weather().cloned().unwrap_or_default(),
+            (None, _) => WeatherTrack::default(),
+        };
         Ok(DriverPlan {
             inputs,
+            weather,
             material_map,
             subrays,
             playback,
@@ -152,6 +166,8 @@ impl<'a> DriverPlan<'a> {
             vehicle_pose: i.vehicle_pose,
             playback: self.playback,
             sun: i.sun,
+            weather: self.weather,
+            medium_slots: MediumSlots::default(),
             seed: i.seed,
             in_flight: None,
         };
@@ -189,7 +205,10 @@ impl FrameDriver {
     fn set_up_sensor(&mut self) -> Result<(), SimError> {
         let sensor = &self.sensor;
         self.sim.set_max_bounces(sensor.max_bounces)?;
-        let slots = self.sim.record_slots();
+        let w = &self.weather;
+        let subrays = self.subrays.len() as u32;
+        self.medium_slots = MediumSlots::new(!w.is_clear(), w.has_precipitation(), subrays);
+        let slots = self.sim.record_slots() + self.medium_slots.total();
         let records = self.subrays.len() as u64 * u64::from(slots);
         if sensor.cw.is_some() && records > u64::from(MAX_RECORDS_PER_BEAM) {
             // Beyond that the binned waveform keeps no records to sum.
@@ -206,7 +225,7 @@ impl FrameDriver {
     }
 
     /// Frame `frame`'s inputs: the sensor's pose when its sweep begins, the sweep when
-    /// anything moves, the sun and the seed.
+    /// anything moves, the sun, the weather and the seed.
     pub fn settings(&self, frame: u64) -> FrameSettings {
         let t = self.playback.frame_time(frame);
         let to_world = self.playback.sensor_to_world(t);
@@ -215,7 +234,14 @@ impl FrameDriver {
         let mut settings =
             FrameSettings::for_sensor(&self.sensor, to_world, self.sun, self.seed, frame as u32);
         settings.sweep = self.playback.sweep(frame);
+        settings.medium = Medium::for_sensor(&self.weather.at(t), &self.sensor);
+        settings.medium_slots = self.medium_slots;
         settings
+    }
+
+    /// The weather over the run.
+    pub fn weather(&self) -> &WeatherTrack {
+        &self.weather
     }
 
     /// Places the moving instances for frame `frame` and submits it; a

@@ -4,7 +4,7 @@
 
 use super::binned;
 use super::ceiling::Ceiling;
-use super::convert::{gpu_sweep, push_constants, FrameResources};
+use super::convert::{gpu_medium, gpu_sweep, push_constants, FrameResources};
 use super::gpu_types::{CompactParams, FrameParams, GpuEcho, GpuPoint, GpuRecord, WaveformParams};
 use super::hit_groups::{hit_groups, hit_records};
 use super::launch::LaunchTile;
@@ -16,8 +16,8 @@ use super::slot::{
 };
 use super::SimError;
 use crate::contract::{
-    COMPACT_PASS_COPY, COMPACT_PASS_SUMS, COMPACT_PASS_WRITE, MAX_BOUNCES, MAX_RECORDS_PER_BEAM,
-    MAX_RECORD_SLOTS, MAX_RETURNS, WAVEFORM_BEAMS_PER_GROUP,
+    COMPACT_PASS_COPY, COMPACT_PASS_SUMS, COMPACT_PASS_WRITE, MAX_BOUNCES, MAX_DROPS_PER_SUBRAY,
+    MAX_FOG_NODES, MAX_RECORDS_PER_BEAM, MAX_RECORD_SLOTS, MAX_RETURNS, WAVEFORM_BEAMS_PER_GROUP,
 };
 use crate::gpu::{
     exclusive, Buffer, BufferUsageFlags, ComputePipeline, Context, GpuError, MemoryLocation, Pass,
@@ -505,9 +505,11 @@ fn check_sensor(
     if subrays.is_empty() {
         return Err(SimError::Input("a beam needs at least one sub-ray".into()));
     }
-    if !(1..=MAX_RECORD_SLOTS).contains(&slots) {
+    // The surfaces' slots, then the medium's (fog cells and particles).
+    let most = MAX_RECORD_SLOTS + MAX_FOG_NODES + MAX_DROPS_PER_SUBRAY;
+    if !(1..=most).contains(&slots) {
         return Err(SimError::Input(format!(
-            "{slots} record slots per sub-ray (1 to {MAX_RECORD_SLOTS})"
+            "{slots} record slots per sub-ray (1 to {most})"
         )));
     }
     if !(1..=MAX_RETURNS).contains(&max_returns) {
@@ -550,6 +552,11 @@ fn record_frame(
 ) -> Result<Option<TlasUpdate>, SimError> {
     exclusive(&mut slot.sweep, "a frame slot's sweep poses")?
         .write(0, bytemuck::bytes_of(&gpu_sweep(settings)))?;
+    if let Some(m) = &settings.medium {
+        exclusive(&mut slot.medium, "a frame slot's medium")?
+            .write(0, bytemuck::bytes_of(&gpu_medium(m, settings.medium_slots)))?;
+    }
+    let medium = settings.medium.is_some().then(|| slot.medium.clone());
     let (ts, sets) = (&slot.timestamps, &slot.sets);
     let grid = BinGrid::of(&settings.waveform, settings.max_range);
     let batch = match &sensor.binned {
@@ -561,7 +568,8 @@ fn record_frame(
     let staged = slot.points_device.is_some();
     let (total, sweep) = (&slot.total, &slot.sweep);
     let update = slot.recorder.submit(|rec| {
-        let (params, wave) = sensor_push_constants(rec, settings, sensor, sweep, scene)?;
+        let buffers = (sweep, medium.as_ref());
+        let (params, wave) = sensor_push_constants(rec, settings, sensor, buffers, scene)?;
         let compact = CompactParams {
             beam_count: sensor.beam_count,
             max_returns: sensor.max_returns,
@@ -653,17 +661,19 @@ fn record_compaction(
 }
 
 /// The trace's and the waveform's push constants of a frame of `sensor`, whose sweep
-/// poses are in `sweep`, recorded into `rec` (which retains the buffers it addresses).
+/// poses and medium (if any) are in `buffers`, recorded into `rec` (which retains the
+/// buffers it addresses).
 pub(super) fn sensor_push_constants(
     rec: &mut Recording<'_>,
     settings: &FrameSettings,
     sensor: &SensorBuffers,
-    sweep: &Arc<Buffer>,
+    (sweep, medium): (&Arc<Buffer>, Option<&Arc<Buffer>>),
     scene: &GpuScene,
 ) -> Result<(FrameParams, WaveformParams), crate::gpu::GpuError> {
     let resources = FrameResources {
         records: rec.address_of(&sensor.records),
         sweep: rec.address_of(sweep),
+        medium: medium.map_or(0, |m| rec.address_of(m)),
         time_slices: scene.time_slices(),
         tile: sensor.tile,
     };

@@ -4,7 +4,7 @@
 //! lives; `trace_layouts` and `echo_layouts` feed the reflection check that runs whenever
 //! the pipelines are made. `super::convert` fills them from the plain model.
 
-use crate::contract::SWEEP_POSES;
+use crate::contract::{MAX_FOG_NODES, SWEEP_POSES};
 use crate::gpu::HostLayout;
 use crate::model::{Echo, SubRayRecord};
 use bytemuck::{Pod, Zeroable};
@@ -122,6 +122,39 @@ pub struct FrameParams {
     /// Device address of the records (a buffer reference: they outgrow descriptor
     /// ranges); launch index i writes records i·slots onwards.
     pub records_address: u64,
+    /// Device address of the slot's [`GpuMedium`], 0 in clear air.
+    pub medium_address: u64,
+    /// The surfaces' record slots of each sub-ray; the medium's follow.
+    pub surface_slots: u32,
+    pub medium_pad: u32,
+}
+
+/// The frame's medium (`model::Medium`): extinction, fog cells, rain or snow.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Pod, Zeroable, PartialEq)]
+pub struct GpuMedium {
+    pub alpha: f32,
+    pub fog_count: u32,
+    pub fog_slots: u32,
+    pub drop_slots: u32,
+    pub has_drops: u32,
+    pub per_beam: f32,
+    pub r0: f32,
+    pub r1: f32,
+    pub radius0: f32,
+    pub slope: f32,
+    pub d_min: f32,
+    pub d_max: f32,
+    pub lambda: f32,
+    pub scale: f32,
+    pub reflectance: f32,
+    pub drop_material: u32,
+    pub weather_class: u32,
+    pub fog_material: u32,
+    pub crossover_lo: f32,
+    pub crossover_hi: f32,
+    /// (range, signal) of each fog cell.
+    pub fog: [[f32; 2]; MAX_FOG_NODES as usize],
 }
 
 /// The sensor's poses over a frame (`model::Sweep::samples`): translations (w unused) and
@@ -426,7 +459,37 @@ pub fn trace_layouts() -> Vec<HostLayout> {
                 beam_offset,
                 tile_columns,
                 tile_beams,
-                records_address
+                records_address,
+                medium_address,
+                surface_slots,
+                medium_pad
+            ]
+        ),
+        layout!(
+            GpuMedium,
+            "Medium",
+            [
+                alpha,
+                fog_count,
+                fog_slots,
+                drop_slots,
+                has_drops,
+                per_beam,
+                r0,
+                r1,
+                radius0,
+                slope,
+                d_min,
+                d_max,
+                lambda,
+                scale,
+                reflectance,
+                drop_material,
+                weather_class,
+                fog_material,
+                crossover_lo,
+                crossover_hi,
+                fog
             ]
         ),
     ]

@@ -8,7 +8,7 @@
 //! rebound when the frame it is about to run has another sensor than its last one.
 
 use super::convert::gpu_subrays;
-use super::gpu_types::{GpuEcho, GpuPoint, GpuRecord, GpuSweep};
+use super::gpu_types::{GpuEcho, GpuMedium, GpuPoint, GpuRecord, GpuSweep};
 use super::launch::{self, LaunchTile};
 use super::points::gpu_beams;
 use super::scene_gpu::GpuScene;
@@ -276,6 +276,8 @@ pub(super) struct FrameSlot {
     pub total: Arc<Buffer>,
     /// The sensor's poses over the frame, written at submission (host-visible).
     pub sweep: Arc<Buffer>,
+    /// The frame's medium, written at submission when there is one (host-visible).
+    pub medium: Arc<Buffer>,
     /// The sensor the sets and point buffer are made for.
     pub sensor: Option<Arc<SensorBuffers>>,
     pub submitted: Option<Submitted>,
@@ -325,6 +327,13 @@ impl FrameSlot {
                 ctx,
                 &format!("sweep poses {index}"),
                 std::mem::size_of::<GpuSweep>() as u64,
+                BufferUsageFlags::STORAGE_BUFFER,
+                MemoryLocation::CpuToGpu,
+            )?),
+            medium: Arc::new(Buffer::new(
+                ctx,
+                &format!("medium {index}"),
+                std::mem::size_of::<GpuMedium>() as u64,
                 BufferUsageFlags::STORAGE_BUFFER,
                 MemoryLocation::CpuToGpu,
             )?),

@@ -10,6 +10,7 @@ use crate::material::{MaterialDb, MaterialMapping};
 use crate::scene::{Scenario, Scene, SemanticClass};
 use crate::sensor::{Pose, Sensor};
 use crate::sim::{DriverInputs, FrameDriver, FrameTicket, Play, Simulator, Sun};
+use crate::weather::Weather;
 use glam::{Affine3A, Mat4};
 use std::sync::Arc;
 
@@ -27,6 +28,8 @@ pub struct ViewInputs {
     /// animations play.
     pub scenario: Option<Scenario>,
     pub sun: Option<Sun>,
+    /// The weather of every frame (`--weather`); `None`: the scenario's, else clear.
+    pub weather: Option<Weather>,
     pub seed: u64,
 }
 
@@ -64,6 +67,7 @@ impl SimSession {
                 vehicle_pose: inputs.vehicle_pose,
                 play,
                 sun: inputs.sun,
+                weather: inputs.weather,
                 seed: inputs.seed,
             },
         )?;
