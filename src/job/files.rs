@@ -2,13 +2,14 @@
 //! see them, the organized layout), each frame's files, and the run's own files
 //! (`poses.csv`, `run.json`).
 
-use super::{JobError, JobOptions, JobReport, MemoryUse, POSES_FILE, RUN_FILE};
+use super::{JobError, JobOptions, JobReport, MemoryUse, POSES_FILE, RUN_FILE, WEATHER_FILE};
 use crate::model::{FrameSettings, PointCloud};
 use crate::output::{
     frame_file_name, frame_layer_file_name, organize, write_atomic, write_cloud_into,
-    write_picture_into, write_poses, AtomicFiles, BeamDesc, BeamLayout, CloudMeta, FrameStamp,
-    Organize, PictureOptions, PoseRow, Viewpoint,
+    write_picture_into, write_poses, write_weather, AtomicFiles, BeamDesc, BeamLayout, CloudMeta, FrameStamp,
+    Organize, PictureOptions, PoseRow, Viewpoint, WeatherRow,
 };
+use crate::weather::WeatherTrack;
 use crate::sensor::Sensor;
 use std::path::Path;
 
@@ -120,6 +121,19 @@ pub(super) fn write_run_files(
     let poses = opts.out_dir.join(POSES_FILE);
     write_poses(&poses, &rows)?;
     report.run_files.push(poses);
+    if report.weather.iter().any(|(_, w, _)| !w.is_clear()) {
+        let rows: Vec<WeatherRow> = (report.weather.iter())
+            .map(|&(frame, weather, extinction)| WeatherRow {
+                frame,
+                time: scenario_time(&opts.sensor, frame),
+                weather,
+                extinction,
+            })
+            .collect();
+        let path = opts.out_dir.join(WEATHER_FILE);
+        write_weather(&path, &rows)?;
+        report.run_files.push(path);
+    }
     let json = serde_json::to_vec_pretty(&run_record(opts, plan, report))?;
     let run = opts.out_dir.join(RUN_FILE);
     write_atomic(&run, |w| w.write_all(&json))?;
@@ -154,12 +168,30 @@ fn run_record(opts: &JobOptions, plan: &OutputPlan, report: &JobReport) -> serde
         "organized": organized,
         "frame": if opts.world_frame { "world" } else { "sensor" },
         "poses": POSES_FILE,
+        "weather": run_weather(opts, report),
         "device": report.device,
         "memory": {
             "after_first_frame": memory(&report.memory_first_frame),
             "at_end": memory(&report.memory_end),
         },
     })
+}
+
+/// The run's weather for `run.json`: the `--weather` form, or the scenario's
+/// keyframes; and the file that gives it per frame.
+fn run_weather(opts: &JobOptions, report: &JobReport) -> serde_json::Value {
+    let keys = |t: &WeatherTrack| {
+        (t.keys().iter())
+            .map(|k| serde_json::json!({"t": k.t, "weather": k.weather.to_string()}))
+            .collect::<Vec<_>>()
+    };
+    let track = match (&opts.weather, &opts.scenario) {
+        (Some(w), _) => serde_json::json!(w.to_string()),
+        (None, Some(s)) if s.weather().is_some() => serde_json::json!(s.weather().map(keys)),
+        _ => serde_json::json!("clear"),
+    };
+    let file = (report.weather.iter().any(|(_, w, _)| !w.is_clear())).then_some(WEATHER_FILE);
+    serde_json::json!({ "given": track, "per_frame": file })
 }
 
 /// Makes the output folder before the scene is uploaded and traced, so a bad `--out`

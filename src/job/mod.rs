@@ -122,6 +122,8 @@ pub struct PacketOutput {
 /// The files of a run besides its frames.
 pub const RUN_FILE: &str = "run.json";
 pub const POSES_FILE: &str = "poses.csv";
+/// The weather of each frame, beside `poses.csv`, in runs with weather.
+pub const WEATHER_FILE: &str = "weather.csv";
 
 /// What a finished job reports.
 #[derive(Debug, Default)]
@@ -137,6 +139,8 @@ pub struct JobReport {
     pub gpu_ms: Vec<f64>,
     /// The sensor's pose (sensor → world) when each simulated frame began.
     pub poses: Vec<(u64, glam::Affine3A)>,
+    /// Each simulated frame's weather and its extinction (1/m), in frame order.
+    pub weather: Vec<(u64, Weather, f32)>,
     /// Frames skipped in real time because the simulation fell behind the sensor's
     /// clock: not simulated, or simulated too late to be sent on time.
     pub dropped_frames: u64,

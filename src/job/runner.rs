@@ -2,6 +2,7 @@
 //! driver, two in flight, each one's files written and packets sent while the GPU
 //! computes the next.
 
+use crate::weather::Weather;
 use super::files::{create_out_dir, viewpoint, write_frame, write_run_files, OutputPlan};
 use super::stream::PacketStream;
 use super::{FrameDone, JobError, JobOptions, JobReport, MemoryUse};
@@ -136,6 +137,9 @@ impl<'a> Runner<'a> {
         self.report
             .poses
             .push((done.frame, done.settings.sensor_to_world));
+        let medium = done.settings.medium.as_ref();
+        let weather = medium.map_or((Weather::CLEAR, 0.0), |m| (m.weather, m.alpha));
+        self.report.weather.push((done.frame, weather.0, weather.1));
         if let Some(p) = &mut self.packets {
             let t = self.driver.frame_time(done.frame);
             let packets = p.encoder.push_frame(done.frame, t, &cloud)?;
@@ -241,6 +245,7 @@ mod tests {
                 direction: glam::Vec3::Z,
                 irradiance: 1.0,
             }),
+            weather: None,
             seed: 0,
             world_frame: false,
             fields: FieldSet::of(fields),

@@ -12,7 +12,8 @@
 //! * [`CloudMeta`] — what a file says besides its points: fields, organized size, frame.
 //! * [`organize`] — a frame on the sensor's grid of rings × columns.
 //! * [`Format`], [`write_cloud`], [`frame_file_name`] — what the run configuration picks.
-//! * [`write_poses`] — the sensor pose of each frame of a run, as CSV.
+//! * [`write_poses`], [`write_weather`] — the sensor pose and the weather of each frame
+//!   of a run, as CSV.
 //! * [`write_picture`] — a PNG of a frame: bird's-eye view above a range image.
 
 mod atomic;
@@ -70,4 +71,4 @@ pub use ply::{
     ply_header, ply_header_with, read_ply, write_ply, write_ply_to, write_ply_to_with,
     write_ply_with, PlyEncoding,
 };
-pub use poses::{write_poses, PoseRow};
+pub use poses::{write_poses, write_weather, PoseRow, WeatherRow};

@@ -1,6 +1,7 @@
-//! The sensor pose of every frame of a run, as one CSV file.
+//! The sensor pose of every frame of a run, and its weather, as CSV files.
 
 use super::{write_atomic, OutputError, Viewpoint};
+use crate::weather::Weather;
 use std::path::Path;
 
 /// One frame's row of `poses.csv`.
@@ -25,6 +26,37 @@ pub fn write_poses(path: &Path, rows: &[PoseRow]) -> Result<(), OutputError> {
             let [x, y, z] = r.pose.translation;
             let [qw, qx, qy, qz] = r.pose.rotation;
             writeln!(w, "{},{},{x},{y},{z},{qw},{qx},{qy},{qz}", r.frame, r.time)?;
+        }
+        Ok(())
+    })
+}
+
+/// One frame's row of `weather.csv`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct WeatherRow {
+    pub frame: u64,
+    /// The frame's start since the run's first frame (s).
+    pub time: f64,
+    pub weather: Weather,
+    /// The medium's extinction α at the sensor's wavelength (1/m).
+    pub extinction: f32,
+}
+
+/// The header row of `weather.csv`.
+pub const WEATHER_HEADER: &str =
+    "frame,time,weather,visibility_m,rain_mm_h,snow_mm_h,extinction_per_m";
+
+/// Writes `rows` to `path` as CSV — a header row, then per frame its weather in the
+/// `--weather` form (quoted: it holds commas), the visibility (empty without fog), the
+/// rain and snow rates and the extinction — atomically.
+pub fn write_weather(path: &Path, rows: &[WeatherRow]) -> Result<(), OutputError> {
+    write_atomic(path, |w| {
+        writeln!(w, "{WEATHER_HEADER}")?;
+        for r in rows {
+            let v = r.weather.visibility_m.map(|v| v.to_string()).unwrap_or_default();
+            let (rain, snow) = (r.weather.rain_mm_h, r.weather.snow_mm_h);
+            let (f, t, e) = (r.frame, r.time, r.extinction);
+            writeln!(w, "{f},{t},\"{}\",{v},{rain},{snow},{e}", r.weather)?;
         }
         Ok(())
     })

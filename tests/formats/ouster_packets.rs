@@ -819,6 +819,7 @@ fn a_simulated_street_frame_decodes_to_its_points() {
             direction: glam::Vec3::new(0.3, 0.2, 1.0),
             irradiance: 1.0,
         }),
+        weather: None,
         seed: 3,
         world_frame: false,
         fields: FieldSet::default(),

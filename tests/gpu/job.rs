@@ -26,6 +26,7 @@ fn options(out: &Path, frames: u64) -> JobOptions {
             ..Default::default()
         },
         sun: None,
+        weather: None,
         seed: 1,
         world_frame: false,
         fields: FieldSet::default(),

@@ -73,6 +73,8 @@ impl Trace {
             seed: self.seed,
             frame: self.frame,
             waveform: permissive_waveform(),
+            medium: None,
+            medium_slots: Default::default(),
         }
     }
 }

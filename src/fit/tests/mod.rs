@@ -149,6 +149,7 @@ fn measure_with(sensor: &Sensor, scene: &Scene, db: &MaterialDb, pose: Pose, see
         seed,
         frame: 0,
         waveform: sensor.detector.waveform_settings(&sensor.detection),
+        ..FrameSettings::default()
     };
     let subrays = sensor.subray_samples().expect("sub-rays");
     if let Some(cw) = &sensor.cw {
