@@ -17,3 +17,4 @@ mod motion;
 mod view;
 mod vs_reference;
 mod waveform;
+mod weather;
