@@ -38,6 +38,9 @@ pub struct Manifest {
     pub format: Format,
     /// `run --fields`: a convention or a list of field keys.
     pub fields: Option<String>,
+    /// `run --topic` and `--frame-id` (format mcap).
+    pub topic: Option<String>,
+    pub frame_id: Option<String>,
     /// `run --organized` (true) or `--unorganized` (false); default: the fields'.
     pub organized: Option<bool>,
     /// A PNG picture beside each cloud.
