@@ -7,6 +7,8 @@
 //! seeds: [0, 1]                    # default [0]
 //! frames: 20                       # per job; default: each scenario's length
 //! format: pcd                      # pcd, pcd-ascii, ply, …
+//! topic: /velodyne_points          # format mcap: run --topic, --frame-id
+//! frame_id: velodyne
 //! ```
 //!
 //! Every job runs as `beamtrace run` would with the same options; the job list, and so
