@@ -181,6 +181,7 @@ pub(super) fn job_for_sensor(
         frames: opts.frames,
         out_dir: opts.out_dir.clone(),
         format: Format::Pcd,
+        mcap: Default::default(),
         picture: false,
         vehicle_pose: Pose::default(),
         materials: MaterialDb::builtin()?,

@@ -20,7 +20,8 @@ Indexed Job (--shard $JOB_COMPLETION_INDEX/N), Ray tasks (docs/recipes/). Each f
 bytes are the same whichever shard makes it. A shard keeps a journal in <out>/shards/ \
 and, started again with the same inputs, makes only the frames it lacks; then \
 `beamtrace merge <out>` checks that the shards cover every frame once and writes \
-poses.csv and index.json.";
+poses.csv and index.json (and, for --format mcap, whose shards write a file per frame, \
+joins the frames into run.mcap).";
 
 /// `run --shard i/n`: one shard of the run's frames.
 pub(super) fn run_shard_of(args: &RunArgs, shard: Shard) -> Result<()> {
@@ -198,6 +199,12 @@ fn run_argv(m: &Manifest, job: &BatchJob, args: &BatchArgs) -> Vec<String> {
     if let Some(f) = &m.fields {
         push("--fields", f.clone());
     }
+    if let Some(t) = &m.topic {
+        push("--topic", t.clone());
+    }
+    if let Some(f) = &m.frame_id {
+        push("--frame-id", f.clone());
+    }
     let folder = args.manifest.parent().unwrap_or(Path::new(""));
     if let Some(p) = &m.materials {
         push("--materials", folder.join(p).display().to_string());
@@ -323,9 +330,22 @@ pub(super) struct MergeArgs {
     out: PathBuf,
 }
 
-/// `beamtrace merge`: checks the shards and writes the poses and the index.
+/// `beamtrace merge`: checks the shards and writes the poses and the index; or joins
+/// the frames of a one-process `--split-files` MCAP run into its bag.
 pub(super) fn merge_shards(args: MergeArgs) -> Result<()> {
     let m = merge(&args.out)?;
+    if m.one_process {
+        println!(
+            "a run made in one process, {} frames: joined {} files, {:.1} MB, into",
+            m.frames,
+            m.files,
+            m.bytes as f64 / 1e6
+        );
+        for f in &m.written {
+            println!("  {}", f.display());
+        }
+        return Ok(());
+    }
     println!(
         "{} shard(s), {} job(s), {} frames: {} files, {:.1} MB",
         m.shards,

@@ -4,7 +4,9 @@
 //! the handler does not wait for the frame loop: it removes every temporary file being
 //! written (`output::abandon_writes_before_exit`, which also stops any further rename
 //! into place), says how far the run got and exits with the shell's code for the signal
-//! (130 for SIGINT, 143 for SIGTERM). Files already renamed into place are complete.
+//! (130 for SIGINT, 143 for SIGTERM). Files already renamed into place are complete; a
+//! run's MCAP bag is finished with the frames it holds as `run.partial.mcap`
+//! (`output::finish_bags_before_exit`).
 
 use anyhow::{Context as _, Result};
 use signal_hook::consts::{SIGINT, SIGTERM};
@@ -48,6 +50,9 @@ fn end(signal: i32) -> ! {
     }
     if removed > 0 {
         msg += &format!("; {removed} partial file(s) removed");
+    }
+    for bag in beamtrace::output::finish_bags_before_exit(&format!("interrupted by {name}")) {
+        msg += &format!("; their clouds are in {}, marked partial", bag.display());
     }
     eprintln!("{msg}");
     // SAFETY: _exit ends the process without running exit handlers, which is the point:

@@ -20,7 +20,7 @@ pub(super) struct RenderArgs {
     /// Frames to simulate; the last is drawn.
     #[arg(long, default_value_t = 1)]
     frames: u32,
-    /// No legend and caption.
+    /// No legend, caption, range circles and heading mark.
     #[arg(long)]
     no_legend: bool,
 }

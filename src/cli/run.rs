@@ -3,10 +3,13 @@
 use anyhow::{bail, Context as _, Result};
 use beamtrace::gpu::ContextOptions;
 use beamtrace::job::{
-    run_job, FrameDone, JobOptions, JobReport, PacketFormat, PacketOutput, PACKET_FORMATS,
+    run_job, FrameDone, JobOptions, JobReport, McapOptions, PacketFormat, PacketOutput,
+    PACKET_FORMATS,
 };
 use beamtrace::material::{MaterialDb, MaterialMapping};
-use beamtrace::output::{Convention, FieldSet, Format, FIELDS};
+use beamtrace::output::{
+    Convention, FieldSet, Format, RosNames, FIELDS, POINTS_TOPIC, SENSOR_FRAME_ID,
+};
 use beamtrace::scene::{Motion, Scenario};
 use beamtrace::sensor::{load_sensor_with, Pose, Sensor};
 use beamtrace::sim::Sun;
@@ -102,12 +105,26 @@ pub(super) struct RunArgs {
     /// intensity = R_app × 1000 (saturating at 65535), return number and count, GPS time
     /// = scenario time (frame / frame rate + the beam's firing time, s), classification
     /// from the semantic class, scan angle off nadir, beamtrace's other fields as named
-    /// extra bytes; takes beamtrace's fields only, unorganized. mcap: a ROS 2
-    /// sensor_msgs/PointCloud2 of the --fields on /beamtrace/points (frame `beamtrace`,
-    /// or `world` with --world) and the sensor's pose world → beamtrace on /tf, stamped
-    /// with the frame's scenario time.
+    /// extra bytes; takes beamtrace's fields only, unorganized. mcap: one bag of the
+    /// whole run, <out>/run.mcap (a file per frame with --split-files): per frame a ROS 2
+    /// sensor_msgs/PointCloud2 of the --fields on --topic (frame --frame-id, or `world`
+    /// with --world) and the sensor's pose world → --frame-id on /tf, stamped with the
+    /// frame's scenario time. An interrupted run leaves the frames it finished in
+    /// run.partial.mcap.
     #[arg(long, default_value = "pcd")]
     format: Format,
+    /// With --format mcap: a file per frame (frame_000000.mcap) instead of one bag;
+    /// `beamtrace merge OUT` joins them into run.mcap.
+    #[arg(long)]
+    split_files: bool,
+    /// With --format mcap: the point clouds' topic (a second return's clouds go on it
+    /// with 2 appended, as ouster-ros's /ouster/points2). [default: /beamtrace/points]
+    #[arg(long, value_name = "TOPIC")]
+    topic: Option<String>,
+    /// With --format mcap: the sensor's frame id, the points' frame and the child of the
+    /// world → sensor transform on /tf. [default: beamtrace]
+    #[arg(long, value_name = "ID")]
+    frame_id: Option<String>,
     /// The fields of the clouds: a convention — beamtrace (all of beamtrace's fields),
     /// velodyne, ouster, ouster-native, ros — or a comma-separated list of field keys
     /// (e.g. x,y,z,intensity,ouster.t). The field table is at the end of this help.
@@ -168,6 +185,7 @@ pub(super) fn job_options(args: &RunArgs) -> Result<JobOptions> {
     let mut opts = sim_options(&args.sim, Unscripted::StandStill)?;
     opts.out_dir = args.out.clone();
     opts.format = args.format;
+    opts.mcap = mcap_options(args)?;
     opts.picture = !args.no_picture;
     opts.world_frame = args.world;
     opts.fields = args.fields.clone();
@@ -189,6 +207,32 @@ pub(super) fn job_options(args: &RunArgs) -> Result<JobOptions> {
         });
     }
     Ok(opts)
+}
+
+/// `--split-files`, `--topic` and `--frame-id`, which only MCAP files take.
+fn mcap_options(args: &RunArgs) -> Result<McapOptions> {
+    let given = [
+        (args.split_files, "--split-files"),
+        (args.topic.is_some(), "--topic"),
+        (args.frame_id.is_some(), "--frame-id"),
+    ];
+    if args.format != Format::Mcap {
+        if let Some((_, option)) = given.iter().find(|g| g.0) {
+            bail!(
+                "{option} is for MCAP output (--format mcap); --format {} writes a file \
+                 per frame and carries no topic or frame id",
+                args.format
+            );
+        }
+    }
+    let names = RosNames::new(
+        args.topic.as_deref().unwrap_or(POINTS_TOPIC),
+        args.frame_id.as_deref().unwrap_or(SENSOR_FRAME_ID),
+    )?;
+    Ok(McapOptions {
+        names,
+        split_files: args.split_files,
+    })
 }
 
 /// The pcap file `run --pcap` writes into the output folder.
@@ -273,6 +317,7 @@ pub(super) fn sim_options(args: &SimArgs, unscripted: Unscripted) -> Result<JobO
         frames,
         out_dir: PathBuf::new(),
         format: Format::Pcd,
+        mcap: Default::default(),
         picture: false,
         materials,
         mapping,

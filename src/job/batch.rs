@@ -7,6 +7,8 @@
 //! seeds: [0, 1]                    # default [0]
 //! frames: 20                       # per job; default: each scenario's length
 //! format: pcd                      # pcd, pcd-ascii, ply, …
+//! topic: /velodyne_points          # format mcap: run --topic, --frame-id
+//! frame_id: velodyne
 //! ```
 //!
 //! Every job runs as `beamtrace run` would with the same options; the job list, and so
@@ -38,6 +40,9 @@ pub struct Manifest {
     pub format: Format,
     /// `run --fields`: a convention or a list of field keys.
     pub fields: Option<String>,
+    /// `run --topic` and `--frame-id` (format mcap).
+    pub topic: Option<String>,
+    pub frame_id: Option<String>,
     /// `run --organized` (true) or `--unorganized` (false); default: the fields'.
     pub organized: Option<bool>,
     /// A PNG picture beside each cloud.

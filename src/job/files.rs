@@ -2,15 +2,18 @@
 //! see them, the organized layout), each frame's files, and the run's own files
 //! (`poses.csv`, `run.json`).
 
-use super::{JobError, JobOptions, JobReport, MemoryUse, POSES_FILE, RUN_FILE, WEATHER_FILE};
+use super::{
+    JobError, JobOptions, JobReport, McapOptions, MemoryUse, POSES_FILE, RUN_FILE, WEATHER_FILE,
+};
 use crate::model::{FrameSettings, PointCloud};
 use crate::output::{
-    frame_file_name, frame_layer_file_name, organize, write_atomic, write_cloud_into,
-    write_picture_into, write_poses, write_weather, AtomicFiles, BeamDesc, BeamLayout, CloudMeta, FrameStamp,
-    Organize, PictureOptions, PoseRow, Viewpoint, WeatherRow,
+    frame_file_name, frame_layer_file_name, frame_messages, organize, write_atomic,
+    write_cloud_into, write_mcap_layer_to, write_picture_into, write_poses, write_weather,
+    AtomicFiles, BeamDesc, BeamLayout, CloudMeta, Format, FrameMessage, FrameStamp, Organize,
+    PictureOptions, PoseRow, Viewpoint, WeatherRow, RUN_BAG,
 };
-use crate::weather::WeatherTrack;
 use crate::sensor::Sensor;
+use crate::weather::WeatherTrack;
 use std::path::Path;
 
 /// How the frames of a run are written: the sensor's beams as the writers see them,
@@ -18,6 +21,8 @@ use std::path::Path;
 pub(super) struct OutputPlan {
     pub(super) layout: BeamLayout,
     pub(super) organize: Option<Organize>,
+    /// The clouds go into one bag ([`RUN_BAG`]) rather than a file per frame.
+    pub(super) bag: bool,
 }
 
 impl OutputPlan {
@@ -30,10 +35,12 @@ impl OutputPlan {
         if opts.clouds {
             opts.format.check_layout(&opts.fields, organized)?;
         }
+        let bag = McapOptions::bag(opts);
         if !organized {
             return Ok(OutputPlan {
                 layout,
                 organize: None,
+                bag,
             });
         }
         if let Err(why) = layout.grid() {
@@ -65,6 +72,7 @@ impl OutputPlan {
         Ok(OutputPlan {
             layout,
             organize: Some(organize),
+            bag,
         })
     }
 }
@@ -167,6 +175,11 @@ fn run_record(opts: &JobOptions, plan: &OutputPlan, report: &JobReport) -> serde
         },
         "organized": organized,
         "frame": if opts.world_frame { "world" } else { "sensor" },
+        "mcap": (opts.format == Format::Mcap).then(|| serde_json::json!({
+            "bag": plan.bag.then_some(RUN_BAG),
+            "topic": opts.mcap.names.topic(),
+            "frame_id": opts.mcap.names.frame_id(),
+        })),
         "poses": POSES_FILE,
         "weather": run_weather(opts, report),
         "device": report.device,
@@ -224,9 +237,16 @@ fn probe_writable(dir: &Path) -> std::io::Result<()> {
     result
 }
 
-/// Writes one simulated frame's files, not yet in place (the caller commits the group),
-/// and adds them to the report. In the world frame each point is placed by the sensor's
-/// pose when its beam fired (the sweep), which undoes the rolling shutter.
+/// A frame's output before it is in place: its files (the caller commits the group)
+/// and, for a run that writes one bag, its messages (appended at the commit).
+pub(super) struct FrameOutput {
+    pub(super) files: AtomicFiles,
+    pub(super) messages: Vec<FrameMessage>,
+}
+
+/// Writes one simulated frame's files, not yet in place, and adds them to the report.
+/// In the world frame each point is placed by the sensor's pose when its beam fired
+/// (the sweep), which undoes the rolling shutter.
 pub(super) fn write_frame(
     opts: &JobOptions,
     plan: &OutputPlan,
@@ -234,8 +254,11 @@ pub(super) fn write_frame(
     cloud: &PointCloud,
     settings: &FrameSettings,
     report: &mut JobReport,
-) -> Result<AtomicFiles, JobError> {
-    let mut files = AtomicFiles::default();
+) -> Result<FrameOutput, JobError> {
+    let mut out = FrameOutput {
+        files: AtomicFiles::default(),
+        messages: Vec::new(),
+    };
     let stamp = FrameStamp {
         frame,
         time: scenario_time(&opts.sensor, frame),
@@ -252,10 +275,10 @@ pub(super) fn write_frame(
             stamp,
             world: Some(stamp.pose),
         };
-        write_clouds(opts, plan, &world, frame_of, &mut files, report)?;
+        write_clouds(opts, plan, &world, frame_of, &mut out, report)?;
     } else {
         let frame_of = FrameOf { stamp, world: None };
-        write_clouds(opts, plan, cloud, frame_of, &mut files, report)?;
+        write_clouds(opts, plan, cloud, frame_of, &mut out, report)?;
     }
     if opts.picture {
         // The picture is of the sensor's view whatever frame the file uses.
@@ -263,10 +286,10 @@ pub(super) fn write_frame(
             .out_dir
             .join(frame_file_name(frame, opts.format))
             .with_extension("png");
-        write_picture_into(&mut files, &png, cloud, &picture_options(&opts.sensor))?;
+        write_picture_into(&mut out.files, &png, cloud, &picture_options(&opts.sensor))?;
         report.files.push(png);
     }
-    Ok(files)
+    Ok(out)
 }
 
 /// Which frame a cloud is of, and in which coordinate frame its points are.
@@ -277,17 +300,16 @@ struct FrameOf {
     world: Option<Viewpoint>,
 }
 
-/// Writes the cloud file(s) of a frame: one file, or one per return layer of an
-/// organized layout that puts layers in files of their own.
+/// Writes the cloud(s) of a frame: one, or one per return layer of an organized layout
+/// that puts layers in files of their own; each a file, or messages for the bag.
 fn write_clouds(
     opts: &JobOptions,
     plan: &OutputPlan,
     cloud: &PointCloud,
     of: FrameOf,
-    files: &mut AtomicFiles,
+    out: &mut FrameOutput,
     report: &mut JobReport,
 ) -> Result<(), JobError> {
-    let frame = of.stamp.frame;
     let meta = |organized| CloudMeta {
         fields: &opts.fields,
         organized,
@@ -295,18 +317,35 @@ fn write_clouds(
         beams: Some(&plan.layout),
         stamp: Some(of.stamp),
     };
-    let Some(how) = plan.organize else {
-        let path = opts.out_dir.join(frame_file_name(frame, opts.format));
-        write_cloud_into(files, &path, cloud, opts.format, &meta(None))?;
-        report.files.push(path);
-        return Ok(());
+    let organized;
+    let layers: Vec<(usize, &PointCloud, CloudMeta)> = match plan.organize {
+        None => vec![(0, cloud, meta(None))],
+        Some(how) => {
+            organized = organize(cloud, &plan.layout, how)?;
+            organized
+                .iter()
+                .enumerate()
+                .map(|(layer, part)| (layer, &part.cloud, meta(Some((part.width, part.height)))))
+                .collect()
+        }
     };
-    for (layer, part) in organize(cloud, &plan.layout, how)?.iter().enumerate() {
-        let path = opts
-            .out_dir
-            .join(frame_layer_file_name(frame, layer, opts.format));
-        let size = Some((part.width, part.height));
-        write_cloud_into(files, &path, &part.cloud, opts.format, &meta(size))?;
+    if plan.bag {
+        out.messages = frame_messages(&layers, &opts.mcap.names)
+            .map_err(|e| crate::output::OutputError::write(&opts.out_dir.join(RUN_BAG), e))?;
+        return Ok(());
+    }
+    for (layer, part, meta) in layers {
+        let name = frame_layer_file_name(of.stamp.frame, layer, opts.format);
+        let path = opts.out_dir.join(name);
+        if opts.format == Format::Mcap {
+            // The run's own names, and each return on its own topic.
+            let names = &opts.mcap.names;
+            meta.check(part)?;
+            out.files
+                .write(&path, |w| write_mcap_layer_to(w, part, &meta, names, layer))?;
+        } else {
+            write_cloud_into(&mut out.files, &path, part, opts.format, &meta)?;
+        }
         report.files.push(path);
     }
     Ok(())

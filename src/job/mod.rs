@@ -33,7 +33,8 @@ use stream::{write_packet_metadata, PacketStream};
 
 use crate::gpu::ContextOptions;
 use crate::material::{MaterialDb, MaterialMapping};
-use crate::output::{FieldSet, Format, Viewpoint};
+pub use crate::output::RUN_BAG;
+use crate::output::{FieldSet, Format, RosNames, Viewpoint};
 use crate::scene::{Scenario, Scene};
 use crate::sensor::{Pose, Sensor};
 use crate::sim::Sun;
@@ -52,6 +53,8 @@ pub struct JobOptions {
     pub frames: u64,
     pub out_dir: PathBuf,
     pub format: Format,
+    /// With [`Format::Mcap`]: the messages' names, and one bag or a file per frame.
+    pub mcap: McapOptions,
     pub picture: bool,
     /// Vehicle pose in the world; the sensor sits at `vehicle_pose · sensor.mount`.
     pub vehicle_pose: Pose,
@@ -85,6 +88,24 @@ pub struct JobOptions {
     /// the shard's journal through [`FrameDone`], so no poses.csv or run.json is written.
     /// `None`: all frames.
     pub part: Option<JobPart>,
+}
+
+/// How a run with `--format mcap` writes its frames.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
+pub struct McapOptions {
+    /// The points topic and the sensor's frame id.
+    pub names: RosNames,
+    /// A file per frame (`frame_000000.mcap`) instead of one bag ([`RUN_BAG`]). A job
+    /// part (a shard) always writes a file per frame: its journal counts frames by
+    /// their files, and `merge` joins them into the bag.
+    pub split_files: bool,
+}
+
+impl McapOptions {
+    /// Whether a run of `opts` writes one bag.
+    fn bag(opts: &JobOptions) -> bool {
+        opts.clouds && opts.format == Format::Mcap && !opts.mcap.split_files && opts.part.is_none()
+    }
 }
 
 /// The frames of `0..frames` a job part runs.
@@ -200,7 +221,10 @@ pub fn run_job(
     if let Some(p) = &opts.packets {
         write_packet_metadata(p, &opts.sensor, &mut runner.report)?;
     }
-    runner.run(frame_done)?;
+    if let Err(e) = runner.run(frame_done) {
+        runner.keep_partial_bag(&e);
+        return Err(e);
+    }
     runner.finish()
 }
 
@@ -241,6 +265,7 @@ pub fn inputs_digest(opts: &JobOptions) -> String {
     d.add_debug("seed", &opts.seed);
     d.add_debug("frames", &opts.frames);
     d.add_debug("format", &opts.format);
+    d.add_debug("mcap_names", &opts.mcap.names);
     d.add_debug("fields", &opts.fields);
     d.add_debug("organized", &opts.organized);
     d.add_debug("world_frame", &opts.world_frame);

@@ -2,12 +2,13 @@
 //! driver, two in flight, each one's files written and packets sent while the GPU
 //! computes the next.
 
-use crate::weather::Weather;
 use super::files::{create_out_dir, viewpoint, write_frame, write_run_files, OutputPlan};
 use super::stream::PacketStream;
 use super::{FrameDone, JobError, JobOptions, JobReport, MemoryUse};
 use crate::gpu::Context;
+use crate::output::{McapBag, RUN_BAG};
 use crate::sim::{DrivenFrame, DriverInputs, DriverPlan, FrameDriver, FrameOutput, Play, Sun};
+use crate::weather::Weather;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -17,6 +18,8 @@ pub(super) struct Runner<'a> {
     plan: OutputPlan,
     ctx: Arc<Context>,
     driver: FrameDriver,
+    /// The run's one MCAP bag, when it writes one.
+    bag: Option<McapBag>,
     pub(super) packets: Option<PacketStream>,
     pub(super) report: JobReport,
 }
@@ -56,6 +59,10 @@ impl<'a> Runner<'a> {
         if opts.clouds {
             create_out_dir(&opts.out_dir)?;
         }
+        let bag = match plan.bag {
+            true => Some(McapBag::create(&opts.out_dir.join(RUN_BAG))?),
+            false => None,
+        };
         let driver = driver.start(&ctx)?;
         let report = JobReport {
             device: format!("{} ({})", ctx.device_name, ctx.driver_info),
@@ -66,6 +73,7 @@ impl<'a> Runner<'a> {
             plan,
             ctx,
             driver,
+            bag,
             packets: None,
             report,
         })
@@ -158,7 +166,7 @@ impl<'a> Runner<'a> {
         }
         let before = self.report.files.len();
         let writing = Instant::now();
-        let files = write_frame(
+        let out = write_frame(
             self.opts,
             &self.plan,
             done.frame,
@@ -167,8 +175,18 @@ impl<'a> Runner<'a> {
             &mut self.report,
         )?;
         info.files = self.report.files[before..].to_vec();
-        // A frame's files appear together, and the caller hears of them at once.
-        files.commit_then(|| frame_done(&info))?;
+        // A frame's files and its messages in the bag appear together, and the caller
+        // hears of them at once.
+        let mut appended = Ok(());
+        out.files.commit_then(|| {
+            if let Some(bag) = &self.bag {
+                appended = bag.append(&out.messages);
+            }
+            if appended.is_ok() {
+                frame_done(&info);
+            }
+        })?;
+        appended?;
         self.report.write_s += writing.elapsed().as_secs_f64();
         Ok(())
     }
@@ -185,10 +203,22 @@ impl<'a> Runner<'a> {
         if !messages.is_empty() {
             return Err(JobError::Validation(messages));
         }
+        if let Some(bag) = self.bag.take() {
+            let path = bag.finish()?;
+            self.report.run_files.push(path);
+        }
         if self.opts.clouds && self.opts.part.is_none() {
             write_run_files(self.opts, &self.plan, &mut self.report)?;
         }
         Ok(self.report)
+    }
+
+    /// After an error: the frames already in the bag are kept as a partial bag (see
+    /// `output::McapBag`), as the files of a run's finished frames stay.
+    pub(super) fn keep_partial_bag(&mut self, error: &JobError) {
+        if let Some(bag) = self.bag.take() {
+            let _ = bag.finish_partial(&error.to_string());
+        }
     }
 }
 
@@ -236,6 +266,7 @@ mod tests {
             frames: 1,
             out_dir: PathBuf::new(),
             format: Format::Pcd,
+            mcap: Default::default(),
             picture: false,
             vehicle_pose: Pose::default(),
             materials: MaterialDb::builtin().expect("materials"),

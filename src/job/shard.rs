@@ -15,7 +15,10 @@
 //! would have: each job's `poses.csv`, and `index.json` listing every file with its
 //! size and SHA-256 — nothing in either says how the work was split.
 
-use crate::output::{merge_mcap, write_atomic, write_poses, OutputError, PoseRow, Viewpoint};
+use crate::output::{
+    frame_layer_file_name, merge_mcap, write_atomic, write_poses, Format, OutputError, PoseRow,
+    Viewpoint, RUN_BAG,
+};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest as _, Sha256};
 use std::collections::BTreeMap;
@@ -29,8 +32,9 @@ use std::str::FromStr;
 pub const SHARDS_DIR: &str = "shards";
 /// The index `merge` writes into the output folder.
 pub const INDEX_FILE: &str = "index.json";
-/// The one MCAP file `merge` joins a job's per-frame MCAP files into, in its folder.
-pub const JOINED_MCAP: &str = "frames.mcap";
+/// The one MCAP file `merge` joins a job's per-frame MCAP files into, in its folder:
+/// the bag a run made in one process writes, with the same bytes.
+pub const JOINED_MCAP: &str = RUN_BAG;
 /// Shards a split may have at most (five digits in the file names).
 pub const MAX_SHARDS: u32 = 99_999;
 
@@ -467,12 +471,21 @@ pub struct MergeSummary {
     pub files: usize,
     pub bytes: u64,
     pub written: Vec<PathBuf>,
+    /// The folder held a run made in one process, not shards (see [`merge`]).
+    pub one_process: bool,
 }
 
 /// Checks that the shard records in `out` cover all the work exactly once with the same
 /// inputs, that every file they list is there, and writes each job's `poses.csv` and the
-/// folder's `index.json`.
+/// folder's `index.json` (and joins a job's MCAP frames into its bag).
+///
+/// A folder with no `shards/` but a `run.json` holds a run made in one process: one
+/// written with `--format mcap --split-files` gets its frame files joined into its bag,
+/// [`JOINED_MCAP`]; any other is complete as it is, and the error says so.
 pub fn merge(out: &Path) -> Result<MergeSummary, ShardError> {
+    if !out.join(SHARDS_DIR).exists() && out.join(super::RUN_FILE).is_file() {
+        return join_one_process_run(out);
+    }
     let records = read_records(out)?;
     check_cover(&records)?;
     let first = &records[0].1;
@@ -495,6 +508,7 @@ pub fn merge(out: &Path) -> Result<MergeSummary, ShardError> {
         files: 0,
         bytes: 0,
         written: Vec::new(),
+        one_process: false,
     };
     let mut jobs_json = Vec::new();
     for (job, planned) in first.jobs.iter().enumerate() {
@@ -582,6 +596,71 @@ fn join_mcap(
     Ok(Some(
         serde_json::json!({ "path": rel, "bytes": bytes, "sha256": sha256 }),
     ))
+}
+
+/// `merge` of a one-process run (see [`merge`]).
+fn join_one_process_run(out: &Path) -> Result<MergeSummary, ShardError> {
+    let path = out.join(super::RUN_FILE);
+    let text = std::fs::read(&path).map_err(|source| ShardError::Io {
+        path: path.clone(),
+        what: "reading",
+        source,
+    })?;
+    let run: serde_json::Value =
+        serde_json::from_slice(&text).map_err(|source| ShardError::BadRecord {
+            path: path.clone(),
+            source,
+        })?;
+    let frames = run["frames"].as_u64().unwrap_or(0);
+    let format = run["format"].as_str().unwrap_or("?");
+    let nothing = |why: String| ShardError::NothingToMerge {
+        out: out.to_path_buf(),
+        why,
+    };
+    if format != Format::Mcap.name() {
+        return Err(nothing(format!(
+            "it holds a run made in one process ({frames} frame(s) of --format {format}), \
+             complete as it is"
+        )));
+    }
+    if let Some(bag) = run["mcap"]["bag"].as_str() {
+        return Err(nothing(format!(
+            "it holds a run made in one process whose {frames} frame(s) are already one \
+             bag, {}",
+            out.join(bag).display()
+        )));
+    }
+    let mut inputs = Vec::new();
+    for frame in 0..frames {
+        let first = out.join(frame_layer_file_name(frame, 0, Format::Mcap));
+        if !first.is_file() {
+            return Err(ShardError::MissingFrameFile(first));
+        }
+        inputs.push(first);
+        // The other returns of an organized layout with a file per return.
+        for layer in 1.. {
+            let p = out.join(frame_layer_file_name(frame, layer, Format::Mcap));
+            if !p.is_file() {
+                break;
+            }
+            inputs.push(p);
+        }
+    }
+    let bytes = inputs
+        .iter()
+        .map(|p| std::fs::metadata(p).map(|m| m.len()).unwrap_or(0))
+        .sum();
+    let bag = out.join(JOINED_MCAP);
+    merge_mcap(&inputs, &bag)?;
+    Ok(MergeSummary {
+        shards: 1,
+        jobs: 1,
+        frames,
+        files: inputs.len(),
+        bytes,
+        written: vec![bag],
+        one_process: true,
+    })
 }
 
 fn relative_dir(dir: &Path) -> String {
@@ -800,6 +879,19 @@ pub enum ShardError {
         .0.display()
     )]
     MissingFile(PathBuf),
+    #[error(
+        "nothing to merge in {}: {why}. merge puts together the shards of `run --shard \
+         i/n` and `batch`, and joins the frame files of `run --format mcap --split-files` \
+         into one bag",
+        .out.display()
+    )]
+    NothingToMerge { out: PathBuf, why: String },
+    #[error(
+        "{} is missing: the run's run.json lists more frames than its folder holds; run it \
+         again, then merge",
+        .0.display()
+    )]
+    MissingFrameFile(PathBuf),
     #[error(transparent)]
     Output(#[from] OutputError),
 }

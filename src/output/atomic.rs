@@ -109,7 +109,7 @@ impl AtomicFiles {
 }
 
 /// `.<name>.tmp-<pid>` next to `path`, its folder created if missing.
-fn temp_path(path: &Path) -> io::Result<PathBuf> {
+pub(super) fn temp_path(path: &Path) -> io::Result<PathBuf> {
     let Some(name) = path.file_name() else {
         return Err(io::Error::new(
             io::ErrorKind::InvalidInput,
@@ -164,7 +164,7 @@ fn write_temp(tmp: &Path, f: impl FnOnce(&mut dyn Write) -> io::Result<()>) -> i
 
 /// Makes the rename itself durable. Best effort: some file systems refuse to fsync a
 /// folder, and the file's contents are already safe by then.
-fn sync_dir(dir: &Path) {
+pub(super) fn sync_dir(dir: &Path) {
     #[cfg(unix)]
     if let Ok(d) = File::open(dir) {
         let _ = d.sync_all();

@@ -63,6 +63,13 @@ pub enum OutputError {
     /// MCAP files that cannot be merged; the message names the file and why.
     #[error("merging MCAP files: {0}")]
     Merge(String),
+    /// A `--topic` or `--frame-id` that ROS 2 would not accept.
+    #[error("{option} `{given}`: {why}")]
+    RosName {
+        option: &'static str,
+        given: String,
+        why: String,
+    },
     #[error("picture option `{field}`: {message}")]
     PictureOptions {
         field: &'static str,

@@ -2,24 +2,26 @@
 //! them (profile `ros2`, messages in CDR, schemas as `ros2msg` definitions), written
 //! with the `mcap` crate.
 //!
-//! A frame's file holds two messages, both stamped with the frame's scenario time
+//! A frame is a few messages, all stamped with the frame's scenario time
 //! (`FrameStamp::time`: frame / frame rate from the run's start, in nanoseconds — never
 //! the wall clock) as header stamp, log time and publish time, and numbered (sequence)
 //! by the frame:
 //!
 //! * on [`TF_TOPIC`] a `tf2_msgs/msg/TFMessage` with one transform, [`WORLD_FRAME_ID`]
-//!   → [`SENSOR_FRAME_ID`]: the sensor's pose in the world, in the sensor frame as in
-//!   the world frame;
-//! * on [`POINTS_TOPIC`] a `sensor_msgs/msg/PointCloud2` of the run's fields (the
-//!   fields, names and packed little-endian records PCD gets), in frame
-//!   [`SENSOR_FRAME_ID`], or [`WORLD_FRAME_ID`] when the points are in the world.
-//!   Organized clouds keep their height × width and NaN cells, as ROS drivers
-//!   publish them.
+//!   → the sensor's frame id ([`RosNames`], default [`SENSOR_FRAME_ID`]): the sensor's
+//!   pose in the world, in the sensor frame as in the world frame;
+//! * on the points topic (default [`POINTS_TOPIC`]) a `sensor_msgs/msg/PointCloud2` of
+//!   the run's fields (the fields, names and packed little-endian records PCD gets), in
+//!   the sensor's frame id, or [`WORLD_FRAME_ID`] when the points are in the world.
+//!   Organized clouds keep their height × width and NaN cells, as ROS drivers publish
+//!   them; an organized layout with a file per return puts return k + 1 (k ≥ 1) on the
+//!   topic with `k + 1` appended, as ouster-ros names its second cloud `points2`.
 //!
-//! Files are uncompressed and chunked with the crate's message and chunk indexes and
-//! statistics; the header names the library `beamtrace <version>`. Nothing in them
-//! depends on when or where they were written. [`merge_mcap`] joins such files into
-//! one.
+//! A run's frames go into one file, a bag ([`McapBag`](super::McapBag)), or a file per
+//! frame ([`write_mcap_to`]); [`merge_mcap`] joins per-frame files into the bytes the
+//! bag holds. Files are uncompressed and chunked with the crate's message and chunk
+//! indexes and statistics; the header names the library `beamtrace <version>`. Nothing
+//! in them depends on when or where they were written.
 
 use super::{
     ros2, write_atomic, CloudMeta, Format, FrameStamp, OutputError, PointCloud, Viewpoint,
@@ -31,18 +33,113 @@ use std::collections::BTreeMap;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
-/// The topic of the point clouds.
+/// The default topic of the point clouds.
 pub const POINTS_TOPIC: &str = "/beamtrace/points";
 /// The topic of the sensor's pose.
 pub const TF_TOPIC: &str = "/tf";
 /// The frame id of the world.
 pub const WORLD_FRAME_ID: &str = "world";
-/// The frame id of the sensor (x forward, y left, z up).
+/// The default frame id of the sensor (x forward, y left, z up).
 pub const SENSOR_FRAME_ID: &str = "beamtrace";
 
-/// The writer of every file: no compression, no seeking (it streams into the atomic
-/// file's writer; chunks are built in memory), fixed profile and library strings.
-fn writer(w: &mut dyn Write) -> Result<Writer<NoSeek<&mut dyn Write>>, McapError> {
+/// The points topic and the sensor's frame id a run's messages carry (`run --topic`,
+/// `--frame-id`), checked against ROS 2's rules for names.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct RosNames {
+    topic: String,
+    frame_id: String,
+}
+
+impl Default for RosNames {
+    fn default() -> Self {
+        RosNames {
+            topic: POINTS_TOPIC.into(),
+            frame_id: SENSOR_FRAME_ID.into(),
+        }
+    }
+}
+
+impl RosNames {
+    /// `topic` and `frame_id`, or an error naming the option and the rule broken.
+    pub fn new(topic: &str, frame_id: &str) -> Result<Self, OutputError> {
+        let bad = |option, given: &str, why: String| OutputError::RosName {
+            option,
+            given: given.into(),
+            why,
+        };
+        check_topic(topic).map_err(|why| bad("--topic", topic, why))?;
+        check_frame_id(frame_id).map_err(|why| bad("--frame-id", frame_id, why))?;
+        Ok(RosNames {
+            topic: topic.into(),
+            frame_id: frame_id.into(),
+        })
+    }
+
+    pub fn topic(&self) -> &str {
+        &self.topic
+    }
+
+    pub fn frame_id(&self) -> &str {
+        &self.frame_id
+    }
+
+    /// The topic of return layer `layer` (0-based) of a layout with a file per return:
+    /// the topic itself, then `<topic>2`, `<topic>3`, … (ouster-ros: `/ouster/points2`).
+    pub fn layer_topic(&self, layer: usize) -> String {
+        match layer {
+            0 => self.topic.clone(),
+            k => format!("{}{}", self.topic, k + 1),
+        }
+    }
+}
+
+/// ROS 2's topic name rules (design article "Topic and Service name mapping to DDS"),
+/// fully qualified as a bag stores them: `/`, then `/`-separated tokens of letters,
+/// digits and `_`, none empty or starting with a digit.
+fn check_topic(topic: &str) -> Result<(), String> {
+    let Some(rest) = topic.strip_prefix('/') else {
+        return Err("a bag holds fully qualified topics: start it with `/`".into());
+    };
+    check_tokens(rest)
+}
+
+/// A tf2 frame id: tokens as a topic's, without the leading `/` (tf2 refuses it), and
+/// not the world's own id (the transform is world → sensor).
+fn check_frame_id(frame_id: &str) -> Result<(), String> {
+    if frame_id.starts_with('/') {
+        return Err("tf2 frame ids do not start with `/`: leave it out".into());
+    }
+    if frame_id == WORLD_FRAME_ID {
+        return Err(format!(
+            "`{WORLD_FRAME_ID}` is the parent of the sensor's transform: give the sensor's own frame, e.g. `lidar`"
+        ));
+    }
+    check_tokens(frame_id)
+}
+
+fn check_tokens(name: &str) -> Result<(), String> {
+    for token in name.split('/') {
+        if token.is_empty() {
+            return Err("an empty name part (`//`, or a trailing `/`)".into());
+        }
+        if token.starts_with(|c: char| c.is_ascii_digit()) {
+            return Err(format!("the part `{token}` starts with a digit"));
+        }
+        if let Some(c) = token
+            .chars()
+            .find(|c| !(c.is_ascii_alphanumeric() || *c == '_'))
+        {
+            return Err(format!(
+                "`{c}` is not allowed: use letters, digits, `_` and `/`"
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The writer of every file: no compression, no seeking (chunks are built in memory),
+/// fixed profile and library strings.
+fn writer<W: Write>(w: W) -> Result<Writer<NoSeek<W>>, McapError> {
     WriteOptions::new()
         .compression(None)
         .profile("ros2")
@@ -51,7 +148,13 @@ fn writer(w: &mut dyn Write) -> Result<Writer<NoSeek<&mut dyn Write>>, McapError
         .create(NoSeek::new(w))
 }
 
-fn mcap_io(e: McapError) -> io::Error {
+pub(super) type FileWriter<W> = Writer<NoSeek<W>>;
+
+pub(super) fn file_writer<W: Write>(w: W) -> Result<FileWriter<W>, McapError> {
+    writer(w)
+}
+
+pub(super) fn mcap_io(e: McapError) -> io::Error {
     match e {
         McapError::Io(e) => e,
         e => io::Error::new(io::ErrorKind::InvalidData, format!("MCAP: {e}")),
@@ -63,54 +166,111 @@ fn nanoseconds(seconds: f64) -> u64 {
     (seconds * 1e9).round().max(0.0) as u64
 }
 
-/// Writes `cloud` with `meta` as an MCAP file of one frame into any writer.
-pub fn write_mcap_to(w: &mut dyn Write, cloud: &PointCloud, meta: &CloudMeta) -> io::Result<()> {
-    meta.check(cloud)
-        .and_then(|()| Format::Mcap.check_layout(meta.fields, meta.organized.is_some()))
-        .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e.to_string()))?;
-    let stamp = meta.stamp.unwrap_or(FrameStamp {
-        frame: 0,
-        time: 0.0,
-        pose: Viewpoint::IDENTITY,
-    });
-    let ns = nanoseconds(stamp.time);
-    let frame_id = match meta.world {
-        Some(_) => WORLD_FRAME_ID,
-        None => SENSOR_FRAME_ID,
-    };
-    let points = ros2::point_cloud2(ns, frame_id, meta, cloud)?;
-    let tf = ros2::tf_message(ns, WORLD_FRAME_ID, SENSOR_FRAME_ID, &stamp.pose);
-    let header = |channel_id| MessageHeader {
-        channel_id,
-        sequence: u32::try_from(stamp.frame).unwrap_or(u32::MAX),
-        log_time: ns,
-        publish_time: ns,
-    };
-    let mut out = writer(w).map_err(mcap_io)?;
-    let tf_channel = ros2_channel(&mut out, TF_TOPIC, ros2::TF_MESSAGE).map_err(mcap_io)?;
-    let points_channel =
-        ros2_channel(&mut out, POINTS_TOPIC, ros2::POINT_CLOUD2).map_err(mcap_io)?;
-    // The transform first: a player has the pose before the points that need it.
-    out.write_to_known_channel(&header(tf_channel), &tf)
-        .and_then(|()| out.write_to_known_channel(&header(points_channel), &points))
-        .and_then(|()| out.finish().map(drop))
-        .map_err(mcap_io)
+/// One encoded message of a frame.
+#[derive(Debug, Clone)]
+pub struct FrameMessage {
+    /// The ros2msg schema: type name and definition.
+    schema: (&'static str, &'static str),
+    topic: String,
+    sequence: u32,
+    time_ns: u64,
+    data: Vec<u8>,
 }
 
-/// A CDR channel on `topic` with the ros2msg schema `(name, definition)`.
-fn ros2_channel<W: Write + io::Seek>(
+/// The messages of one frame: the transform first (a player has the pose before the
+/// points that need it), then each `(layer, cloud, meta)` on its layer's topic. The
+/// frame's stamp is the first cloud's.
+pub fn frame_messages(
+    clouds: &[(usize, &PointCloud, CloudMeta)],
+    names: &RosNames,
+) -> io::Result<Vec<FrameMessage>> {
+    let stamp = clouds
+        .first()
+        .and_then(|(_, _, m)| m.stamp)
+        .unwrap_or(FrameStamp {
+            frame: 0,
+            time: 0.0,
+            pose: Viewpoint::IDENTITY,
+        });
+    let ns = nanoseconds(stamp.time);
+    let sequence = u32::try_from(stamp.frame).unwrap_or(u32::MAX);
+    let message = |schema, topic: String, data| FrameMessage {
+        schema,
+        topic,
+        sequence,
+        time_ns: ns,
+        data,
+    };
+    let tf = ros2::tf_message(ns, WORLD_FRAME_ID, &names.frame_id, &stamp.pose);
+    let mut out = vec![message(ros2::TF_MESSAGE, TF_TOPIC.into(), tf)];
+    for (layer, cloud, meta) in clouds {
+        meta.check(cloud)
+            .and_then(|()| Format::Mcap.check_layout(meta.fields, meta.organized.is_some()))
+            .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e.to_string()))?;
+        let frame_id = match meta.world {
+            Some(_) => WORLD_FRAME_ID,
+            None => &names.frame_id,
+        };
+        let points = ros2::point_cloud2(ns, frame_id, meta, cloud)?;
+        out.push(message(
+            ros2::POINT_CLOUD2,
+            names.layer_topic(*layer),
+            points,
+        ));
+    }
+    Ok(out)
+}
+
+/// Writes `messages` into `out`, each channel and schema added where first used: the
+/// same calls, in the same order, as [`merge_mcap`] makes for them, so a bag and the
+/// merge of its frames' files are the same bytes.
+pub(super) fn write_messages<W: Write + io::Seek>(
     out: &mut Writer<W>,
-    topic: &str,
-    (name, definition): (&str, &str),
-) -> Result<u16, McapError> {
-    let schema = out.add_schema(name, "ros2msg", definition.as_bytes())?;
-    out.add_channel(schema, topic, "cdr", &BTreeMap::new())
+    messages: &[FrameMessage],
+) -> Result<(), McapError> {
+    for m in messages {
+        let (name, definition) = m.schema;
+        let schema = out.add_schema(name, "ros2msg", definition.as_bytes())?;
+        let channel = out.add_channel(schema, &m.topic, "cdr", &BTreeMap::new())?;
+        let header = MessageHeader {
+            channel_id: channel,
+            sequence: m.sequence,
+            log_time: m.time_ns,
+            publish_time: m.time_ns,
+        };
+        out.write_to_known_channel(&header, &m.data)?;
+    }
+    Ok(())
+}
+
+/// Writes `cloud` with `meta` as an MCAP file of one frame into any writer, with the
+/// default names.
+pub fn write_mcap_to(w: &mut dyn Write, cloud: &PointCloud, meta: &CloudMeta) -> io::Result<()> {
+    write_mcap_layer_to(w, cloud, meta, &RosNames::default(), 0)
+}
+
+/// Writes return layer `layer` of a frame (its transform and that cloud) as an MCAP
+/// file into any writer, with `names`.
+pub fn write_mcap_layer_to(
+    w: &mut dyn Write,
+    cloud: &PointCloud,
+    meta: &CloudMeta,
+    names: &RosNames,
+    layer: usize,
+) -> io::Result<()> {
+    let messages = frame_messages(&[(layer, cloud, *meta)], names)?;
+    let mut out = writer(w).map_err(mcap_io)?;
+    write_messages(&mut out, &messages)
+        .and_then(|()| out.finish().map(drop))
+        .map_err(mcap_io)
 }
 
 /// Joins the MCAP files `inputs` into one file at `out`, written atomically (see
 /// [`write_atomic`]): every message of every input, in the order given (each file's
 /// messages in its own order), with their times and sequence numbers; schemas and
-/// channels alike in content appear once. Meant for beamtrace's per-frame files, which
+/// channels alike in content appear once, and so does a message that repeats the last
+/// one of its channel exactly (same time, same bytes: the transform each per-return
+/// file of a frame carries). Meant for beamtrace's per-frame files, which
 /// are uncompressed: a compressed input is refused with a message. An input that cannot
 /// be read or parsed is named in the error, and nothing is left at `out`.
 pub fn merge_mcap(inputs: &[PathBuf], out: &Path) -> Result<(), OutputError> {
@@ -125,8 +285,9 @@ pub fn merge_mcap(inputs: &[PathBuf], out: &Path) -> Result<(), OutputError> {
     let mut input_error = None;
     let written = write_atomic(out, |w| {
         let mut merged = writer(w).map_err(mcap_io)?;
+        let mut last = BTreeMap::new();
         for input in inputs {
-            if let Err(e) = append(&mut merged, input) {
+            if let Err(e) = append(&mut merged, input, &mut last) {
                 let message = e.to_string();
                 input_error = Some(e);
                 return Err(io::Error::other(message));
@@ -140,8 +301,16 @@ pub fn merge_mcap(inputs: &[PathBuf], out: &Path) -> Result<(), OutputError> {
     }
 }
 
-/// Copies every message of the MCAP file `input` into `merged`.
-fn append<W: Write + io::Seek>(merged: &mut Writer<W>, input: &Path) -> Result<(), OutputError> {
+/// The last message written on each channel of the merged file: its time and bytes.
+type LastMessages = BTreeMap<u16, (u64, Vec<u8>)>;
+
+/// Copies every message of the MCAP file `input` into `merged`, but one that repeats
+/// the `last` of its channel.
+fn append<W: Write + io::Seek>(
+    merged: &mut Writer<W>,
+    input: &Path,
+    last: &mut LastMessages,
+) -> Result<(), OutputError> {
     let bytes = std::fs::read(input).map_err(|e| OutputError::read(input, e))?;
     let parse = |e: McapError| {
         OutputError::parse(
@@ -152,7 +321,7 @@ fn append<W: Write + io::Seek>(merged: &mut Writer<W>, input: &Path) -> Result<(
     };
     for message in MessageStream::new(&bytes).map_err(parse)? {
         let message = message.map_err(parse)?;
-        let copy = |merged: &mut Writer<W>| -> Result<(), McapError> {
+        let mut copy = |merged: &mut Writer<W>| -> Result<(), McapError> {
             let channel = &message.channel;
             let schema = match &channel.schema {
                 Some(s) => merged.add_schema(&s.name, &s.encoding, &s.data)?,
@@ -164,13 +333,21 @@ fn append<W: Write + io::Seek>(merged: &mut Writer<W>, input: &Path) -> Result<(
                 &channel.message_encoding,
                 &channel.metadata,
             )?;
+            let repeated = last
+                .get(&channel_id)
+                .is_some_and(|(t, data)| *t == message.log_time && data[..] == message.data[..]);
+            if repeated {
+                return Ok(());
+            }
             let header = MessageHeader {
                 channel_id,
                 sequence: message.sequence,
                 log_time: message.log_time,
                 publish_time: message.publish_time,
             };
-            merged.write_to_known_channel(&header, &message.data)
+            merged.write_to_known_channel(&header, &message.data)?;
+            last.insert(channel_id, (message.log_time, message.data.to_vec()));
+            Ok(())
         };
         copy(merged)
             .map_err(|e| OutputError::Merge(format!("copying {}: {e}", input.display())))?;
@@ -190,6 +367,25 @@ mod tests {
         assert_eq!(nanoseconds(123_456.5), 123_456_500_000_000);
         assert_eq!(nanoseconds(-1.0), 0);
         assert_eq!(nanoseconds(f64::NAN), 0);
+    }
+
+    #[test]
+    fn names_follow_ros_rules_and_returns_get_numbered_topics() {
+        let n = RosNames::new("/ouster/points", "os_sensor").unwrap();
+        assert_eq!(n.layer_topic(0), "/ouster/points");
+        assert_eq!(n.layer_topic(1), "/ouster/points2");
+        assert!(RosNames::new("/a_1/b", "base_link/lidar").is_ok());
+        for (topic, frame) in [
+            ("points", "x"),
+            ("/points/", "x"),
+            ("/1points", "x"),
+            ("/poi-nts", "x"),
+            ("/points", "/lidar"),
+            ("/points", "world"),
+            ("/points", ""),
+        ] {
+            assert!(RosNames::new(topic, frame).is_err(), "{topic} {frame}");
+        }
     }
 
     #[test]

@@ -7,8 +7,9 @@
 //! * [`write_pcd`] / [`read_pcd`] — PCL's PCD v0.7, ASCII and binary.
 //! * [`write_ply`] / [`read_ply`] — PLY, ASCII and binary little-endian.
 //! * [`write_las_to`] — ASPRS LAS 1.4 with beamtrace's fields as extra bytes.
-//! * [`write_mcap_to`] / [`merge_mcap`] — MCAP of ROS 2 PointCloud2 and TF messages,
-//!   one file per frame, and those files joined into one.
+//! * [`McapBag`] / [`write_mcap_to`] / [`merge_mcap`] — MCAP of ROS 2 PointCloud2 and TF
+//!   messages: a run's frames in one bag, or one file per frame and those files joined
+//!   into the same bag.
 //! * [`CloudMeta`] — what a file says besides its points: fields, organized size, frame.
 //! * [`organize`] — a frame on the sensor's grid of rings × columns.
 //! * [`Format`], [`write_cloud`], [`frame_file_name`] — what the run configuration picks.
@@ -17,6 +18,7 @@
 //! * [`write_picture`] — a PNG of a frame: bird's-eye view above a range image.
 
 mod atomic;
+mod bag;
 mod colormap;
 mod conventions;
 mod csv;
@@ -43,6 +45,7 @@ mod test_clouds;
 /// here take them as they are.
 pub use crate::model::{Point, PointCloud};
 pub use atomic::{abandon_writes_before_exit, write_atomic, AtomicFiles};
+pub use bag::{finish_bags_before_exit, partial_bag_path, McapBag, RUN_BAG};
 pub use colormap::intensity_color;
 pub use conventions::{Convention, FieldSet, GridStyle, LayerOrder};
 pub use csv::write_csv_to;
@@ -57,7 +60,8 @@ pub use las::{
     LAS_SCALE,
 };
 pub use mcap::{
-    merge_mcap, write_mcap_to, POINTS_TOPIC, SENSOR_FRAME_ID, TF_TOPIC, WORLD_FRAME_ID,
+    frame_messages, merge_mcap, write_mcap_layer_to, write_mcap_to, FrameMessage, RosNames,
+    POINTS_TOPIC, SENSOR_FRAME_ID, TF_TOPIC, WORLD_FRAME_ID,
 };
 pub use meta::{CloudMeta, FrameStamp, Viewpoint};
 pub use organize::{organize, BeamDesc, BeamLayout, Organize, OrganizedCloud};

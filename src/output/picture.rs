@@ -1,15 +1,22 @@
 //! A PNG of one frame: a bird's-eye view above a range image, coloured by intensity.
 //!
 //! Layout, top to bottom: the bird's-eye panel (`bev_size` square, x forward = up,
-//! y left = left, range circles as a faint grid, a grey cross at the sensor), the range
-//! image (one band of `row_height` px per ring, one px column per azimuth bin, the left
-//! edge the largest azimuth so the left of the vehicle is on the left), and a colour bar
-//! with a tick at every decade of apparent reflectance (the long tick is R = 1, a white
-//! Lambertian target). Where several points land in one pixel the brightest wins, so
-//! retroreflectors stay visible at any zoom.
+//! y left = left, range circles as a faint grid, each labelled with its distance in
+//! metres just right of where it crosses the line to the sensor's right, a grey cross at
+//! the sensor and a white triangle ahead of it pointing along its heading, +x), the
+//! range image (one band of `row_height` px per ring, one px column per azimuth bin, the
+//! left edge the largest azimuth so the left of the vehicle is on the left), and the
+//! colour bar: its title (quantity and unit) above it, a tick at every decade of
+//! apparent reflectance (the long tick is R = 1, a white Lambertian target), and the
+//! values of its ends and decades below. Where several points land in one pixel the
+//! brightest wins, so retroreflectors stay visible at any zoom.
+//!
+//! Text is font8x8's 8 × 8 glyphs, doubled where the picture is wide enough, in pure
+//! white (which the colour map never gives) on a black box one pixel wider all round.
 
 use super::colormap::IntensityMap;
 use super::{AtomicFiles, OutputError, PointCloud};
+use font8x8::{UnicodeFonts, BASIC_FONTS};
 use std::f32::consts::PI;
 use std::io;
 use std::path::Path;
@@ -88,6 +95,41 @@ impl Picture {
         let i = (y * self.width as usize + x) * 3;
         self.rgb[i..i + 3].copy_from_slice(&c);
     }
+
+    /// `put`, but nothing outside the image.
+    fn put_clipped(&mut self, x: i64, y: i64, c: [u8; 3]) {
+        if x >= 0 && y >= 0 && x < i64::from(self.width) && y < i64::from(self.height) {
+            self.put(x as usize, y as usize, c);
+        }
+    }
+
+    /// Writes `text` in font8x8 glyphs, `scale` px per font pixel, its top-left at
+    /// (x, y), on a [`LABEL_BG`] box one pixel wider all round; clipped to the image.
+    fn text(&mut self, x: i64, y: i64, text: &str, scale: usize) {
+        let s = scale as i64;
+        let w = text_width(text, scale) as i64;
+        for dy in -1..=8 * s {
+            for dx in -1..=w {
+                self.put_clipped(x + dx, y + dy, LABEL_BG);
+            }
+        }
+        for (i, c) in text.chars().enumerate() {
+            let glyph = BASIC_FONTS.get(c).unwrap_or([0; 8]);
+            for (row, bits) in glyph.iter().enumerate() {
+                for col in (0..8).filter(|col| bits & (1 << col) != 0) {
+                    let (gx, gy) = (x + (8 * i as i64 + col) * s, y + row as i64 * s);
+                    for (ox, oy) in (0..s).flat_map(|ox| (0..s).map(move |oy| (ox, oy))) {
+                        self.put_clipped(gx + ox, gy + oy, LABEL);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Width in px of `text` at `scale`.
+fn text_width(text: &str, scale: usize) -> usize {
+    8 * scale * text.chars().count()
 }
 
 const IMAGE_BG: [u8; 3] = [0, 0, 0];
@@ -95,10 +137,18 @@ const PANEL_BG: [u8; 3] = [18, 18, 22];
 const GRID: [u8; 3] = [46, 46, 56];
 const SENSOR: [u8; 3] = [170, 170, 170];
 const TICK: [u8; 3] = [200, 200, 200];
+/// Text and the heading mark: pure white, a colour the intensity map never gives.
+const LABEL: [u8; 3] = [255, 255, 255];
+/// The box behind text, so it reads over points too.
+const LABEL_BG: [u8; 3] = [0, 0, 0];
 const GAP: usize = 6;
 const LEGEND_H: usize = 10;
 /// Room below the colour bar for its ticks (the long one is 6 px).
 const TICK_AREA: usize = 8;
+/// The colour bar's title: the quantity and its unit.
+pub const LEGEND_TITLE: &str = "intensity = apparent reflectance (white target = 1)";
+/// Space between a text row and what it labels, px.
+const TEXT_GAP: usize = 4;
 const MAX_CHANNELS: u32 = 4096;
 
 /// Where the panels lie in the image.
@@ -116,6 +166,8 @@ struct Layout {
     legend_x0: usize,
     legend_y0: usize,
     legend_w: usize,
+    /// Pixels per font pixel of the colour bar's text.
+    text_scale: usize,
 }
 
 fn invalid(field: &'static str, message: impl Into<String>) -> OutputError {
@@ -181,11 +233,14 @@ fn layout(cloud: &PointCloud, o: &PictureOptions) -> Result<Layout, OutputError>
     let (bev, columns, channels) = (o.bev_size as usize, o.columns as usize, channels as usize);
     let width = bev.max(columns);
     let range_y0 = bev + GAP;
-    let legend_y0 = range_y0 + channels * row_h + GAP;
+    let text_scale = if width >= 768 { 2 } else { 1 };
+    let text_h = 8 * text_scale + TEXT_GAP;
+    // The title above the bar, the values below its ticks.
+    let legend_y0 = range_y0 + channels * row_h + GAP + text_h;
     let legend_w = width.saturating_sub(16).clamp(1, 512);
     Ok(Layout {
         width,
-        height: legend_y0 + LEGEND_H + TICK_AREA,
+        height: legend_y0 + LEGEND_H + TICK_AREA + text_h,
         bev_x0: (width - bev) / 2,
         bev,
         range_x0: (width - columns) / 2,
@@ -196,6 +251,7 @@ fn layout(cloud: &PointCloud, o: &PictureOptions) -> Result<Layout, OutputError>
         legend_x0: (width - legend_w) / 2,
         legend_y0,
         legend_w,
+        text_scale,
     })
 }
 
@@ -321,6 +377,63 @@ fn draw_bev(pic: &mut Picture, l: &Layout, cloud: &PointCloud, extent: f32, map:
             pic.put(l.bev_x0 + c, r, colour);
         }
     }
+    draw_heading(pic, l.bev_x0 + centre, centre);
+    label_rings(pic, l.bev_x0 + centre, centre, step, px_per_m, n);
+}
+
+/// A white triangle ahead of the sensor at (`cx`, `cy`), pointing forward (up): its apex
+/// 20 px ahead, its 13 px base 8 px ahead.
+fn draw_heading(pic: &mut Picture, cx: usize, cy: usize) {
+    for ahead in 8..=20i64 {
+        // Half the width shrinks from 6 px at the base to 0 at the apex.
+        let half = (20 - ahead) / 2;
+        for dx in -half..=half {
+            pic.put_clipped(cx as i64 + dx, cy as i64 - ahead, LABEL);
+        }
+    }
+}
+
+/// Each range circle's distance ("10 m") just right of where it crosses the line to the
+/// sensor's right, above that line; doubled glyphs where the circles are far enough
+/// apart for them. Circles that leave the panel there get none.
+fn label_rings(pic: &mut Picture, cx: usize, cy: usize, step: f32, px_per_m: f32, n: usize) {
+    let spacing = step * px_per_m;
+    let widest = ring_label(step * (n as f32 / 2.0 / spacing).floor());
+    let scale = if (text_width(&widest, 2) + 8) as f32 <= spacing {
+        2
+    } else {
+        1
+    };
+    let mut k = 1.0f32;
+    while k * spacing + 3.0 < (n / 2) as f32 {
+        let label = ring_label(k * step);
+        let x = cx as i64 + (k * spacing).round() as i64 + 3;
+        let y = cy as i64 - 2 - 8 * scale as i64;
+        if x + (text_width(&label, scale) as i64) < (cx + n / 2) as i64 {
+            pic.text(x, y, &label, scale);
+        }
+        k += 1.0;
+    }
+}
+
+/// "10 m", "2.5 m": a circle's distance.
+fn ring_label(metres: f32) -> String {
+    format!("{} m", short_number(metres))
+}
+
+/// A value with no more digits than a label needs: 10, 2.5, 0.01, 1e-5.
+fn short_number(v: f32) -> String {
+    let a = v.abs();
+    let s = if a == 0.0 || (0.00099..10_000.0).contains(&a) {
+        format!("{v:.3}")
+    } else {
+        return format!("{v:.0e}");
+    };
+    let s = if a >= 100.0 { format!("{v:.0}") } else { s };
+    match s.contains('.') {
+        true => s.trim_end_matches('0').trim_end_matches('.').to_string(),
+        false => s,
+    }
 }
 
 /// Wraps an angle into [-π, π).
@@ -402,6 +515,48 @@ fn draw_range_image(
 }
 
 fn draw_legend(pic: &mut Picture, l: &Layout, o: &PictureOptions, map: &IntensityMap) {
+    let scale = l.text_scale;
+    let title_x = l.width.saturating_sub(text_width(LEGEND_TITLE, scale)) / 2;
+    let title_y = l.legend_y0 - TEXT_GAP - 8 * scale;
+    pic.text(title_x as i64, title_y as i64, LEGEND_TITLE, scale);
+    draw_bar(pic, l, o, map);
+    legend_values(pic, l, o);
+}
+
+/// The values under the colour bar: its ends (left-aligned at the left end,
+/// right-aligned at the right), then each decade tick between, centred on it, where it
+/// does not run into a value already written.
+fn legend_values(pic: &mut Picture, l: &Layout, o: &PictureOptions) {
+    let scale = l.text_scale;
+    let y = (l.legend_y0 + LEGEND_H + TICK_AREA + TEXT_GAP / 2) as i64;
+    let w = l.legend_w;
+    let denom = (w.max(2) - 1) as f32;
+    let value = |d: f32| short_number(10f32.powf(d));
+    let (lo, hi) = (value(o.log10_min), value(o.log10_max));
+    let x0 = l.legend_x0 as i64;
+    let x1 = (l.legend_x0 + w) as i64 - text_width(&hi, scale) as i64;
+    let mut taken = vec![
+        (x0, x0 + text_width(&lo, scale) as i64),
+        (x1, x1 + text_width(&hi, scale) as i64),
+    ];
+    pic.text(x0, y, &lo, scale);
+    pic.text(x1, y, &hi, scale);
+    let mut d = o.log10_min.floor() + 1.0;
+    while d < o.log10_max {
+        let label = value(d);
+        let at = l.legend_x0 as f32 + (d - o.log10_min) / (o.log10_max - o.log10_min) * denom;
+        let half = text_width(&label, scale) as i64 / 2;
+        let span = (at.round() as i64 - half, at.round() as i64 + half);
+        // 8 px apart at least.
+        if taken.iter().all(|t| span.1 + 8 <= t.0 || t.1 + 8 <= span.0) {
+            pic.text(span.0, y, &label, scale);
+            taken.push(span);
+        }
+        d += 1.0;
+    }
+}
+
+fn draw_bar(pic: &mut Picture, l: &Layout, o: &PictureOptions, map: &IntensityMap) {
     let w = l.legend_w;
     let denom = (w.max(2) - 1) as f32;
     for x in 0..w {
@@ -461,9 +616,10 @@ mod tests {
     #[test]
     fn size_follows_layout() {
         let pic = render_picture(&ring_cloud(), &PictureOptions::default()).unwrap();
-        // 1024 BEV + 6 gap + 16 rings × 8 px + 6 gap + 10 bar + 8 ticks.
-        assert_eq!((pic.width, pic.height), (1024, 1182));
-        assert_eq!(pic.rgb.len(), 1024 * 1182 * 3);
+        // 1024 BEV + 6 gap + 16 rings × 8 px + 6 gap + title (16 px + 4) + 10 bar
+        // + 8 ticks + values (16 px + 4).
+        assert_eq!((pic.width, pic.height), (1024, 1222));
+        assert_eq!(pic.rgb.len(), 1024 * 1222 * 3);
         let opts = PictureOptions {
             bev_size: 200,
             columns: 300,
@@ -471,8 +627,11 @@ mod tests {
             ..PictureOptions::default()
         };
         let pic = render_picture(&ring_cloud(), &opts).unwrap();
-        // 64 rings × 4 px.
-        assert_eq!((pic.width, pic.height), (300, 200 + 6 + 256 + 6 + 18));
+        // 64 rings × 4 px; text at 8 px (+ 4) in a picture this narrow.
+        assert_eq!(
+            (pic.width, pic.height),
+            (300, 200 + 6 + 256 + 6 + 12 + 18 + 12)
+        );
     }
 
     #[test]
@@ -608,7 +767,7 @@ mod tests {
     #[test]
     fn legend_spans_the_map_with_decade_ticks() {
         let pic = render_picture(&PointCloud::default(), &PictureOptions::default()).unwrap();
-        let (x0, y0) = ((1024 - 512) / 2, 1024 + 6 + 8 + 6);
+        let (x0, y0) = ((1024 - 512) / 2, 1024 + 6 + 8 + 6 + 20);
         assert_eq!(pic.pixel(x0, y0), intensity_color(0.01, -2.0, 1.0));
         assert_eq!(pic.pixel(x0 + 511, y0), intensity_color(10.0, -2.0, 1.0));
         // R = 1 sits two thirds along and has the long tick.
@@ -628,7 +787,7 @@ mod tests {
         let mut reader = dec.read_info().unwrap();
         let mut buf = vec![0; reader.output_buffer_size().unwrap()];
         let info = reader.next_frame(&mut buf).unwrap();
-        assert_eq!((info.width, info.height), (1024, 1182));
+        assert_eq!((info.width, info.height), (1024, 1222));
         assert_eq!(info.color_type, png::ColorType::Rgb);
         assert_eq!(
             &buf[..info.buffer_size()],
@@ -697,6 +856,102 @@ mod tests {
             e.contains("65536 rings") && e.contains("set channels"),
             "{e}"
         );
+    }
+
+    /// Whether the font8x8 glyphs of `text`, `scale` px per font pixel, are at (x, y):
+    /// every lit font pixel white, every other one the black of the text's box.
+    fn glyphs_at(pic: &Picture, x: u32, y: u32, text: &str, scale: u32) -> bool {
+        text.chars().enumerate().all(|(i, c)| {
+            let glyph = BASIC_FONTS.get(c).unwrap();
+            (0..8u32).all(|row| {
+                (0..8u32).all(|col| {
+                    let lit = glyph[row as usize] & (1 << col) != 0;
+                    let px = pic.pixel(x + (8 * i as u32 + col) * scale, y + row * scale);
+                    px == if lit { [255, 255, 255] } else { [0, 0, 0] }
+                })
+            })
+        })
+    }
+
+    #[test]
+    fn rings_are_labelled_in_metres_beside_their_crossing_on_the_right() {
+        let pic = render_picture(&PointCloud::default(), &PictureOptions::default()).unwrap();
+        // 60 m across 512 px: rings every 10 m, 85.3 px apart; "10 m" doubled is 64 px.
+        // The label starts 3 px right of the ring's crossing, its foot 2 px above the line.
+        for k in 1..=5u32 {
+            let x = 512 + (k as f32 * 10.0 * 1024.0 / 120.0).round() as u32 + 3;
+            let text = format!("{} m", 10 * k);
+            assert!(glyphs_at(&pic, x, 512 - 2 - 16, &text, 2), "{text}");
+        }
+        // The 60 m ring is the panel's edge: no room, no label; none on the left side.
+        let white = |x0: u32, x1: u32| {
+            (x0..x1).any(|x| (494..510).any(|y| pic.pixel(x, y) == [255, 255, 255]))
+        };
+        assert!(!white(0, 500));
+    }
+
+    #[test]
+    fn a_white_triangle_points_along_the_heading() {
+        let pic = render_picture(&PointCloud::default(), &PictureOptions::default()).unwrap();
+        // Ahead (up) of the sensor at (512, 512): the triangle; behind it: nothing white.
+        for (x, y) in [
+            (512, 512 - 8),
+            (506, 512 - 8),
+            (518, 512 - 8),
+            (512, 512 - 20),
+        ] {
+            assert_eq!(pic.pixel(x, y), [255, 255, 255], "({x}, {y})");
+        }
+        assert_ne!(pic.pixel(505, 512 - 8), [255, 255, 255]);
+        for y in 513..540 {
+            assert_ne!(pic.pixel(512, y), [255, 255, 255], "behind, row {y}");
+        }
+    }
+
+    #[test]
+    fn the_colour_bar_names_its_quantity_and_its_ends_values() {
+        let render = |lo: f32, hi: f32| {
+            let o = PictureOptions {
+                log10_min: lo,
+                log10_max: hi,
+                ..PictureOptions::default()
+            };
+            render_picture(&PointCloud::default(), &o).unwrap()
+        };
+        let pic = render(-2.0, 1.0);
+        // One ring of 8 px: the bar at 1024 + 6 + 8 + 6 + 20 = 1064, its title 20 px
+        // above, centred; the values 10 + 8 + 2 px below the bar, the ends aligned with
+        // the bar's (x 256 to 768), the decades centred on their ticks.
+        let title_x = (1024 - 16 * LEGEND_TITLE.len() as u32) / 2;
+        assert!(glyphs_at(&pic, title_x, 1064 - 20, LEGEND_TITLE, 2));
+        let y = 1064 + 20;
+        assert!(glyphs_at(&pic, 256, y, "0.01", 2));
+        assert!(glyphs_at(&pic, 768 - 32, y, "10", 2));
+        let at = |d: f32| 256 + ((d + 2.0) / 3.0 * 511.0).round() as u32;
+        assert!(glyphs_at(&pic, at(-1.0) - 24, y, "0.1", 2));
+        assert!(glyphs_at(&pic, at(0.0) - 8, y, "1", 2));
+        // Other ends, other numbers.
+        let other = render(-3.0, 0.0);
+        assert!(glyphs_at(&other, 256, y, "0.001", 2));
+        assert!(glyphs_at(&other, 768 - 16, y, "1", 2));
+        let row = |p: &Picture| -> Vec<[u8; 3]> {
+            (y..y + 16)
+                .flat_map(|y| (0..1024).map(move |x| (x, y)))
+                .map(|(x, y)| p.pixel(x, y))
+                .collect()
+        };
+        assert_ne!(row(&pic), row(&other));
+    }
+
+    #[test]
+    fn short_numbers_for_labels() {
+        assert_eq!(short_number(10.0), "10");
+        assert_eq!(short_number(2.5), "2.5");
+        assert_eq!(short_number(10f32.powf(-2.0)), "0.01");
+        assert_eq!(short_number(10f32.powf(-3.0)), "0.001");
+        assert_eq!(short_number(250.0), "250");
+        assert_eq!(short_number(1e-5), "1e-5");
+        assert_eq!(ring_label(20.0), "20 m");
     }
 
     #[test]

@@ -53,7 +53,11 @@ pub fn write_weather(path: &Path, rows: &[WeatherRow]) -> Result<(), OutputError
     write_atomic(path, |w| {
         writeln!(w, "{WEATHER_HEADER}")?;
         for r in rows {
-            let v = r.weather.visibility_m.map(|v| v.to_string()).unwrap_or_default();
+            let v = r
+                .weather
+                .visibility_m
+                .map(|v| v.to_string())
+                .unwrap_or_default();
             let (rain, snow) = (r.weather.rain_mm_h, r.weather.snow_mm_h);
             let (f, t, e) = (r.frame, r.time, r.extinction);
             writeln!(w, "{f},{t},\"{}\",{v},{rain},{snow},{e}", r.weather)?;

@@ -24,7 +24,8 @@ pub struct RenderOptions {
     /// Point size: pixels, or metres with `size_in_metres`.
     pub point_size: f32,
     pub size_in_metres: bool,
-    /// Draw the legend and the caption (sensor, scene, points).
+    /// Draw the legend, the caption (sensor, scene, points), the range circles on the
+    /// ground and the heading mark.
     pub legend: bool,
     /// Draw the scene's triangles under the points.
     pub scene: bool,
@@ -76,6 +77,10 @@ pub fn render_picture(opts: RenderOptions) -> Result<RenderedPicture, ViewError>
             style.scale,
             &session.categories(opts.mode),
         );
+        let ground_z = -sensor.mount.translation.z;
+        let extent = opts.camera.distance.min(sensor.max_range);
+        let aspect = viewport[0] / viewport[1].max(1.0);
+        overlay.ground_marks(viewport, opts.camera.view_proj(aspect), ground_z, extent);
         let caption = format!(
             "{} - {} - {} points",
             sensor.name, scene_name, summary.points

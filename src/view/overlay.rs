@@ -5,6 +5,7 @@
 use super::colour::{category_colour, pack, ramp_colour, ColourMode, Scale};
 use super::gpu_types::Rect;
 use font8x8::{UnicodeFonts, BASIC_FONTS};
+use glam::{Mat4, Vec3, Vec4};
 
 /// Pixels per font pixel: 8×8 glyphs become 16×16.
 const SCALE: f32 = 2.0;
@@ -88,15 +89,25 @@ impl Overlay {
         categories: &[String],
     ) {
         let title = format!("colour: {}", mode.name());
+        let quantity = quantity(mode);
         let widest = categories
             .iter()
             .map(|c| c.chars().count() + 2)
             .max()
             .unwrap_or(0);
-        let chars = title.chars().count().max(widest).max(10);
+        let chars = title
+            .chars()
+            .count()
+            .max(quantity.map_or(0, |q| q.chars().count()))
+            .max(widest)
+            .max(10);
         let x = viewport[0] - chars as f32 * GLYPH - 12.0;
-        let top = 12.0;
+        let mut top = 12.0;
         self.text([x, top], WHITE, &title);
+        if let Some(q) = quantity {
+            top += LINE;
+            self.text([x, top], GREY, q);
+        }
         match scale {
             Scale::Ramp {
                 low,
@@ -135,6 +146,89 @@ impl Overlay {
     }
 }
 
+/// What a ramp's values are, and in which unit, where the mode's name does not say.
+fn quantity(mode: ColourMode) -> Option<&'static str> {
+    match mode {
+        ColourMode::Intensity => Some("reflectance (white=1)"),
+        ColourMode::Range => Some("range (m)"),
+        ColourMode::Epw => Some("pulse width (m)"),
+        ColourMode::Ambient => Some("sunlit white = 1"),
+        _ => None,
+    }
+}
+
+impl Overlay {
+    /// Range circles on the ground around the sensor (`ground_z` below it in the
+    /// sensor frame), every 1, 2 or 5 × 10ⁿ m out to `extent`, as dots, each labelled
+    /// "10 m" where it passes the sensor's right (−y); and the heading: dots from the
+    /// sensor's foot 5 m along +x, labelled "+x" at the tip. `view_proj` maps the
+    /// sensor frame to clip space; what lies behind the camera or off the viewport is
+    /// left out.
+    pub fn ground_marks(
+        &mut self,
+        viewport: [f32; 2],
+        view_proj: Mat4,
+        ground_z: f32,
+        extent: f32,
+    ) {
+        let to_screen = |p: Vec3| screen(view_proj, viewport, p);
+        let step = ring_step(extent);
+        let mut r = step;
+        while r <= extent + 1e-3 {
+            for k in 0..180 {
+                let a = k as f32 * std::f32::consts::TAU / 180.0;
+                if let Some(s) = to_screen(Vec3::new(r * a.cos(), r * a.sin(), ground_z)) {
+                    self.rect([s[0] - 1.0, s[1] - 1.0], [s[0] + 1.0, s[1] + 1.0], GREY);
+                }
+            }
+            if let Some(s) = to_screen(Vec3::new(0.0, -r, ground_z)) {
+                self.text(
+                    [s[0] + 4.0, s[1] - GLYPH - 2.0],
+                    WHITE,
+                    &format!("{} m", number(r)),
+                );
+            }
+            r += step;
+        }
+        for k in 0..=20 {
+            let p = Vec3::new(k as f32 * 0.25, 0.0, ground_z);
+            if let Some(s) = to_screen(p) {
+                self.rect([s[0] - 2.0, s[1] - 2.0], [s[0] + 2.0, s[1] + 2.0], WHITE);
+            }
+        }
+        if let Some(s) = to_screen(Vec3::new(5.0, 0.0, ground_z)) {
+            self.text([s[0] + 4.0, s[1] - GLYPH / 2.0], WHITE, "+x");
+        }
+    }
+}
+
+/// Pixel position of `p` (sensor frame) in a `viewport`, if in front of the camera and
+/// inside it.
+fn screen(view_proj: Mat4, viewport: [f32; 2], p: Vec3) -> Option<[f32; 2]> {
+    let c: Vec4 = view_proj * p.extend(1.0);
+    if c.w <= 1e-6 {
+        return None;
+    }
+    let (x, y) = (
+        (c.x / c.w + 1.0) * 0.5 * viewport[0],
+        (c.y / c.w + 1.0) * 0.5 * viewport[1],
+    );
+    (x >= 0.0 && y >= 0.0 && x < viewport[0] && y < viewport[1] && c.z >= 0.0).then_some([x, y])
+}
+
+/// Circle spacing: the smallest of 1-2-5 steps that gives at most 6 circles.
+fn ring_step(extent: f32) -> f32 {
+    let mut decade = 1.0f32;
+    while decade * 10.0 < extent / 6.0 {
+        decade *= 10.0;
+    }
+    [1.0, 2.0, 5.0, 10.0]
+        .into_iter()
+        .map(|m| m * decade)
+        .find(|&s| s >= extent / 6.0)
+        .unwrap_or(10.0 * decade)
+}
+
 /// A short label for a value: no more digits than a legend needs.
 pub fn number(v: f32) -> String {
     let a = v.abs();
@@ -162,6 +256,47 @@ mod tests {
             o.rects.iter().map(|r| (r.lo[1] / SCALE) as i32).collect();
         assert_eq!(rows.len(), 7, "{rows:?}");
         assert!(o.rects.iter().all(|r| r.hi[0] <= GLYPH && r.lo[0] >= 0.0));
+    }
+
+    /// A camera straight above the sensor (pitch 89°, yaw 180°: looking down from just
+    /// behind it, so +x is up the screen and −y to the right): the 10 m circle's label sits where a pinhole of the
+    /// camera's 50° vertical field of view puts the ground point 10 m to the right.
+    #[test]
+    fn circles_are_labelled_where_the_ground_points_project() {
+        use crate::view::camera::OrbitCamera;
+        let camera = OrbitCamera {
+            target: Vec3::ZERO,
+            yaw: std::f32::consts::PI,
+            pitch: 89f32.to_radians(),
+            distance: 40.0,
+            fov_y: 50f32.to_radians(),
+        };
+        let viewport = [800.0, 800.0];
+        let mut o = Overlay::default();
+        o.ground_marks(viewport, camera.view_proj(1.0), -1.8, 20.0);
+        // f = 400 px / tan 25°; the ground 41.8 m below the eye; −y is to the right.
+        let f = 400.0 / 25f32.to_radians().tan();
+        let want_x = 400.0 + f * 10.0 / 41.8;
+        // The label's first glyph starts 4 px right of the point.
+        let label_left = o
+            .rects
+            .iter()
+            .filter(|r| {
+                r.rgba == WHITE && r.lo[1] < 400.0 && r.lo[0] > want_x && r.lo[0] < want_x + 20.0
+            })
+            .map(|r| r.lo[0])
+            .fold(f32::MAX, f32::min);
+        assert!(
+            (label_left - (want_x + 4.0)).abs() < 3.0,
+            "{label_left} vs {want_x}"
+        );
+        // The heading runs up the screen (+x), the 5 m tip f·5/41.8 px above the centre.
+        let tip = 400.0 - f * 5.0 / 41.8;
+        assert!(o.rects.iter().any(|r| r.rgba == WHITE
+            && (r.lo[0] + 2.0 - 400.0).abs() < 2.0
+            && (r.lo[1] + 2.0 - tip).abs() < 3.0));
+        assert_eq!(ring_step(20.0), 5.0);
+        assert_eq!(ring_step(45.0), 10.0);
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! SIGINT and SIGTERM end a run at once with the shell's exit code, say how far it got,
-//! and leave only complete files: no hidden temporary, no cloud without its picture.
+//! and leave only complete files: no hidden temporary, no cloud without its picture; an
+//! MCAP run's bag of the finished frames is complete, readable and marked partial.
 
 use beamtrace::output::read_cloud;
 use std::fs;
@@ -8,9 +9,14 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 fn start_run(out: &Path) -> Child {
+    start_run_with(out, &[])
+}
+
+fn start_run_with(out: &Path, more: &[&str]) -> Child {
     Command::new(env!("CARGO_BIN_EXE_beamtrace"))
         .args(["run", "--sensor", "vlp-16", "--frames", "1000", "--out"])
         .arg(out)
+        .args(more)
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
@@ -84,4 +90,68 @@ fn sigint_ends_the_run_with_130_and_only_complete_frames() {
 #[test]
 fn sigterm_ends_the_run_with_143_and_only_complete_frames() {
     interrupted_run(libc::SIGTERM, 143, "SIGTERM");
+}
+
+/// An interrupted `--format mcap` run: no `run.mcap` (the run is not whole), but
+/// `run.partial.mcap`, which the mcap reader opens (summary and CRCs checked) and which
+/// holds exactly the frames the run says it finished — one picture each, their /tf and
+/// cloud at 10 Hz — and a `beamtrace` metadata record saying it is incomplete.
+#[test]
+fn an_interrupted_mcap_run_leaves_its_finished_frames_in_a_partial_bag() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let mut child = start_run_with(&out, &["--format", "mcap", "--thin"]);
+    wait_for(&out.join("frame_000001.png"), &mut child);
+    std::thread::sleep(Duration::from_millis(300));
+    signal(&child, libc::SIGINT);
+    let result = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&result.stderr);
+    assert_eq!(result.status.code(), Some(130), "{stderr}");
+    let mut names: Vec<String> = fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    let pictures = names.iter().filter(|n| n.ends_with(".png")).count();
+    assert!(pictures >= 2, "{names:?}");
+    let mut expect: Vec<String> = (0..pictures).map(|f| format!("frame_{f:06}.png")).collect();
+    expect.push("run.partial.mcap".into());
+    assert_eq!(
+        names, expect,
+        "only whole frames, no run.mcap, no temporaries"
+    );
+    let bag = out.join("run.partial.mcap");
+    let said = format!(
+        "after {pictures} frame(s); their files are complete; their clouds are in {}, marked partial",
+        bag.display()
+    );
+    assert!(stderr.contains(&said), "expected {said:?} in {stderr}");
+    let python = crate::independent::python("mcap_ros2");
+    let got = crate::independent::read_all_with(&python, "read_mcap.py", &[&bag]);
+    let file = &got["files"][0];
+    let frames = pictures.to_string();
+    assert_eq!(
+        file["metadata"]["beamtrace"],
+        serde_json::json!({"complete": "false", "frames": frames, "stopped": "interrupted by SIGINT"})
+    );
+    let seen: Vec<(String, u64)> = file["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| {
+            (
+                m["topic"].as_str().unwrap().into(),
+                m["log_time"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    let want: Vec<(String, u64)> = (0..pictures as u64)
+        .flat_map(|f| {
+            [
+                ("/tf".into(), f * 100_000_000),
+                ("/beamtrace/points".into(), f * 100_000_000),
+            ]
+        })
+        .collect();
+    assert_eq!(seen, want);
 }

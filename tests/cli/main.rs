@@ -12,6 +12,7 @@ mod commands;
 mod cw;
 mod fit;
 mod interrupt;
+mod picture;
 mod readme;
 mod run_las_mcap;
 mod run_output;

@@ -466,11 +466,12 @@ fn the_slurm_recipe_runs_four_shards_as_a_job_array_and_merges() {
     );
 }
 
-/// `merge` joins a job's MCAP frames, made in two shards, into one recording: every
-/// frame's cloud and transform in frame order at the frame's time (10 Hz: 0.1 s apart),
-/// as the mcap reader and its ROS 2 decoder read it.
+/// `merge` joins a job's MCAP frames, made in two shards (which write a file per
+/// frame), into one recording: every frame's cloud and transform in frame order at the
+/// frame's time (10 Hz: 0.1 s apart), as the mcap reader and its ROS 2 decoder read it,
+/// with the bytes of the bag the same run writes in one process.
 #[test]
-fn merge_joins_the_mcap_frames_of_shards_into_one_recording() {
+fn merge_joins_the_mcap_frames_of_shards_into_the_runs_bag() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
     let o = out.to_str().unwrap();
@@ -478,7 +479,7 @@ fn merge_joins_the_mcap_frames_of_shards_into_one_recording() {
         ok(&run_args("4", o, &["--shard", shard, "--format", "mcap"]));
     }
     ok(&["merge", o]);
-    let joined = out.join("frames.mcap");
+    let joined = out.join("run.mcap");
     let python = independent::python("mcap_ros2");
     let got = independent::read_all_with(&python, "read_mcap.py", &[&joined]);
     let messages = got["files"][0]["messages"].as_array().unwrap();
@@ -494,9 +495,19 @@ fn merge_joins_the_mcap_frames_of_shards_into_one_recording() {
     assert_eq!(times("/tf"), expected);
     let index: Value = serde_json::from_slice(&fs::read(out.join("index.json")).unwrap()).unwrap();
     let entry = &index["jobs"][0]["joined_mcap"];
-    assert_eq!(entry["path"], "frames.mcap");
+    assert_eq!(entry["path"], "run.mcap");
     assert_eq!(
         entry["bytes"].as_u64().unwrap(),
         fs::metadata(&joined).unwrap().len()
+    );
+    let whole = dir.path().join("whole");
+    ok(&run_args(
+        "4",
+        whole.to_str().unwrap(),
+        &["--format", "mcap"],
+    ));
+    assert!(
+        fs::read(whole.join("run.mcap")).unwrap() == fs::read(&joined).unwrap(),
+        "the shards' merged bag differs from one process's"
     );
 }

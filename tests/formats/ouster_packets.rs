@@ -806,6 +806,7 @@ fn a_simulated_street_frame_decodes_to_its_points() {
         frames: 1,
         out_dir: dir.path().join("run"),
         format: Format::Pcd,
+        mcap: Default::default(),
         picture: false,
         vehicle_pose: Pose::default(),
         materials: MaterialDb::builtin().unwrap(),

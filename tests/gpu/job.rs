@@ -16,6 +16,7 @@ fn options(out: &Path, frames: u64) -> JobOptions {
         frames,
         out_dir: out.to_path_buf(),
         format: Format::Pcd,
+        mcap: Default::default(),
         picture: false,
         vehicle_pose: Pose::default(),
         materials: MaterialDb::builtin().expect("materials"),

@@ -42,11 +42,17 @@ fn settings(sensor: &Sensor, weather: &str, subrays: u32) -> FrameSettings {
 }
 
 /// A simulator on `scene` with `sensor`'s beams, `subrays` and the slots of `frame`.
-fn simulator(scene: &Scene, sensor: &Sensor, subrays: &[SubRaySample], frame: &FrameSettings) -> Simulator {
+fn simulator(
+    scene: &Scene,
+    sensor: &Sensor,
+    subrays: &[SubRaySample],
+    frame: &FrameSettings,
+) -> Simulator {
     let (db, map) = materials(scene);
     let mut sim = Simulator::new(&context(), scene, &db, &map).expect("simulator");
     let slots = sim.record_slots() + frame.medium_slots.total();
-    sim.set_sensor(&sensor.beams, subrays, slots, ECHOES).expect("sensor");
+    sim.set_sensor(&sensor.beams, subrays, slots, ECHOES)
+        .expect("sensor");
     sim
 }
 
@@ -96,7 +102,10 @@ fn fog_dims_a_wall_by_the_two_way_transmission() {
                 let at = format!("V {v} m, wall at {d} m, beam {b}");
                 let wall = |e: &[Echo]| *e.last().unwrap_or_else(|| panic!("{at}: no echo"));
                 let (cw, fw) = (wall(beam(&c, b)), wall(beam(&f, b)));
-                assert!((fw.range - cw.range).abs() < 1e-3, "beam {b}: {fw:?} {cw:?}");
+                assert!(
+                    (fw.range - cw.range).abs() < 1e-3,
+                    "beam {b}: {fw:?} {cw:?}"
+                );
                 let expected = (-2.0 * alpha * f64::from(cw.range)).exp();
                 let ratio = f64::from(fw.amplitude / cw.amplitude);
                 assert!(
@@ -145,12 +154,23 @@ fn a_beam_in_fog_sees_the_backscatter_integral() {
         f.waveform.threshold = (level * peak) as f32;
         let e = gpu_echoes(&mut sim, &f);
         let fog = beam(&e, 0);
-        assert_eq!(fog.len(), 1, "one fog echo above {level} of the peak: {fog:?}");
+        assert_eq!(
+            fog.len(),
+            1,
+            "one fog echo above {level} of the peak: {fog:?}"
+        );
         let fog = fog[0];
-        assert_eq!((fog.class_id, fog.material), (WEATHER_CLASS, material_id::FOG));
+        assert_eq!(
+            (fog.class_id, fog.material),
+            (WEATHER_CLASS, material_id::FOG)
+        );
         let amp = f64::from(fog.amplitude);
         assert!((amp / peak - 1.0).abs() < 0.02, "amplitude {amp} vs {peak}");
-        assert!((f64::from(fog.range) - peak_r).abs() < 0.05, "range {} vs {peak_r}", fog.range);
+        assert!(
+            (f64::from(fog.range) - peak_r).abs() < 0.05,
+            "range {} vs {peak_r}",
+            fog.range
+        );
         // From the sensor on: the pulse spreads the echo nearer than the overlap's start.
         let above: Vec<f64> = (0..40_000)
             .map(|i| i as f64 * 0.001)
@@ -237,7 +257,10 @@ fn raindrops_per_range_slice_follow_marshall_palmer_in_the_beam_volume() {
             .map(|r| PI * radius(r).powi(2) * width / 1000.0)
             .sum();
         let expected = beams * per_m3 * volume;
-        assert!(expected > 20.0, "slice {k}: {expected} expected drops, too few to test");
+        assert!(
+            expected > 20.0,
+            "slice {k}: {expected} expected drops, too few to test"
+        );
         chi2 += (o - expected).powi(2) / expected;
     }
     // 9 degrees of freedom: P(χ² > 27.9) = 0.001.
@@ -271,7 +294,11 @@ fn gpu_equals_the_cpu_reference_in_fog_and_in_rain() {
     let scene = procedural("step_edge:distance=10,size=20");
     let (db, map) = materials(&scene);
     let cpu = CpuSimulator::new(&scene, &db, &map).expect("reference");
-    for weather in ["fog:visibility=80", "rain:rate=60", "snow:rate=3,fog:visibility=400"] {
+    for weather in [
+        "fog:visibility=80",
+        "rain:rate=60",
+        "snow:rate=3,fog:visibility=400",
+    ] {
         let f = settings(&s, weather, subrays.len() as u32);
         let mut sim = simulator(&scene, &s, &subrays, &f);
         let g = gpu_echoes(&mut sim, &f);
@@ -282,8 +309,15 @@ fn gpu_equals_the_cpu_reference_in_fog_and_in_rain() {
             .flat_map(|b| beam(&c, b).to_vec())
             .filter(|e| e.class_id == WEATHER_CLASS)
             .count();
-        assert!(weather_echoes > 0, "{weather}: the medium returns some echoes");
+        assert!(
+            weather_echoes > 0,
+            "{weather}: the medium returns some echoes"
+        );
         let share = agreement(&g, &c);
-        assert!(share >= 0.995, "{weather}: {:.2} % of beams agree", 100.0 * share);
+        assert!(
+            share >= 0.995,
+            "{weather}: {:.2} % of beams agree",
+            100.0 * share
+        );
     }
 }

@@ -1,6 +1,6 @@
 """Reads MCAP files with the `mcap` package and decodes their ROS 2 messages with
 `mcap-ros2-support` (implementations independent of beamtrace), and prints, as JSON on
-stdout, each file's header, summary and messages in file order. A
+stdout, each file's header, summary, metadata records and messages in file order. A
 sensor_msgs/msg/PointCloud2's data is unpacked with numpy from its PointFields alone
 (offsets, datatypes), floats printed as their float32 bits so the comparison on the Rust
 side is exact.
@@ -99,6 +99,7 @@ def read(path: str) -> dict:
                 entry["tf"] = tf(decoded)
             messages.append(entry)
         stats = summary.statistics
+        metadata = {m.name: dict(m.metadata) for m in reader.iter_metadata()}
         return {
             "profile": header.profile,
             "library": header.library,
@@ -108,6 +109,7 @@ def read(path: str) -> dict:
             "chunks": len(summary.chunk_indexes),
             "compression": sorted({c.compression for c in summary.chunk_indexes}),
             "messages": messages,
+            "metadata": metadata,
         }
 
 
