@@ -22,8 +22,9 @@
 //!   its optical cross-section A: signal ξ(r)·ρ·P·A/(π w(r)²)/r²·exp(−2αr), where w(r) is
 //!   the beam's 1/e² radius (exit radius + r·half divergence) and P = 1 − e⁻² the power
 //!   inside it. `d_min` is the smallest particle that could reach 10 % of the threshold
-//!   anywhere, `r1` the farthest range the largest could; smaller particles join the
-//!   fog's distributed backscatter.
+//!   anywhere, raised until a beam expects at most 1.5 particles; `r1` is the farthest
+//!   range the largest could reach that level. Smaller particles join the fog's
+//!   distributed backscatter.
 
 use crate::contract::{MAX_DROPS_PER_SUBRAY, MAX_FOG_NODES};
 use crate::scene::SemanticClass;
@@ -46,6 +47,10 @@ const FOG_FLOOR: f64 = 0.01;
 const FOG_COARSE: f64 = 0.05;
 /// A particle is drawn when it could return this share of the threshold.
 const DROP_LEVEL: f64 = 0.1;
+/// Particles a whole beam expects at most: where more could be seen (snow's bright
+/// flakes), the smallest of them join the distributed backscatter instead, so that a
+/// thin beam's 7 slots overflow with probability ≤ 1.2·10⁻⁴.
+const PARTICLES_PER_BEAM: f64 = 1.5;
 
 /// One cell of the fog's backscatter: its centroid and its integral (signal units).
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
@@ -291,8 +296,12 @@ fn drop_field(p: &Particles, alpha: f64, o: &Optics) -> Option<DropField> {
     let r1 = farthest(|r| signal(a_max, r) >= wanted, peak, o.max_range);
     let s = o.slope;
     let volume = PI / (3.0 * s) * (radius(r1).powi(3) - radius(r0).powi(3));
+    // Raise d_min until the beam expects PARTICLES_PER_BEAM: N₀/Λ·(e^−Λd − e^−Λd_max)·V.
+    let (l, d_max) = (p.lambda, p.d_max_mm);
+    let budget = PARTICLES_PER_BEAM * l / (p.n0 * volume) + (-l * d_max).exp();
+    let d_min = d_min.max(-budget.ln() / l);
     Some(DropField {
-        per_beam: (p.number_density(d_min, p.d_max_mm) * volume) as f32,
+        per_beam: (p.number_density(d_min, d_max) * volume) as f32,
         r0: r0 as f32,
         r1: r1 as f32,
         radius0: o.radius0 as f32,

@@ -14,6 +14,9 @@
 //!   - node: car_0                # or instance: <instance id>
 //!     keyframes: [ { t: 0, position: [10, -1.75, 0], yaw_deg: 0 } ]
 //! animations: all                # all (default) | none | [names] | { play: …, loop: true }
+//! weather:                       # optional keyframes, as `--weather` writes it
+//!   - { t: 0, weather: "fog:visibility=80" }
+//!   - { t: 5, weather: clear }   # 1/visibility and the rates interpolate linearly
 //! ```
 //!
 //! Keyframes are world poses (z up, metres, degrees; see `track.rs` for the

@@ -18,3 +18,4 @@ mod run_las_mcap;
 mod run_output;
 mod shards;
 mod view;
+mod weather;
