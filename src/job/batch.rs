@@ -6,7 +6,7 @@
 //! sensors: [vlp-16, os1-128]       # presets, or sensor YAML files relative to it
 //! seeds: [0, 1]                    # default [0]
 //! frames: 20                       # per job; default: each scenario's length
-//! format: pcd                      # pcd, pcd-ascii, ply, …
+//! format: pcd                      # pcd, pcd-ascii, ply, las, mcap or csv
 //! ```
 //!
 //! Every job runs as `beamtrace run` would with the same options; the job list, and so
