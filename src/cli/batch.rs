@@ -57,6 +57,7 @@ fn run_shard(
     jobs: Vec<PlannedJob>,
     make: &mut dyn FnMut(usize) -> Result<JobOptions>,
 ) -> Result<ShardRecord> {
+    super::report::check_shard_out(out)?;
     let mut run = ShardRun::begin(out, shard, digest, jobs)?;
     let slices = run.slices();
     let total: u64 = slices.iter().map(|s| s.frames.end - s.frames.start).sum();
@@ -87,8 +88,9 @@ fn run_shard(
             bar.inc(1);
             bar.set_message(rates(made, points, start.elapsed()));
         });
-        let report =
-            report.with_context(|| format!("shard {shard}: {}", run.jobs()[slice.job].name))?;
+        let report = report
+            .map_err(|e| super::job_failed(e, "simulation failed"))
+            .with_context(|| format!("shard {shard}: {}", run.jobs()[slice.job].name))?;
         journal?;
         device = Some(report.device);
         write_s += report.write_s;

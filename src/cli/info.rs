@@ -61,12 +61,31 @@ pub(super) fn print_sensor_detail(name: &str) -> Result<()> {
     println!(
         "  frame: x forward, y left, z up (REP-103); azimuth from +x towards +y, elevation up"
     );
-    println!("  fields: range in m, angles in deg, time in s from the frame start,");
+    println!(
+        "  fields: {}, time in s from the frame start,",
+        field_units()
+    );
     println!(
         "          intensity = apparent reflectance (1.0 = white Lambertian at normal incidence)"
     );
     println!("  vendor conventions: {}", d.conventions);
     Ok(())
+}
+
+/// The units the clouds give range and the beam angles in, from the writers' own field
+/// table (angles are written in radians, as ROS and the vendors' drivers keep them).
+fn field_units() -> String {
+    let unit = |key: &str| {
+        beamtrace::output::FIELDS
+            .iter()
+            .find(|f| f.key == key)
+            .map_or("?", |f| f.unit)
+    };
+    format!(
+        "range in {}, azimuth and elevation in {}",
+        unit("range"),
+        unit("azimuth")
+    )
 }
 
 /// A continuous-wave sensor's receiver: its measurement replaces the pulse waveform.

@@ -8,6 +8,7 @@ mod info;
 mod interrupt;
 mod parse;
 mod render;
+mod report;
 mod run;
 mod stream;
 #[cfg(feature = "window")]
@@ -108,9 +109,9 @@ struct SensorsArgs {
 
 #[derive(clap::Args)]
 struct SceneArgs {
-    /// Scene kind: street, plane, wall, box_room, sphere, step_edge, foliage_stack,
-    /// glass_wall, retro_sign or tilted_plane; parameters as `kind:key=value,…`, e.g.
-    /// `wall:distance=25,size=10,material=lambertian_10` (an unknown key lists the valid ones).
+    /// Scene kind, with parameters as `kind:key=value,…`, e.g.
+    /// `wall:distance=25,size=10,material=lambertian_10` (an unknown key lists the valid
+    /// ones). The kinds are listed below.
     kind: String,
     /// Output file (.glb or .gltf).
     #[arg(long)]
@@ -127,7 +128,8 @@ pub fn main() -> Result<()> {
         })
         .mut_subcommand("stream", |c| {
             c.mut_arg("scenario", |a| a.help(stream::SCENARIO_HELP))
-        });
+        })
+        .mut_subcommand("scene", |c| c.after_help(scene_kinds_help()));
     let cli = Cli::from_arg_matches(&command.get_matches()).unwrap_or_else(|e| e.exit());
     interrupt::install()?;
     beamtrace::gpu::set_disk_cache(shader_cache_dir());
@@ -157,6 +159,33 @@ pub fn main() -> Result<()> {
         #[cfg(feature = "window")]
         Command::View(args) => view::view(args),
         Command::Render(args) => render::render(args),
+    }
+}
+
+/// The procedural scenes `scene` writes, from the library's catalogue, with their
+/// parameters' defaults.
+fn scene_kinds_help() -> String {
+    let mut h = String::from("Scene kinds (parameters with their defaults):\n");
+    let width = beamtrace::scene::SCENE_CATALOGUE
+        .iter()
+        .map(|(n, _)| n.len())
+        .max()
+        .unwrap_or(0);
+    for (name, what) in beamtrace::scene::SCENE_CATALOGUE {
+        h.push_str(&format!("  {name:width$}  {what}\n"));
+    }
+    h
+}
+
+/// A job's error, with `what` failed before it when it failed while simulating; errors
+/// in what it was given (options, files, the output folder) speak for themselves.
+fn job_failed(err: beamtrace::job::JobError, what: &str) -> anyhow::Error {
+    use beamtrace::job::JobError as E;
+    match err {
+        E::Sim(_) | E::Gpu(_) | E::Validation(_) | E::Thread(_) | E::WriterGone => {
+            anyhow::Error::new(err).context(what.to_string())
+        }
+        _ => err.into(),
     }
 }
 

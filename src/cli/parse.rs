@@ -72,3 +72,21 @@ pub(super) fn sun(s: &str) -> Result<Sun, String> {
         irradiance: e,
     })
 }
+
+/// `--frames N`: a whole number ≥ 1. Declared with `allow_negative_numbers`, so `-1` is
+/// this option's (wrong) value rather than an unknown option.
+pub(super) fn frames(s: &str) -> Result<u64, String> {
+    match s.trim().parse::<i128>() {
+        Ok(n) if n >= 1 => {
+            u64::try_from(n).map_err(|_| format!("frames must be at most {}", u64::MAX))
+        }
+        Ok(_) => Err("frames must be ≥ 1".into()),
+        Err(_) => Err("not a whole number: frames must be ≥ 1".into()),
+    }
+}
+
+/// `--frames N` where the count is 32-bit (`render`): as [`frames`].
+pub(super) fn frames_u32(s: &str) -> Result<u32, String> {
+    let n = frames(s)?;
+    u32::try_from(n).map_err(|_| format!("frames must be at most {}", u32::MAX))
+}

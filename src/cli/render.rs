@@ -18,7 +18,7 @@ pub(super) struct RenderArgs {
     #[arg(long, default_value = "1280x720", value_parser = parse_size)]
     size: [u32; 2],
     /// Frames to simulate; the last is drawn.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, value_parser = super::parse::frames_u32, allow_negative_numbers = true)]
     frames: u32,
     /// No legend, caption, range circles and heading mark.
     #[arg(long)]

@@ -39,8 +39,8 @@ pub(super) struct SimArgs {
     /// Sensor: a preset name (see `beamtrace sensors`) or a YAML file.
     #[arg(long, default_value = "os1-128")]
     sensor: String,
-    /// Number of frames to simulate. Default: the scenario's length, else 1.
-    #[arg(long)]
+    /// Number of frames to simulate (≥ 1). Default: the scenario's length, else 1.
+    #[arg(long, value_parser = super::parse::frames, allow_negative_numbers = true)]
     frames: Option<u64>,
     /// Seed of the counter-based random draws (noise); same seed ⇒ same bytes,
     /// another seed ⇒ other noise.
@@ -70,6 +70,11 @@ pub(super) struct SimArgs {
     /// Mapping table glTF material name → IR material (YAML of `name: ir_material`).
     #[arg(long)]
     material_map: Option<PathBuf>,
+    /// Refuse to run when a glTF material has no IR mapping (it would fall back to the
+    /// database's default, or to glass when it transmits light) or a --material-map key
+    /// matches no glTF material; without it, both are warnings.
+    #[arg(long)]
+    strict_materials: bool,
     /// The sun, for the ambient (passive near-IR) channel and its noise floor:
     /// "azimuth,elevation[,irradiance]" in degrees, azimuth counter-clockwise from the
     /// world's +x (−360 to 360), elevation −90 to 90; irradiance relative to the
@@ -95,9 +100,16 @@ pub(super) struct SimArgs {
 pub(super) struct RunArgs {
     #[command(flatten)]
     sim: SimArgs,
-    /// Output folder; files are named frame_000000.<ext>.
+    /// Output folder; files are named frame_000000.<ext>. A folder that holds another
+    /// run's files (frames, run.json, poses.csv, shard journals) is refused, so that two
+    /// runs' frames never mix: see --overwrite.
     #[arg(long, default_value = "out")]
     out: PathBuf,
+    /// Remove beamtrace's own files from --out before the run: frame_NNNNNN.* clouds and
+    /// pictures, run.json, poses.csv, packets.pcap/.json, index.json, frames.mcap and
+    /// shards/shard-*; other files stay.
+    #[arg(long, conflicts_with = "shard")]
+    overwrite: bool,
     /// Point cloud format: pcd (binary), pcd-ascii, ply (binary little-endian), las, mcap
     /// or csv, one file per frame. csv: a header line of the --fields' names, then a
     /// comma-separated line per point (an organized cloud's rows in grid order, its
@@ -164,6 +176,7 @@ pub(super) fn run(args: RunArgs) -> Result<()> {
         return super::batch::run_shard_of(&args, shard);
     }
     let opts = job_options(&args)?;
+    super::report::prepare_out(&args.out, args.overwrite)?;
     let bar = progress_bar(opts.frames);
     let start = Instant::now();
     let mut points = 0u64;
@@ -175,7 +188,10 @@ pub(super) fn run(args: RunArgs) -> Result<()> {
         bar.set_position(done.frame + 1);
     });
     bar.finish_and_clear();
-    let report = result.context("simulation failed")?;
+    let report = result.map_err(|e| super::job_failed(e, "simulation failed"))?;
+    if let Some(w) = super::report::empty_frames(&report, &opts.scene, &opts.sensor) {
+        eprintln!("warning: {w}");
+    }
     print_summary(&report, &opts, &args);
     Ok(())
 }
@@ -300,14 +316,36 @@ pub(super) fn sim_options(args: &SimArgs, unscripted: Unscripted) -> Result<JobO
     for o in mapping.overrides(&scene.scene.materials) {
         eprintln!("warning: {o}");
     }
+    super::report::check_mapping(
+        &materials,
+        &scene.scene,
+        &scene.name,
+        &mapping,
+        args.material_map.as_deref(),
+        args.strict_materials,
+    )?;
     if !(-360.0..=360.0).contains(&args.yaw) {
         bail!("--yaw must be a finite number of degrees within −360..360");
     }
-    let frames = match (args.frames, &scenario) {
+    let length = match &scenario {
+        Some(s) => Motion::new(&scene.scene, s)?.frames_at(sensor.frame_rate),
+        None => None,
+    };
+    let frames = match (args.frames, length) {
+        (Some(n), Some(len)) if n > len => {
+            eprintln!(
+                "warning: --frames {n} runs past the end of {}: it has {len} frames at \
+                 {} Hz, so frames {len} to {} hold its last pose",
+                scenario
+                    .as_ref()
+                    .map_or("the scenario".into(), |s| s.path().display().to_string()),
+                sensor.frame_rate,
+                n - 1
+            );
+            n
+        }
         (Some(n), _) => n,
-        (None, Some(s)) => Motion::new(&scene.scene, s)?
-            .frames_at(sensor.frame_rate)
-            .unwrap_or(1),
+        (None, Some(len)) => len,
         (None, None) => 1,
     };
     Ok(JobOptions {
@@ -426,7 +464,7 @@ fn print_summary(report: &JobReport, opts: &JobOptions, args: &RunArgs) {
     println!(
         "{} frame(s) of {} on {} with {} ({} beams): {} points/frame on average",
         report.points_per_frame.len(),
-        opts.scene_name,
+        scene_and_scenario(opts),
         report.device,
         opts.sensor.name,
         opts.sensor.beams.len(),
@@ -453,6 +491,17 @@ fn print_summary(report: &JobReport, opts: &JobOptions, args: &RunArgs) {
     }
     for f in &report.run_files {
         println!("  {}", f.display());
+    }
+    if let Some(line) = super::report::material_shares(report, &opts.materials) {
+        println!("  {line}");
+    }
+}
+
+/// "street", or "street playing configs/scenarios/drive.yaml".
+pub(super) fn scene_and_scenario(opts: &JobOptions) -> String {
+    match &opts.scenario {
+        Some(s) => format!("{} playing {}", opts.scene_name, s.path().display()),
+        None => opts.scene_name.clone(),
     }
 }
 

@@ -1,7 +1,7 @@
 //! `beamtrace stream`: a simulated sensor on the network.
 
 use super::run::{packet_format, progress_bar, rates, sim_options, SimArgs, Unscripted};
-use anyhow::{Context as _, Result};
+use anyhow::Result;
 use beamtrace::job::{
     run_job, FrameDone, HttpReport, JobError, JobReport, MemoryUse, PacketOutput, PACKET_FORMATS,
 };
@@ -127,19 +127,13 @@ pub(super) fn stream(args: StreamArgs) -> Result<()> {
         bar.set_position(done.frame + 1);
     });
     bar.finish_and_clear();
-    let report = report.context("streaming failed")?;
-    print_summary(&report, begun.elapsed());
+    let report = report.map_err(|e| super::job_failed(e, "streaming failed"))?;
+    print_summary(&report, opts.frames, begun.elapsed());
     Ok(())
 }
 
-fn print_summary(report: &JobReport, elapsed: Duration) {
-    let frames = report.points_per_frame.len();
-    println!(
-        "{frames} frame(s) in {:.2} s ({:.2} frames/s), {} dropped to keep real time",
-        elapsed.as_secs_f64(),
-        frames as f64 / elapsed.as_secs_f64().max(1e-9),
-        report.dropped_frames
-    );
+fn print_summary(report: &JobReport, asked: u64, elapsed: Duration) {
+    println!("{}", frames_line(report, asked, elapsed));
     if let (Some((first, a)), Some((last, b))) = (report.poses.first(), report.poses.last()) {
         println!(
             "  sensor at {} m in frame {first}, at {} m in frame {last} (world frame)",
@@ -175,6 +169,29 @@ fn print_summary(report: &JobReport, elapsed: Duration) {
     if let Some(http) = &report.http {
         print_http(http);
     }
+}
+
+/// The summary's first line: frames sent (the ones a receiver saw), and simulated
+/// where that differs (frames ready too late were simulated but not sent).
+fn frames_line(report: &JobReport, asked: u64, elapsed: Duration) -> String {
+    let simulated = report.points_per_frame.len() as u64;
+    let late = report.packets.as_ref().map_or(0, |p| p.late_frames);
+    let sent = simulated.saturating_sub(late);
+    let s = elapsed.as_secs_f64();
+    let mut line = format!(
+        "{sent} of {asked} frames sent in {s:.2} s ({:.2} frames/s)",
+        sent as f64 / s.max(1e-9)
+    );
+    if simulated != sent {
+        line.push_str(&format!(
+            ", {simulated} simulated ({late} ready too late to send)"
+        ));
+    }
+    line.push_str(&format!(
+        ", {} dropped to keep real time",
+        report.dropped_frames
+    ));
+    line
 }
 
 /// Host and device memory after the first frame and at the end: flat in a stream that

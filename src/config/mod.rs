@@ -123,6 +123,9 @@ pub fn parse_yaml<T: DeserializeOwned>(text: &str, origin: &Path) -> Result<T, C
     }
     let de = serde_norway::Deserializer::from_str(text);
     serde_path_to_error::deserialize(de).map_err(|err| {
+        if let Some(e) = syntax_error(text, origin) {
+            return e;
+        }
         let field = err.path().to_string();
         let inner = err.into_inner();
         let (line, column) = inner
@@ -141,6 +144,59 @@ pub fn parse_yaml<T: DeserializeOwned>(text: &str, origin: &Path) -> Result<T, C
             message: shorten_quotes(&strip_location(&inner.to_string())),
         }
     })
+}
+
+/// The YAML syntax error in `text`, if its failure to match a schema was one: the text
+/// is not YAML at all, whatever the schema (parsed again, as plain YAML, only once the
+/// typed parse has failed). Such an error has no field to name; the message says what
+/// the parser expected, where, and what usually causes it.
+fn syntax_error(text: &str, origin: &Path) -> Option<ConfigError> {
+    let err = serde_norway::from_str::<serde_norway::Value>(text).err()?;
+    let location = err.location()?;
+    Some(ConfigError::Syntax {
+        path: origin.to_path_buf(),
+        line: location.line(),
+        column: location.column(),
+        message: syntax_message(&err.to_string()),
+    })
+}
+
+/// libyaml's "PROBLEM at line L column C, while parsing X at line M column N" as
+/// "YAML syntax error: PROBLEM (while parsing X that starts at line M column N); HINT".
+fn syntax_message(raw: &str) -> String {
+    let (problem, context) = match raw.split_once(", ") {
+        Some((p, c)) => (strip_location(p), Some(c)),
+        None => (strip_location(raw), None),
+    };
+    let mut msg = format!("YAML syntax error: {problem}");
+    if let Some(c) = context {
+        msg.push_str(&format!(
+            " ({})",
+            c.replace(" at line ", " that starts at line ")
+        ));
+    }
+    let hint = match problem.as_str() {
+        "did not find expected key" => Some(
+            "expected another `key: value` at the indentation of that mapping; check this \
+             line's indentation",
+        ),
+        "mapping values are not allowed in this context" => Some(
+            "a `key: value` where a plain value was expected; check the indentation, or \
+             quote a value that contains `: `",
+        ),
+        "found character that cannot start any token" => {
+            Some("indent with spaces, not tabs, and quote values that start with `@` or `` ` ``")
+        }
+        p if p.starts_with("did not find expected ',' or") => {
+            Some("a list or mapping in brackets is not closed, or lacks a comma")
+        }
+        _ => None,
+    };
+    if let Some(h) = hint {
+        msg.push_str("; ");
+        msg.push_str(h);
+    }
+    msg
 }
 
 /// serde_norway appends " at line L column C" to its messages; the error already

@@ -6,7 +6,7 @@
 //! sensors: [vlp-16, os1-128]       # presets, or sensor YAML files relative to it
 //! seeds: [0, 1]                    # default [0]
 //! frames: 20                       # per job; default: each scenario's length
-//! format: pcd                      # pcd, pcd-ascii, ply, …
+//! format: pcd                      # pcd, pcd-ascii, ply, las, mcap or csv
 //! topic: /velodyne_points          # format mcap: run --topic, --frame-id
 //! frame_id: velodyne
 //! ```

@@ -53,6 +53,18 @@ pub enum JobError {
         #[source]
         source: std::io::Error,
     },
+    #[error("cannot list the output folder {}", .path.display())]
+    ReadOut {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("cannot remove {} from the output folder (--overwrite)", .path.display())]
+    ClearOut {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
     #[error(
         "{asked} needs a sensor whose beams form a grid of rings × columns, but {sensor}'s \
          do not: {why}; {fix}"

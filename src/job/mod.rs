@@ -9,6 +9,7 @@ mod error;
 mod files;
 mod http;
 mod memory;
+mod out_dir;
 mod packets;
 mod runner;
 mod sender;
@@ -23,6 +24,7 @@ pub use error::JobError;
 pub use files::{beam_layout, picture_options, viewpoint};
 pub use http::HttpReport;
 pub use memory::MemoryUse;
+pub use out_dir::{clear_run_files, is_frame_file, run_files_in, RunFiles};
 pub use packets::{PacketFormat, PACKET_FORMATS};
 pub use sender::{SenderReport, QUEUE_FRAMES};
 
@@ -154,6 +156,11 @@ pub struct JobReport {
     /// The run's own files: poses.csv and run.json.
     pub run_files: Vec<PathBuf>,
     pub points_per_frame: Vec<usize>,
+    /// Points of all frames by IR material (indexed by the material id, the database's
+    /// order; a point's `material` field), false alarms left out.
+    pub points_per_material: Vec<u64>,
+    /// Points of all frames that are false alarms (noise echoes, no surface: instance 0).
+    pub false_alarm_points: u64,
     pub device: String,
     pub trace_ms: Vec<f64>,
     /// GPU time of each frame's passes (TLAS, trace, waveform, compaction), ms.

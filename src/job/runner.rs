@@ -142,6 +142,7 @@ impl<'a> Runner<'a> {
         let cloud = self.driver.cloud(&done)?;
         self.report.record_times(&done.output);
         self.report.points_per_frame.push(cloud.points.len());
+        self.report.count_materials(&cloud.points);
         self.report
             .poses
             .push((done.frame, done.settings.sensor_to_world));
@@ -223,6 +224,20 @@ impl<'a> Runner<'a> {
 }
 
 impl JobReport {
+    fn count_materials(&mut self, points: &[crate::model::Point]) {
+        for p in points {
+            if p.instance == 0 {
+                self.false_alarm_points += 1;
+                continue;
+            }
+            let m = usize::from(p.material);
+            if self.points_per_material.len() <= m {
+                self.points_per_material.resize(m + 1, 0);
+            }
+            self.points_per_material[m] += 1;
+        }
+    }
+
     fn record_times(&mut self, out: &FrameOutput) {
         let t = &out.times;
         self.trace_ms.push(t.trace_ms);

@@ -174,6 +174,75 @@ impl MaterialDb {
     }
 }
 
+/// How the scene's materials found their IR materials, for the caller to report: the
+/// fallbacks taken and the table's keys that matched nothing ([`MaterialDb::mapping_report`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct MappingReport {
+    /// Materials the scene's primitives use that neither the table nor their extras
+    /// map, in scene order, with what they became.
+    pub unmapped: Vec<Fallback>,
+    /// Keys of the mapping table that name no material of the scene, in table order.
+    pub unmatched_keys: Vec<String>,
+}
+
+/// A glTF material without an IR mapping, and the IR material it fell back to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Fallback {
+    pub material: String,
+    /// The IR material used.
+    pub became: String,
+    /// Why that one: it transmits light (the database's transparent material), or not
+    /// (the database's default).
+    pub transmits: bool,
+}
+
+impl MaterialDb {
+    /// The fallbacks [`MaterialDb::resolve`] takes for `scene`'s used materials, and the
+    /// table's keys that match none of its materials (a typo, or another scene's map).
+    pub fn mapping_report(
+        &self,
+        scene: &crate::scene::Scene,
+        mapping: &MaterialMapping,
+    ) -> MappingReport {
+        let mut used = vec![false; scene.materials.len()];
+        for p in scene.meshes.iter().flat_map(|m| &m.primitives) {
+            if let Some(u) = used.get_mut(p.material as usize) {
+                *u = true;
+            }
+        }
+        let unmapped = scene
+            .materials
+            .iter()
+            .zip(&used)
+            .filter(|(m, &u)| {
+                u && m.ir_material.is_none() && !mapping.entries.contains_key(&m.name)
+            })
+            .map(|(m, _)| {
+                let transmits = m.transmission > 0.0;
+                let index = match transmits {
+                    true => self.transparent_index().unwrap_or(self.default),
+                    false => self.default,
+                };
+                Fallback {
+                    material: m.name.clone(),
+                    became: self.materials[index].name.clone(),
+                    transmits,
+                }
+            })
+            .collect();
+        let unmatched_keys = mapping
+            .entries
+            .keys()
+            .filter(|k| !scene.materials.iter().any(|m| &m.name == *k))
+            .cloned()
+            .collect();
+        MappingReport {
+            unmapped,
+            unmatched_keys,
+        }
+    }
+}
+
 /// A glTF material that both the mapping table and its own `extras.ir_material` name,
 /// with different IR materials: the mapping table wins.
 #[derive(Debug, Clone, PartialEq, Eq)]

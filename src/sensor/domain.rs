@@ -97,12 +97,18 @@ impl Domain {
     }
 }
 
-/// A number as a person writes it: no trailing zeros, no exponent below 10⁷.
+/// A number as a person writes it: no trailing zeros, no exponent below 10⁷. A file's
+/// values are f32, and some are checked after a conversion (degrees to radians and
+/// back), so `v` is shown at f32 precision — `720`, not the `720.0000200358253` the
+/// round trip leaves — unless f32 cannot hold it.
 fn number(v: f64) -> String {
-    if v.is_finite() && v != 0.0 && !(1e-4..1e7).contains(&v.abs()) {
-        format!("{v:e}")
-    } else {
-        format!("{v}")
+    let short = v as f32;
+    let exponent = v.is_finite() && v != 0.0 && !(1e-4..1e7).contains(&v.abs());
+    match (short.is_finite() && (short != 0.0 || v == 0.0), exponent) {
+        (true, true) => format!("{short:e}"),
+        (true, false) => format!("{short}"),
+        (false, true) => format!("{v:e}"),
+        (false, false) => format!("{v}"),
     }
 }
 

@@ -285,7 +285,7 @@ fn zero_frames() {
         "--out",
         s(&out),
     ]);
-    assert_clean_failure(&o, &out, &["--frames", "at least 1"]);
+    assert_clean_failure(&o, &out, &["--frames", "frames must be ≥ 1"]);
 }
 
 #[test]
@@ -792,10 +792,12 @@ fn run_help_describes_every_option() {
             "--yaw",
             "--materials",
             "--material-map",
+            "--strict-materials",
             "--sun",
             "--no-sun",
             "--world",
             "--no-picture",
+            "--overwrite",
             "--validate",
             "--ideal",
             "--thin",
@@ -841,6 +843,7 @@ fn stream_help_describes_every_option() {
             "--yaw",
             "--materials",
             "--material-map",
+            "--strict-materials",
             "--sun",
             "--no-sun",
             "--validate",

@@ -10,6 +10,7 @@ mod bad_input;
 mod bench_suite;
 mod commands;
 mod cw;
+mod first_hour;
 mod fit;
 mod interrupt;
 mod picture;

@@ -122,10 +122,36 @@ fn readme_examples() -> Vec<Vec<String>> {
         .collect()
 }
 
+/// Every `beamtrace …` command line of README's "Using it" section (up to the next `## `
+/// heading), in order: a line ending in `\` continues on the next, and `# …` comments
+/// are dropped.
+fn using_it_commands() -> Vec<Vec<String>> {
+    let readme = readme();
+    let start = readme.find("\n## Using it").expect("a Using it section") + 1;
+    let section = &readme[start..];
+    let section = &section[..section[3..].find("\n## ").map_or(section.len(), |e| e + 3)];
+    let mut commands = Vec::new();
+    let mut lines = section.lines();
+    while let Some(line) = lines.next() {
+        let Some(mut text) = line.strip_prefix("    beamtrace ").map(str::to_string) else {
+            continue;
+        };
+        while text.trim_end().ends_with('\\') {
+            text = text.trim_end().trim_end_matches('\\').to_string();
+            text.push(' ');
+            text.push_str(lines.next().unwrap_or_default().trim());
+        }
+        let text = text.split(" #").next().unwrap_or_default();
+        commands.push(text.split_whitespace().map(str::to_string).collect());
+    }
+    commands
+}
+
 #[test]
 fn readme_examples_use_real_commands_options_and_values() {
     use std::process::Command;
-    let examples = readme_examples();
+    let examples = using_it_commands();
+    assert!(examples.len() > readme_examples().len(), "{examples:?}");
     assert!(examples.len() >= 10, "{examples:?}");
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     for args in &examples {
@@ -253,4 +279,181 @@ fn readme_convention_headers_are_what_the_files_carry() {
         seen.push(name.to_string());
     }
     assert_eq!(seen, ["velodyne", "ouster", "ros"]);
+}
+
+/// `args` scaled down to what a test machine (lavapipe, two cores) runs in seconds, and
+/// made headless; each rule keeps the example's command and options, and only sizes it:
+/// - `run`, `stream`, `view`, `render`: one frame (`--frames 1`, replacing the
+///   example's count) of thin rays (`--thin`); `run` also `--overwrite`, since the
+///   examples share one folder, one after another, as a reader trying them would;
+/// - `stream`: `--fast` (no waiting for the sensor's clock; nobody needs to listen on
+///   the UDP port), and `--http` on a free port instead of 8080, which the machine
+///   may use;
+/// - `view` needs a window: it runs under `xvfb-run` (a virtual X display) with
+///   `--exit-after 1` (see [`command_for`]);
+/// - `bench`: one timed frame, no warm-up, the smallest case (`--cases 512x1`); a
+///   `--suite` runs as `--suite quick --workloads limox` (the suite's CI size, one
+///   workload; `bench_suite.rs` runs the whole quick suite);
+/// - `batch`: the folder's copy of the manifest says `frames: 1` and `thin: true`
+///   (see [`readme_examples_run`]).
+fn scaled(args: &[String], http_port: u16) -> Vec<String> {
+    let command = args[0].as_str();
+    let mut out: Vec<String> = Vec::new();
+    let mut i = 0;
+    let set =
+        |out: &mut Vec<String>, key: &str, value: &str| match out.iter().position(|a| a == key) {
+            Some(k) => out[k + 1] = value.to_string(),
+            None => out.extend([key.to_string(), value.to_string()]),
+        };
+    while i < args.len() {
+        let a = &args[i];
+        match (command, a.as_str()) {
+            ("bench", "--suite") => {
+                out.extend([
+                    "--suite".into(),
+                    "quick".into(),
+                    "--workloads".into(),
+                    "limox".into(),
+                ]);
+                i += 2;
+                continue;
+            }
+            ("stream", "--http") => {
+                out.extend(["--http".into(), format!("127.0.0.1:{http_port}")]);
+                i += 2;
+                continue;
+            }
+            _ => out.push(a.clone()),
+        }
+        i += 1;
+    }
+    let has = |out: &Vec<String>, key: &str| out.iter().any(|a| a == key);
+    match command {
+        "run" | "stream" | "render" | "view" => {
+            if command != "view" {
+                set(&mut out, "--frames", "1");
+            }
+            if !has(&out, "--thin") {
+                out.push("--thin".into());
+            }
+            if command == "run" && !has(&out, "--shard") {
+                out.push("--overwrite".into());
+            }
+            if command == "stream" {
+                out.push("--fast".into());
+            }
+            if command == "view" {
+                out.extend(["--exit-after".into(), "1".into()]);
+            }
+        }
+        "bench" if !has(&out, "--suite") => {
+            set(&mut out, "--frames", "1");
+            if !has(&out, "--hil") {
+                set(&mut out, "--warmup", "0");
+            }
+            set(&mut out, "--cases", "512x1");
+        }
+        _ => {}
+    }
+    out
+}
+
+/// The process an example runs as: `view` under `xvfb-run`, the rest as they are.
+fn command_for(args: &[String]) -> std::process::Command {
+    use std::process::Command;
+    let bin = env!("CARGO_BIN_EXE_beamtrace");
+    let mut cmd = if args[0] == "view" {
+        let mut c = Command::new("xvfb-run");
+        c.args(["-a", "-s", "-screen 0 1280x800x24", bin]);
+        c
+    } else {
+        Command::new(bin)
+    };
+    cmd.args(args).env_remove("RUST_BACKTRACE");
+    cmd
+}
+
+/// A free TCP port on the loopback interface.
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free port")
+}
+
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let target = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_tree(&e.path(), &target);
+        } else {
+            std::fs::copy(e.path(), &target).unwrap();
+        }
+    }
+}
+
+/// Every command line of README's "Using it" section runs, in order, in one folder
+/// that holds a copy of the repository's `configs/` and `scenes/` (so `scene street
+/// --out scenes/street.glb` does not overwrite the repository's), scaled down by
+/// [`scaled`], and must exit 0 with something on stdout. `batch --shard i/n` is
+/// followed by the manifest's other shards, which `merge` (the next example) needs.
+#[test]
+fn readme_examples_run() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let work = tempfile::tempdir().unwrap();
+    for dir in ["configs", "scenes"] {
+        copy_tree(&root.join(dir), &work.path().join(dir));
+    }
+    let manifest = work.path().join("configs/batch/example.yaml");
+    let text = std::fs::read_to_string(&manifest).unwrap();
+    let small: Vec<String> = text
+        .lines()
+        .map(|l| match l.split(':').next() {
+            Some("frames") => "frames: 1".to_string(),
+            Some("thin") => "thin: true".to_string(),
+            _ => l.to_string(),
+        })
+        .collect();
+    std::fs::write(&manifest, small.join("\n")).unwrap();
+
+    let examples = using_it_commands();
+    assert!(examples.len() >= 40, "{examples:?}");
+    let mut failed = Vec::new();
+    for example in &examples {
+        let mut runs = vec![scaled(example, free_port())];
+        let shard = example.iter().position(|a| a == "--shard");
+        if let (Some(k), "batch") = (shard, example[0].as_str()) {
+            let (i, n) = example[k + 1].split_once('/').unwrap();
+            let (i, n): (u32, u32) = (i.parse().unwrap(), n.parse().unwrap());
+            for other in (0..n).filter(|&j| j != i) {
+                let mut a = runs[0].clone();
+                a[k + 1] = format!("{other}/{n}");
+                runs.push(a);
+            }
+        }
+        for args in runs {
+            let out = command_for(&args)
+                .current_dir(work.path())
+                .output()
+                .expect("the beamtrace binary starts");
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            if !out.status.success() || out.stdout.is_empty() || stderr.contains("panicked") {
+                failed.push(format!(
+                    "`beamtrace {}` (README: `beamtrace {}`): {:?}, stdout {} bytes\n{stderr}",
+                    args.join(" "),
+                    example.join(" "),
+                    out.status,
+                    out.stdout.len()
+                ));
+            }
+        }
+    }
+    assert!(
+        failed.is_empty(),
+        "{} example(s) failed:\n{}",
+        failed.len(),
+        failed.join("\n")
+    );
 }

@@ -38,16 +38,31 @@ fn one_seed_one_frame_two_seeds_two_and_clear_is_no_option() {
     run(&at("a"), &["--weather", storm, "--seed", "5"]);
     run(&at("b"), &["--weather", storm, "--seed", "5"]);
     run(&at("c"), &["--weather", storm, "--seed", "6"]);
-    assert!(frame(&at("a")) == frame(&at("b")), "the same seed, the same bytes");
-    assert!(frame(&at("a")) != frame(&at("c")), "another seed draws other drops");
+    assert!(
+        frame(&at("a")) == frame(&at("b")),
+        "the same seed, the same bytes"
+    );
+    assert!(
+        frame(&at("a")) != frame(&at("c")),
+        "another seed draws other drops"
+    );
     run(&at("none"), &["--seed", "5"]);
     run(&at("clear"), &["--seed", "5", "--weather", "clear"]);
-    assert!(frame(&at("none")) == frame(&at("clear")), "clear air is no weather");
-    assert!(frame(&at("none")) != frame(&at("a")), "the storm changes the frame");
+    assert!(
+        frame(&at("none")) == frame(&at("clear")),
+        "clear air is no weather"
+    );
+    assert!(
+        frame(&at("none")) != frame(&at("a")),
+        "the storm changes the frame"
+    );
     assert!(!at("none").join("weather.csv").exists());
     let csv = fs::read_to_string(at("a").join("weather.csv")).expect("weather.csv");
     let row = csv.lines().nth(1).expect("a row");
-    assert!(row.starts_with("0,0,\"fog:visibility=150,rain:rate=100\",150,100,0,"), "{row}");
+    assert!(
+        row.starts_with("0,0,\"fog:visibility=150,rain:rate=100\",150,100,0,"),
+        "{row}"
+    );
 }
 
 #[test]
@@ -63,12 +78,19 @@ fn scenario_weather_keyframes_reach_every_frame() {
     let s = scenario.display().to_string();
     run(&out, &["--scenario", &s, "--frames", "3"]);
     let csv = fs::read_to_string(out.join("weather.csv")).expect("weather.csv");
-    let rows: Vec<Vec<&str>> = csv.lines().skip(1).map(|l| l.split(',').collect()).collect();
+    let rows: Vec<Vec<&str>> = csv
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').collect())
+        .collect();
     assert_eq!(rows.len(), 3, "{csv}");
     // 10 Hz: frames at 0, 0.1 and 0.2 s. Half way 1/V is half of 1/100 m: V = 200 m.
     let visibility = |r: &Vec<&str>| r[3].parse::<f64>().ok();
     assert_eq!(visibility(&rows[0]), Some(100.0), "{csv}");
-    assert!((visibility(&rows[1]).expect("fog") - 200.0).abs() < 1e-6, "{csv}");
+    assert!(
+        (visibility(&rows[1]).expect("fog") - 200.0).abs() < 1e-6,
+        "{csv}"
+    );
     assert_eq!(rows[2][2], "\"clear\"", "{csv}");
     let extinction = |r: &Vec<&str>| r.last().unwrap().parse::<f64>().unwrap();
     // Koschmieder at V ≤ 500 m (q = 0): α = 3.91/V.
