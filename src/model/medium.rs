@@ -30,7 +30,7 @@ use crate::contract::{MAX_DROPS_PER_SUBRAY, MAX_FOG_NODES};
 use crate::scene::SemanticClass;
 use crate::sensor::{BeamKernel, Sensor};
 use crate::weather::optics::{self, Particles, Precipitation, CROSSOVER_M};
-use crate::weather::{material_id, Weather};
+use crate::weather::{material_id, Weather, WeatherTrack};
 use std::f64::consts::PI;
 
 /// The class id of returns of the medium.
@@ -49,7 +49,7 @@ const FOG_COARSE: f64 = 0.05;
 const DROP_LEVEL: f64 = 0.1;
 /// Particles a whole beam expects at most: where more could be seen (snow's bright
 /// flakes), the smallest of them join the distributed backscatter instead, so that a
-/// thin beam's 7 slots overflow with probability ≤ 1.2·10⁻⁴.
+/// thin beam's 7 slots overflow with probability ≤ 1.2·10⁻⁴ (`MediumSlots::for_run`).
 const PARTICLES_PER_BEAM: f64 = 1.5;
 
 /// One cell of the fog's backscatter: its centroid and its integral (signal units).
@@ -107,19 +107,26 @@ pub struct MediumSlots {
 }
 
 impl MediumSlots {
-    /// For sub-rays of `subrays` per beam: the fog's cells shared among them when the run
-    /// has any weather, and particles when it has rain or snow — enough that a sub-ray
-    /// carrying 1/M of a beam's expected particles (a few at most) rarely fills them.
-    pub fn new(weather: bool, precipitation: bool, subrays: u32) -> MediumSlots {
+    /// For `sensor` with `subrays` sub-rays per beam over a run of weather `track`: its
+    /// fog cells shared among the sub-rays (as many as a constant weather has, else the
+    /// most there can be: an interpolated weather may need more than its keyframes), and
+    /// particle slots when it has rain or snow — enough that a sub-ray carrying 1/M of
+    /// a beam's 1.5 expected particles fills them with probability below 10⁻⁴.
+    pub fn for_run(track: &WeatherTrack, sensor: &Sensor, subrays: u32) -> MediumSlots {
         let m = subrays.max(1);
+        let media: Vec<Option<Medium>> = (track.keys().iter())
+            .map(|k| Medium::for_sensor(&k.weather, sensor))
+            .collect();
+        let cells = match media.as_slice() {
+            [one] => one.map_or(0, |m| m.fog_count),
+            _ if media.iter().any(Option::is_some) => MAX_FOG_NODES,
+            _ => 0,
+        };
+        let particles = media.iter().flatten().any(|m| m.drops.is_some());
         MediumSlots {
-            fog: if weather {
-                MAX_FOG_NODES.div_ceil(m)
-            } else {
-                0
-            },
-            drops: if precipitation {
-                (8u32.div_ceil(m) + 1).clamp(2, MAX_DROPS_PER_SUBRAY)
+            fog: cells.div_ceil(m),
+            drops: if particles {
+                (12u32.div_ceil(m) + 2).clamp(3, MAX_DROPS_PER_SUBRAY)
             } else {
                 0
             },

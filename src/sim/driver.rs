@@ -205,9 +205,8 @@ impl FrameDriver {
     fn set_up_sensor(&mut self) -> Result<(), SimError> {
         let sensor = &self.sensor;
         self.sim.set_max_bounces(sensor.max_bounces)?;
-        let w = &self.weather;
         let subrays = self.subrays.len() as u32;
-        self.medium_slots = MediumSlots::new(!w.is_clear(), w.has_precipitation(), subrays);
+        self.medium_slots = MediumSlots::for_run(&self.weather, sensor, subrays);
         let slots = self.sim.record_slots() + self.medium_slots.total();
         let records = self.subrays.len() as u64 * u64::from(slots);
         if sensor.cw.is_some() && records > u64::from(MAX_RECORDS_PER_BEAM) {

@@ -81,11 +81,6 @@ impl WeatherTrack {
     pub fn is_clear(&self) -> bool {
         self.keys.iter().all(|k| k.weather.is_clear())
     }
-
-    /// Whether some frame has rain or snow.
-    pub fn has_precipitation(&self) -> bool {
-        (self.keys.iter()).any(|k| k.weather.rain_mm_h > 0.0 || k.weather.snow_mm_h > 0.0)
-    }
 }
 
 impl<'de> Deserialize<'de> for Weather {

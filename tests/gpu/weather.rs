@@ -11,7 +11,7 @@ use beamtrace::scene::Scene;
 use beamtrace::sensor::{preset, Beam, Noise, RangeLimit, ReturnMode, Sampling, Sensor};
 use beamtrace::sensor::{BeamKernel, SubRaySample};
 use beamtrace::sim::{Capture, Simulator};
-use beamtrace::weather::{material_id, Weather};
+use beamtrace::weather::{material_id, Weather, WeatherTrack};
 use glam::Affine3A;
 use std::f64::consts::PI;
 
@@ -36,8 +36,7 @@ fn settings(sensor: &Sensor, weather: &str, subrays: u32) -> FrameSettings {
     f.waveform.limit = RangeLimit::Threshold;
     f.waveform.saturation = 0.0;
     f.medium = Medium::for_sensor(&w, sensor);
-    let wet = w.rain_mm_h > 0.0 || w.snow_mm_h > 0.0;
-    f.medium_slots = MediumSlots::new(!w.is_clear(), wet, subrays);
+    f.medium_slots = MediumSlots::for_run(&WeatherTrack::constant(w), sensor, subrays);
     f
 }
 
