@@ -308,11 +308,12 @@ mod tests {
             (10, 2),
             (11, 75),
             (12, 76),
+            (13, 18),
         ];
         for (id, las) in documented {
             assert_eq!(las_class(id), Some(las), "semantic class {id}");
         }
-        assert_eq!(las_class(13), None);
+        assert_eq!(las_class(14), None);
         assert_eq!(las_class(u16::MAX), None);
         // Every class has one, and no two share one.
         let mut all: Vec<u8> = documented.iter().map(|&(_, c)| c).collect();

@@ -123,7 +123,7 @@ fn a_wrong_import_is_caught() {
             "sensor/mod.rs",
             "// crate::sim is only named in a comment\n",
         ),
-        file("weather/mod.rs", "use crate::model::Sun;\n"),
+        file("climate/mod.rs", "use crate::model::Sun;\n"),
     ];
     let wrong = violations(&files, &table);
     assert_eq!(
@@ -131,7 +131,7 @@ fn a_wrong_import_is_caught() {
         [
             "gpu/buffer.rs: `gpu` imports `crate::sim`",
             "output/pcd.rs: `output` imports `crate::job`",
-            "weather/mod.rs: layer `weather` has no row in DESIGN §9.1",
+            "climate/mod.rs: layer `climate` has no row in DESIGN §9.1",
         ]
     );
 }

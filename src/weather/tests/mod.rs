@@ -98,3 +98,16 @@ fn keyframes_interpolate_fog_density_and_hold_at_the_ends() {
     let e = WeatherTrack::new(vec![key(2.0, "clear"), key(1.0, "clear")]).unwrap_err();
     assert!(e.to_string().contains("keyframe 1"), "{e}");
 }
+
+#[test]
+fn design_lists_every_weather_domain() {
+    let design = include_str!("../../../docs/DESIGN.md");
+    for (field, (lo, hi, unit)) in [
+        ("fog:visibility", super::VISIBILITY),
+        ("rain:rate", super::RAIN_RATE),
+        ("snow:rate", super::SNOW_RATE),
+    ] {
+        let row = format!("| {field} | {lo} ≤ x ≤ {hi} {unit} |");
+        assert!(design.contains(&row), "docs/DESIGN.md §2 lacks the row\n{row}");
+    }
+}
