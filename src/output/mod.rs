@@ -14,6 +14,8 @@
 //! * [`Format`], [`write_cloud`], [`frame_file_name`] — what the run configuration picks.
 //! * [`write_poses`] — the sensor pose of each frame of a run, as CSV.
 //! * [`write_picture`] — a PNG of a frame: bird's-eye view above a range image.
+//! * [`Recording`] — recorded frames read back for playing: PCD, PLY and LAS files,
+//!   MCAP PointCloud2 messages, Velodyne and Ouster pcap captures (`recorded`).
 
 mod atomic;
 mod colormap;
@@ -32,6 +34,7 @@ mod picture;
 mod plot;
 mod ply;
 mod poses;
+pub mod recorded;
 mod records;
 mod ros2;
 #[cfg(test)]
@@ -71,3 +74,4 @@ pub use ply::{
     write_ply_with, PlyEncoding,
 };
 pub use poses::{write_poses, PoseRow};
+pub use recorded::{RecordedFrame, Recording, RecordingOptions};
