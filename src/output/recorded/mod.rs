@@ -42,15 +42,16 @@ enum Source {
 /// One frame of a recording.
 #[derive(Debug, Clone)]
 pub struct RecordedFrame {
-    /// The file it comes from, and its place there when the file holds several.
+    /// The name of the file it comes from.
     pub label: String,
     source: Source,
 }
 
 /// Frames read back from files, in the order given.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct Recording {
-    /// What was opened, in words (`frame_000000.pcd … (12 files)`, `run.mcap`, …).
+    /// What was opened, by file name (`frame_000000.pcd ... frame_000011.pcd (12
+    /// files)`, `run.mcap`, …).
     pub name: String,
     /// What made the points (`VLP-16 packets`, `PointCloud2`, `PCD files`).
     pub kind: String,
@@ -93,8 +94,13 @@ impl Recording {
             ));
         }
         let name = match paths {
-            [one] => one.display().to_string(),
-            [a, .., b] => format!("{} … {} ({} files)", a.display(), b.display(), paths.len()),
+            [one] => file_name(one),
+            [a, .., b] => format!(
+                "{} ... {} ({} files)",
+                file_name(a),
+                file_name(b),
+                paths.len()
+            ),
             [] => String::new(),
         };
         Ok(Recording {
@@ -153,6 +159,13 @@ fn fill_ranges(cloud: &mut PointCloud) {
     }
 }
 
+fn file_name(path: &Path) -> String {
+    path.file_name().map_or_else(
+        || path.display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    )
+}
+
 fn extension(path: &Path) -> String {
     path.extension()
         .map(|e| e.to_string_lossy().to_ascii_lowercase())
@@ -178,15 +191,13 @@ fn open_one(path: &Path, options: &RecordingOptions) -> Result<Opened, OutputErr
         );
         return Err(OutputError::read(path, e));
     }
-    let label = path.display().to_string();
+    let label = file_name(path);
     let decoded = |kind: String, frames: Vec<(f64, PointCloud)>| -> Opened {
-        let n = frames.len();
         let (times, frames) = frames
             .into_iter()
-            .enumerate()
-            .map(|(i, (t, cloud))| {
+            .map(|(t, cloud)| {
                 let frame = RecordedFrame {
-                    label: format!("{label} frame {}/{n}", i + 1),
+                    label: label.clone(),
                     source: Source::Decoded(cloud),
                 };
                 (t, frame)
