@@ -17,3 +17,4 @@ mod run_las_mcap;
 mod run_output;
 mod shards;
 mod view;
+mod view_recorded;
