@@ -285,7 +285,7 @@ fn captures_play_and_their_packets_land_on_the_points_beamtrace_wrote() {
         |r| 0.015 + r * 2.5e-3,
         "ours → velodyne_decoder",
     );
-    let first = Recording::open(&[pcap.clone()], &RecordingOptions::default()).unwrap();
+    let first = Recording::open(std::slice::from_ref(&pcap), &RecordingOptions::default()).unwrap();
     let shown = first.frames[0].cloud().unwrap().points;
     play_and_check(&[&pcap], &shown, d, &[]);
 
@@ -308,7 +308,7 @@ fn captures_play_and_their_packets_land_on_the_points_beamtrace_wrote() {
     let tol = |r: f32| 0.002 + r * 2e-5;
     assert_near(&got, &wrote, tol, "OS1-64 decoded → PCD");
     assert_near(&wrote, &got, tol, "PCD → OS1-64 decoded");
-    let first = Recording::open(&[pcap.clone()], &RecordingOptions::default()).unwrap();
+    let first = Recording::open(std::slice::from_ref(&pcap), &RecordingOptions::default()).unwrap();
     let shown = first.frames[0].cloud().unwrap().points;
     let report = play_and_check(&[&pcap], &shown, d, &[]);
     assert!(report.contains("OS-1-64 packets"), "{report}");

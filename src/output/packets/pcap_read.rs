@@ -159,12 +159,16 @@ fn ipv4_of(link: u32, frame: &[u8]) -> Option<&[u8]> {
     (ethertype == 0x0800 && rest.first()? >> 4 == 4).then_some(rest)
 }
 
+/// A datagram's identity: source, destination, identification.
+type DatagramId = ([u8; 4], [u8; 4], u16);
+
+/// A datagram's pieces so far (offset, bytes), and its length once the last came.
+type Pieces = (Vec<(usize, Vec<u8>)>, Option<usize>);
+
 /// IPv4 fragments waiting for the rest of their datagram.
 #[derive(Default)]
 struct Fragments {
-    /// (source, destination, identification) → pieces (offset, bytes) and the total
-    /// length once the last piece came.
-    pending: HashMap<([u8; 4], [u8; 4], u16), (Vec<(usize, Vec<u8>)>, Option<usize>)>,
+    pending: HashMap<DatagramId, Pieces>,
 }
 
 impl Fragments {
