@@ -11,7 +11,8 @@
 #  - Python pypcd4, plyfile and Open3D (open3d-cpu; its wheel links libusb-1.0-0 and
 #    libEGL, libegl1, which a minimal Debian lacks) in a private venv (target/pyenv)
 #    for the independent PCD and PLY reader tests, and ouster-sdk 1.0 and
-#    velodyne-decoder 3 for the Ouster and Velodyne packet tests, laspy 2 for the LAS
+#    velodyne-decoder 3 for the Ouster and Velodyne packet tests, dpkt 1.9 to write a
+#    capture beamtrace's view plays (tests/support/write_velodyne_pcap.py), laspy 2 for the LAS
 #    tests, mcap 1 and mcap-ros2-support for the MCAP tests, jsonschema for the
 #    benchmark suite's JSON, and Ray, whose local cluster runs the shard recipe in the
 #    tests
@@ -45,6 +46,7 @@ pip_install "pypcd4, plyfile" pypcd4 plyfile
 pip_install open3d open3d-cpu
 pip_install ouster.sdk.core 'ouster-sdk>=1.0,<1.1'
 pip_install velodyne_decoder 'velodyne-decoder>=3.1,<4'
+pip_install dpkt 'dpkt>=1.9,<2'
 # Ray: the shard recipe (docs/recipes/ray_shards.py) is tested on Ray's local cluster.
 pip_install ray 'ray>=2.40,<3'
 pip_install laspy 'laspy>=2.5,<3'

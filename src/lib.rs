@@ -23,8 +23,9 @@
 //! * [`fit`] — calibration: the pose and reflectances that make the CPU reference
 //!   reproduce a measured scan (least squares, Levenberg–Marquardt).
 //! * [`output`] — the field table, the file writers and readers (PCD, PLY, LAS, MCAP,
-//!   CSV), organized clouds, the picture of a frame, and the vendors' packets
-//!   (`output::packets`: Velodyne and Ouster UDP, pcap, the Ouster HTTP API).
+//!   CSV), organized clouds, the picture of a frame, the vendors' packets
+//!   (`output::packets`: Velodyne and Ouster UDP, pcap, the Ouster HTTP API, and their
+//!   decoders), and recordings read back for playing (`output::recorded`).
 //! * [`job`] — `run`, `stream` and `batch` as library calls: the frame loop over the
 //!   driver, the output plan and run files, the packet stream, shards and manifests.
 //! * [`bench`](mod@bench) — `beamtrace bench`: pass times against the raw trace ceiling and the

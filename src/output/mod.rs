@@ -16,6 +16,8 @@
 //! * [`write_poses`], [`write_weather`] — the sensor pose and the weather of each frame
 //!   of a run, as CSV.
 //! * [`write_picture`] — a PNG of a frame: bird's-eye view above a range image.
+//! * [`Recording`] — recorded frames read back for playing: PCD, PLY and LAS files,
+//!   MCAP PointCloud2 messages, Velodyne and Ouster pcap captures (`recorded`).
 
 mod atomic;
 mod bag;
@@ -35,6 +37,7 @@ mod picture;
 mod plot;
 mod ply;
 mod poses;
+pub mod recorded;
 mod records;
 mod ros2;
 #[cfg(test)]
@@ -76,3 +79,4 @@ pub use ply::{
     write_ply_with, PlyEncoding,
 };
 pub use poses::{write_poses, write_weather, PoseRow, WeatherRow};
+pub use recorded::{RecordedFrame, Recording, RecordingOptions};

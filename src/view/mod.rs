@@ -1,6 +1,7 @@
 //! The view: the point cloud drawn as it comes off the GPU, in a window
 //! ([`window`], behind the `window` feature) or offscreen into a picture
-//! ([`render_picture`]). Simulation and drawing share one device: the points shader
+//! ([`render_picture`]); or recorded frames (`output::Recording`) played in the same
+//! window without simulating ([`RecordedPlayer`]). Simulation and drawing share one device: the points shader
 //! pulls the simulator's point buffer by device address, ordered after the frame's
 //! compaction by a barrier, with no host round trip. Knows LiDAR (colour by intensity,
 //! range, EPW, …) and draws through `crate::gpu`'s owners only.
@@ -12,6 +13,7 @@ pub mod keys;
 mod meshes;
 mod offscreen;
 mod overlay;
+mod recorded;
 mod renderer;
 mod session;
 mod shaders;
@@ -23,6 +25,7 @@ pub use colour::{palette, ramp_colour, ColourMode, Scale};
 pub use meshes::{SceneMeshes, MESH_RGBA};
 pub use offscreen::{render_picture, write_png, RenderOptions, RenderedPicture};
 pub use overlay::Overlay;
+pub use recorded::{device_points, RecordedPlayer, ShownFrame};
 pub use renderer::{read_rgba, Frame, PointStyle, Renderer};
 pub use session::{ScenePose, SimSession, ViewInputs};
 pub use shaders::{ShaderSource, ViewShaders};

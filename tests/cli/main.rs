@@ -19,4 +19,5 @@ mod run_las_mcap;
 mod run_output;
 mod shards;
 mod view;
+mod view_recorded;
 mod weather;

@@ -6,18 +6,30 @@
 //! not align with frames on every sensor (a VLP-16 at 10 Hz sends 75⅓ packets per
 //! turn), so an encoder keeps the columns that do not fill a packet for the next frame
 //! and sends them with [`PacketEncoder::finish`] at the end of a stream.
+//!
+//! Back the other way, [`read_pcap`] gives a capture's UDP datagrams, and
+//! [`decode_velodyne`] and [`decode_ouster`] (with the sensor's metadata,
+//! [`OusterLayout`]) turn them into frames of points, as VeloView and Ouster Studio do.
 
+mod ouster_decode;
 mod pcap;
+mod pcap_read;
 mod udp;
 mod velodyne;
+mod velodyne_decode;
 
+pub use ouster_decode::{decode_ouster, OusterLayout};
 pub use pcap::{
     write_pcap, write_pcap_to, PcapError, PcapOptions, PcapWriter, MAX_UDP_PAYLOAD, MTU,
 };
+pub use pcap_read::{read_pcap, Datagram};
 pub use udp::{Pacing, SendStats, SinkError, UdpSink};
 pub use velodyne::{
     VelodyneEncoder, VelodyneModel, VelodyneOptions, VelodyneReturnMode, VELODYNE_DATA_PORT,
     VELODYNE_MAX_RANGE_M, VELODYNE_PAYLOAD_LEN,
+};
+pub use velodyne_decode::{
+    decode_velodyne, is_velodyne_data, reflectance_of_byte, velodyne_model_of,
 };
 
 use super::PointCloud;
@@ -34,6 +46,14 @@ pub use ouster::{
 pub use ouster_encode::OusterEncoder;
 pub use ouster_http::{HttpExchange, OusterHttpError, OusterHttpServer, EXCHANGE_LOG};
 pub use ouster_meta::{OusterMetadata, FIRMWARE_VERSION};
+
+/// One frame of points decoded from a capture's packets.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct DecodedFrame {
+    /// Capture time (s) of the packet that began the frame.
+    pub time_s: f64,
+    pub cloud: PointCloud,
+}
 
 /// One UDP payload and when the real sensor sends it.
 #[derive(Debug, Clone, PartialEq)]

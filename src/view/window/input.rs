@@ -81,9 +81,8 @@ impl Live {
             "n" | "N" => self.step = true,
             "c" | "C" => {
                 let mode = self.style.mode.step(c == "C");
-                let s = self.session.sensor();
                 self.style.mode = mode;
-                self.style.scale = mode.scale(s.channels, s.max_range);
+                self.style.scale = self.source.scale(mode);
             }
             "p" | "P" => self.next_preset(c == "P", on_event)?,
             "+" | "=" => self.style.size = (self.style.size * 1.25).min(64.0),
@@ -123,6 +122,13 @@ impl Live {
         back: bool,
         on_event: &mut dyn FnMut(ViewEvent<'_>),
     ) -> Result<(), ViewError> {
+        if matches!(self.source, super::source::Source::Play(_)) {
+            self.note(
+                on_event,
+                "a recording keeps its sensor: P changes presets only while simulating".into(),
+            );
+            return Ok(());
+        }
         let presets = crate::sensor::presets();
         let n = presets.len();
         if n == 0 {

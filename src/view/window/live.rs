@@ -1,14 +1,14 @@
 //! The window's state and its frame: simulate, draw, present, report.
 
 use super::pace::{Due, SceneClock};
-use super::{SceneSpan, ViewEvent, ViewReport, WindowOptions};
+use super::source::Source;
+use super::{RecordedReport, SceneSpan, ViewEvent, ViewReport, ViewSource, WindowOptions};
 use crate::gpu::{Buffer, Context, PresentOutcome, Presenter, WindowHandles};
 use crate::sim::DevicePoints;
 use crate::view::camera::OrbitCamera;
 use crate::view::keys::help_lines;
 use crate::view::overlay::{number, Overlay, GREY, LINE, RED, WHITE};
 use crate::view::renderer::{Frame, PointStyle, Renderer};
-use crate::view::session::SimSession;
 use crate::view::shaders::{modified, ViewShaders};
 use crate::view::{write_png, ViewError};
 use raw_window_handle::{HasDisplayHandle, HasWindowHandle};
@@ -39,7 +39,10 @@ pub(super) struct Live {
     pub window: Arc<Window>,
     pub opts: WindowOptions,
     ctx: Arc<Context>,
-    pub session: SimSession,
+    /// The simulation, or the recording played.
+    pub source: Source,
+    /// The simulated scene's name (for the HUD).
+    scene_name: String,
     pub renderer: Renderer,
     pub presenter: Presenter,
     pub camera: OrbitCamera,
@@ -88,6 +91,8 @@ struct Stats {
     gpu: [f64; 4],
     /// GPU time of the last drawing: meshes, points, overlay and the copy to the window.
     draw_ms: f64,
+    /// The recorded frame shown last (its index in the recording).
+    recorded_index: usize,
 }
 
 fn window_handles(window: &Arc<Window>) -> Result<WindowHandles, ViewError> {
@@ -100,7 +105,7 @@ fn window_handles(window: &Arc<Window>) -> Result<WindowHandles, ViewError> {
 }
 
 impl Live {
-    pub fn new(window: Arc<Window>, opts: WindowOptions) -> Result<Live, ViewError> {
+    pub fn new(window: Arc<Window>, mut opts: WindowOptions) -> Result<Live, ViewError> {
         let handles = window_handles(&window)?;
         let ctx = Context::for_display(&opts.device, handles.display)?;
         let size = inner_size(&window);
@@ -110,12 +115,16 @@ impl Live {
             &ViewShaders::compile(&opts.shaders)?,
             size.map(|v| v.max(1)),
         )?;
-        let session = SimSession::new(&ctx, &opts.inputs)?;
+        // The source moves into the window; an empty recording stays in its place.
+        let taken = std::mem::replace(&mut opts.source, ViewSource::Play(Default::default()));
+        let scene_name = match &taken {
+            ViewSource::Simulate(inputs) => inputs.scene_name.clone(),
+            ViewSource::Play(_) => String::new(),
+        };
+        let source = Source::new(&ctx, taken)?;
         let style = PointStyle {
             mode: opts.mode,
-            scale: opts
-                .mode
-                .scale(session.sensor().channels, session.sensor().max_range),
+            scale: source.scale(opts.mode),
             size: opts.point_size,
             in_metres: opts.size_in_metres,
         };
@@ -127,13 +136,14 @@ impl Live {
             device: format!("{} ({})", ctx.device_name, ctx.driver_info),
             ..ViewReport::default()
         };
-        let clock = SceneClock::new(session.sensor().frame_rate);
+        let clock = SceneClock::new(source.frame_rate());
         Ok(Live {
             window,
             camera: opts.camera,
             vsync: opts.vsync,
             ctx,
-            session,
+            source,
+            scene_name,
             renderer,
             presenter,
             style,
@@ -175,21 +185,31 @@ impl Live {
         self.check_reloads(on_event);
         self.drive_resize();
         let started = Instant::now();
-        let ticket = match self.frame_due(started) {
-            Some(frame) => {
-                self.session.frame = frame;
-                self.last_frame = frame;
-                let ticket = self.session.submit()?;
-                self.last = Some(self.session.sim().device_points(&ticket)?);
-                Some(ticket)
+        let mut made = false;
+        let mut ticket = None;
+        if let Some(frame) = self.frame_due(started) {
+            match self.source.make(frame) {
+                Ok(m) => {
+                    self.last_frame = frame;
+                    self.last = Some(m.points);
+                    ticket = m.ticket;
+                    if let Some((points, index)) = m.recorded {
+                        self.stats.points = points;
+                        self.stats.recorded_index = index;
+                    }
+                    made = true;
+                }
+                // A recorded frame that cannot be read: said, and the last one stays.
+                Err(e) if matches!(self.source, Source::Play(_)) => {
+                    self.note(on_event, e.to_string());
+                }
+                Err(e) => return Err(e),
             }
-            None => None,
-        };
+        }
         let last_frame = self.opts.exit_after == Some(self.report.frames + 1);
         if last_frame {
             self.shot = self.shot.take().or_else(|| self.opts.screenshot.clone());
         }
-        let ticket_done = ticket.is_some();
         let picture = self.draw()?;
         // The draw read the frame's point count: it has finished, so the host may too.
         self.presenter.wait()?;
@@ -197,12 +217,14 @@ impl Live {
             self.stats.draw_ms = ms;
             self.report.draw_gpu_ms.push(ms);
         }
-        if let Some(ticket) = ticket {
-            let summary = self.session.sim_mut().collect_summary(ticket)?;
+        if let (Some(ticket), Source::Sim(session)) = (ticket, &mut self.source) {
+            let summary = session.sim_mut().collect_summary(ticket)?;
             let t = summary.times;
             self.stats.points = summary.points;
             self.stats.gpu = [t.tlas_ms, t.trace_ms, t.waveform_ms, t.compaction_ms];
             self.report.sim_gpu_ms.push(self.stats.gpu.iter().sum());
+        }
+        if made {
             self.stats.frame_ms = started.elapsed().as_secs_f64() * 1e3;
             self.report.frame_ms.push(self.stats.frame_ms);
             self.report.simulated += 1;
@@ -214,7 +236,7 @@ impl Live {
         }
         // Once every frame slot of the simulator has been used, what the view holds
         // should stay the same however long it runs.
-        if ticket_done && self.report.simulated == crate::sim::FRAMES_IN_FLIGHT as u64 {
+        if made && self.report.simulated == crate::sim::FRAMES_IN_FLIGHT as u64 {
             self.report.allocations_first = self.allocations();
         }
         self.quit |= last_frame;
@@ -226,8 +248,8 @@ impl Live {
     /// that fell due meanwhile. While the next is not yet due the last frame is drawn
     /// again, after a short sleep so an unpaced window does not spin.
     fn frame_due(&mut self, now: Instant) -> Option<u32> {
-        let next = self.session.frame;
-        let rate = self.session.sensor().frame_rate;
+        let next = self.source.next();
+        let rate = self.source.frame_rate();
         if self.paused {
             // The scene's time stood still: it goes on from the next frame.
             self.clock.restart(rate);
@@ -254,7 +276,7 @@ impl Live {
     fn record_span(&mut self, submitted: Instant) {
         let (t0, f0, count) = self.span.get_or_insert((submitted, self.last_frame, 0));
         *count += 1;
-        let rate = f64::from(self.session.sensor().frame_rate);
+        let rate = f64::from(self.source.frame_rate());
         self.report.span = Some(SceneSpan {
             simulated: *count,
             scene_s: f64::from(self.last_frame.wrapping_sub(*f0)) / rate,
@@ -266,7 +288,7 @@ impl Live {
     /// Real time or every frame in turn (T): either goes on from the next frame.
     pub fn toggle_pacing(&mut self) {
         self.real_time = !self.real_time;
-        self.clock.restart(self.session.sensor().frame_rate);
+        self.clock.restart(self.source.frame_rate());
         self.span = None;
     }
 
@@ -278,10 +300,13 @@ impl Live {
     /// picture out (returned with where it goes).
     fn draw(&mut self) -> Result<Option<Screenshot>, ViewError> {
         let overlay = self.overlay();
-        let pose = self.session.scene_at(self.last_frame);
+        let (meshes, pose) = match &self.source {
+            Source::Sim(s) if self.scene => (Some(&s.meshes), Some(s.scene_at(self.last_frame))),
+            _ => (None, None),
+        };
         let frame = Frame {
             points: self.last.as_ref(),
-            scene: self.scene.then_some((&self.session.meshes, &pose)),
+            scene: meshes.zip(pose.as_ref()),
             camera: &self.camera,
             style: &self.style,
             overlay: &overlay,
@@ -331,7 +356,7 @@ impl Live {
                 viewport,
                 mode,
                 self.style.scale,
-                &self.session.categories(mode),
+                &self.source.categories(mode),
             );
         }
         let errors: Vec<(u32, String)> = self
@@ -355,7 +380,6 @@ impl Live {
 
     fn hud_lines(&self) -> Vec<(u32, String)> {
         let s = &self.stats;
-        let sensor = self.session.sensor();
         let fps = if s.frame_ms > 0.0 {
             1e3 / s.frame_ms
         } else {
@@ -364,21 +388,47 @@ impl Live {
         let [tlas, trace, wave, compact] = s.gpu;
         let size_unit = if self.style.in_metres { "m" } else { "px" };
         let state = if self.paused { "  PAUSED" } else { "" };
+        let what = if matches!(self.source, Source::Play(_)) {
+            "recording"
+        } else {
+            "scene"
+        };
         let pacing = match self.real_time {
             true => format!(
-                "scene in real time, {} frames skipped (T)",
+                "{what} in real time, {} frames skipped (T)",
                 self.report.skipped
             ),
-            false => "scene frame by frame (T)".to_string(),
+            false => format!("{what} frame by frame (T)"),
+        };
+        let (frame, work) = match &self.source {
+            Source::Play(p) => (
+                format!("frame {}/{}  {}", s.recorded_index + 1, p.recording.len(), self.recorded_label()),
+                "GPU: nothing simulated (recorded points)".to_string(),
+            ),
+            Source::Sim(session) => (
+                format!("frame {}  {:.1} ms ({fps:.1} fps) sim+draw", session.frame, s.frame_ms),
+                format!("GPU ms: tlas {tlas:.2} trace {trace:.1} waveform {wave:.1} compact {compact:.2}"),
+            ),
         };
         vec![
-            (WHITE, format!("{} - {} beams - {}", sensor.name, sensor.beams.len(), self.opts.inputs.scene_name)),
-            (WHITE, format!("frame {}  {:.1} ms ({fps:.1} fps) sim+draw{state}", self.session.frame, s.frame_ms)),
+            (WHITE, self.source.title(&self.scene_name)),
+            (WHITE, format!("{frame}{state}")),
             (GREY, pacing),
             (GREY, format!("{} points", s.points)),
-            (GREY, format!("GPU ms: tlas {tlas:.2} trace {trace:.1} waveform {wave:.1} compact {compact:.2}")),
-            (GREY, format!("GPU ms drawing (scene, points, overlay): {:.2}", s.draw_ms)),
-            (GREY, format!("colour {}  size {} {size_unit}  vsync {}", self.style.mode.name(), number(self.style.size), if self.vsync { "on" } else { "off" })),
+            (GREY, work),
+            (
+                GREY,
+                format!("GPU ms drawing (scene, points, overlay): {:.2}", s.draw_ms),
+            ),
+            (
+                GREY,
+                format!(
+                    "colour {}  size {} {size_unit}  vsync {}",
+                    self.style.mode.name(),
+                    number(self.style.size),
+                    if self.vsync { "on" } else { "off" }
+                ),
+            ),
             (GREY, "F1: keys and mouse".to_string()),
         ]
     }
@@ -443,7 +493,24 @@ impl Live {
         // The scene's clock goes on from the next frame at the new sensor's rate.
         self.clock.restart(sensor.frame_rate);
         self.span = None;
-        self.session.set_sensor(sensor)
+        match &mut self.source {
+            Source::Sim(session) => session.set_sensor(sensor),
+            Source::Play(_) => Err(ViewError::Other(
+                "a recording plays the sensor that recorded it: no other sensor".into(),
+            )),
+        }
+    }
+
+    /// The label of the recorded frame shown last.
+    fn recorded_label(&self) -> String {
+        match &self.source {
+            Source::Play(p) => p
+                .recording
+                .frames
+                .get(self.stats.recorded_index)
+                .map_or_else(String::new, |f| f.label.clone()),
+            Source::Sim(_) => String::new(),
+        }
     }
 
     /// The window's drawable area changed (zero while minimised).
@@ -494,8 +561,23 @@ impl Live {
         }
         self.report.allocations_last = self.allocations();
         self.report.swapchains_made = self.presenter.swapchains_made;
-        self.report.sensor = self.session.sensor().name.clone();
-        self.report.beams = self.session.sensor().beams.len();
+        match &self.source {
+            Source::Sim(session) => {
+                self.report.sensor = session.sensor().name.clone();
+                self.report.beams = session.sensor().beams.len();
+            }
+            Source::Play(p) => {
+                let r = &p.recording;
+                self.report.recorded = Some(RecordedReport {
+                    name: r.name.clone(),
+                    kind: r.kind.clone(),
+                    frames: r.len(),
+                    frame_rate: r.frame_rate,
+                    last_index: self.stats.recorded_index,
+                    last_points: self.stats.points,
+                });
+            }
+        }
         let messages = self.ctx.validation_messages();
         if !messages.is_empty() {
             return Err(ViewError::Validation(messages));

@@ -1,11 +1,12 @@
 //! The live view window (winit): it runs the simulation frame after frame and draws
-//! each frame's points as they come off the GPU, with the HUD, the legend, the help
+//! each frame's points as they come off the GPU (or plays recorded frames), with the HUD, the legend, the help
 //! (F1), mouse camera, keys, and live reload of the sensor file and the view's shaders.
 //! Prints nothing: messages go to the caller's callback and into the window.
 
 mod input;
 mod live;
 mod pace;
+mod source;
 
 use super::camera::OrbitCamera;
 use super::colour::ColourMode;
@@ -13,6 +14,7 @@ use super::session::ViewInputs;
 use super::shaders::ShaderSource;
 use super::ViewError;
 use crate::gpu::ContextOptions;
+use crate::output::Recording;
 use live::Live;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -21,9 +23,15 @@ use winit::event::WindowEvent;
 use winit::event_loop::{ActiveEventLoop, ControlFlow, EventLoop};
 use winit::window::{Window, WindowId};
 
+/// What the window draws: a simulation, or recorded frames played back.
+pub enum ViewSource {
+    Simulate(Box<ViewInputs>),
+    Play(Recording),
+}
+
 /// What the window shows and how it runs.
 pub struct WindowOptions {
-    pub inputs: ViewInputs,
+    pub source: ViewSource,
     pub device: ContextOptions,
     /// The window's first inner size in pixels.
     pub size: [u32; 2],
@@ -90,6 +98,20 @@ pub struct ViewReport {
     pub allocations_last: (usize, u64),
     pub sensor: String,
     pub beams: usize,
+    /// Playing a recording: its frames, and the last frame shown (its index in the
+    /// recording and its points).
+    pub recorded: Option<RecordedReport>,
+}
+
+/// What a window that played a recording showed.
+#[derive(Debug, Clone, Default)]
+pub struct RecordedReport {
+    pub name: String,
+    pub kind: String,
+    pub frames: usize,
+    pub frame_rate: f32,
+    pub last_index: usize,
+    pub last_points: usize,
 }
 
 /// A run of simulated frames: the scene's time from the first to the last, against

@@ -108,6 +108,9 @@ fn design_lists_every_weather_domain() {
         ("snow:rate", super::SNOW_RATE),
     ] {
         let row = format!("| {field} | {lo} ≤ x ≤ {hi} {unit} |");
-        assert!(design.contains(&row), "docs/DESIGN.md §2 lacks the row\n{row}");
+        assert!(
+            design.contains(&row),
+            "docs/DESIGN.md §2 lacks the row\n{row}"
+        );
     }
 }
