@@ -7,7 +7,11 @@ use std::path::Path;
 #[test]
 fn readme_sensor_example_loads() {
     let readme = readme();
-    let start = readme.find("```yaml\n").expect("a yaml block in README.md") + 8;
+    // The sensor file: the yaml block that names a sensor.
+    let start = readme
+        .find("```yaml\nname:")
+        .expect("a sensor's yaml block in README.md")
+        + 8;
     let end = start + readme[start..].find("```").expect("closed yaml block");
     let sensor = beamtrace::sensor::parse_sensor(&readme[start..end], Path::new("README.md"))
         .unwrap_or_else(|e| panic!("README's sensor example: {e}"));
@@ -290,7 +294,8 @@ fn readme_convention_headers_are_what_the_files_carry() {
 ///   the UDP port), and `--http` on a free port instead of 8080, which the machine
 ///   may use;
 /// - `view` needs a window: it runs under `xvfb-run` (a virtual X display) with
-///   `--exit-after 1` (see [`command_for`]);
+///   `--exit-after 1` (see [`command_for`]); a file pattern (`vlp/frame_*.ply`) is
+///   expanded as a shell would ([`expand_globs`]);
 /// - `bench`: one timed frame, no warm-up, the smallest case (`--cases 512x1`); a
 ///   `--suite` runs as `--suite quick --workloads limox` (the suite's CI size, one
 ///   workload; `bench_suite.rs` runs the whole quick suite);
@@ -373,6 +378,35 @@ fn command_for(args: &[String]) -> std::process::Command {
     cmd
 }
 
+/// `args` with each `dir/pre*post` replaced by the matching files of `dir` under
+/// `root`, sorted, as a shell expands them (kept as written when none match).
+fn expand_globs(args: &[String], root: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    for a in args {
+        let (dir, name) = a.rsplit_once('/').unwrap_or((".", a.as_str()));
+        let Some((pre, post)) = name.split_once('*') else {
+            out.push(a.clone());
+            continue;
+        };
+        let mut found: Vec<String> = std::fs::read_dir(root.join(dir))
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| {
+                n.starts_with(pre) && n.ends_with(post) && n.len() >= pre.len() + post.len()
+            })
+            .map(|n| format!("{dir}/{n}"))
+            .collect();
+        found.sort();
+        if found.is_empty() {
+            found.push(a.clone());
+        }
+        out.extend(found);
+    }
+    out
+}
+
 /// A free TCP port on the loopback interface.
 fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
@@ -434,6 +468,7 @@ fn readme_examples_run() {
             }
         }
         for args in runs {
+            let args = expand_globs(&args, work.path());
             let out = command_for(&args)
                 .current_dir(work.path())
                 .output()

@@ -191,7 +191,11 @@ fn files_beamtrace_wrote_play_and_show_their_points() {
     for format in ["ply", "las", "mcap"] {
         let out = d.join(format);
         run("vlp-16", &out, &["--frames", "1", "--format", format]);
-        let file = out.join(format!("frame_000000.{format}"));
+        // MCAP: the run's one bag.
+        let file = match format {
+            "mcap" => out.join("run.mcap"),
+            _ => out.join(format!("frame_000000.{format}")),
+        };
         let report = play_and_check(&[&file], &first, d, &[]);
         assert_eq!(
             last_shown(&report),

@@ -216,9 +216,9 @@ fn points_las_cannot_hold_are_refused_not_moved() {
             },
         ),
         (
-            "class 13",
+            "class 14",
             Point {
-                class: 13,
+                class: 14,
                 ..Point::default()
             },
         ),
