@@ -209,7 +209,7 @@ fn streaming_to_a_port_nobody_listens_on_keeps_going() {
         "--to", &to,
     ]);
     assert!(o.status.success(), "{}", text(&o));
-    assert!(text(&o).contains("3 frame(s)"), "{}", text(&o));
+    assert!(text(&o).contains("3 of 3 frames sent"), "{}", text(&o));
 }
 
 /// A wall driven away from the sensor at 10 m/s by a scenario (x = 10 + 10·t): each
