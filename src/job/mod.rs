@@ -199,6 +199,8 @@ pub struct FrameDone {
     pub files: Vec<PathBuf>,
     /// The sensor's pose in the world at the frame's start.
     pub pose: Viewpoint,
+    /// The frame's weather and its extinction (1/m); `None` in clear air.
+    pub weather: Option<(Weather, f32)>,
 }
 
 /// Runs the job: simulates `opts.frames` frames and writes their files (and sends or

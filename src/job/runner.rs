@@ -160,6 +160,7 @@ impl<'a> Runner<'a> {
             points: cloud.points.len(),
             files: Vec::new(),
             pose: viewpoint(done.settings.sensor_to_world),
+            weather: medium.map(|m| (m.weather, m.alpha)),
         };
         if !self.opts.clouds {
             frame_done(&info);

@@ -12,13 +12,15 @@
 //! it and simulates only the frames it lacks; with other inputs it refuses. At the end it
 //! writes `shards/shard-<i>-of-<n>.json`, its record. [`merge`] checks that the records
 //! cover every unit exactly once with the same inputs and writes what a single process
-//! would have: each job's `poses.csv`, and `index.json` listing every file with its
+//! would have: each job's `poses.csv` (and `weather.csv` where its frames had weather,
+//! from the journals' notes), and `index.json` listing every file with its
 //! size and SHA-256 — nothing in either says how the work was split.
 
 use crate::output::{
-    frame_layer_file_name, merge_mcap, write_atomic, write_poses, Format, OutputError, PoseRow,
-    Viewpoint, RUN_BAG,
+    frame_layer_file_name, merge_mcap, write_atomic, write_poses, write_weather, Format,
+    OutputError, PoseRow, Viewpoint, WeatherRow, RUN_BAG,
 };
+use crate::weather::Weather;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest as _, Sha256};
 use std::collections::BTreeMap;
@@ -204,6 +206,10 @@ pub struct FrameEntry {
     /// The sensor's pose in the world at the frame's start: tx ty tz, qw qx qy qz.
     pub translation: [f32; 3],
     pub rotation: [f32; 4],
+    /// The frame's weather (the `--weather` form) and extinction (1/m); absent in clear
+    /// air, so that clear runs' journals read as before.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub weather: Option<(String, f32)>,
 }
 
 /// The journal's first line.
@@ -333,12 +339,13 @@ impl ShardRun {
 
     /// Notes a frame whose files are all in place (and synced: the caller's atomic
     /// writes), so that a restart does not make it again.
+    /// With the frame's pose and weather (`FrameDone::weather`).
     pub fn frame_done(
         &mut self,
         job: usize,
         frame: u64,
         files: &[PathBuf],
-        pose: Viewpoint,
+        (pose, weather): (Viewpoint, Option<(Weather, f32)>),
     ) -> Result<(), ShardError> {
         let files = files
             .iter()
@@ -350,6 +357,7 @@ impl ShardRun {
             files,
             translation: pose.translation,
             rotation: pose.rotation,
+            weather: weather.map(|(w, alpha)| (w.to_string(), alpha)),
         };
         let line = json_line(&entry)?;
         self.journal
@@ -534,6 +542,11 @@ pub fn merge(out: &Path) -> Result<MergeSummary, ShardError> {
         let poses = out.join(&planned.dir).join(super::POSES_FILE);
         write_poses(&poses, &pose_rows(planned, &entries))?;
         summary.written.push(poses);
+        if entries.iter().any(|e| e.weather.is_some()) {
+            let path = out.join(&planned.dir).join(super::WEATHER_FILE);
+            write_weather(&path, &weather_rows(planned, &entries))?;
+            summary.written.push(path);
+        }
     }
     let index = serde_json::json!({
         "beamtrace_version": env!("CARGO_PKG_VERSION"),
@@ -678,6 +691,23 @@ fn pose_rows(planned: &PlannedJob, entries: &[&FrameEntry]) -> Vec<PoseRow> {
                 translation: e.translation,
                 rotation: e.rotation,
             },
+        })
+        .collect()
+}
+
+/// Each frame's weather as the run that made it wrote it (clear where none is noted; a
+/// form that no longer parses reads as clear with its extinction kept).
+fn weather_rows(planned: &PlannedJob, entries: &[&FrameEntry]) -> Vec<WeatherRow> {
+    entries
+        .iter()
+        .map(|e| {
+            let (form, extinction) = e.weather.clone().unwrap_or(("clear".into(), 0.0));
+            WeatherRow {
+                frame: e.frame,
+                time: e.frame as f64 / f64::from(planned.frame_rate),
+                weather: Weather::parse(&form).unwrap_or(Weather::CLEAR),
+                extinction,
+            }
         })
         .collect()
 }
@@ -979,7 +1009,10 @@ mod tests {
                     translation: [f as f32 * 0.1, 0.0, 1.8],
                     rotation: [1.0, 0.0, 0.0, 0.0],
                 };
-                run.frame_done(s.job, f, &[file], pose).unwrap();
+                // Job b in fog, job a in clear air.
+                let fog = Weather::parse("fog:visibility=100").unwrap();
+                let weather = (jobs[s.job].name == "b").then_some((fog, 0.0391));
+                run.frame_done(s.job, f, &[file], (pose, weather)).unwrap();
             }
         }
         run.finish(None, 0.0).unwrap()
@@ -999,6 +1032,12 @@ mod tests {
             assert_eq!(poses.lines().count(), 1 + 3);
             // Frame 2 of job b: t = 2 / 10 Hz, x = 0.2 m.
             assert!(poses.contains("\n2,0.2,0.2,0,1.8,1,0,0,0\n"), "{poses}");
+            // The weather the journals noted: job b's per frame, none for job a.
+            let weather = std::fs::read_to_string(dir.path().join("b/weather.csv")).unwrap();
+            assert_eq!(weather.lines().count(), 1 + 3);
+            let row = "\n2,0.2,\"fog:visibility=100\",100,0,0,0.0391\n";
+            assert!(weather.contains(row), "{weather}");
+            assert!(!dir.path().join("a/weather.csv").exists());
             std::fs::read(dir.path().join(INDEX_FILE)).unwrap()
         };
         let one = index(1);
@@ -1024,7 +1063,8 @@ mod tests {
         for f in 0..2 {
             let file = dir.path().join(format!("a/frame_{f:06}.txt"));
             std::fs::write(&file, "x").unwrap();
-            run.frame_done(0, f, &[file], Viewpoint::IDENTITY).unwrap();
+            run.frame_done(0, f, &[file], (Viewpoint::IDENTITY, None))
+                .unwrap();
         }
         drop(run);
         // Killed while appending frame 2; frame 1's file lost since.
