@@ -436,63 +436,73 @@ pub fn trace_layouts() -> Vec<HostLayout> {
         ),
         subray_record_layout(),
         layout!(GpuSweep, "Sweep", [translation, rotation]),
-        layout!(
-            FrameParams,
-            "FrameParams",
-            [
-                sweep_address,
-                sweep_duration,
-                time_slices,
-                sun_direction,
-                sun_irradiance,
-                beam_count,
-                subray_count,
-                slots,
-                min_range,
-                max_range,
-                seed_lo,
-                seed_hi,
-                frame,
-                max_bounces,
-                subray_offset,
-                launch_subrays,
-                beam_offset,
-                tile_columns,
-                tile_beams,
-                records_address,
-                medium_address,
-                surface_slots,
-                medium_pad
-            ]
-        ),
-        layout!(
-            GpuMedium,
-            "Medium",
-            [
-                alpha,
-                fog_count,
-                fog_slots,
-                drop_slots,
-                has_drops,
-                per_beam,
-                r0,
-                r1,
-                radius0,
-                slope,
-                d_min,
-                d_max,
-                lambda,
-                scale,
-                reflectance,
-                drop_material,
-                weather_class,
-                fog_material,
-                crossover_lo,
-                crossover_hi,
-                fog
-            ]
-        ),
+        frame_params_layout(),
+        medium_layout(),
     ]
+}
+
+/// The trace pass's push constants.
+fn frame_params_layout() -> HostLayout {
+    layout!(
+        FrameParams,
+        "FrameParams",
+        [
+            sweep_address,
+            sweep_duration,
+            time_slices,
+            sun_direction,
+            sun_irradiance,
+            beam_count,
+            subray_count,
+            slots,
+            min_range,
+            max_range,
+            seed_lo,
+            seed_hi,
+            frame,
+            max_bounces,
+            subray_offset,
+            launch_subrays,
+            beam_offset,
+            tile_columns,
+            tile_beams,
+            records_address,
+            medium_address,
+            surface_slots,
+            medium_pad
+        ]
+    )
+}
+
+/// The frame's medium, read by the trace through a buffer reference.
+fn medium_layout() -> HostLayout {
+    layout!(
+        GpuMedium,
+        "Medium",
+        [
+            alpha,
+            fog_count,
+            fog_slots,
+            drop_slots,
+            has_drops,
+            per_beam,
+            r0,
+            r1,
+            radius0,
+            slope,
+            d_min,
+            d_max,
+            lambda,
+            scale,
+            reflectance,
+            drop_material,
+            weather_class,
+            fog_material,
+            crossover_lo,
+            crossover_hi,
+            fog
+        ]
+    )
 }
 
 /// The structs of the waveform and compaction passes.
