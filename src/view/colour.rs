@@ -3,6 +3,7 @@
 
 use crate::contract::{colour_mode, CATEGORIES, RAMP};
 use crate::output::intensity_color;
+use crate::scene::SemanticClass;
 
 /// The field points are coloured by.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -150,6 +151,20 @@ pub fn ramp_colour(t: f32) -> [u8; 3] {
 /// The colour of category `id`.
 pub fn category_colour(id: u32) -> [u8; 3] {
     CATEGORY_COLOURS[(id % CATEGORIES) as usize]
+}
+
+/// The names a categorical legend gives the first ids of `mode`; `materials` names the
+/// material ids where the caller knows them.
+pub fn categories(mode: ColourMode, materials: impl FnOnce() -> Vec<String>) -> Vec<String> {
+    match mode {
+        ColourMode::Class => (SemanticClass::all().iter())
+            .map(|c| c.name().into())
+            .collect(),
+        ColourMode::Material => materials(),
+        ColourMode::ReturnIndex => ["nearest", "2nd", "3rd", "4th"].map(String::from).to_vec(),
+        ColourMode::Instance => (0..8).map(|i| format!("id {i} (+16 k)")).collect(),
+        _ => Vec::new(),
+    }
 }
 
 /// The palette the points shader reads: [`RAMP`] ramp entries, then the categories.

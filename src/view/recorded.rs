@@ -7,7 +7,6 @@ use super::colour::{ColourMode, Scale};
 use super::ViewError;
 use crate::gpu::{Buffer, BufferUsageFlags, Context};
 use crate::output::{PointCloud, Recording};
-use crate::scene::SemanticClass;
 use crate::sim::{DevicePoints, GpuBeam, GpuPoint};
 use std::sync::Arc;
 
@@ -78,16 +77,8 @@ impl RecordedPlayer {
 
     /// The names a categorical legend gives the first ids of `mode`.
     pub fn categories(&self, mode: ColourMode) -> Vec<String> {
-        match mode {
-            ColourMode::Class => SemanticClass::all()
-                .iter()
-                .map(|c| c.name().into())
-                .collect(),
-            ColourMode::Material => (0..8).map(|i| format!("material {i}")).collect(),
-            ColourMode::ReturnIndex => ["nearest", "2nd", "3rd", "4th"].map(String::from).to_vec(),
-            ColourMode::Instance => (0..8).map(|i| format!("id {i} (+16 k)")).collect(),
-            _ => Vec::new(),
-        }
+        // A recording names no materials: their ids.
+        super::colour::categories(mode, || (0..8).map(|i| format!("material {i}")).collect())
     }
 }
 

@@ -7,7 +7,7 @@ use super::meshes::SceneMeshes;
 use super::ViewError;
 use crate::gpu::Context;
 use crate::material::{MaterialDb, MaterialMapping};
-use crate::scene::{Scenario, Scene, SemanticClass};
+use crate::scene::{Scenario, Scene};
 use crate::sensor::{Pose, Sensor};
 use crate::sim::{DriverInputs, FrameDriver, FrameTicket, Play, Simulator, Sun};
 use crate::weather::Weather;
@@ -119,15 +119,6 @@ impl SimSession {
     }
     /// The names a categorical legend gives the first ids of `mode`.
     pub fn categories(&self, mode: ColourMode) -> Vec<String> {
-        match mode {
-            ColourMode::Class => SemanticClass::all()
-                .iter()
-                .map(|c| c.name().into())
-                .collect(),
-            ColourMode::Material => self.material_names.clone(),
-            ColourMode::ReturnIndex => ["nearest", "2nd", "3rd", "4th"].map(String::from).to_vec(),
-            ColourMode::Instance => (0..8).map(|i| format!("id {i} (+16 k)")).collect(),
-            _ => Vec::new(),
-        }
+        super::colour::categories(mode, || self.material_names.clone())
     }
 }
