@@ -22,7 +22,9 @@ use beamtrace::output::{write_pcd_to, PcdEncoding};
 use beamtrace::reference::CpuSimulator;
 use beamtrace::scene::Scene;
 use beamtrace::sensor::{preset, Pose, Sensor};
-use beamtrace::sim::{to_point_cloud, Capture, DriverInputs, FrameDriver, Play, Simulator};
+use beamtrace::sim::{
+    to_point_cloud, Capture, DriverInputs, DriverSensor, FrameDriver, Play, Simulator,
+};
 use criterion::{BenchmarkId, Criterion, SamplingMode, Throughput};
 use std::hint::black_box;
 use std::path::Path;
@@ -99,14 +101,13 @@ fn bench_frame(c: &mut Criterion, s: &Setup) -> Result<()> {
     let inputs = DriverInputs {
         scene: &s.scene,
         scene_name: "the street",
-        sensor: sensor_of(CASES[0])?,
+        sensors: DriverSensor::one(sensor_of(CASES[0])?, 1),
         materials: &s.db,
         mapping: &MaterialMapping::default(),
         vehicle_pose: Pose::default(),
         play: Play::Still,
         sun: None,
         weather: None,
-        seed: 1,
     };
     let mut driver = FrameDriver::new(&s.ctx, inputs)?;
     let cpu = CpuSimulator::new(&s.scene, &s.db, &s.map)?;

@@ -22,7 +22,7 @@ use crate::model::{Echo, FrameSettings};
 use crate::reference::CpuSimulator;
 use crate::scene::Scene;
 use crate::sensor::{preset, Pose, Sampling, Sensor};
-use crate::sim::{Capture, DriverInputs, FrameDriver, Play, Simulator, Sun};
+use crate::sim::{Capture, DriverInputs, DriverSensor, FrameDriver, Play, Simulator, Sun};
 use crate::weather::Weather;
 use glam::Vec3;
 use serde::Serialize;
@@ -198,10 +198,13 @@ pub fn measure(opts: &BenchOptions) -> Result<BenchReport, BenchError> {
     let inputs = DriverInputs {
         scene,
         scene_name: &opts.scene_name,
-        sensor: match sensors.first() {
-            Some(s) => s.clone(),
-            None => opts.sensor.make(None)?,
-        },
+        sensors: DriverSensor::one(
+            match sensors.first() {
+                Some(s) => s.clone(),
+                None => opts.sensor.make(None)?,
+            },
+            1,
+        ),
         materials: &db,
         mapping: &MaterialMapping::default(),
         // The sensor at its mount on a vehicle at the origin, as the CPU reference has it.
@@ -209,7 +212,6 @@ pub fn measure(opts: &BenchOptions) -> Result<BenchReport, BenchError> {
         play: Play::Still,
         sun,
         weather: opts.weather,
-        seed: 1,
     };
     let mut driver = FrameDriver::new(&ctx, inputs)?;
     let stats = driver.sim().scene_stats();

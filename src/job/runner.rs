@@ -7,7 +7,9 @@ use super::stream::PacketStream;
 use super::{FrameDone, JobError, JobOptions, JobReport, MemoryUse};
 use crate::gpu::Context;
 use crate::output::{McapBag, RUN_BAG};
-use crate::sim::{DrivenFrame, DriverInputs, DriverPlan, FrameDriver, FrameOutput, Play, Sun};
+use crate::sim::{
+    DrivenFrame, DriverInputs, DriverPlan, DriverSensor, FrameDriver, FrameOutput, Play, Sun,
+};
 use crate::weather::Weather;
 use std::sync::Arc;
 use std::time::Instant;
@@ -34,14 +36,13 @@ pub(super) fn driver_plan(opts: &JobOptions) -> Result<DriverPlan<'_>, JobError>
     Ok(DriverPlan::new(DriverInputs {
         scene: &opts.scene,
         scene_name: &opts.scene_name,
-        sensor: opts.sensor.clone(),
+        sensors: DriverSensor::one(opts.sensor.clone(), opts.seed),
         materials: &opts.materials,
         mapping: &opts.mapping,
         vehicle_pose: opts.vehicle_pose,
         play,
         sun: simulated_sun(opts),
         weather: opts.weather,
-        seed: opts.seed,
     })?)
 }
 

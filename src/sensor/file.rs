@@ -104,9 +104,10 @@ struct PatternSpec {
     csv: Option<PathBuf>,
 }
 
-#[derive(Debug, Deserialize)]
+/// A `mount:` as files give it (a sensor's, a rig member's, an IMU's).
+#[derive(Debug, Clone, Copy, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct MountSpec {
+pub(crate) struct MountSpec {
     #[serde(default)]
     translation: [f32; 3],
     /// Roll, pitch, yaw (deg): R = Rz(yaw)·Ry(pitch)·Rx(roll).
@@ -316,6 +317,29 @@ fn in_pattern(path: &Path, prefix: &str, e: SensorError) -> SensorError {
 }
 
 /// Each component of a `[x, y, z]` field within `domain`.
+impl MountSpec {
+    /// The pose, each value checked against its domain; `field` names the mount in
+    /// errors (`mount`, `sensors[2].mount`).
+    pub(crate) fn pose(&self, path: &Path, field: &str) -> Result<Pose, SensorError> {
+        let translation = format!("{field}.translation");
+        check3(
+            path,
+            &translation,
+            domain::MOUNT_TRANSLATION,
+            self.translation,
+        )?;
+        let rotation = format!("{field}.rotation_deg");
+        check3(path, &rotation, domain::MOUNT_ROTATION, self.rotation_deg)?;
+        let [roll, pitch, yaw] = self.rotation_deg.map(f32::to_radians);
+        Ok(Pose::from_translation_rpy(
+            Vec3::from(self.translation),
+            roll,
+            pitch,
+            yaw,
+        ))
+    }
+}
+
 fn check3(path: &Path, field: &str, d: domain::Domain, v: [f32; 3]) -> Result<(), SensorError> {
     for (i, x) in v.iter().enumerate() {
         d.check(&format!("{field}[{i}]"), f64::from(*x))
@@ -430,20 +454,7 @@ fn apply_overrides(sensor: &mut Sensor, file: SensorFile, src: &Source) -> Resul
     let path = src.yaml;
     set_given(&mut sensor.name, file.name);
     if let Some(m) = &file.mount {
-        check3(
-            path,
-            "mount.translation",
-            domain::MOUNT_TRANSLATION,
-            m.translation,
-        )?;
-        check3(
-            path,
-            "mount.rotation_deg",
-            domain::MOUNT_ROTATION,
-            m.rotation_deg,
-        )?;
-        let [roll, pitch, yaw] = m.rotation_deg.map(f32::to_radians);
-        sensor.mount = Pose::from_translation_rpy(Vec3::from(m.translation), roll, pitch, yaw);
+        sensor.mount = m.pose(path, "mount")?;
     }
     if let Some(r) = &file.range {
         set_given(&mut sensor.min_range, r.min);

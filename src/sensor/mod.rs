@@ -32,6 +32,7 @@ mod patterns;
 mod preset_builders;
 mod presets;
 mod reflectivity;
+pub mod rig;
 pub mod rng;
 mod subrays;
 
@@ -58,6 +59,7 @@ pub use presets::{
     preset, preset_detail, preset_with, presets, PresetDetail, PresetInfo, PresetOptions,
 };
 pub use reflectivity::{calibrated_reflectivity, RETRO_FULL_SCALE};
+pub use rig::{load_rig, ros_name, Rig, RigClock, RigSensor, MAX_RIG_SENSORS};
 pub use subrays::{check_subrays, grid_rows, MAX_SUBRAYS};
 
 /// One laser beam of a pattern.

@@ -8,10 +8,17 @@
 //! step: the scene's motion placed for the frame, its settings (pose, sweep, sun, seed),
 //! and two frames in flight. Callers decide which frames to simulate and what to do
 //! with them.
+//!
+//! A vehicle rig's sensors share one driver: the scene is uploaded once and its
+//! time-sliced TLAS refit only when a placement changes, so sensors of one rate trace
+//! the same tree each frame; each sensor is a *lane* with its own beams, sub-rays,
+//! record slots, frame rate and seed, and frames of all lanes interleave by scenario
+//! time ([`FrameDriver::schedule`]). A one-sensor driver is a one-lane rig.
 
 use super::memory::check_frame_memory;
 use super::playback::Playback;
 use super::points::to_point_cloud;
+use super::slot::SensorBuffers;
 use super::{Capture, FrameOutput, FrameTicket, SimError, Simulator, Sun};
 use crate::contract::MAX_RECORDS_PER_BEAM;
 use crate::gpu::Context;
@@ -36,12 +43,20 @@ pub enum Play<'a> {
     Still,
 }
 
+/// A sensor of a driver (a lane), with the seed of its noise.
+#[derive(Debug, Clone)]
+pub struct DriverSensor {
+    pub sensor: Sensor,
+    pub seed: u64,
+}
+
 /// What a driver simulates.
 pub struct DriverInputs<'a> {
     pub scene: &'a Scene,
     /// The scene's name in error messages.
     pub scene_name: &'a str,
-    pub sensor: Sensor,
+    /// One sensor, or a rig's: each at its mount on the vehicle (at least one).
+    pub sensors: Vec<DriverSensor>,
     pub materials: &'a MaterialDb,
     pub mapping: &'a MaterialMapping,
     /// Where the vehicle stands when no track drives it; the sensor sits at its mount.
@@ -52,7 +67,13 @@ pub struct DriverInputs<'a> {
     /// The weather of every frame (`--weather`); `None`: the scenario's keyframes if it
     /// has them, else clear air.
     pub weather: Option<Weather>,
-    pub seed: u64,
+}
+
+impl DriverSensor {
+    /// The one sensor of a driver that simulates only it.
+    pub fn one(sensor: Sensor, seed: u64) -> Vec<DriverSensor> {
+        vec![DriverSensor { sensor, seed }]
+    }
 }
 
 /// A driver's set-up done on the host, before a device is needed: the errors of bad
@@ -61,12 +82,13 @@ pub struct DriverPlan<'a> {
     inputs: DriverInputs<'a>,
     weather: WeatherTrack,
     material_map: Vec<u32>,
-    subrays: Vec<SubRaySample>,
-    playback: Playback,
+    lanes: Vec<Lane>,
 }
 
 /// A frame submitted by [`FrameDriver::submit`].
 pub struct Submitted {
+    /// The lane (the rig's sensor) it is of.
+    pub lane: usize,
     pub frame: u64,
     pub settings: FrameSettings,
     /// When it was submitted (a stream's latency counts from here).
@@ -84,24 +106,34 @@ enum Work {
 
 /// A finished frame.
 pub struct DrivenFrame {
+    /// The lane (the rig's sensor) it is of.
+    pub lane: usize,
     pub frame: u64,
     pub settings: FrameSettings,
     pub submitted: Instant,
     pub output: FrameOutput,
 }
 
-/// A scene on the device with its sensor and its motion, stepping frames.
-pub struct FrameDriver {
-    sim: Simulator,
+/// One sensor of a driver: what its frames are traced with.
+struct Lane {
     sensor: Sensor,
     subrays: Vec<SubRaySample>,
-    vehicle_pose: Pose,
+    /// The motion as this sensor sees it: at its mount and frame rate.
     playback: Playback,
-    sun: Option<Sun>,
-    weather: WeatherTrack,
     /// The medium's record slots per sub-ray, fixed for the run at the sensor's set-up.
     medium_slots: MediumSlots,
     seed: u64,
+    /// Its buffers on the device, made once by the driver's start.
+    buffers: Option<Arc<SensorBuffers>>,
+}
+
+/// A scene on the device with its sensors and its motion, stepping frames.
+pub struct FrameDriver {
+    sim: Simulator,
+    lanes: Vec<Lane>,
+    vehicle_pose: Pose,
+    sun: Option<Sun>,
+    weather: WeatherTrack,
     in_flight: Option<Submitted>,
 }
 
@@ -116,13 +148,15 @@ impl<'a> DriverPlan<'a> {
                 scene: inputs.scene_name.to_string(),
                 source,
             })?;
-        let subrays = sensor_subrays(&inputs.sensor)?;
         let motion = match inputs.play {
             Play::SceneAnimations => Motion::from_scene(inputs.scene),
             Play::Scenario(s) => Motion::new(inputs.scene, s)?,
             Play::Still => Motion::still(inputs.scene),
         };
-        let playback = Playback::for_sensor(motion, inputs.vehicle_pose, &inputs.sensor);
+        check_lanes(&inputs)?;
+        let lanes = (inputs.sensors.iter())
+            .map(|s| Lane::new(s, &motion, inputs.vehicle_pose))
+            .collect::<Result<Vec<_>, _>>()?;
         let weather = match (inputs.weather, inputs.play) {
             (Some(w), _) => WeatherTrack::constant(w),
             (None, Play::Scenario(s)) => s.weather().cloned().unwrap_or_default(),
@@ -132,8 +166,7 @@ impl<'a> DriverPlan<'a> {
             inputs,
             weather,
             material_map,
-            subrays,
-            playback,
+            lanes,
         })
     }
 
@@ -141,19 +174,22 @@ impl<'a> DriverPlan<'a> {
     /// sub-ray (the fewest a scene needs), before the scene is uploaded;
     /// [`Simulator::set_sensor`] checks again with the scene's slots.
     pub fn check_memory(&self, ctx: &Context) -> Result<(), SimError> {
-        check_frame_memory(
-            ctx,
-            &frame_extent(&self.inputs.sensor, self.subrays.len(), 1),
-        )
+        for lane in &self.lanes {
+            check_frame_memory(ctx, &frame_extent(&lane.sensor, lane.subrays.len(), 1))?;
+        }
+        Ok(())
     }
 
     /// Uploads the scene, makes the pipelines and sets the sensor up.
     pub fn start(self, ctx: &Arc<Context>) -> Result<FrameDriver, SimError> {
         self.check_memory(ctx)?;
         let i = self.inputs;
-        // Each material's values at the sensor's wavelength (nearest given within 50 nm).
-        let materials = i.materials.for_wavelength(i.sensor.wavelength_nm);
-        let slices = self.playback.time_slices();
+        // Each material's values at the sensor's wavelength (nearest given within 50 nm;
+        // a rig's sensors see the same values, `check_lanes`).
+        let materials = i
+            .materials
+            .for_wavelength(self.lanes[0].sensor.wavelength_nm);
+        let slices = self.lanes[0].playback.time_slices();
         let sim = Simulator::with_time_slices(ctx, i.scene, &materials, &self.material_map, slices)
             .map_err(|source| SimError::Upload {
                 what: format!("{} to the GPU", i.scene_name),
@@ -161,18 +197,53 @@ impl<'a> DriverPlan<'a> {
             })?;
         let mut driver = FrameDriver {
             sim,
-            sensor: i.sensor,
-            subrays: self.subrays,
+            lanes: self.lanes,
             vehicle_pose: i.vehicle_pose,
-            playback: self.playback,
             sun: i.sun,
             weather: self.weather,
-            medium_slots: MediumSlots::default(),
-            seed: i.seed,
             in_flight: None,
         };
-        driver.set_up_sensor()?;
+        for lane in 0..driver.lanes.len() {
+            driver.set_up_lane(lane)?;
+        }
         Ok(driver)
+    }
+}
+
+/// A rig's sensors must see the scene's materials alike: the scene is uploaded once,
+/// with one material table.
+fn check_lanes(inputs: &DriverInputs) -> Result<(), SimError> {
+    let Some(first) = inputs.sensors.first() else {
+        return Err(SimError::Input("a driver needs at least one sensor".into()));
+    };
+    let at = |s: &Sensor| inputs.materials.for_wavelength(s.wavelength_nm).materials;
+    let values = at(&first.sensor);
+    for other in &inputs.sensors[1..] {
+        if at(&other.sensor) != values {
+            return Err(SimError::Input(format!(
+                "the rig's sensors {} ({} nm) and {} ({} nm) see the scene's materials with \
+                 different values; a rig traces one material table, so run sensors of \
+                 these wavelengths as separate runs",
+                first.sensor.name,
+                first.sensor.wavelength_nm,
+                other.sensor.name,
+                other.sensor.wavelength_nm
+            )));
+        }
+    }
+    Ok(())
+}
+
+impl Lane {
+    fn new(s: &DriverSensor, motion: &Motion, vehicle: Pose) -> Result<Lane, SimError> {
+        Ok(Lane {
+            subrays: sensor_subrays(&s.sensor)?,
+            playback: Playback::for_sensor(motion.clone(), vehicle, &s.sensor),
+            sensor: s.sensor.clone(),
+            medium_slots: MediumSlots::default(),
+            seed: s.seed,
+            buffers: None,
+        })
     }
 }
 
@@ -182,59 +253,65 @@ impl FrameDriver {
         DriverPlan::new(inputs)?.start(ctx)
     }
 
-    /// Simulates `sensor` from the next submitted frame on (frames in flight keep
-    /// theirs); the motion plays on at the new sensor's mount and frame rate.
+    /// Simulates `sensor` in lane 0 from the next submitted frame on (frames in flight
+    /// keep theirs); the motion plays on at the new sensor's mount and frame rate.
     pub fn set_sensor(&mut self, sensor: Sensor) -> Result<(), SimError> {
-        let subrays = sensor_subrays(&sensor)?;
-        let motion = self.playback.motion().clone();
-        let (old_sensor, old_subrays) = (
-            std::mem::replace(&mut self.sensor, sensor),
-            std::mem::replace(&mut self.subrays, subrays),
-        );
-        if let Err(e) = self.set_up_sensor() {
-            // The simulator still has the old sensor: keep the driver in step with it.
-            (self.sensor, self.subrays) = (old_sensor, old_subrays);
+        let seed = self.lanes[0].seed;
+        let motion = self.lanes[0].playback.motion().clone();
+        let lane = Lane::new(&DriverSensor { sensor, seed }, &motion, self.vehicle_pose)?;
+        let old = std::mem::replace(&mut self.lanes[0], lane);
+        if let Err(e) = self.set_up_lane(0) {
+            // The simulator still has the old sensor's buffers: keep the lane in step.
+            self.lanes[0] = old;
             return Err(e);
         }
-        self.playback = Playback::for_sensor(motion, self.vehicle_pose, &self.sensor);
         Ok(())
     }
 
-    /// The sensor's bounces, then its beams and sub-rays with the record slots the
+    /// Lane `lane`'s bounces, then its beams and sub-rays with the record slots the
     /// scene needs at those bounces: one call, so the order cannot be got wrong.
-    fn set_up_sensor(&mut self) -> Result<(), SimError> {
-        let sensor = &self.sensor;
+    fn set_up_lane(&mut self, lane: usize) -> Result<(), SimError> {
+        let l = &mut self.lanes[lane];
+        let sensor = &l.sensor;
         self.sim.set_max_bounces(sensor.max_bounces)?;
-        let subrays = self.subrays.len() as u32;
-        self.medium_slots = MediumSlots::for_run(&self.weather, sensor, subrays);
-        let slots = self.sim.record_slots() + self.medium_slots.total();
-        let records = self.subrays.len() as u64 * u64::from(slots);
+        let subrays = l.subrays.len() as u32;
+        l.medium_slots = MediumSlots::for_run(&self.weather, sensor, subrays);
+        let slots = self.sim.record_slots() + l.medium_slots.total();
+        let records = l.subrays.len() as u64 * u64::from(slots);
         if sensor.cw.is_some() && records > u64::from(MAX_RECORDS_PER_BEAM) {
             // Beyond that the binned waveform keeps no records to sum.
             return Err(SimError::Input(format!(
                 "beam.subrays: a continuous-wave sensor sums its beams' phasors from the \
                  frame's return records, at most {MAX_RECORDS_PER_BEAM} per beam (sub-rays × \
                  {slots} record slots in this scene); {} sub-rays make {records}",
-                self.subrays.len()
+                l.subrays.len()
             )));
         }
         let max_returns = sensor.detector.max_returns;
         self.sim
-            .set_sensor(&sensor.beams, &self.subrays, slots, max_returns)
+            .set_sensor(&sensor.beams, &l.subrays, slots, max_returns)?;
+        l.buffers = self.sim.sensor_buffers();
+        Ok(())
     }
 
-    /// Frame `frame`'s inputs: the sensor's pose when its sweep begins, the sweep when
-    /// anything moves, the sun, the weather and the seed.
+    /// Frame `frame`'s inputs (lane 0's): see [`lane_settings`](Self::lane_settings).
     pub fn settings(&self, frame: u64) -> FrameSettings {
-        let t = self.playback.frame_time(frame);
-        let to_world = self.playback.sensor_to_world(t);
+        self.lane_settings(0, frame)
+    }
+
+    /// Frame `frame` of lane `lane`: the sensor's pose when its sweep begins, the sweep
+    /// when anything moves, the sun, the weather and the seed.
+    pub fn lane_settings(&self, lane: usize, frame: u64) -> FrameSettings {
+        let l = &self.lanes[lane];
+        let t = l.playback.frame_time(frame);
+        let to_world = l.playback.sensor_to_world(t);
         // The noise is keyed by the frame number as a 32-bit value (a job has at most a
         // million frames; the view's counter wraps).
         let mut settings =
-            FrameSettings::for_sensor(&self.sensor, to_world, self.sun, self.seed, frame as u32);
-        settings.sweep = self.playback.sweep(frame);
-        settings.medium = Medium::for_sensor(&self.weather.at(t), &self.sensor);
-        settings.medium_slots = self.medium_slots;
+            FrameSettings::for_sensor(&l.sensor, to_world, self.sun, l.seed, frame as u32);
+        settings.sweep = l.playback.sweep(frame);
+        settings.medium = Medium::for_sensor(&self.weather.at(t), &l.sensor);
+        settings.medium_slots = l.medium_slots;
         settings
     }
 
@@ -243,14 +320,20 @@ impl FrameDriver {
         &self.weather
     }
 
-    /// Places the moving instances for frame `frame` and submits it; a
+    /// [`submit_lane`](Self::submit_lane) of lane 0.
+    pub fn submit(&mut self, frame: u64) -> Result<Submitted, SimError> {
+        self.submit_lane(0, frame)
+    }
+
+    /// Places the moving instances for frame `frame` of lane `lane` and submits it (the
+    /// TLAS is refit only if a placement changed since the last frame of any lane); a
     /// continuous-wave sensor's frame is simulated at once (its records are read before
     /// the next frame overwrites them).
-    pub fn submit(&mut self, frame: u64) -> Result<Submitted, SimError> {
-        self.playback.place(&mut self.sim, frame)?;
-        let settings = self.settings(frame);
+    pub fn submit_lane(&mut self, lane: usize, frame: u64) -> Result<Submitted, SimError> {
+        self.select(lane, frame)?;
+        let settings = self.lane_settings(lane, frame);
         let submitted = Instant::now();
-        let work = match self.sensor.cw {
+        let work = match self.lanes[lane].sensor.cw {
             Some(_) => {
                 let capture = Capture {
                     records: true,
@@ -261,6 +344,7 @@ impl FrameDriver {
             None => Work::OnDevice(self.sim.submit(&settings)?),
         };
         Ok(Submitted {
+            lane,
             frame,
             settings,
             submitted,
@@ -268,10 +352,22 @@ impl FrameDriver {
         })
     }
 
+    /// Makes lane `lane` the simulator's sensor and places the scene for its frame.
+    fn select(&mut self, lane: usize, frame: u64) -> Result<(), SimError> {
+        let l = self
+            .lanes
+            .get_mut(lane)
+            .ok_or_else(|| SimError::Input(format!("lane {lane} does not exist")))?;
+        if let Some(b) = &l.buffers {
+            self.sim.use_sensor(b);
+        }
+        l.playback.place(&mut self.sim, frame)
+    }
+
     /// [`submit`](Self::submit) for a caller that reads the frame on the device (the
     /// view draws its points where compaction left them); always the GPU's points.
     pub fn submit_on_device(&mut self, frame: u64) -> Result<FrameTicket, SimError> {
-        self.playback.place(&mut self.sim, frame)?;
+        self.select(0, frame)?;
         let settings = self.settings(frame);
         self.sim.submit(&settings)
     }
@@ -283,6 +379,7 @@ impl FrameDriver {
             Work::Done(out) => *out,
         };
         Ok(DrivenFrame {
+            lane: s.lane,
             frame: s.frame,
             settings: s.settings,
             submitted: s.submitted,
@@ -290,20 +387,48 @@ impl FrameDriver {
         })
     }
 
-    /// Two frames in flight: submits `next` (if any), then waits for the frame submitted
-    /// before it and returns that one, so the GPU computes frame f + 1 while the caller
-    /// writes frame f. `None` once nothing is in flight.
+    /// [`step_lane`](Self::step_lane) of lane 0's frames.
     pub fn step(&mut self, next: Option<u64>) -> Result<Option<DrivenFrame>, SimError> {
-        let submitted = next.map(|f| self.submit(f)).transpose()?;
+        self.step_lane(next.map(|f| (0, f)))
+    }
+
+    /// Two frames in flight: submits `next` (a lane's frame, if any), then waits for
+    /// the frame submitted before it and returns that one, so the GPU computes the next
+    /// frame while the caller writes this one. `None` once nothing is in flight.
+    pub fn step_lane(
+        &mut self,
+        next: Option<(usize, u64)>,
+    ) -> Result<Option<DrivenFrame>, SimError> {
+        let submitted = next.map(|(l, f)| self.submit_lane(l, f)).transpose()?;
         let done = self.in_flight.take();
         self.in_flight = submitted;
         done.map(|s| self.collect(s)).transpose()
     }
 
+    /// The lanes' frames, in scenario time, for a run of `frames` frames of lane 0:
+    /// every lane runs its frames that begin before lane 0's last frame ends, and frames
+    /// that begin at one time go lane by lane, so lanes of one rate share each
+    /// placement of the scene.
+    pub fn schedule(&self, frames: u64) -> Vec<(usize, u64)> {
+        let end = self.lanes[0].playback.frame_time(frames);
+        let mut all: Vec<(f64, usize, u64)> = Vec::new();
+        for (i, l) in self.lanes.iter().enumerate() {
+            let mut f = 0;
+            // A relative margin: a 20 Hz lane's frame 2n starts where a 10 Hz lane's
+            // frame n does, not a rounding error later.
+            while l.playback.frame_time(f) < end * (1.0 - 1e-9) {
+                all.push((l.playback.frame_time(f), i, f));
+                f += 1;
+            }
+        }
+        all.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+        all.into_iter().map(|(_, l, f)| (l, f)).collect()
+    }
+
     /// The frame's points: the GPU's, or for a continuous-wave sensor the phasor
     /// measurement of its return records (`model::cw`).
     pub fn cloud(&self, f: &DrivenFrame) -> Result<PointCloud, SimError> {
-        let (sensor, out) = (&self.sensor, &f.output);
+        let (sensor, out) = (&self.lanes[f.lane].sensor, &f.output);
         let (Some(cw), Some(records), Some(layout)) = (&sensor.cw, &out.records, out.record_layout)
         else {
             return to_point_cloud(&sensor.beams, &out.points);
@@ -313,29 +438,41 @@ impl FrameDriver {
         Ok(PointCloud { points })
     }
 
-    /// Where the sensor and the scene's instances were for frame `frame`, for drawing its
-    /// points over the scene: the sensor where the sweep began (the points' frame), every
-    /// instance half way through the sweep.
+    /// Where lane 0's sensor and the scene's instances were for frame `frame`, for
+    /// drawing its points over the scene: the sensor where the sweep began (the points'
+    /// frame), every instance half way through the sweep.
     pub fn scene_at(&self, frame: u64) -> (Affine3A, Vec<Mat4>) {
-        let t = self.playback.frame_time(frame);
+        let l = &self.lanes[0];
+        let t = l.playback.frame_time(frame);
         let mut instances = Vec::new();
-        let half_sweep = 0.5 / f64::from(self.sensor.frame_rate);
-        (self.playback.motion()).instance_transforms(t + half_sweep, &mut instances);
-        (self.playback.sensor_to_world(t), instances)
+        let half_sweep = 0.5 / f64::from(l.sensor.frame_rate);
+        (l.playback.motion()).instance_transforms(t + half_sweep, &mut instances);
+        (l.playback.sensor_to_world(t), instances)
     }
 
-    /// When frame `frame`'s sweep begins, in seconds of scenario time.
+    /// When frame `frame` of lane 0 begins, in seconds of scenario time.
     pub fn frame_time(&self, frame: u64) -> f64 {
-        self.playback.frame_time(frame)
+        self.lane_frame_time(0, frame)
     }
 
+    /// When frame `frame` of lane `lane` begins, in seconds of scenario time.
+    pub fn lane_frame_time(&self, lane: usize, frame: u64) -> f64 {
+        self.lanes[lane].playback.frame_time(frame)
+    }
+
+    /// Lane 0's sensor.
     pub fn sensor(&self) -> &Sensor {
-        &self.sensor
+        &self.lanes[0].sensor
     }
 
-    /// The sensor's kernel as sampled into the sub-rays the trace launches.
+    /// The lanes' sensors, in lane order.
+    pub fn sensors(&self) -> impl Iterator<Item = &Sensor> {
+        self.lanes.iter().map(|l| &l.sensor)
+    }
+
+    /// Lane 0's kernel as sampled into the sub-rays the trace launches.
     pub fn subrays(&self) -> &[SubRaySample] {
-        &self.subrays
+        &self.lanes[0].subrays
     }
 
     pub fn sim(&self) -> &Simulator {
@@ -343,7 +480,8 @@ impl FrameDriver {
     }
 
     /// The simulator itself, for what the driver does not do (moving instances by hand,
-    /// the raw trace ceiling, frames with other captures).
+    /// the raw trace ceiling, frames with other captures). Its sensor is the last
+    /// lane set up or submitted.
     pub fn sim_mut(&mut self) -> &mut Simulator {
         &mut self.sim
     }

@@ -286,6 +286,19 @@ impl Simulator {
         Ok(())
     }
 
+    /// The buffers of the sensor set last, for [`use_sensor`](Self::use_sensor): a
+    /// rig's driver sets each sensor up once and switches between them per frame.
+    pub(super) fn sensor_buffers(&self) -> Option<Arc<SensorBuffers>> {
+        self.sensor.clone()
+    }
+
+    /// Traces the next frames with a sensor set up earlier (its bounces included);
+    /// frames in flight keep theirs.
+    pub(super) fn use_sensor(&mut self, sensor: &Arc<SensorBuffers>) {
+        self.max_bounces = sensor.max_bounces;
+        self.sensor = Some(sensor.clone());
+    }
+
     /// How the current sensor's rays are taken by the trace's invocations (None before
     /// [`set_sensor`](Self::set_sensor)).
     pub fn launch_tile(&self) -> Option<LaunchTile> {

@@ -23,8 +23,8 @@ pub use crate::contract::MAX_RETURNS;
 pub use crate::model::{Echo, FrameSettings, SubRayRecord, Sun, Sweep};
 pub use convert::{gpu_subrays, waveform_params};
 pub use driver::{
-    frame_extent, sensor_subrays, DrivenFrame, DriverInputs, DriverPlan, FrameDriver, Play,
-    Submitted,
+    frame_extent, sensor_subrays, DrivenFrame, DriverInputs, DriverPlan, DriverSensor, FrameDriver,
+    Play, Submitted,
 };
 pub use frame::{
     Capture, DevicePoints, FrameOutput, FrameSummary, FrameTicket, PassTimes, Simulator,

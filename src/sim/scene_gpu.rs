@@ -518,9 +518,14 @@ impl GpuScene {
         }
         for (k, t) in transforms.iter().enumerate() {
             let placement = self.placement(index, k);
-            self.tlas_instances[placement].transform = row_major_3x4(t);
+            let transform = row_major_3x4(t);
+            // Placed where it already is (the next sensor of a rig, at the same time):
+            // the tree stays, and its frame traces the one refit already made.
+            if self.tlas_instances[placement].transform != transform {
+                self.tlas_instances[placement].transform = transform;
+                self.dirty = true;
+            }
         }
-        self.dirty = true;
         Ok(())
     }
 

@@ -9,7 +9,7 @@ use crate::gpu::Context;
 use crate::material::{MaterialDb, MaterialMapping};
 use crate::scene::{Scenario, Scene};
 use crate::sensor::{Pose, Sensor};
-use crate::sim::{DriverInputs, FrameDriver, FrameTicket, Play, Simulator, Sun};
+use crate::sim::{DriverInputs, DriverSensor, FrameDriver, FrameTicket, Play, Simulator, Sun};
 use crate::weather::Weather;
 use glam::{Affine3A, Mat4};
 use std::sync::Arc;
@@ -61,14 +61,13 @@ impl SimSession {
             DriverInputs {
                 scene: &inputs.scene,
                 scene_name: &inputs.scene_name,
-                sensor: inputs.sensor.clone(),
+                sensors: DriverSensor::one(inputs.sensor.clone(), inputs.seed),
                 materials: &inputs.materials,
                 mapping: &inputs.mapping,
                 vehicle_pose: inputs.vehicle_pose,
                 play,
                 sun: inputs.sun,
                 weather: inputs.weather,
-                seed: inputs.seed,
             },
         )?;
         Ok(SimSession {
