@@ -206,5 +206,6 @@ pub(super) fn job_for_sensor(
         packets,
         part: None,
         sensor,
+        rig: None,
     })
 }

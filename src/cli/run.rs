@@ -379,6 +379,7 @@ pub(super) fn sim_options(args: &SimArgs, unscripted: Unscripted) -> Result<JobO
             .map(|a| a.to_string_lossy().into_owned())
             .collect(),
         sensor,
+        rig: None,
     })
 }
 

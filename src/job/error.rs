@@ -18,6 +18,9 @@ pub enum JobError {
     TooManyFrames(u64),
     #[error("the vehicle pose is not finite (NaN or infinity)")]
     NonFinitePose,
+    /// A rig's sensor that cannot run as given.
+    #[error("rig sensor {member}: {message}")]
+    RigMember { member: String, message: String },
     #[error("frames {}..{} are not a part of the job's {of} frames", .frames.start, .frames.end)]
     BadPart {
         frames: std::ops::Range<u64>,

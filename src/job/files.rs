@@ -2,9 +2,8 @@
 //! see them, the organized layout), each frame's files, and the run's own files
 //! (`poses.csv`, `run.json`).
 
-use super::{
-    JobError, JobOptions, JobReport, McapOptions, MemoryUse, POSES_FILE, RUN_FILE, WEATHER_FILE,
-};
+use super::rig::Member;
+use super::{JobError, JobOptions, JobReport, MemoryUse, POSES_FILE, RUN_FILE, WEATHER_FILE};
 use crate::model::{FrameSettings, PointCloud};
 use crate::output::{
     frame_file_name, frame_layer_file_name, frame_messages, organize, write_atomic,
@@ -27,15 +26,15 @@ pub(super) struct OutputPlan {
 
 impl OutputPlan {
     /// Checked before any work: an organized run needs a sensor whose beams are a grid.
-    pub(super) fn new(opts: &JobOptions) -> Result<Self, JobError> {
-        let layout = beam_layout(&opts.sensor);
+    pub(super) fn new(opts: &JobOptions, m: &Member) -> Result<Self, JobError> {
+        let layout = beam_layout(&m.sensor);
         let organized = opts
             .organized
             .unwrap_or_else(|| opts.fields.organized_by_default());
         if opts.clouds {
             opts.format.check_layout(&opts.fields, organized)?;
         }
-        let bag = McapOptions::bag(opts);
+        let bag = super::McapOptions::bag(opts);
         if !organized {
             return Ok(OutputPlan {
                 layout,
@@ -59,7 +58,7 @@ impl OutputPlan {
             };
             return Err(JobError::NotGrid {
                 asked,
-                sensor: opts.sensor.name.clone(),
+                sensor: m.sensor.name.clone(),
                 why,
                 fix,
             });
@@ -67,7 +66,7 @@ impl OutputPlan {
         let organize = Organize {
             style: opts.fields.grid_style(),
             order: opts.fields.layer_order(),
-            layers: opts.sensor.detector.max_returns.max(1) as usize,
+            layers: m.sensor.detector.max_returns.max(1) as usize,
         };
         Ok(OutputPlan {
             layout,
@@ -114,6 +113,7 @@ pub(super) fn scenario_time(sensor: &Sensor, frame: u64) -> f64 {
 /// `run.json` (what was run, on what, into which files), each written atomically.
 pub(super) fn write_run_files(
     opts: &JobOptions,
+    m: &Member,
     plan: &OutputPlan,
     report: &mut JobReport,
 ) -> Result<(), JobError> {
@@ -122,7 +122,7 @@ pub(super) fn write_run_files(
         .iter()
         .map(|&(frame, pose)| PoseRow {
             frame,
-            time: scenario_time(&opts.sensor, frame),
+            time: scenario_time(&m.sensor, frame),
             pose: viewpoint(pose),
         })
         .collect();
@@ -133,7 +133,7 @@ pub(super) fn write_run_files(
         let rows: Vec<WeatherRow> = (report.weather.iter())
             .map(|&(frame, weather, extinction)| WeatherRow {
                 frame,
-                time: scenario_time(&opts.sensor, frame),
+                time: scenario_time(&m.sensor, frame),
                 weather,
                 extinction,
             })
@@ -142,7 +142,7 @@ pub(super) fn write_run_files(
         write_weather(&path, &rows)?;
         report.run_files.push(path);
     }
-    let json = serde_json::to_vec_pretty(&run_record(opts, plan, report))?;
+    let json = serde_json::to_vec_pretty(&run_record(opts, m, plan, report))?;
     let run = opts.out_dir.join(RUN_FILE);
     write_atomic(&run, |w| w.write_all(&json))?;
     report.run_files.push(run);
@@ -150,7 +150,12 @@ pub(super) fn write_run_files(
 }
 
 /// The contents of `run.json`.
-fn run_record(opts: &JobOptions, plan: &OutputPlan, report: &JobReport) -> serde_json::Value {
+fn run_record(
+    opts: &JobOptions,
+    m: &Member,
+    plan: &OutputPlan,
+    report: &JobReport,
+) -> serde_json::Value {
     let memory = |m: &Option<MemoryUse>| m.as_ref().map(MemoryUse::json);
     let organized = plan.organize.map(|o| {
         serde_json::json!({
@@ -162,11 +167,11 @@ fn run_record(opts: &JobOptions, plan: &OutputPlan, report: &JobReport) -> serde
     serde_json::json!({
         "beamtrace_version": env!("CARGO_PKG_VERSION"),
         "command_line": opts.command_line,
-        "sensor": opts.sensor.name,
+        "sensor": m.sensor.name,
         "scene": opts.scene_name,
         "seed": opts.seed,
         "frames": opts.frames,
-        "frame_rate_hz": opts.sensor.frame_rate,
+        "frame_rate_hz": m.sensor.frame_rate,
         "format": opts.format.name(),
         "fields": {
             "set": opts.fields.describe(),
@@ -177,8 +182,8 @@ fn run_record(opts: &JobOptions, plan: &OutputPlan, report: &JobReport) -> serde
         "frame": if opts.world_frame { "world" } else { "sensor" },
         "mcap": (opts.format == Format::Mcap).then(|| serde_json::json!({
             "bag": plan.bag.then_some(RUN_BAG),
-            "topic": opts.mcap.names.topic(),
-            "frame_id": opts.mcap.names.frame_id(),
+            "topic": m.mcap.names.topic(),
+            "frame_id": m.mcap.names.frame_id(),
         })),
         "poses": POSES_FILE,
         "weather": run_weather(opts, report),
@@ -249,6 +254,7 @@ pub(super) struct FrameOutput {
 /// (the sweep), which undoes the rolling shutter.
 pub(super) fn write_frame(
     opts: &JobOptions,
+    m: &Member,
     plan: &OutputPlan,
     frame: u64,
     cloud: &PointCloud,
@@ -261,7 +267,7 @@ pub(super) fn write_frame(
     };
     let stamp = FrameStamp {
         frame,
-        time: scenario_time(&opts.sensor, frame),
+        time: scenario_time(&m.sensor, frame),
         pose: viewpoint(settings.sensor_to_world),
     };
     if opts.world_frame {
@@ -275,18 +281,18 @@ pub(super) fn write_frame(
             stamp,
             world: Some(stamp.pose),
         };
-        write_clouds(opts, plan, &world, frame_of, &mut out, report)?;
+        write_clouds(opts, m, plan, &world, frame_of, &mut out, report)?;
     } else {
         let frame_of = FrameOf { stamp, world: None };
-        write_clouds(opts, plan, cloud, frame_of, &mut out, report)?;
+        write_clouds(opts, m, plan, cloud, frame_of, &mut out, report)?;
     }
     if opts.picture {
         // The picture is of the sensor's view whatever frame the file uses.
-        let png = opts
+        let png = m
             .out_dir
             .join(frame_file_name(frame, opts.format))
             .with_extension("png");
-        write_picture_into(&mut out.files, &png, cloud, &picture_options(&opts.sensor))?;
+        write_picture_into(&mut out.files, &png, cloud, &picture_options(&m.sensor))?;
         report.files.push(png);
     }
     Ok(out)
@@ -304,6 +310,7 @@ struct FrameOf {
 /// that puts layers in files of their own; each a file, or messages for the bag.
 fn write_clouds(
     opts: &JobOptions,
+    m: &Member,
     plan: &OutputPlan,
     cloud: &PointCloud,
     of: FrameOf,
@@ -330,16 +337,16 @@ fn write_clouds(
         }
     };
     if plan.bag {
-        out.messages = frame_messages(&layers, &opts.mcap.names)
+        out.messages = frame_messages(&layers, &m.mcap.names)
             .map_err(|e| crate::output::OutputError::write(&opts.out_dir.join(RUN_BAG), e))?;
         return Ok(());
     }
     for (layer, part, meta) in layers {
         let name = frame_layer_file_name(of.stamp.frame, layer, opts.format);
-        let path = opts.out_dir.join(name);
+        let path = m.out_dir.join(name);
         if opts.format == Format::Mcap {
             // The run's own names, and each return on its own topic.
-            let names = &opts.mcap.names;
+            let names = &m.mcap.names;
             meta.check(part)?;
             out.files
                 .write(&path, |w| write_mcap_layer_to(w, part, &meta, names, layer))?;

@@ -11,6 +11,7 @@ mod http;
 mod memory;
 mod out_dir;
 mod packets;
+mod rig;
 mod runner;
 mod sender;
 pub mod shard;
@@ -28,9 +29,8 @@ pub use out_dir::{clear_run_files, is_frame_file, run_files_in, RunFiles};
 pub use packets::{PacketFormat, PACKET_FORMATS};
 pub use sender::{SenderReport, QUEUE_FRAMES};
 
-use files::OutputPlan;
 use http::HttpApi;
-use runner::{driver_plan, Runner};
+use runner::{driver_plan, lanes, Runner};
 use stream::{write_packet_metadata, PacketStream};
 
 use crate::gpu::ContextOptions;
@@ -38,7 +38,7 @@ use crate::material::{MaterialDb, MaterialMapping};
 pub use crate::output::RUN_BAG;
 use crate::output::{FieldSet, Format, RosNames, Viewpoint};
 use crate::scene::{Scenario, Scene};
-use crate::sensor::{Pose, Sensor};
+use crate::sensor::{Pose, Rig, Sensor};
 use crate::sim::Sun;
 use crate::weather::Weather;
 use std::path::PathBuf;
@@ -51,7 +51,12 @@ pub const MAX_FRAMES: u64 = 1_000_000;
 pub struct JobOptions {
     pub scene: Scene,
     pub scene_name: String,
+    /// The run's one sensor (the `--sensor` shorthand); with a [`rig`](Self::rig), the
+    /// rig's sensors are simulated instead.
     pub sensor: Sensor,
+    /// A vehicle's sensors, simulated together on one scene: each writes into
+    /// `out_dir/<name>/`, and the run's `poses.csv`, `run.json` and bag are the rig's.
+    pub rig: Option<Rig>,
     pub frames: u64,
     pub out_dir: PathBuf,
     pub format: Format,
@@ -68,7 +73,8 @@ pub struct JobOptions {
     /// The weather of every frame (`--weather`); `None`: the scenario's, else clear.
     pub weather: Option<Weather>,
     pub seed: u64,
-    /// Write points in the world frame instead of the sensor frame (DESIGN §1); the
+    /// Write points in the world frame instead of the sensor frame (DESIGN §1; a rig's
+    /// sensors then share one frame); the
     /// files then carry the sensor's pose (PCD VIEWPOINT, a PLY comment).
     pub world_frame: bool,
     /// The fields of the clouds: beamtrace's own, a ROS driver's layout, or a list.
@@ -84,9 +90,12 @@ pub struct JobOptions {
     /// Write each frame's point cloud (and picture) into `out_dir`, with poses.csv and
     /// run.json; without it only packets go out.
     pub clouds: bool,
-    /// The frames as a real sensor's packets, over UDP and/or into a pcap file.
+    /// The frames as a real sensor's packets, over UDP and/or into a pcap file. A
+    /// rig's sensors each send their own format (the rig entry's `packets`, else the
+    /// preset's) to the same host at their own port, and capture into `<stem>-<name>.pcap`.
     pub packets: Option<PacketOutput>,
-    /// Only a part of the frames (a shard's, see [`shard`]); its poses and files go to
+    /// Only a part of the frames (a shard's, see [`shard`]; a rig's frames are its
+    /// first sensor's, each with the other sensors' frames that begin within it); its poses and files go to
     /// the shard's journal through [`FrameDone`], so no poses.csv or run.json is written.
     /// `None`: all frames.
     pub part: Option<JobPart>,
@@ -184,9 +193,14 @@ pub struct JobReport {
     /// Seconds spent encoding and writing the frames' files (the caller's callback
     /// included), on the thread that also waits for the GPU.
     pub write_s: f64,
+    /// A rig's run: each sensor's own report, by name, in the rig's order (the fields
+    /// above join them); empty for a run of one sensor.
+    pub sensors: Vec<(String, JobReport)>,
 }
 
-/// One frame's files are written: sent to [`run_job`]'s callback, in frame order.
+/// One frame's files are written: sent to [`run_job`]'s callback, in frame order. A
+/// rig's frame is its first sensor's frame with the other sensors' frames that begin
+/// within it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct FrameDone {
     /// The frame's index, 0-based.
@@ -197,7 +211,7 @@ pub struct FrameDone {
     pub points: usize,
     /// The frame's files, in place (none when the job writes no clouds).
     pub files: Vec<PathBuf>,
-    /// The sensor's pose in the world at the frame's start.
+    /// The (first) sensor's pose in the world at the frame's start.
     pub pose: Viewpoint,
     /// The frame's weather and its extinction (1/m); `None` in clear air.
     pub weather: Option<(Weather, f32)>,
@@ -211,24 +225,28 @@ pub fn run_job(
     frame_done: &mut dyn FnMut(&FrameDone),
 ) -> Result<JobReport, JobError> {
     check_options(opts)?;
-    let plan = OutputPlan::new(opts)?;
+    let lanes = lanes(opts)?;
     let driver = driver_plan(opts)?;
     // Refused before the device opens and before anything is sent or written; the
     // HTTP API answers from now on, while the device and the scene are made ready.
-    let (encoder, http) = match &opts.packets {
-        Some(p) => (
-            Some(p.format.encoder(&opts.sensor, p.start, p.udp)?),
-            HttpApi::start(p, &opts.sensor)?,
-        ),
-        None => (None, None),
-    };
-    let mut runner = Runner::new(opts, plan, driver)?;
-    runner.packets = match (&opts.packets, encoder) {
-        (Some(p), Some(encoder)) => Some(PacketStream::start(p, encoder, http)?),
-        _ => None,
-    };
-    if let Some(p) = &opts.packets {
-        write_packet_metadata(p, &opts.sensor, &mut runner.report)?;
+    let mut starts = Vec::new();
+    for lane in &lanes {
+        let m = &lane.member;
+        starts.push(match &m.packets {
+            Some(p) => Some((
+                p.format.encoder(&m.sensor, p.start, p.udp)?,
+                HttpApi::start(p, &m.sensor)?,
+            )),
+            None => None,
+        });
+    }
+    let mut runner = Runner::new(opts, lanes, driver)?;
+    for (lane, start) in runner.lanes.iter_mut().zip(starts) {
+        let (Some(p), Some((encoder, http))) = (&lane.member.packets, start) else {
+            continue;
+        };
+        lane.packets = Some(PacketStream::start(p, encoder, http)?);
+        write_packet_metadata(p, &lane.member.sensor, &mut lane.report)?;
     }
     if let Err(e) = runner.run(frame_done) {
         runner.keep_partial_bag(&e);
@@ -266,6 +284,7 @@ pub fn inputs_digest(opts: &JobOptions) -> String {
     d.add("beamtrace", env!("CARGO_PKG_VERSION").as_bytes());
     d.add_debug("scene", &opts.scene);
     d.add_debug("sensor", &opts.sensor);
+    d.add_debug("rig", &opts.rig);
     d.add_debug("scenario", &opts.scenario);
     d.add_debug("materials", &opts.materials);
     d.add_debug("mapping", &opts.mapping);

@@ -3,7 +3,8 @@
 use super::beam_layout;
 use crate::output::packets::{
     OusterFamily, OusterMetadata, OusterOptions, OusterProfile, OusterSensor, PacketEncoder,
-    PacketError, VelodyneEncoder, VelodyneModel, VelodyneOptions, VelodyneReturnMode,
+    PacketError, VelodyneEncoder, VelodyneModel, VelodyneOptions, VelodyneReturnMode, LIDAR_PORT,
+    VELODYNE_DATA_PORT,
 };
 use crate::sensor::{DualPolicy, ReturnMode, Sensor};
 use std::net::SocketAddr;
@@ -76,6 +77,27 @@ impl PacketFormat {
             }));
         }
         PacketFormat::parse(&sensor.name).ok()
+    }
+
+    /// The error for a sensor no format carries, naming the formats there are.
+    pub fn no_format(sensor: &Sensor) -> PacketError {
+        let names: Vec<&str> = PACKET_FORMATS.iter().map(|(n, _)| *n).collect();
+        PacketError::Sensor {
+            format: "--packets",
+            message: format!(
+                "no packet format is known for sensor {}: name one of {}",
+                sensor.name,
+                names.join(", ")
+            ),
+        }
+    }
+
+    /// The UDP port the vendor sends the data packets to.
+    pub fn data_port(self) -> u16 {
+        match self {
+            PacketFormat::Velodyne(_) => VELODYNE_DATA_PORT,
+            PacketFormat::Ouster(_) => LIDAR_PORT,
+        }
     }
 
     /// Whether the packets carry the ambient level: Ouster's near-IR channel does;

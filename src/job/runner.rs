@@ -1,42 +1,80 @@
 //! The job's frame loop: the frames of the run (or of its part) through the frame
 //! driver, two in flight, each one's files written and packets sent while the GPU
 //! computes the next.
+//!
+//! A rig's sensors are the driver's lanes. The loop's unit is the rig frame: frame f of
+//! the first sensor and every sensor's frames that begin before its frame f + 1 — the
+//! caller hears of it once all are written, so a shard's journal, a progress bar and a
+//! real-time skip treat it as one frame, as they do the one sensor's frame of a plain run.
 
 use super::files::{create_out_dir, viewpoint, write_frame, write_run_files, OutputPlan};
+use super::rig::{members, write_rig_files, Member};
 use super::stream::PacketStream;
 use super::{FrameDone, JobError, JobOptions, JobReport, MemoryUse};
 use crate::gpu::Context;
-use crate::output::{McapBag, RUN_BAG};
-use crate::sim::{
-    DrivenFrame, DriverInputs, DriverPlan, DriverSensor, FrameDriver, FrameOutput, Play, Sun,
-};
+use crate::output::{rig_frame_messages, tf_static_message, McapBag, RUN_BAG};
+use crate::sim::{DrivenFrame, DriverInputs, DriverPlan, DriverSensor, FrameDriver, FrameOutput};
+use crate::sim::{Play, Sun};
 use crate::weather::Weather;
+use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::Instant;
 
-/// The job's state between frames.
-pub(super) struct Runner<'a> {
-    opts: &'a JobOptions,
+/// One sensor's output side: where its frames go, its packets and its report.
+pub(super) struct Lane {
+    pub(super) member: Member,
     plan: OutputPlan,
-    ctx: Arc<Context>,
-    driver: FrameDriver,
-    /// The run's one MCAP bag, when it writes one.
-    bag: Option<McapBag>,
     pub(super) packets: Option<PacketStream>,
     pub(super) report: JobReport,
 }
 
-/// The driver's inputs for the job: its scene, sensor and motion, and the sun only where
-/// something written depends on it.
+/// A frame of a lane, and the rig frame it belongs to.
+#[derive(Debug, Clone, Copy)]
+struct Item {
+    lane: usize,
+    frame: u64,
+    group: u64,
+}
+
+/// A rig frame being written: its frames left, and what the caller will hear of it.
+struct Group {
+    left: usize,
+    done: FrameDone,
+}
+
+/// The job's state between frames.
+pub(super) struct Runner<'a> {
+    opts: &'a JobOptions,
+    ctx: Arc<Context>,
+    driver: FrameDriver,
+    /// The run's one MCAP bag, when it writes one.
+    bag: Option<McapBag>,
+    pub(super) lanes: Vec<Lane>,
+    /// The frames still to submit, rig frame by rig frame.
+    queue: VecDeque<Item>,
+    /// Rig frames submitted and not yet wholly written, oldest first.
+    groups: VecDeque<(u64, Group)>,
+    /// Rig frames skipped in real time.
+    dropped: u64,
+}
+
+/// The driver's inputs for the job: its scene, sensors and motion, and the sun only
+/// where something written depends on it.
 pub(super) fn driver_plan(opts: &JobOptions) -> Result<DriverPlan<'_>, JobError> {
     let play = match &opts.scenario {
         Some(s) => Play::Scenario(s),
         None => Play::SceneAnimations,
     };
+    let sensors = (members(opts)?.into_iter())
+        .map(|m| DriverSensor {
+            sensor: m.sensor,
+            seed: m.seed,
+        })
+        .collect();
     Ok(DriverPlan::new(DriverInputs {
         scene: &opts.scene,
         scene_name: &opts.scene_name,
-        sensors: DriverSensor::one(opts.sensor.clone(), opts.seed),
+        sensors,
         materials: &opts.materials,
         mapping: &opts.mapping,
         vehicle_pose: opts.vehicle_pose,
@@ -46,88 +84,141 @@ pub(super) fn driver_plan(opts: &JobOptions) -> Result<DriverPlan<'_>, JobError>
     })?)
 }
 
+/// Each member's output plan, checked before any work.
+pub(super) fn lanes(opts: &JobOptions) -> Result<Vec<Lane>, JobError> {
+    (members(opts)?.into_iter())
+        .map(|member| {
+            Ok(Lane {
+                plan: OutputPlan::new(opts, &member)?,
+                member,
+                packets: None,
+                report: JobReport::default(),
+            })
+        })
+        .collect()
+}
+
 impl<'a> Runner<'a> {
-    /// Opens the device, then makes the output folder (so a bad `--out` fails with its
+    /// Opens the device, then makes the output folders (so a bad `--out` fails with its
     /// own message before the scene is uploaded, and a bad `--device` leaves no empty
     /// folder behind), then uploads the scene.
     pub(super) fn new(
         opts: &'a JobOptions,
-        plan: OutputPlan,
+        mut lanes: Vec<Lane>,
         driver: DriverPlan,
     ) -> Result<Self, JobError> {
         let ctx = Context::new(&opts.device).map_err(JobError::Device)?;
         driver.check_memory(&ctx)?;
         if opts.clouds {
             create_out_dir(&opts.out_dir)?;
+            for lane in &lanes {
+                create_out_dir(&lane.member.out_dir)?;
+            }
         }
-        let bag = match plan.bag {
-            true => Some(McapBag::create(&opts.out_dir.join(RUN_BAG))?),
+        let bag = match lanes[0].plan.bag {
+            true => Some(open_bag(opts, &lanes)?),
             false => None,
         };
         let driver = driver.start(&ctx)?;
-        let report = JobReport {
-            device: format!("{} ({})", ctx.device_name, ctx.driver_info),
-            ..Default::default()
-        };
-        Ok(Runner {
+        for lane in &mut lanes {
+            lane.report.device = format!("{} ({})", ctx.device_name, ctx.driver_info);
+        }
+        let mut runner = Runner {
             opts,
-            plan,
             ctx,
             driver,
             bag,
-            packets: None,
-            report,
-        })
+            lanes,
+            queue: VecDeque::new(),
+            groups: VecDeque::new(),
+            dropped: 0,
+        };
+        runner.queue = runner.items();
+        Ok(runner)
     }
 
-    /// Two frames in flight: while the GPU computes frame f + 1, the host writes frame f.
+    /// The frames to simulate, in scenario time: the rig frames of the job's part (or
+    /// all), but those already in place.
+    fn items(&self) -> VecDeque<Item> {
+        let frames = self.frames();
+        let period = 1.0 / f64::from(self.driver.sensor().frame_rate);
+        (self.driver.schedule(frames.end).into_iter())
+            .map(|(lane, frame)| {
+                let t = self.driver.lane_frame_time(lane, frame);
+                // A relative margin: a lane's frame that begins with a rig frame is its.
+                let group = (t / period * (1.0 + 1e-9)).floor() as u64;
+                Item { lane, frame, group }
+            })
+            .filter(|i| frames.contains(&i.group))
+            .filter(|i| (self.opts.part.as_ref()).is_none_or(|p| !p.done.contains(&i.group)))
+            .collect()
+    }
+
+    /// Two frames in flight: while the GPU computes the next frame, the host writes one.
     pub(super) fn run(&mut self, frame_done: &mut dyn FnMut(&FrameDone)) -> Result<(), JobError> {
-        let mut frame = self.frames().start;
         loop {
-            let next = self.next_frame(frame);
-            if let Some(f) = next {
-                frame = f + 1;
+            let next = self.next_item();
+            if let Some(i) = next {
+                self.open_group(i);
             }
-            let Some(done) = self.driver.step(next)? else {
+            let Some(done) = self.driver.step_lane(next.map(|i| (i.lane, i.frame)))? else {
                 match next {
                     Some(_) => continue,
                     None => return Ok(()),
                 }
             };
             self.finish_frame(done, frame_done)?;
-            if self.report.memory_first_frame.is_none() {
-                self.report.memory_first_frame = Some(MemoryUse::now(&self.ctx));
+            if self.lanes[0].report.memory_first_frame.is_none() {
+                self.lanes[0].report.memory_first_frame = Some(MemoryUse::now(&self.ctx));
             }
         }
     }
 
-    /// The next frame to simulate from `frame` on: in real time, frames that would be
-    /// ready only after their first packet is due (judged by the last frame's time from
-    /// submission to packets) are skipped and counted as dropped — a real sensor does
-    /// not wait, and simulating a frame that would be late anyway only makes the next
-    /// one late too.
-    fn next_frame(&mut self, mut frame: u64) -> Option<u64> {
-        let end = self.frames().end;
-        if let Some(part) = &self.opts.part {
-            while frame < end && part.done.contains(&frame) {
-                frame += 1;
-            }
-        }
-        let clock = self
-            .packets
-            .as_ref()
+    /// The next frame to simulate: in real time, a rig frame that would be ready only
+    /// after its first packet is due (judged by the last frame's time from submission
+    /// to packets) is skipped and counted as dropped — a real sensor does not wait, and
+    /// simulating a frame that would be late anyway only makes the next one late too.
+    fn next_item(&mut self) -> Option<Item> {
+        let clock = (self.lanes.iter())
+            .find_map(|l| l.packets.as_ref())
             .and_then(|p| Some((p.clock?, p.ready_after)));
+        let starts_group = |q: &VecDeque<Item>, groups: &VecDeque<(u64, Group)>| {
+            q.front().is_some_and(|i| groups.back().is_none_or(|g| g.0 != i.group))
+        };
         if let Some((start, ready_after)) = clock {
             let ready = (start.elapsed() + ready_after).as_secs_f64();
-            while frame < end && ready > self.driver.frame_time(frame) {
-                self.report.dropped_frames += 1;
-                frame += 1;
+            while starts_group(&self.queue, &self.groups) {
+                let group = self.queue.front().map_or(0, |i| i.group);
+                if ready <= self.driver.frame_time(group) {
+                    break;
+                }
+                self.queue.retain(|i| i.group != group);
+                self.dropped += 1;
             }
         }
-        (frame < end).then_some(frame)
+        self.queue.pop_front()
     }
 
-    /// The frames this job runs: its part's, or all.
+    /// Notes a submitted frame in its rig frame.
+    fn open_group(&mut self, i: Item) {
+        if let Some((g, group)) = self.groups.back_mut() {
+            if *g == i.group {
+                group.left += 1;
+                return;
+            }
+        }
+        let done = FrameDone {
+            frame: i.group,
+            frames: self.opts.frames,
+            points: 0,
+            files: Vec::new(),
+            pose: viewpoint(self.driver.lane_settings(i.lane, i.frame).sensor_to_world),
+            weather: None,
+        };
+        self.groups.push_back((i.group, Group { left: 1, done }));
+    }
+
+    /// The frames of the job: its part's rig frames, or all.
     fn frames(&self) -> std::ops::Range<u64> {
         match &self.opts.part {
             Some(part) => part.frames.clone(),
@@ -141,79 +232,110 @@ impl<'a> Runner<'a> {
         frame_done: &mut dyn FnMut(&FrameDone),
     ) -> Result<(), JobError> {
         let cloud = self.driver.cloud(&done)?;
-        self.report.record_times(&done.output);
-        self.report.points_per_frame.push(cloud.points.len());
-        self.report.count_materials(&cloud.points);
-        self.report
-            .poses
-            .push((done.frame, done.settings.sensor_to_world));
+        let lane = &mut self.lanes[done.lane];
+        let report = &mut lane.report;
+        report.record_times(&done.output);
+        report.points_per_frame.push(cloud.points.len());
+        report.count_materials(&cloud.points);
+        report.poses.push((done.frame, done.settings.sensor_to_world));
         let medium = done.settings.medium.as_ref();
         let weather = medium.map_or((Weather::CLEAR, 0.0), |m| (m.weather, m.alpha));
-        self.report.weather.push((done.frame, weather.0, weather.1));
-        if let Some(p) = &mut self.packets {
-            let t = self.driver.frame_time(done.frame);
+        report.weather.push((done.frame, weather.0, weather.1));
+        if let Some(p) = &mut lane.packets {
+            let t = self.driver.lane_frame_time(done.lane, done.frame);
             let packets = p.encoder.push_frame(done.frame, t, &cloud)?;
             p.send(packets, done.submitted)?;
         }
-        let mut info = FrameDone {
-            frame: done.frame,
-            frames: self.opts.frames,
-            points: cloud.points.len(),
-            files: Vec::new(),
-            pose: viewpoint(done.settings.sensor_to_world),
-            weather: medium.map(|m| (m.weather, m.alpha)),
+        let files = match self.opts.clouds {
+            true => self.write(&done, &cloud)?,
+            false => Vec::new(),
         };
-        if !self.opts.clouds {
-            frame_done(&info);
+        // Every submitted frame opened its rig frame, and frames finish in order.
+        let Some((_, group)) = self.groups.front_mut() else {
             return Ok(());
+        };
+        group.left -= 1;
+        group.done.points += cloud.points.len();
+        group.done.files.extend(files);
+        if done.lane == 0 {
+            group.done.weather = medium.map(|m| (m.weather, m.alpha));
         }
-        let before = self.report.files.len();
+        if group.left == 0 {
+            if let Some((_, group)) = self.groups.pop_front() {
+                frame_done(&group.done);
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes a frame's files and bag messages together; returns its files.
+    fn write(&mut self, done: &DrivenFrame, cloud: &crate::model::PointCloud) -> Result<Vec<std::path::PathBuf>, JobError> {
+        let lane = &mut self.lanes[done.lane];
+        let report = &mut lane.report;
+        let before = report.files.len();
         let writing = Instant::now();
-        let out = write_frame(
+        let mut out = write_frame(
             self.opts,
-            &self.plan,
+            &lane.member,
+            &lane.plan,
             done.frame,
-            &cloud,
+            cloud,
             &done.settings,
-            &mut self.report,
+            report,
         )?;
-        info.files = self.report.files[before..].to_vec();
-        // A frame's files and its messages in the bag appear together, and the caller
-        // hears of them at once.
+        if self.opts.rig.is_some() {
+            let vehicle = done.settings.sensor_to_world * lane.member.sensor.mount.to_affine().inverse();
+            out.messages = rig_frame_messages(out.messages, &viewpoint(vehicle));
+        }
+        let files = report.files[before..].to_vec();
+        // A frame's files and its messages in the bag appear together.
         let mut appended = Ok(());
         out.files.commit_then(|| {
             if let Some(bag) = &self.bag {
                 appended = bag.append(&out.messages);
             }
-            if appended.is_ok() {
-                frame_done(&info);
-            }
         })?;
         appended?;
-        self.report.write_s += writing.elapsed().as_secs_f64();
-        Ok(())
+        report.write_s += writing.elapsed().as_secs_f64();
+        Ok(files)
     }
 
     pub(super) fn finish(mut self) -> Result<JobReport, JobError> {
-        if let Some(p) = self.packets.take() {
-            let (sent, http) = p.finish()?;
-            self.report.dropped_frames += sent.late_frames;
-            self.report.packets = Some(sent);
-            self.report.http = http;
+        for lane in &mut self.lanes {
+            if let Some(p) = lane.packets.take() {
+                let (sent, http) = p.finish()?;
+                lane.report.dropped_frames += sent.late_frames;
+                lane.report.packets = Some(sent);
+                lane.report.http = http;
+            }
         }
-        self.report.memory_end = Some(MemoryUse::now(&self.ctx));
+        self.lanes[0].report.dropped_frames += self.dropped;
+        self.lanes[0].report.memory_end = Some(MemoryUse::now(&self.ctx));
         let messages = self.ctx.validation_messages();
         if !messages.is_empty() {
             return Err(JobError::Validation(messages));
         }
-        if let Some(bag) = self.bag.take() {
-            let path = bag.finish()?;
-            self.report.run_files.push(path);
+        let bag = match self.bag.take() {
+            Some(bag) => Some(bag.finish()?),
+            None => None,
+        };
+        let write_files = self.opts.clouds && self.opts.part.is_none();
+        if self.opts.rig.is_none() {
+            let lane = &mut self.lanes[0];
+            lane.report.run_files.extend(bag);
+            if write_files {
+                write_run_files(self.opts, &lane.member, &lane.plan, &mut lane.report)?;
+            }
+            return Ok(std::mem::take(&mut lane.report));
         }
-        if self.opts.clouds && self.opts.part.is_none() {
-            write_run_files(self.opts, &self.plan, &mut self.report)?;
+        let mut report = JobReport::merge(self.lanes.iter_mut().map(|l| {
+            (l.member.name.clone().unwrap_or_default(), std::mem::take(&mut l.report))
+        }));
+        report.run_files.extend(bag);
+        if write_files {
+            write_rig_files(self.opts, &self.lanes, &mut report)?;
         }
-        Ok(self.report)
+        Ok(report)
     }
 
     /// After an error: the frames already in the bag are kept as a partial bag (see
@@ -225,7 +347,50 @@ impl<'a> Runner<'a> {
     }
 }
 
+/// The run's bag, with a rig's mounts on `/tf_static` before the first frame.
+fn open_bag(opts: &JobOptions, lanes: &[Lane]) -> Result<McapBag, JobError> {
+    let bag = McapBag::create(&opts.out_dir.join(RUN_BAG))?;
+    if opts.rig.is_some() {
+        let mounts: Vec<_> = (lanes.iter())
+            .map(|l| (l.member.mcap.names.frame_id().to_string(), l.member.mount()))
+            .collect();
+        bag.append_static(&[tf_static_message(&mounts)])?;
+    }
+    Ok(bag)
+}
+
 impl JobReport {
+    /// A rig's report: its members' reports joined (their frames, files and figures in
+    /// member order), each also kept under its name.
+    fn merge(lanes: impl Iterator<Item = (String, JobReport)>) -> JobReport {
+        let mut all = JobReport::default();
+        for (name, r) in lanes {
+            all.files.extend(r.files.iter().cloned());
+            all.points_per_frame.extend(&r.points_per_frame);
+            for (m, n) in r.points_per_material.iter().enumerate() {
+                if all.points_per_material.len() <= m {
+                    all.points_per_material.resize(m + 1, 0);
+                }
+                all.points_per_material[m] += n;
+            }
+            all.false_alarm_points += r.false_alarm_points;
+            all.trace_ms.extend(&r.trace_ms);
+            all.gpu_ms.extend(&r.gpu_ms);
+            all.dropped_frames += r.dropped_frames;
+            all.write_s += r.write_s;
+            if all.device.is_empty() {
+                all.device = r.device.clone();
+                all.poses = r.poses.clone();
+                all.weather = r.weather.clone();
+                all.memory_first_frame = r.memory_first_frame.clone();
+                all.memory_end = r.memory_end.clone();
+            }
+            all.run_files.extend(r.run_files.iter().cloned());
+            all.sensors.push((name, r));
+        }
+        all
+    }
+
     fn count_materials(&mut self, points: &[crate::model::Point]) {
         for p in points {
             if p.instance == 0 {
@@ -258,7 +423,10 @@ fn simulated_sun(opts: &JobOptions) -> Option<Sun> {
         .packets
         .as_ref()
         .is_some_and(|p| p.format.carries_ambient());
-    let floor = opts.sensor.detector.ambient_k > 0.0;
+    let floor = match &opts.rig {
+        Some(rig) => (rig.sensors.iter()).any(|m| m.sensor.detector.ambient_k > 0.0),
+        None => opts.sensor.detector.ambient_k > 0.0,
+    };
     opts.sun.filter(|_| clouds || packets || floor)
 }
 
@@ -280,6 +448,7 @@ mod tests {
             scene: Scene::default(),
             scene_name: "empty".into(),
             sensor,
+            rig: None,
             frames: 1,
             out_dir: PathBuf::new(),
             format: Format::Pcd,

@@ -96,6 +96,14 @@ impl McapBag {
         Ok(())
     }
 
+    /// Appends messages that belong to no frame (a rig's `/tf_static`), before the
+    /// first frame's.
+    pub fn append_static(&self, messages: &[FrameMessage]) -> Result<(), OutputError> {
+        self.append(messages)?;
+        lock(&self.state).frames -= 1;
+        Ok(())
+    }
+
     /// Writes the summary and puts the whole bag in place; a partial bag of the same
     /// name left by an earlier, interrupted run is removed (it is of an older run).
     pub fn finish(self) -> Result<PathBuf, OutputError> {

@@ -221,6 +221,42 @@ pub fn frame_messages(
     Ok(out)
 }
 
+/// A vehicle rig's frame ids: `/tf` carries the vehicle in the world ([`WORLD_FRAME_ID`]
+/// → [`VEHICLE_FRAME_ID`]) per frame, `/tf_static` each sensor's mount on it, as a
+/// ROS 2 vehicle's drivers and `robot_state_publisher` publish them.
+pub const VEHICLE_FRAME_ID: &str = "base_link";
+/// The topic of a rig's mounts.
+pub const TF_STATIC_TOPIC: &str = "/tf_static";
+
+impl FrameMessage {
+    pub fn topic(&self) -> &str {
+        &self.topic
+    }
+}
+
+/// A rig's mounts (`base_link` → each sensor's frame id) as one `/tf_static` message
+/// at time 0.
+pub fn tf_static_message(mounts: &[(String, Viewpoint)]) -> FrameMessage {
+    let children: Vec<(&str, Viewpoint)> = mounts.iter().map(|(n, v)| (n.as_str(), *v)).collect();
+    FrameMessage {
+        schema: ros2::TF_MESSAGE,
+        topic: TF_STATIC_TOPIC.into(),
+        sequence: 0,
+        time_ns: 0,
+        data: ros2::transforms_message(0, VEHICLE_FRAME_ID, &children),
+    }
+}
+
+/// A frame's messages from a sensor of a rig: its first message, the transform of the
+/// sensor in the world, becomes the vehicle's (`world` → `base_link`, at `vehicle`),
+/// since `/tf_static` gives the sensor on the vehicle.
+pub fn rig_frame_messages(mut messages: Vec<FrameMessage>, vehicle: &Viewpoint) -> Vec<FrameMessage> {
+    if let Some(tf) = messages.first_mut().filter(|m| m.topic == TF_TOPIC) {
+        tf.data = ros2::tf_message(tf.time_ns, WORLD_FRAME_ID, VEHICLE_FRAME_ID, vehicle);
+    }
+    messages
+}
+
 /// Writes `messages` into `out`, each channel and schema added where first used: the
 /// same calls, in the same order, as [`merge_mcap`] makes for them, so a bag and the
 /// merge of its frames' files are the same bytes.

@@ -63,8 +63,9 @@ pub use las::{
     LAS_SCALE,
 };
 pub use mcap::{
-    frame_messages, merge_mcap, write_mcap_layer_to, write_mcap_to, FrameMessage, RosNames,
-    POINTS_TOPIC, SENSOR_FRAME_ID, TF_TOPIC, WORLD_FRAME_ID,
+    frame_messages, merge_mcap, rig_frame_messages, tf_static_message, write_mcap_layer_to,
+    write_mcap_to, FrameMessage, RosNames, POINTS_TOPIC, SENSOR_FRAME_ID, TF_STATIC_TOPIC,
+    TF_TOPIC, VEHICLE_FRAME_ID, WORLD_FRAME_ID,
 };
 pub use meta::{CloudMeta, FrameStamp, Viewpoint};
 pub use organize::{organize, BeamDesc, BeamLayout, Organize, OrganizedCloud};
@@ -78,5 +79,5 @@ pub use ply::{
     ply_header, ply_header_with, read_ply, write_ply, write_ply_to, write_ply_to_with,
     write_ply_with, PlyEncoding,
 };
-pub use poses::{write_poses, write_weather, PoseRow, WeatherRow};
+pub use poses::{write_poses, write_rig_poses, write_weather, PoseRow, WeatherRow, RIG_POSES_HEADER};
 pub use recorded::{RecordedFrame, Recording, RecordingOptions};

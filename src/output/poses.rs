@@ -31,6 +31,24 @@ pub fn write_poses(path: &Path, rows: &[PoseRow]) -> Result<(), OutputError> {
     })
 }
 
+/// The header row of a rig's `poses.csv`: each sensor's frames, by its name.
+pub const RIG_POSES_HEADER: &str = "sensor,frame,time,x,y,z,qw,qx,qy,qz";
+
+/// Writes a rig's `rows` (each sensor's name with its frame's row) to `path` as CSV —
+/// [`RIG_POSES_HEADER`], then a row per sensor frame — atomically.
+pub fn write_rig_poses(path: &Path, rows: &[(&str, PoseRow)]) -> Result<(), OutputError> {
+    write_atomic(path, |w| {
+        writeln!(w, "{RIG_POSES_HEADER}")?;
+        for (name, r) in rows {
+            let [x, y, z] = r.pose.translation;
+            let [qw, qx, qy, qz] = r.pose.rotation;
+            let (f, t) = (r.frame, r.time);
+            writeln!(w, "{name},{f},{t},{x},{y},{z},{qw},{qx},{qy},{qz}")?;
+        }
+        Ok(())
+    })
+}
+
 /// One frame's row of `weather.csv`.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct WeatherRow {

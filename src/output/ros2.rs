@@ -216,17 +216,29 @@ pub(crate) fn point_cloud2(
 /// (the world) at `pose` — the pose of the child's origin and axes in the parent, as TF
 /// gives a transform.
 pub(crate) fn tf_message(stamp_ns: u64, parent: &str, child: &str, pose: &Viewpoint) -> Vec<u8> {
-    let mut m = Cdr::with_capacity(128);
-    m.u32(1);
-    m.header(stamp_ns, parent);
-    m.string(child);
-    for t in pose.translation {
-        m.f64(f64::from(t));
-    }
-    // geometry_msgs/Quaternion is x y z w; the viewpoint's is w x y z.
-    let [w, x, y, z] = pose.rotation;
-    for q in [x, y, z, w] {
-        m.f64(f64::from(q));
+    transforms_message(stamp_ns, parent, &[(child, *pose)])
+}
+
+/// A CDR `tf2_msgs/msg/TFMessage` of several transforms from one `parent`, each child
+/// at its pose in it (a rig's mounts on `/tf_static`).
+pub(crate) fn transforms_message(
+    stamp_ns: u64,
+    parent: &str,
+    children: &[(&str, Viewpoint)],
+) -> Vec<u8> {
+    let mut m = Cdr::with_capacity(128 * children.len().max(1));
+    m.u32(children.len() as u32);
+    for (child, pose) in children {
+        m.header(stamp_ns, parent);
+        m.string(child);
+        for t in pose.translation {
+            m.f64(f64::from(t));
+        }
+        // geometry_msgs/Quaternion is x y z w; the viewpoint's is w x y z.
+        let [w, x, y, z] = pose.rotation;
+        for q in [x, y, z, w] {
+            m.f64(f64::from(q));
+        }
     }
     m.buf
 }

@@ -803,6 +803,7 @@ fn a_simulated_street_frame_decodes_to_its_points() {
         .unwrap(),
         scene_name: "street".into(),
         sensor: sensor.clone(),
+        rig: None,
         frames: 1,
         out_dir: dir.path().join("run"),
         format: Format::Pcd,

@@ -13,6 +13,7 @@ fn options(out: &Path, frames: u64) -> JobOptions {
         scene: procedural_scene("wall:distance=10,size=40").expect("wall scene"),
         scene_name: "wall".into(),
         sensor: load_sensor("vlp-16").expect("vlp-16"),
+        rig: None,
         frames,
         out_dir: out.to_path_buf(),
         format: Format::Pcd,
