@@ -11,7 +11,7 @@ use beamtrace::output::{
     Convention, FieldSet, Format, RosNames, FIELDS, POINTS_TOPIC, SENSOR_FRAME_ID,
 };
 use beamtrace::scene::{Motion, Scenario};
-use beamtrace::sensor::{load_sensor_with, Pose, Sensor};
+use beamtrace::sensor::{load_rig, load_sensor_with, Pose, Rig, Sensor};
 use beamtrace::sim::Sun;
 use beamtrace::weather::Weather;
 use glam::Vec3;
@@ -39,6 +39,12 @@ pub(super) struct SimArgs {
     /// Sensor: a preset name (see `beamtrace sensors`) or a YAML file.
     #[arg(long, default_value = "os1-128")]
     sensor: String,
+    /// A vehicle rig (YAML): several sensors, each at its mount on the vehicle, traced
+    /// together on one scene (configs/rigs/roof-and-corners.yaml is a commented
+    /// example). Each sensor writes into <out>/<name>/; poses.csv and run.json are the
+    /// rig's. Replaces --sensor.
+    #[arg(long, value_name = "FILE", conflicts_with = "sensor")]
+    rig: Option<PathBuf>,
     /// Number of frames to simulate (≥ 1). Default: the scenario's length, else 1.
     #[arg(long, value_parser = super::parse::frames, allow_negative_numbers = true)]
     frames: Option<u64>,
@@ -213,7 +219,7 @@ pub(super) fn job_options(args: &RunArgs) -> Result<JobOptions> {
     opts.clouds = true;
     if args.pcap {
         opts.packets = Some(PacketOutput {
-            format: packet_format(args.packets.as_deref(), &opts.sensor)?,
+            format: run_packet_format(args.packets.as_deref(), &opts)?,
             udp: None,
             pcap: Some(args.out.join(PCAP_FILE)),
             real_time: false,
@@ -253,6 +259,23 @@ fn mcap_options(args: &RunArgs) -> Result<McapOptions> {
 
 /// The pcap file `run --pcap` writes into the output folder.
 pub(super) const PCAP_FILE: &str = "packets.pcap";
+
+/// `--packets NAME`, or the sensor's own format; a rig's sensors each take their own
+/// (the rig entry's `packets:`, else their preset's), so a rig takes no `--packets`.
+pub(super) fn run_packet_format(name: Option<&str>, opts: &JobOptions) -> Result<PacketFormat> {
+    let Some(rig) = &opts.rig else {
+        return packet_format(name, &opts.sensor);
+    };
+    if name.is_some() {
+        bail!(
+            "--packets names one format; a rig's sensors each send their own: give an entry \
+             `packets: NAME` in the rig file (else the sensor's preset's format is used)"
+        );
+    }
+    let first = &rig.sensors[0];
+    let given = first.packets.as_deref();
+    packet_format(given, &first.sensor).with_context(|| format!("rig sensor {}", first.name))
+}
 
 /// `--packets NAME`, or the sensor's own format.
 pub(super) fn packet_format(name: Option<&str>, sensor: &Sensor) -> Result<PacketFormat> {
@@ -298,13 +321,16 @@ pub(super) fn sim_options(args: &SimArgs, unscripted: Unscripted) -> Result<JobO
         .as_deref()
         .or_else(|| scenario.as_ref().and_then(|s| s.scene()));
     let scene = super::load_scene(scene_path, args.allow_outside_paths)?;
-    let mut sensor = load_sensor_with(&args.sensor, policy)?;
-    if args.ideal {
-        sensor = sensor.ideal();
-    }
-    if args.thin {
-        sensor = sensor.thin();
-    }
+    let rig = args.rig.as_deref().map(load_rig).transpose()?.map(|mut rig| {
+        for m in &mut rig.sensors {
+            m.sensor = switches(args, m.sensor.clone());
+        }
+        rig
+    });
+    let sensor = match &rig {
+        Some(rig) => rig.sensors[0].sensor.clone(),
+        None => switches(args, load_sensor_with(&args.sensor, policy)?),
+    };
     let materials = match &args.materials {
         Some(p) => MaterialDb::load(p)?,
         None => MaterialDb::builtin()?,
@@ -379,8 +405,19 @@ pub(super) fn sim_options(args: &SimArgs, unscripted: Unscripted) -> Result<JobO
             .map(|a| a.to_string_lossy().into_owned())
             .collect(),
         sensor,
-        rig: None,
+        rig,
     })
+}
+
+/// `sensor` with `--ideal` and `--thin` applied.
+fn switches(args: &SimArgs, mut sensor: Sensor) -> Sensor {
+    if args.ideal {
+        sensor = sensor.ideal();
+    }
+    if args.thin {
+        sensor = sensor.thin();
+    }
+    sensor
 }
 
 /// A bar for runs of two frames or more; one frame is over before a bar would help.
@@ -461,6 +498,9 @@ pub(super) fn fields_help() -> String {
 }
 
 fn print_summary(report: &JobReport, opts: &JobOptions, args: &RunArgs) {
+    if let Some(rig) = &opts.rig {
+        return print_rig_summary(report, opts, rig, args);
+    }
     let total: usize = report.points_per_frame.iter().sum();
     println!(
         "{} frame(s) of {} on {} with {} ({} beams): {} points/frame on average",
@@ -488,6 +528,35 @@ fn print_summary(report: &JobReport, opts: &JobOptions, args: &RunArgs) {
             "  … and {} more in {}",
             report.files.len() - 4,
             args.out.display()
+        );
+    }
+    for f in &report.run_files {
+        println!("  {}", f.display());
+    }
+    if let Some(line) = super::report::material_shares(report, &opts.materials) {
+        println!("  {line}");
+    }
+}
+
+/// A rig's summary: a line per sensor, then the rig's own files.
+fn print_rig_summary(report: &JobReport, opts: &JobOptions, rig: &Rig, args: &RunArgs) {
+    println!(
+        "{} frame(s) of rig {} ({} sensors) on {} on {}",
+        opts.frames,
+        rig.name,
+        rig.sensors.len(),
+        scene_and_scenario(opts),
+        report.device
+    );
+    for (m, (name, r)) in rig.sensors.iter().zip(&report.sensors) {
+        let frames = r.points_per_frame.len();
+        let total: usize = r.points_per_frame.iter().sum();
+        println!(
+            "  {name}: {} ({} beams), {frames} frame(s), {} points/frame on average, in {}",
+            m.sensor.name,
+            m.sensor.beams.len(),
+            total / frames.max(1),
+            args.out.join(name).display()
         );
     }
     for f in &report.run_files {

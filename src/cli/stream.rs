@@ -1,9 +1,10 @@
 //! `beamtrace stream`: a simulated sensor on the network.
 
-use super::run::{packet_format, progress_bar, rates, sim_options, SimArgs, Unscripted};
-use anyhow::Result;
+use super::run::{progress_bar, rates, run_packet_format, sim_options, SimArgs, Unscripted};
+use anyhow::{bail, Result};
 use beamtrace::job::{
-    run_job, FrameDone, HttpReport, JobError, JobReport, MemoryUse, PacketOutput, PACKET_FORMATS,
+    run_job, FrameDone, HttpReport, JobError, JobOptions, JobReport, MemoryUse, PacketFormat,
+    PacketOutput, PACKET_FORMATS,
 };
 use beamtrace::output::packets::EXCHANGE_LOG;
 use std::net::{SocketAddr, ToSocketAddrs};
@@ -82,7 +83,13 @@ pub(super) fn after_help() -> String {
 
 pub(super) fn stream(args: StreamArgs) -> Result<()> {
     let mut opts = sim_options(&args.sim, Unscripted::BundledDrive)?;
-    let format = packet_format(args.packets.as_deref(), &opts.sensor)?;
+    let format = run_packet_format(args.packets.as_deref(), &opts)?;
+    if args.http.is_some() && opts.rig.is_some() {
+        bail!(
+            "--http answers one Ouster sensor's HTTP API; a rig's sensors are configured by \
+             the rig file, so leave out --http"
+        );
+    }
     if args.http.is_some() && !format.has_http_api() {
         // The job refuses it too; here it goes before the stream is announced.
         return Err(JobError::HttpNeedsOuster(format.name()).into());
@@ -100,10 +107,9 @@ pub(super) fn stream(args: StreamArgs) -> Result<()> {
         http: args.http,
     });
     eprintln!(
-        "streaming {} frames of {} as {} packets to {}{}, {}",
+        "streaming {} frames of {} to {}{}, {}",
         opts.frames,
-        opts.sensor.name,
-        format.name(),
+        what_streams(&opts, format),
         args.to,
         if args.fast {
             ", as fast as possible"
@@ -132,6 +138,24 @@ pub(super) fn stream(args: StreamArgs) -> Result<()> {
     Ok(())
 }
 
+/// "os1-128 as ouster-rng19-dual packets", or a rig's sensors with their formats and
+/// ports (each sensor sends to the --to host at its own port).
+fn what_streams(opts: &JobOptions, format: PacketFormat) -> String {
+    let Some(rig) = &opts.rig else {
+        return format!("{} as {} packets", opts.sensor.name, format.name());
+    };
+    let members: Vec<String> = (rig.sensors.iter())
+        .map(|m| {
+            let f = m.packets.clone().or_else(|| {
+                PacketFormat::for_sensor(&m.sensor).map(|f| f.name().to_string())
+            });
+            let port = m.port.map_or("its format's port".into(), |p| format!("port {p}"));
+            format!("{} ({}, {}, {port})", m.name, m.sensor.name, f.unwrap_or_default())
+        })
+        .collect();
+    format!("rig {}: {}", rig.name, members.join(", "))
+}
+
 fn print_summary(report: &JobReport, asked: u64, elapsed: Duration) {
     println!("{}", frames_line(report, asked, elapsed));
     if let (Some((first, a)), Some((last, b))) = (report.poses.first(), report.poses.last()) {
@@ -144,12 +168,22 @@ fn print_summary(report: &JobReport, asked: u64, elapsed: Duration) {
     if let (Some(first), Some(end)) = (&report.memory_first_frame, &report.memory_end) {
         print_memory(first, end);
     }
+    if report.sensors.is_empty() {
+        print_packets(report, "");
+    }
+    for (name, r) in &report.sensors {
+        print_packets(r, &format!("{name}: "));
+    }
+}
+
+/// What the packet writer of a sensor (named by `who`) sent and wrote.
+fn print_packets(report: &JobReport, who: &str) {
     let Some(sent) = &report.packets else {
         return;
     };
     if let Some(udp) = &sent.udp {
         println!(
-            "  {} packets ({} bytes) sent, {} late (latest by {:.1} ms), {} refused by the \
+            "  {who}{} packets ({} bytes) sent, {} late (latest by {:.1} ms), {} refused by the \
              receiver's host",
             udp.packets,
             udp.bytes,
@@ -161,10 +195,10 @@ fn print_summary(report: &JobReport, asked: u64, elapsed: Duration) {
     let mut latency = sent.latency_ms.clone();
     latency.sort_by(f64::total_cmp);
     if let (Some(median), Some(max)) = (latency.get(latency.len() / 2), latency.last()) {
-        println!("  frame latency (GPU submit → last packet sent): median {median:.1} ms, max {max:.1} ms");
+        println!("  {who}frame latency (GPU submit → last packet sent): median {median:.1} ms, max {max:.1} ms");
     }
     if sent.pcap_packets > 0 {
-        println!("  {} packets written to the pcap file", sent.pcap_packets);
+        println!("  {who}{} packets written to the pcap file", sent.pcap_packets);
     }
     if let Some(http) = &report.http {
         print_http(http);
