@@ -321,12 +321,17 @@ pub(super) fn sim_options(args: &SimArgs, unscripted: Unscripted) -> Result<JobO
         .as_deref()
         .or_else(|| scenario.as_ref().and_then(|s| s.scene()));
     let scene = super::load_scene(scene_path, args.allow_outside_paths)?;
-    let rig = args.rig.as_deref().map(load_rig).transpose()?.map(|mut rig| {
-        for m in &mut rig.sensors {
-            m.sensor = switches(args, m.sensor.clone());
-        }
-        rig
-    });
+    let rig = args
+        .rig
+        .as_deref()
+        .map(load_rig)
+        .transpose()?
+        .map(|mut rig| {
+            for m in &mut rig.sensors {
+                m.sensor = switches(args, m.sensor.clone());
+            }
+            rig
+        });
     let sensor = match &rig {
         Some(rig) => rig.sensors[0].sensor.clone(),
         None => switches(args, load_sensor_with(&args.sensor, policy)?),

@@ -146,11 +146,19 @@ fn what_streams(opts: &JobOptions, format: PacketFormat) -> String {
     };
     let members: Vec<String> = (rig.sensors.iter())
         .map(|m| {
-            let f = m.packets.clone().or_else(|| {
-                PacketFormat::for_sensor(&m.sensor).map(|f| f.name().to_string())
-            });
-            let port = m.port.map_or("its format's port".into(), |p| format!("port {p}"));
-            format!("{} ({}, {}, {port})", m.name, m.sensor.name, f.unwrap_or_default())
+            let f = m
+                .packets
+                .clone()
+                .or_else(|| PacketFormat::for_sensor(&m.sensor).map(|f| f.name().to_string()));
+            let port = m
+                .port
+                .map_or("its format's port".into(), |p| format!("port {p}"));
+            format!(
+                "{} ({}, {}, {port})",
+                m.name,
+                m.sensor.name,
+                f.unwrap_or_default()
+            )
         })
         .collect();
     format!("rig {}: {}", rig.name, members.join(", "))
@@ -198,7 +206,10 @@ fn print_packets(report: &JobReport, who: &str) {
         println!("  {who}frame latency (GPU submit → last packet sent): median {median:.1} ms, max {max:.1} ms");
     }
     if sent.pcap_packets > 0 {
-        println!("  {who}{} packets written to the pcap file", sent.pcap_packets);
+        println!(
+            "  {who}{} packets written to the pcap file",
+            sent.pcap_packets
+        );
     }
     if let Some(http) = &report.http {
         print_http(http);

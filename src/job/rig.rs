@@ -78,7 +78,9 @@ fn member_packets(p: &PacketOutput, rig: &Rig, i: usize) -> Result<PacketOutput,
     let m = &rig.sensors[i];
     let format = match &m.packets {
         Some(name) => PacketFormat::parse(name),
-        None => PacketFormat::for_sensor(&m.sensor).ok_or_else(|| PacketFormat::no_format(&m.sensor)),
+        None => {
+            PacketFormat::for_sensor(&m.sensor).ok_or_else(|| PacketFormat::no_format(&m.sensor))
+        }
     }
     .map_err(|e| JobError::RigMember {
         member: m.name.clone(),
@@ -141,7 +143,14 @@ pub(super) fn write_rig_files(
     for (lane, (name, r)) in lanes.iter().zip(&report.sensors) {
         rows.extend(r.poses.iter().map(|&(frame, pose)| {
             let time = scenario_time(&lane.member.sensor, frame);
-            (name.as_str(), PoseRow { frame, time, pose: viewpoint(pose) })
+            (
+                name.as_str(),
+                PoseRow {
+                    frame,
+                    time,
+                    pose: viewpoint(pose),
+                },
+            )
         }));
     }
     rows.sort_by(|a, b| a.1.time.total_cmp(&b.1.time));

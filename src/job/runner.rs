@@ -183,7 +183,8 @@ impl<'a> Runner<'a> {
             .find_map(|l| l.packets.as_ref())
             .and_then(|p| Some((p.clock?, p.ready_after)));
         let starts_group = |q: &VecDeque<Item>, groups: &VecDeque<(u64, Group)>| {
-            q.front().is_some_and(|i| groups.back().is_none_or(|g| g.0 != i.group))
+            q.front()
+                .is_some_and(|i| groups.back().is_none_or(|g| g.0 != i.group))
         };
         if let Some((start, ready_after)) = clock {
             let ready = (start.elapsed() + ready_after).as_secs_f64();
@@ -237,7 +238,9 @@ impl<'a> Runner<'a> {
         report.record_times(&done.output);
         report.points_per_frame.push(cloud.points.len());
         report.count_materials(&cloud.points);
-        report.poses.push((done.frame, done.settings.sensor_to_world));
+        report
+            .poses
+            .push((done.frame, done.settings.sensor_to_world));
         let medium = done.settings.medium.as_ref();
         let weather = medium.map_or((Weather::CLEAR, 0.0), |m| (m.weather, m.alpha));
         report.weather.push((done.frame, weather.0, weather.1));
@@ -269,7 +272,11 @@ impl<'a> Runner<'a> {
     }
 
     /// Writes a frame's files and bag messages together; returns its files.
-    fn write(&mut self, done: &DrivenFrame, cloud: &crate::model::PointCloud) -> Result<Vec<std::path::PathBuf>, JobError> {
+    fn write(
+        &mut self,
+        done: &DrivenFrame,
+        cloud: &crate::model::PointCloud,
+    ) -> Result<Vec<std::path::PathBuf>, JobError> {
         let lane = &mut self.lanes[done.lane];
         let report = &mut lane.report;
         let before = report.files.len();
@@ -284,7 +291,8 @@ impl<'a> Runner<'a> {
             report,
         )?;
         if self.opts.rig.is_some() {
-            let vehicle = done.settings.sensor_to_world * lane.member.sensor.mount.to_affine().inverse();
+            let vehicle =
+                done.settings.sensor_to_world * lane.member.sensor.mount.to_affine().inverse();
             out.messages = rig_frame_messages(out.messages, &viewpoint(vehicle));
         }
         let files = report.files[before..].to_vec();
@@ -329,7 +337,10 @@ impl<'a> Runner<'a> {
             return Ok(std::mem::take(&mut lane.report));
         }
         let mut report = JobReport::merge(self.lanes.iter_mut().map(|l| {
-            (l.member.name.clone().unwrap_or_default(), std::mem::take(&mut l.report))
+            (
+                l.member.name.clone().unwrap_or_default(),
+                std::mem::take(&mut l.report),
+            )
         }));
         report.run_files.extend(bag);
         if write_files {

@@ -250,7 +250,10 @@ pub fn tf_static_message(mounts: &[(String, Viewpoint)]) -> FrameMessage {
 /// A frame's messages from a sensor of a rig: its first message, the transform of the
 /// sensor in the world, becomes the vehicle's (`world` → `base_link`, at `vehicle`),
 /// since `/tf_static` gives the sensor on the vehicle.
-pub fn rig_frame_messages(mut messages: Vec<FrameMessage>, vehicle: &Viewpoint) -> Vec<FrameMessage> {
+pub fn rig_frame_messages(
+    mut messages: Vec<FrameMessage>,
+    vehicle: &Viewpoint,
+) -> Vec<FrameMessage> {
     if let Some(tf) = messages.first_mut().filter(|m| m.topic == TF_TOPIC) {
         tf.data = ros2::tf_message(tf.time_ns, WORLD_FRAME_ID, VEHICLE_FRAME_ID, vehicle);
     }

@@ -79,5 +79,7 @@ pub use ply::{
     ply_header, ply_header_with, read_ply, write_ply, write_ply_to, write_ply_to_with,
     write_ply_with, PlyEncoding,
 };
-pub use poses::{write_poses, write_rig_poses, write_weather, PoseRow, WeatherRow, RIG_POSES_HEADER};
+pub use poses::{
+    write_poses, write_rig_poses, write_weather, PoseRow, WeatherRow, RIG_POSES_HEADER,
+};
 pub use recorded::{RecordedFrame, Recording, RecordingOptions};

@@ -15,6 +15,7 @@ mod fit;
 mod interrupt;
 mod picture;
 mod readme;
+mod rig;
 mod run_las_mcap;
 mod run_output;
 mod shards;
