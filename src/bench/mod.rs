@@ -7,11 +7,13 @@ mod error;
 mod hil;
 mod paper;
 mod peer;
+mod rig;
 mod suite;
 pub use error::BenchError;
 pub use hil::{measure_hil, HilOptions, HilResult, HilSink, HIL_SENSORS};
 pub use paper::{paper_sensor, StackingResult};
 pub use peer::{measure_peer, PeerResult, PEER_SECONDS};
+pub use rig::{measure_rig, RigBenchOptions, RigBenchResult};
 pub use suite::{
     run_suite, suite_charts, Suite, SuiteOptions, SuiteReport, SuiteWorkload, WorkloadStatus,
 };

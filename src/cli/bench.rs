@@ -2,7 +2,8 @@
 
 use anyhow::{bail, Context as _, Result};
 use beamtrace::bench::{
-    measure, measure_hil, run_suite, suite_charts, BenchOptions, BenchReport, BenchSensor,
+    measure, measure_hil, measure_rig, run_suite, suite_charts, BenchOptions, BenchReport,
+    BenchSensor, RigBenchOptions,
     HilOptions, HilResult, PeerResult, StackingResult, Stat, Suite, SuiteOptions, SuiteReport,
     WorkloadStatus,
 };
@@ -102,6 +103,18 @@ pub(super) struct BenchArgs {
     /// With --suite: only these workloads, comma-separated (e.g. paper-000,multi-echo).
     #[arg(long, requires = "suite", value_delimiter = ',')]
     workloads: Vec<String>,
+    /// A vehicle rig (YAML, as `run --rig`) instead of --cases: wall time per rig frame
+    /// (every sensor's frames that begin within it, read back and made into clouds)
+    /// against each sensor alone on its own driver, alternated over --rounds, on the
+    /// bundled drive (or --scenario); the ratio rig / sum alone.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["hil", "suite", "cases", "sensor", "cpu_frames", "max_bounces", "markdown"])]
+    rig: Option<PathBuf>,
+    /// With --rig: the vehicle's motion. [default: the bundled drive]
+    #[arg(long, requires = "rig")]
+    scenario: Option<PathBuf>,
+    /// With --rig: rounds of (rig, each sensor alone).
+    #[arg(long, requires = "rig", default_value_t = 3)]
+    rounds: usize,
     /// Enable the Vulkan validation layer (any message fails the bench; times then
     /// include the layer's work). Not with --hil.
     #[arg(long, conflicts_with = "hil")]
@@ -121,6 +134,9 @@ pub(super) fn bench(args: &BenchArgs) -> Result<()> {
     if let Some(suite) = args.suite {
         return bench_suite(args, suite);
     }
+    if let Some(rig) = &args.rig {
+        return bench_rig(args, rig);
+    }
     let report = measure(&bench_options(args)?)?;
     print_table(&report);
     if let Some(path) = &args.json {
@@ -129,6 +145,54 @@ pub(super) fn bench(args: &BenchArgs) -> Result<()> {
     }
     if let Some(path) = &args.markdown {
         let text = markdown(&report);
+        beamtrace::output::write_atomic(path, |w| w.write_all(text.as_bytes()))
+            .with_context(|| format!("cannot write {}", path.display()))?;
+        println!("wrote {}", path.display());
+    }
+    Ok(())
+}
+
+/// `bench --rig`: the rig frame against the sum of its sensors alone.
+fn bench_rig(args: &BenchArgs, rig: &std::path::Path) -> Result<()> {
+    check_frames(args)?;
+    let policy = super::path_policy(args.allow_outside_paths);
+    let scenario = match &args.scenario {
+        Some(p) => beamtrace::scene::Scenario::load(p, policy)?,
+        None => super::load_default_scenario(policy)?,
+    };
+    let scene_path = args.scene.as_deref().or_else(|| scenario.scene());
+    let scene = super::load_scene(scene_path, args.allow_outside_paths)?;
+    let opts = RigBenchOptions {
+        scene: scene.scene,
+        scene_name: scene.name,
+        scenario: Some(scenario),
+        rig: beamtrace::sensor::load_rig(rig)?,
+        frames: args.frames,
+        warmup: args.warmup,
+        rounds: args.rounds,
+        sun: (!args.no_sun).then(|| beamtrace::sim::Sun {
+            direction: glam::Vec3::new(-0.5, 0.5, 0.707),
+            irradiance: 1.0,
+        }),
+        weather: args.weather,
+        device: args.device,
+        validation: args.validate,
+    };
+    let r = measure_rig(&opts)?;
+    println!(
+        "rig {} on {}: {} frame(s) × {} round(s), wall time per rig frame (ms, median (min–max))",
+        r.rig, r.device, r.frames, r.rounds
+    );
+    println!("  rig, one driver:   {}", spread(&r.rig_frame));
+    for (name, s) in &r.alone {
+        println!("  {name:18} {}", spread(s));
+    }
+    println!(
+        "  sum alone {:.2} ms; rig / sum alone = {:.3}",
+        r.sum_alone_ms, r.ratio
+    );
+    if let Some(path) = &args.json {
+        let text = serde_json::to_string_pretty(&r)?;
         beamtrace::output::write_atomic(path, |w| w.write_all(text.as_bytes()))
             .with_context(|| format!("cannot write {}", path.display()))?;
         println!("wrote {}", path.display());
