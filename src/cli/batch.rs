@@ -8,7 +8,7 @@ use beamtrace::job::batch::{BatchJob, Manifest};
 use beamtrace::job::shard::{merge, InputsDigest, PlannedJob, Shard, ShardRecord, ShardRun};
 use beamtrace::job::{inputs_digest, run_job, FrameDone, JobOptions, JobPart};
 use beamtrace::scene::Scenario;
-use beamtrace::sensor::load_sensor_with;
+use beamtrace::sensor::{load_rig, load_sensor_with};
 use clap::Parser as _;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -147,12 +147,19 @@ pub(super) struct BatchArgs {
 /// `beamtrace batch`: the manifest's jobs, or a shard of them.
 pub(super) fn batch(args: BatchArgs) -> Result<()> {
     let manifest = Manifest::load(&args.manifest)?;
-    let jobs = manifest.jobs(&args.manifest, &mut |i, spec| {
-        load_sensor_with(spec, PathPolicy::InsideFolder)
-            .map(|s| s.name)
-            .map_err(|e| {
-                ConfigError::invalid(&args.manifest, format!("sensors[{i}]"), e.to_string())
-            })
+    let sensors = manifest.sensors.len();
+    let jobs = manifest.jobs(&args.manifest, &mut |i, spec, rig| {
+        let name = match rig {
+            true => load_rig(Path::new(spec)).map(|r| r.name),
+            false => load_sensor_with(spec, PathPolicy::InsideFolder).map(|s| s.name),
+        };
+        name.map_err(|e| {
+            let field = match rig {
+                true => format!("rigs[{}]", i - sensors),
+                false => format!("sensors[{i}]"),
+            };
+            ConfigError::invalid(&args.manifest, field, e.to_string())
+        })
     })?;
     let planned = plan_jobs(&manifest, &args.manifest, &jobs)?;
     let out = args.out.clone().unwrap_or_else(|| {
@@ -192,7 +199,7 @@ fn run_argv(m: &Manifest, job: &BatchJob, args: &BatchArgs) -> Vec<String> {
         a.push(v);
     };
     push("--scenario", job.scenario.display().to_string());
-    push("--sensor", job.sensor.clone());
+    push(if job.rig { "--rig" } else { "--sensor" }, job.sensor.clone());
     push("--seed", job.seed.to_string());
     push("--format", m.format.name().into());
     if let Some(n) = m.frames {
@@ -251,8 +258,12 @@ fn plan_jobs(m: &Manifest, path: &Path, jobs: &[BatchJob]) -> Result<Vec<Planned
             scenarios.insert(job.scenario.clone(), s);
         }
         if !sensors.contains_key(&job.sensor) {
-            let s = load_sensor_with(&job.sensor, PathPolicy::InsideFolder)?;
-            sensors.insert(job.sensor.clone(), s.frame_rate);
+            // A rig's frames are its first sensor's.
+            let rate = match job.rig {
+                true => load_rig(Path::new(&job.sensor))?.sensors[0].sensor.frame_rate,
+                false => load_sensor_with(&job.sensor, PathPolicy::InsideFolder)?.frame_rate,
+            };
+            sensors.insert(job.sensor.clone(), rate);
         }
         let rate = sensors[&job.sensor];
         let frames = match m.frames {

@@ -4,6 +4,7 @@
 //! ```yaml
 //! scenarios: [drive.yaml]          # scenario files, relative to the manifest
 //! sensors: [vlp-16, os1-128]       # presets, or sensor YAML files relative to it
+//! rigs: [../rigs/roof-and-corners.yaml]   # vehicle rigs, each a job like a sensor
 //! seeds: [0, 1]                    # default [0]
 //! frames: 20                       # per job; default: each scenario's length
 //! format: pcd                      # pcd, pcd-ascii, ply, las, mcap or csv
@@ -30,7 +31,12 @@ pub struct Manifest {
     pub scenarios: Vec<PathBuf>,
     /// Sensor presets (`beamtrace sensors`) or sensor YAML files relative to the
     /// manifest's folder.
+    #[serde(default)]
     pub sensors: Vec<String>,
+    /// Vehicle rigs (`run --rig`), relative to the manifest's folder: each takes the
+    /// place of a sensor in the jobs (its folder is named by the rig's name).
+    #[serde(default)]
+    pub rigs: Vec<PathBuf>,
     /// Seeds of the noise (one job each).
     #[serde(default = "default_seeds")]
     pub seeds: Vec<u64>,
@@ -76,10 +82,13 @@ pub struct BatchJob {
     /// `<scenario>/<sensor>/seed-<seed>`: also its folder under the output folder.
     pub name: String,
     pub scenario: PathBuf,
-    /// A preset name, or a sensor file resolved against the manifest's folder.
+    /// A preset name, or a sensor file resolved against the manifest's folder; with
+    /// `rig`, the rig file.
     pub sensor: String,
-    /// Index into the manifest's `sensors`, for messages.
+    /// Index into the manifest's `sensors`, then its `rigs`, for messages.
     pub sensor_index: usize,
+    /// `sensor` is a rig file (`run --rig`).
+    pub rig: bool,
     pub seed: u64,
 }
 
@@ -97,8 +106,8 @@ impl Manifest {
         if self.scenarios.is_empty() {
             return Err(empty("scenarios"));
         }
-        if self.sensors.is_empty() {
-            return Err(empty("sensors"));
+        if self.sensors.is_empty() && self.rigs.is_empty() {
+            return Err(empty("sensors (or rigs)"));
         }
         if self.seeds.is_empty() {
             return Err(empty("seeds"));
@@ -106,7 +115,7 @@ impl Manifest {
         if self.frames == Some(0) {
             return Err(ConfigError::invalid(path, "frames", "must be at least 1"));
         }
-        let jobs = self.scenarios.len() * self.sensors.len() * self.seeds.len();
+        let jobs = self.scenarios.len() * (self.sensors.len() + self.rigs.len()) * self.seeds.len();
         if jobs > MAX_JOBS {
             return Err(ConfigError::invalid(
                 path,
@@ -120,21 +129,19 @@ impl Manifest {
     /// The jobs, scenario-major, then sensor, then seed (the order the shards split).
     /// `manifest` is the file the manifest was read from: relative paths are resolved
     /// against its folder. `sensor_name` gives a sensor's name (for its folder) from
-    /// its entry as resolved here.
+    /// its entry as resolved here, with whether it is a rig (entries past the
+    /// `sensors` are the `rigs`).
     pub fn jobs(
         &self,
         manifest: &Path,
-        sensor_name: &mut dyn FnMut(usize, &str) -> Result<String, ConfigError>,
+        sensor_name: &mut dyn FnMut(usize, &str, bool) -> Result<String, ConfigError>,
     ) -> Result<Vec<BatchJob>, ConfigError> {
         let folder = manifest.parent().unwrap_or(Path::new(""));
-        let sensors: Vec<(String, String)> = self
-            .sensors
-            .iter()
+        let entries = (self.sensors.iter().map(|s| (resolve_sensor(folder, s), false)))
+            .chain(self.rigs.iter().map(|r| (folder.join(r).to_string_lossy().into_owned(), true)));
+        let sensors: Vec<(String, String, bool)> = entries
             .enumerate()
-            .map(|(i, s)| {
-                let spec = resolve_sensor(folder, s);
-                Ok((sensor_name(i, &spec)?, spec))
-            })
+            .map(|(i, (spec, rig))| Ok((sensor_name(i, &spec, rig)?, spec, rig)))
             .collect::<Result<_, ConfigError>>()?;
         let mut jobs = Vec::new();
         let mut names = std::collections::HashSet::new();
@@ -143,7 +150,7 @@ impl Manifest {
                 .file_stem()
                 .map(|s| s.to_string_lossy().into_owned())
                 .unwrap_or_default();
-            for (sensor_index, (sensor_name, spec)) in sensors.iter().enumerate() {
+            for (sensor_index, (sensor_name, spec, rig)) in sensors.iter().enumerate() {
                 for &seed in &self.seeds {
                     let name = format!(
                         "{}/{}/seed-{seed}",
@@ -165,6 +172,7 @@ impl Manifest {
                         scenario: folder.join(scenario),
                         sensor: spec.clone(),
                         sensor_index,
+                        rig: *rig,
                         seed,
                     });
                 }
@@ -219,7 +227,7 @@ mod tests {
         let m = parse("scenarios: [a.yaml, b.yaml]\nsensors: [vlp-16, s/x.yaml]\nseeds: [3, 4]\n")
             .unwrap();
         let jobs = m
-            .jobs(Path::new("cfg/m.yaml"), &mut |i, spec| {
+            .jobs(Path::new("cfg/m.yaml"), &mut |i, spec, _| {
                 Ok(format!("{i}:{spec}").replace(':', "_"))
             })
             .unwrap();
@@ -246,7 +254,7 @@ mod tests {
     fn two_jobs_into_one_folder_are_refused() {
         let m = parse("scenarios: [x/a.yaml, y/a.yaml]\nsensors: [vlp-16]\n").unwrap();
         let e = m
-            .jobs(Path::new("m.yaml"), &mut |_, s| Ok(s.to_string()))
+            .jobs(Path::new("m.yaml"), &mut |_, s, _| Ok(s.to_string()))
             .unwrap_err();
         assert!(e.to_string().contains("a/vlp-16/seed-0"), "{e}");
     }
