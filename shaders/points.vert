@@ -41,6 +41,7 @@ vec4 point_colour(Point p) {
     case COLOUR_INSTANCE: return category(p.instance_id);
     case COLOUR_CLASS: return category(p.class_id);
     case COLOUR_MATERIAL: return category(p.material);
+    case COLOUR_SENSOR: return category(params.source);
     default: return ramp(p.intensity);
     }
 }

@@ -20,7 +20,7 @@ struct PointParams {
     float low;                  // the value at the ramp's bottom (log10 when log_scale)
     float high;                 // and at its top
     uint log_scale;
-    uint pad0;
+    uint source;                // the sensor's index in a rig (COLOUR_SENSOR)
 };
 
 // The scene meshes pass's push constants: one instance's primitive.

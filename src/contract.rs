@@ -241,6 +241,7 @@ pub mod colour_mode {
         CLASS = 6;
         MATERIAL = 7;
         AMBIENT = 8;
+        SENSOR = 9;
     }
 }
 

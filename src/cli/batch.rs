@@ -199,7 +199,10 @@ fn run_argv(m: &Manifest, job: &BatchJob, args: &BatchArgs) -> Vec<String> {
         a.push(v);
     };
     push("--scenario", job.scenario.display().to_string());
-    push(if job.rig { "--rig" } else { "--sensor" }, job.sensor.clone());
+    push(
+        if job.rig { "--rig" } else { "--sensor" },
+        job.sensor.clone(),
+    );
     push("--seed", job.seed.to_string());
     push("--format", m.format.name().into());
     if let Some(n) = m.frames {
@@ -260,7 +263,11 @@ fn plan_jobs(m: &Manifest, path: &Path, jobs: &[BatchJob]) -> Result<Vec<Planned
         if !sensors.contains_key(&job.sensor) {
             // A rig's frames are its first sensor's.
             let rate = match job.rig {
-                true => load_rig(Path::new(&job.sensor))?.sensors[0].sensor.frame_rate,
+                true => {
+                    load_rig(Path::new(&job.sensor))?.sensors[0]
+                        .sensor
+                        .frame_rate
+                }
                 false => load_sensor_with(&job.sensor, PathPolicy::InsideFolder)?.frame_rate,
             };
             sensors.insert(job.sensor.clone(), rate);

@@ -3,9 +3,8 @@
 use anyhow::{bail, Context as _, Result};
 use beamtrace::bench::{
     measure, measure_hil, measure_rig, run_suite, suite_charts, BenchOptions, BenchReport,
-    BenchSensor, RigBenchOptions,
-    HilOptions, HilResult, PeerResult, StackingResult, Stat, Suite, SuiteOptions, SuiteReport,
-    WorkloadStatus,
+    BenchSensor, HilOptions, HilResult, PeerResult, RigBenchOptions, StackingResult, Stat, Suite,
+    SuiteOptions, SuiteReport, WorkloadStatus,
 };
 use beamtrace::sensor::domain::MAX_COLUMNS;
 use beamtrace::sensor::MAX_SUBRAYS;

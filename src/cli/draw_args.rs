@@ -4,7 +4,7 @@ use anyhow::{bail, Result};
 use beamtrace::gpu::ContextOptions;
 use beamtrace::material::{MaterialDb, MaterialMapping};
 use beamtrace::scene::Scenario;
-use beamtrace::sensor::{load_sensor_with, Pose, Sensor};
+use beamtrace::sensor::{load_rig, load_sensor_with, Pose, Rig, Sensor};
 use beamtrace::sim::Sun;
 use beamtrace::view::{ColourMode, OrbitCamera, ViewInputs};
 use beamtrace::weather::Weather;
@@ -30,6 +30,11 @@ pub(super) struct SimArgs {
     /// Sensor: a preset name (see `beamtrace sensors`) or a YAML file.
     #[arg(long, default_value = "os1-128")]
     pub sensor: String,
+    /// A vehicle rig (YAML, as `run --rig`): every sensor's points drawn in the first
+    /// sensor's frame (`--colour sensor` tells them apart), each frame read back.
+    /// Replaces --sensor.
+    #[arg(long, value_name = "FILE", conflicts_with = "sensor")]
+    pub rig: Option<PathBuf>,
     /// Seed of the random draws (noise).
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
@@ -146,6 +151,23 @@ impl SimArgs {
         Ok(sensor)
     }
 
+    /// `--rig`'s rig, `--ideal` and `--thin` applied to each of its sensors.
+    fn load_rig(&self) -> Result<Option<Rig>> {
+        let Some(path) = &self.rig else {
+            return Ok(None);
+        };
+        let mut rig = load_rig(path)?;
+        for m in &mut rig.sensors {
+            if self.ideal {
+                m.sensor = m.sensor.clone().ideal();
+            }
+            if self.thin {
+                m.sensor = m.sensor.clone().thin();
+            }
+        }
+        Ok(Some(rig))
+    }
+
     /// Scene, sensor and materials loaded.
     pub fn inputs(&self) -> Result<ViewInputs> {
         let policy = super::path_policy(self.allow_outside_paths);
@@ -173,10 +195,15 @@ impl SimArgs {
         for o in mapping.overrides(&scene.scene.materials) {
             eprintln!("warning: {o}");
         }
+        let rig = self.load_rig()?;
         Ok(ViewInputs {
             scene: scene.scene,
             scene_name: scene.name,
-            sensor: self.load_sensor()?,
+            sensor: match &rig {
+                Some(rig) => rig.sensors[0].sensor.clone(),
+                None => self.load_sensor()?,
+            },
+            rig,
             materials,
             mapping,
             vehicle_pose: Pose::from_translation_rpy(

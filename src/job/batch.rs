@@ -137,8 +137,15 @@ impl Manifest {
         sensor_name: &mut dyn FnMut(usize, &str, bool) -> Result<String, ConfigError>,
     ) -> Result<Vec<BatchJob>, ConfigError> {
         let folder = manifest.parent().unwrap_or(Path::new(""));
-        let entries = (self.sensors.iter().map(|s| (resolve_sensor(folder, s), false)))
-            .chain(self.rigs.iter().map(|r| (folder.join(r).to_string_lossy().into_owned(), true)));
+        let entries = (self
+            .sensors
+            .iter()
+            .map(|s| (resolve_sensor(folder, s), false)))
+        .chain(
+            self.rigs
+                .iter()
+                .map(|r| (folder.join(r).to_string_lossy().into_owned(), true)),
+        );
         let sensors: Vec<(String, String, bool)> = entries
             .enumerate()
             .map(|(i, (spec, rig))| Ok((sensor_name(i, &spec, rig)?, spec, rig)))

@@ -17,6 +17,8 @@ pub enum ColourMode {
     Class,
     Material,
     Ambient,
+    /// Which sensor of a rig the point is of.
+    Sensor,
 }
 
 /// How a mode's values map onto colours.
@@ -35,7 +37,7 @@ pub enum Scale {
 
 impl ColourMode {
     /// Every mode, in the order the colour key steps through them.
-    pub const ALL: [ColourMode; 9] = [
+    pub const ALL: [ColourMode; 10] = [
         ColourMode::Intensity,
         ColourMode::Range,
         ColourMode::Epw,
@@ -45,6 +47,7 @@ impl ColourMode {
         ColourMode::Class,
         ColourMode::Material,
         ColourMode::Ambient,
+        ColourMode::Sensor,
     ];
 
     /// The name options and the legend use.
@@ -59,6 +62,7 @@ impl ColourMode {
             ColourMode::Class => "class",
             ColourMode::Material => "material",
             ColourMode::Ambient => "ambient",
+            ColourMode::Sensor => "sensor",
         }
     }
 
@@ -84,6 +88,7 @@ impl ColourMode {
             ColourMode::Class => colour_mode::CLASS,
             ColourMode::Material => colour_mode::MATERIAL,
             ColourMode::Ambient => colour_mode::AMBIENT,
+            ColourMode::Sensor => colour_mode::SENSOR,
         }
     }
 
@@ -112,7 +117,8 @@ impl ColourMode {
             ColourMode::ReturnIndex
             | ColourMode::Instance
             | ColourMode::Class
-            | ColourMode::Material => Scale::Categories,
+            | ColourMode::Material
+            | ColourMode::Sensor => Scale::Categories,
         }
     }
 }
@@ -187,8 +193,8 @@ mod tests {
         codes.sort_unstable();
         codes.dedup();
         assert_eq!(codes.len(), ColourMode::ALL.len());
-        assert_eq!(ColourMode::Ambient.step(false), ColourMode::Intensity);
-        assert_eq!(ColourMode::Intensity.step(true), ColourMode::Ambient);
+        assert_eq!(ColourMode::Sensor.step(false), ColourMode::Intensity);
+        assert_eq!(ColourMode::Intensity.step(true), ColourMode::Sensor);
     }
 
     #[test]

@@ -23,7 +23,8 @@ pub struct PointParams {
     pub low: f32,
     pub high: f32,
     pub log_scale: u32,
-    pub pad0: u32,
+    /// The sensor's index in a rig, for the sensor colour mode.
+    pub source: u32,
 }
 
 /// The scene meshes pass's push constants (128 bytes: every device takes that many).
@@ -88,7 +89,7 @@ pub fn view_layouts() -> Vec<HostLayout> {
                 low,
                 high,
                 log_scale,
-                pad0
+                source
             ]
         ),
         layout!(

@@ -4,11 +4,13 @@
 use super::camera::OrbitCamera;
 use super::colour::ColourMode;
 use super::overlay::{Overlay, WHITE};
-use super::renderer::{read_rgba, Frame, PointStyle, Renderer};
+use super::renderer::{read_rgba, DrawnPoints, Frame, PointStyle, Renderer};
 use super::session::{SimSession, ViewInputs};
 use super::shaders::{ShaderSource, ViewShaders};
 use super::ViewError;
 use crate::gpu::{Context, ContextOptions};
+use crate::sim::DevicePoints;
+use glam::Mat4;
 use std::path::Path;
 
 /// What to draw and how.
@@ -52,15 +54,7 @@ pub fn render_picture(opts: RenderOptions) -> Result<RenderedPicture, ViewError>
         &ViewShaders::compile(&ShaderSource::Embedded)?,
         opts.size,
     )?;
-    for _ in 1..opts.frames.max(1) {
-        let ticket = session.submit()?;
-        session.sim_mut().collect_summary(ticket)?;
-    }
-    let ticket = session.submit()?;
-    let points = session.sim().device_points(&ticket)?;
-    // The frame is finished before it is drawn here (its points stay on the device),
-    // so the caption can give its point count.
-    let summary = session.sim_mut().collect_summary(ticket)?;
+    let (sets, points) = last_frame(&mut session, opts.frames)?;
     let sensor = session.sensor();
     let style = PointStyle {
         mode: opts.mode,
@@ -81,17 +75,25 @@ pub fn render_picture(opts: RenderOptions) -> Result<RenderedPicture, ViewError>
         let extent = opts.camera.distance.min(sensor.max_range);
         let aspect = viewport[0] / viewport[1].max(1.0);
         overlay.ground_marks(viewport, opts.camera.view_proj(aspect), ground_z, extent);
-        let caption = format!(
-            "{} - {} - {} points",
-            sensor.name, scene_name, summary.points
-        );
+        let who = match &opts.inputs.rig {
+            Some(rig) => format!("rig {}", rig.name),
+            None => sensor.name.clone(),
+        };
+        let caption = format!("{who} - {scene_name} - {points} points");
         overlay.text([12.0, 12.0], WHITE, &caption);
     }
     // The frame drawn is the last one submitted.
     let pose = session.scene_at(session.frame.wrapping_sub(1));
     let (rgba, size) = read_rgba(&ctx, |rec| {
+        let drawn: Vec<DrawnPoints> = (sets.iter().enumerate())
+            .map(|(i, (points, to_frame))| DrawnPoints {
+                points,
+                to_frame: *to_frame,
+                source: i as u32,
+            })
+            .collect();
         let frame = Frame {
-            points: Some(&points),
+            points: &drawn,
             scene: opts.scene.then_some((&session.meshes, &pose)),
             camera: &opts.camera,
             style: &style,
@@ -106,9 +108,36 @@ pub fn render_picture(opts: RenderOptions) -> Result<RenderedPicture, ViewError>
     Ok(RenderedPicture {
         rgba,
         size,
-        points: summary.points,
+        points,
         device: format!("{} ({})", ctx.device_name, ctx.driver_info),
     })
+}
+
+/// Simulates `frames` frames and returns the last one's points, each sensor's with its
+/// place in the first sensor's frame, and their count. One sensor's points stay where
+/// its compaction left them; a rig's are read back and uploaded again.
+fn last_frame(
+    session: &mut SimSession,
+    frames: u32,
+) -> Result<(Vec<(DevicePoints, Mat4)>, usize), ViewError> {
+    if session.sensors() > 1 {
+        for _ in 1..frames.max(1) {
+            session.rig_points()?;
+        }
+        let sets = session.rig_points()?;
+        let count = sets.iter().map(|s| s.2).sum();
+        return Ok((sets.into_iter().map(|(p, m, _)| (p, m)).collect(), count));
+    }
+    for _ in 1..frames.max(1) {
+        let ticket = session.submit()?;
+        session.sim_mut().collect_summary(ticket)?;
+    }
+    let ticket = session.submit()?;
+    let points = session.sim().device_points(&ticket)?;
+    // The frame is finished before it is drawn here (its points stay on the device),
+    // so the caption can give its point count.
+    let summary = session.sim_mut().collect_summary(ticket)?;
+    Ok((vec![(points, Mat4::IDENTITY)], summary.points))
 }
 
 /// Writes RGBA pixels as a PNG, atomically (a temporary file renamed into place).

@@ -14,6 +14,7 @@ use crate::gpu::{
     RenderPass, RenderTarget, Topology,
 };
 use crate::sim::DevicePoints;
+use glam::Mat4;
 use std::sync::Arc;
 
 /// The background colour (dark blue-grey: the darkest ramp colour still shows on it).
@@ -31,14 +32,36 @@ pub struct PointStyle {
 
 /// What one drawn frame shows.
 pub struct Frame<'a> {
-    /// The points, `None` before the first frame.
-    pub points: Option<&'a DevicePoints>,
+    /// The points (none before the first frame): one sensor's, or a rig's, each set
+    /// placed into the drawing's frame.
+    pub points: &'a [DrawnPoints<'a>],
     /// The scene's triangles under them, placed as the points' frame saw them; `None`:
     /// the points alone.
     pub scene: Option<(&'a SceneMeshes, &'a ScenePose)>,
     pub camera: &'a OrbitCamera,
     pub style: &'a PointStyle,
     pub overlay: &'a Overlay,
+}
+
+/// One sensor's points in a drawing: where they are, how their frame lies in the
+/// drawing's (the first sensor's frame), and the sensor's index for the sensor colours.
+#[derive(Clone, Copy)]
+pub struct DrawnPoints<'a> {
+    pub points: &'a DevicePoints,
+    /// The points' sensor frame → the drawing's frame.
+    pub to_frame: Mat4,
+    pub source: u32,
+}
+
+impl<'a> DrawnPoints<'a> {
+    /// The points of the sensor the drawing is framed on.
+    pub fn of(points: &'a DevicePoints) -> DrawnPoints<'a> {
+        DrawnPoints {
+            points,
+            to_frame: Mat4::IDENTITY,
+            source: 0,
+        }
+    }
 }
 
 /// The view's pipelines, palette and render target.
@@ -145,7 +168,7 @@ impl Renderer {
             if let Some((meshes, pose)) = frame.scene {
                 self.draw_meshes(rec, meshes, pose, frame)?;
             }
-            if let Some(points) = frame.points {
+            for points in frame.points {
                 self.draw_points(rec, points, frame)?;
             }
             if let Some(rects) = &overlay {
@@ -171,16 +194,18 @@ impl Renderer {
     fn draw_points(
         &self,
         rec: &mut Recording<'_>,
-        points: &DevicePoints,
+        drawn: &DrawnPoints,
         frame: &Frame<'_>,
     ) -> GpuResult<()> {
+        let points = drawn.points;
         let [w, h] = self.target.size();
         let (low, high, log) = match frame.style.scale {
             Scale::Ramp { low, high, log, .. } => (low, high, log),
             Scale::Categories => (0.0, 1.0, false),
         };
         let params = PointParams {
-            view_proj: frame.camera.view_proj(w as f32 / h as f32).to_cols_array(),
+            view_proj: (frame.camera.view_proj(w as f32 / h as f32) * drawn.to_frame)
+                .to_cols_array(),
             points_address: rec.address_of(&points.points),
             count_address: rec.address_of(&points.count),
             beams_address: rec.address_of(&points.beams),
@@ -192,7 +217,7 @@ impl Renderer {
             low,
             high,
             log_scale: log as u32,
-            pad0: 0,
+            source: drawn.source,
         };
         rec.draw(
             &self.pipelines.points,

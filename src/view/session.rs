@@ -4,12 +4,14 @@
 
 use super::colour::ColourMode;
 use super::meshes::SceneMeshes;
+use super::recorded::device_points;
 use super::ViewError;
 use crate::gpu::Context;
 use crate::material::{MaterialDb, MaterialMapping};
 use crate::scene::{Scenario, Scene};
-use crate::sensor::{Pose, Sensor};
-use crate::sim::{DriverInputs, DriverSensor, FrameDriver, FrameTicket, Play, Simulator, Sun};
+use crate::sensor::{Pose, Rig, Sensor};
+use crate::sim::{DevicePoints, DriverInputs, DriverSensor, FrameDriver, FrameTicket, Play};
+use crate::sim::{Simulator, Sun};
 use crate::weather::Weather;
 use glam::{Affine3A, Mat4};
 use std::sync::Arc;
@@ -31,6 +33,9 @@ pub struct ViewInputs {
     /// The weather of every frame (`--weather`); `None`: the scenario's, else clear.
     pub weather: Option<Weather>,
     pub seed: u64,
+    /// A vehicle's sensors, simulated together (`sensor` is then its first): the
+    /// offscreen picture draws all of them (see [`SimSession::rig_points`]).
+    pub rig: Option<Rig>,
 }
 
 /// Where the sensor and the scene's instances were for one frame.
@@ -48,6 +53,8 @@ pub struct SimSession {
     /// The next frame's index (noise draws depend on it).
     pub frame: u32,
     material_names: Vec<String>,
+    /// The rig's sensor names, for the sensor colours' legend (one name without a rig).
+    sensor_names: Vec<String>,
 }
 
 impl SimSession {
@@ -61,7 +68,7 @@ impl SimSession {
             DriverInputs {
                 scene: &inputs.scene,
                 scene_name: &inputs.scene_name,
-                sensors: DriverSensor::one(inputs.sensor.clone(), inputs.seed),
+                sensors: driver_sensors(inputs),
                 materials: &inputs.materials,
                 mapping: &inputs.mapping,
                 vehicle_pose: inputs.vehicle_pose,
@@ -77,7 +84,44 @@ impl SimSession {
             material_names: (inputs.materials.names().iter())
                 .map(|s| s.to_string())
                 .collect(),
+            sensor_names: match &inputs.rig {
+                Some(rig) => rig.sensors.iter().map(|m| m.name.clone()).collect(),
+                None => vec![inputs.sensor.name.clone()],
+            },
         })
+    }
+
+    /// How many sensors it simulates (a rig's, or 1).
+    pub fn sensors(&self) -> usize {
+        self.sensor_names.len()
+    }
+
+    /// Simulates the next frame of every sensor (returned with its point count) (each its frame that begins with the
+    /// first sensor's) and reads their points back, each uploaded again for drawing
+    /// with its place in the first sensor's frame (where each sensor stood when its
+    /// frame began).
+    pub fn rig_points(&mut self) -> Result<Vec<(DevicePoints, Mat4, usize)>, ViewError> {
+        let rig_frame = u64::from(self.frame);
+        self.frame = self.frame.wrapping_add(1);
+        let t = self.driver.frame_time(rig_frame);
+        let first = self.driver.settings(rig_frame).sensor_to_world.inverse();
+        let rates: Vec<f64> = self
+            .driver
+            .sensors()
+            .map(|s| f64::from(s.frame_rate))
+            .collect();
+        let mut out = Vec::with_capacity(rates.len());
+        for (lane, rate) in rates.into_iter().enumerate() {
+            // Its first frame that begins at or after the rig frame's start.
+            let frame = (t * rate * (1.0 - 1e-9)).ceil() as u64;
+            let submitted = self.driver.submit_lane(lane, frame)?;
+            let done = self.driver.collect(submitted)?;
+            let cloud = self.driver.cloud(&done)?;
+            let points = device_points(self.driver.context(), &cloud)?;
+            let to_first = Mat4::from(first * done.settings.sensor_to_world);
+            out.push((points, to_first, cloud.points.len()));
+        }
+        Ok(out)
     }
 
     pub fn sensor(&self) -> &Sensor {
@@ -118,6 +162,22 @@ impl SimSession {
     }
     /// The names a categorical legend gives the first ids of `mode`.
     pub fn categories(&self, mode: ColourMode) -> Vec<String> {
+        if mode == ColourMode::Sensor {
+            return self.sensor_names.clone();
+        }
         super::colour::categories(mode, || self.material_names.clone())
+    }
+}
+
+/// The driver's sensors: a rig's, each with its seed, or the one.
+fn driver_sensors(inputs: &ViewInputs) -> Vec<DriverSensor> {
+    match &inputs.rig {
+        Some(rig) => (0..rig.sensors.len())
+            .map(|i| DriverSensor {
+                sensor: rig.sensors[i].sensor.clone(),
+                seed: rig.seed_of(i, inputs.seed),
+            })
+            .collect(),
+        None => DriverSensor::one(inputs.sensor.clone(), inputs.seed),
     }
 }

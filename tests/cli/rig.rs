@@ -205,3 +205,37 @@ fn the_rig_bag_has_a_topic_per_sensor_and_the_mounts_on_tf_static() {
     assert!(poses.starts_with("sensor,frame,time,"), "{poses}");
     assert_eq!(poses.lines().filter(|l| l.starts_with("right,")).count(), 2);
 }
+
+#[test]
+fn a_rig_is_drawn_with_a_colour_per_sensor() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    setup(d);
+    let args = [
+        "render", "--rig", "rig.yaml", "--scene", "wall.glb", "--thin",
+    ];
+    let more = [
+        "--colour",
+        "sensor",
+        "--size",
+        "320x240",
+        "--no-legend",
+        "--out",
+        "p.png",
+    ];
+    let said = beamtrace(d, &[&args[..], &more[..]].concat());
+    assert!(said.contains("points"), "{said}");
+    let decoder = png::Decoder::new(std::io::BufReader::new(
+        fs::File::open(d.join("p.png")).unwrap(),
+    ));
+    let mut reader = decoder.read_info().unwrap();
+    let mut rgba = vec![0; reader.output_buffer_size().unwrap()];
+    reader.next_frame(&mut rgba).unwrap();
+    // The first two colours of the Tableau 10 palette the categories use.
+    let count = |rgb: [u8; 3]| rgba.chunks(4).filter(|p| p[..3] == rgb).count();
+    let (left, right) = (count([31, 119, 180]), count([255, 127, 14]));
+    assert!(
+        left > 100 && right > 100,
+        "both sensors' points drawn: {left} and {right} pixels"
+    );
+}

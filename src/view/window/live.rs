@@ -8,9 +8,10 @@ use crate::sim::DevicePoints;
 use crate::view::camera::OrbitCamera;
 use crate::view::keys::help_lines;
 use crate::view::overlay::{number, Overlay, GREY, LINE, RED, WHITE};
-use crate::view::renderer::{Frame, PointStyle, Renderer};
+use crate::view::renderer::{DrawnPoints, Frame, PointStyle, Renderer};
 use crate::view::shaders::{modified, ViewShaders};
 use crate::view::{write_png, ViewError};
+use glam::Mat4;
 use raw_window_handle::{HasDisplayHandle, HasWindowHandle};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -48,7 +49,7 @@ pub(super) struct Live {
     pub camera: OrbitCamera,
     pub style: PointStyle,
     /// The last simulated frame's points (drawn again while paused).
-    last: Option<DevicePoints>,
+    last: Vec<(DevicePoints, Mat4)>,
     /// That frame's number.
     last_frame: u32,
     /// Which frame of the scene's motion is due when (real time).
@@ -147,7 +148,7 @@ impl Live {
             renderer,
             presenter,
             style,
-            last: None,
+            last: Vec::new(),
             last_frame: 0,
             clock,
             real_time: !opts.every_frame,
@@ -191,7 +192,7 @@ impl Live {
             match self.source.make(frame) {
                 Ok(m) => {
                     self.last_frame = frame;
-                    self.last = Some(m.points);
+                    self.last = m.points;
                     ticket = m.ticket;
                     if let Some((points, index)) = m.recorded {
                         self.stats.points = points;
@@ -304,8 +305,15 @@ impl Live {
             Source::Sim(s) if self.scene => (Some(&s.meshes), Some(s.scene_at(self.last_frame))),
             _ => (None, None),
         };
+        let drawn: Vec<DrawnPoints> = (self.last.iter().enumerate())
+            .map(|(i, (points, to_frame))| DrawnPoints {
+                points,
+                to_frame: *to_frame,
+                source: i as u32,
+            })
+            .collect();
         let frame = Frame {
-            points: self.last.as_ref(),
+            points: &drawn,
             scene: meshes.zip(pose.as_ref()),
             camera: &self.camera,
             style: &self.style,

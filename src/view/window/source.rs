@@ -6,6 +6,7 @@ use crate::view::colour::{ColourMode, Scale};
 use crate::view::recorded::RecordedPlayer;
 use crate::view::session::SimSession;
 use crate::view::ViewError;
+use glam::Mat4;
 use std::sync::Arc;
 
 use super::ViewSource;
@@ -18,9 +19,12 @@ pub(super) enum Source {
 /// A frame made for drawing: its points, and for a simulated one the ticket its
 /// summary is collected with once the draw has waited for it.
 pub(super) struct Made {
-    pub points: DevicePoints,
+    /// Each sensor's points (a rig's, or the one's) with its place in the first
+    /// sensor's frame.
+    pub points: Vec<(DevicePoints, Mat4)>,
     pub ticket: Option<FrameTicket>,
-    /// A recorded frame's points and its index in the recording.
+    /// A recorded frame's (or a rig frame's, read back) points, and its index in the
+    /// recording.
     pub recorded: Option<(usize, usize)>,
 }
 
@@ -83,11 +87,21 @@ impl Source {
     /// Simulates (submits) or uploads frame `frame`.
     pub fn make(&mut self, frame: u32) -> Result<Made, ViewError> {
         match self {
+            Source::Sim(s) if s.sensors() > 1 => {
+                s.frame = frame;
+                let sets = s.rig_points()?;
+                let count = sets.iter().map(|set| set.2).sum();
+                Ok(Made {
+                    points: sets.into_iter().map(|(p, m, _)| (p, m)).collect(),
+                    ticket: None,
+                    recorded: Some((count, frame as usize)),
+                })
+            }
             Source::Sim(s) => {
                 s.frame = frame;
                 let ticket = s.submit()?;
                 Ok(Made {
-                    points: s.sim().device_points(&ticket)?,
+                    points: vec![(s.sim().device_points(&ticket)?, Mat4::IDENTITY)],
                     ticket: Some(ticket),
                     recorded: None,
                 })
@@ -95,7 +109,7 @@ impl Source {
             Source::Play(p) => {
                 let shown = p.show(frame)?;
                 Ok(Made {
-                    points: shown.points,
+                    points: vec![(shown.points, Mat4::IDENTITY)],
                     ticket: None,
                     recorded: Some((shown.count, shown.index)),
                 })
