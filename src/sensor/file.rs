@@ -104,14 +104,45 @@ struct PatternSpec {
     csv: Option<PathBuf>,
 }
 
-#[derive(Debug, Deserialize)]
+/// A `mount` as sensor files and rig files give it.
+#[derive(Debug, Clone, Copy, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct MountSpec {
+pub(crate) struct MountSpec {
     #[serde(default)]
     translation: [f32; 3],
     /// Roll, pitch, yaw (deg): R = Rz(yaw)·Ry(pitch)·Rx(roll).
     #[serde(default)]
     rotation_deg: [f32; 3],
+}
+
+impl MountSpec {
+    /// The pose, each component checked against its domain (errors name
+    /// `mount.translation[i]` or `mount.rotation_deg[i]`).
+    pub(crate) fn pose(&self) -> Result<Pose, SensorError> {
+        for (field, d, v) in [
+            (
+                "mount.translation",
+                domain::MOUNT_TRANSLATION,
+                self.translation,
+            ),
+            (
+                "mount.rotation_deg",
+                domain::MOUNT_ROTATION,
+                self.rotation_deg,
+            ),
+        ] {
+            for (i, x) in v.iter().enumerate() {
+                d.check(&format!("{field}[{i}]"), f64::from(*x))?;
+            }
+        }
+        let [roll, pitch, yaw] = self.rotation_deg.map(f32::to_radians);
+        Ok(Pose::from_translation_rpy(
+            Vec3::from(self.translation),
+            roll,
+            pitch,
+            yaw,
+        ))
+    }
 }
 
 #[derive(Debug, Deserialize)]
@@ -315,15 +346,6 @@ fn in_pattern(path: &Path, prefix: &str, e: SensorError) -> SensorError {
     }
 }
 
-/// Each component of a `[x, y, z]` field within `domain`.
-fn check3(path: &Path, field: &str, d: domain::Domain, v: [f32; 3]) -> Result<(), SensorError> {
-    for (i, x) in v.iter().enumerate() {
-        d.check(&format!("{field}[{i}]"), f64::from(*x))
-            .map_err(|e| in_file(path, e))?;
-    }
-    Ok(())
-}
-
 fn build(file: SensorFile, src: &Source) -> Result<Sensor, SensorError> {
     let path = src.yaml;
     // Checked before anything is built, so a huge name costs no pattern.
@@ -430,20 +452,7 @@ fn apply_overrides(sensor: &mut Sensor, file: SensorFile, src: &Source) -> Resul
     let path = src.yaml;
     set_given(&mut sensor.name, file.name);
     if let Some(m) = &file.mount {
-        check3(
-            path,
-            "mount.translation",
-            domain::MOUNT_TRANSLATION,
-            m.translation,
-        )?;
-        check3(
-            path,
-            "mount.rotation_deg",
-            domain::MOUNT_ROTATION,
-            m.rotation_deg,
-        )?;
-        let [roll, pitch, yaw] = m.rotation_deg.map(f32::to_radians);
-        sensor.mount = Pose::from_translation_rpy(Vec3::from(m.translation), roll, pitch, yaw);
+        sensor.mount = m.pose().map_err(|e| in_file(path, e))?;
     }
     if let Some(r) = &file.range {
         set_given(&mut sensor.min_range, r.min);
