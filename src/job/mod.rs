@@ -25,7 +25,7 @@ pub use files::{beam_layout, picture_options, viewpoint};
 pub use http::HttpReport;
 pub use memory::MemoryUse;
 pub use out_dir::{clear_run_files, is_frame_file, run_files_in, RunFiles};
-pub use packets::{PacketFormat, PACKET_FORMATS};
+pub use packets::{ouster_imu, PacketFormat, PACKET_FORMATS};
 pub use sender::{SenderReport, QUEUE_FRAMES};
 
 use files::OutputPlan;
@@ -217,7 +217,7 @@ pub fn run_job(
     // HTTP API answers from now on, while the device and the scene are made ready.
     let (encoder, http) = match &opts.packets {
         Some(p) => (
-            Some(p.format.encoder(&opts.sensor, p.start, p.udp)?),
+            Some(packets::job_encoder(opts, p)?),
             HttpApi::start(p, &opts.sensor)?,
         ),
         None => (None, None),

@@ -197,6 +197,10 @@ pub struct ImuGenerator {
     bias: [DVec3; 2],
 }
 
+/// Times this close to a sample's are that sample's (s): a nanosecond, the resolution
+/// of timestamps on the wire.
+const TIME_TOLERANCE_S: f64 = 1e-9;
+
 /// Sample indices stay below this: 2³² samples are 25 days at 2 kHz, and the index is
 /// a 32-bit coordinate of the noise's hash.
 const MAX_INDEX: u64 = u32::MAX as u64;
@@ -224,7 +228,10 @@ impl ImuGenerator {
     }
 
     /// The first sample index at or after `t` (s), at most the last index there is.
+    /// Times within [`TIME_TOLERANCE_S`] of a sample's count as its (frame times such
+    /// as 3 × 0.1 s miss 0.3 s by a rounding).
     fn first_at(&self, t: f64) -> u64 {
+        let t = t - TIME_TOLERANCE_S;
         if t.is_nan() || t <= 0.0 {
             return 0;
         }
@@ -316,6 +323,18 @@ impl ImuGenerator {
         };
         DVec3::new(axis(0), axis(1), axis(2))
     }
+}
+
+/// The variance of one sample's white noise on each axis, gyroscope (rad²/s²) and
+/// accelerometer (m²/s⁴): N²·rate, the covariance diagonals a `sensor_msgs/Imu` carries
+/// (the bias, which walks, is not in them).
+pub fn imu_variances(spec: &ImuSpec) -> [f64; 2] {
+    let n = &spec.noise;
+    [
+        n.gyro_noise_density_radps_per_sqrt_hz,
+        n.accel_noise_density_mps2_per_sqrt_hz,
+    ]
+    .map(|d| d * d * spec.rate_hz)
 }
 
 /// `spec`'s samples at or after `start` and before `end` (s), from trajectory `traj`,

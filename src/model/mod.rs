@@ -29,8 +29,12 @@ mod points;
 mod records;
 mod tables;
 
+/// Standard gravity g₀ (m/s²), which the IMU adds and Ouster's IMU packets count in.
+pub use crate::sensor::STANDARD_GRAVITY;
 pub use frame::{BinGrid, FrameExtent, FrameSettings, RecordLayout, Sun, Sweep};
-pub use imu::{simulate_imu, ImuGenerator, ImuSample, Sampled, Standing, Trajectory, FD_STEP_S};
+pub use imu::{
+    imu_variances, simulate_imu, ImuGenerator, ImuSample, Sampled, Standing, Trajectory, FD_STEP_S,
+};
 pub use medium::{
     half_divergence, DropField, FogNode, Medium, MediumSlots, EXIT_RADIUS_M, FOG_MATERIAL,
     WEATHER_CLASS,
