@@ -1,5 +1,6 @@
 //! Real sensors' wire formats: the UDP payloads a Velodyne or Ouster sensor sends for
-//! the points of a frame, and the pcap files that hold them offline.
+//! the points of a frame (and an Ouster sensor for its IMU's samples,
+//! [`OusterImuEncoder`]), and the pcap files that hold them offline.
 //!
 //! An encoder turns frames (a [`PointCloud`] each, in frame order) into [`Packet`]s:
 //! payloads with the sensor time at which the real sensor would send them. Packets do
