@@ -26,7 +26,7 @@ pub use files::{beam_layout, picture_options, viewpoint};
 pub use http::HttpReport;
 pub use memory::MemoryUse;
 pub use out_dir::{clear_run_files, is_frame_file, run_files_in, RunFiles};
-pub use packets::{PacketFormat, PACKET_FORMATS};
+pub use packets::{ouster_imu, PacketFormat, PACKET_FORMATS};
 pub use sender::{SenderReport, QUEUE_FRAMES};
 
 use http::HttpApi;
@@ -234,7 +234,7 @@ pub fn run_job(
         let m = &lane.member;
         starts.push(match &m.packets {
             Some(p) => Some((
-                p.format.encoder(&m.sensor, p.start, p.udp)?,
+                packets::job_encoder(opts, m, p)?,
                 HttpApi::start(p, &m.sensor)?,
             )),
             None => None,

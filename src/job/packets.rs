@@ -1,12 +1,18 @@
 //! Which wire format a run's packets take, and the encoder for the run's sensor.
 
-use super::beam_layout;
+use super::rig::Member;
+use super::{beam_layout, JobError, JobOptions, PacketOutput};
+use crate::model::{ImuGenerator, Standing, Trajectory};
 use crate::output::packets::{
-    OusterFamily, OusterMetadata, OusterOptions, OusterProfile, OusterSensor, PacketEncoder,
-    PacketError, VelodyneEncoder, VelodyneModel, VelodyneOptions, VelodyneReturnMode, LIDAR_PORT,
-    VELODYNE_DATA_PORT,
+    OusterFamily, OusterImuEncoder, OusterMetadata, OusterOptions, OusterProfile, OusterSensor,
+    OusterTimestampMode, Packet, PacketEncoder, PacketError, VelodyneEncoder, VelodyneModel,
+    VelodyneOptions, VelodyneReturnMode, LIDAR_PORT, VELODYNE_DATA_PORT,
 };
-use crate::sensor::{DualPolicy, ReturnMode, Sensor};
+use crate::output::PointCloud;
+use crate::sensor::{DualPolicy, ImuNoise, ImuSpec, Pose, ReturnMode, Sensor, OS1_IMU_RATE_HZ};
+use glam::DVec3;
+#[cfg(test)]
+use glam::Vec3;
 use std::net::SocketAddr;
 use std::time::Duration;
 
@@ -140,10 +146,20 @@ impl PacketFormat {
         }
     }
 
+    /// Ports besides the destination's whose packets the stream sends (to the
+    /// destination's host): an Ouster sensor's IMU packets.
+    pub fn side_ports(self) -> &'static [u16] {
+        match self {
+            PacketFormat::Velodyne(_) => &[],
+            PacketFormat::Ouster(_) => &[crate::output::packets::IMU_PORT],
+        }
+    }
+
     /// An encoder of `sensor`'s frames, its packets timed from `start` (Unix time of the
-    /// first frame) and addressed to `to` (Ouster: the metadata's destination, which
-    /// a pcap file's UDP port shows). Refuses sensors the format cannot carry, before
-    /// anything is sent.
+    /// first frame; 0: an Ouster's internal oscillator from 0, else PTP's Unix time, as
+    /// its metadata's `timestamp_mode` says) and addressed to `to` (Ouster: the
+    /// metadata's destination, which a pcap file's UDP port shows). Refuses sensors the
+    /// format cannot carry, before anything is sent.
     pub fn encoder(
         self,
         sensor: &Sensor,
@@ -189,8 +205,10 @@ fn ouster_sensor(
             sensor.name
         ),
     })?;
+    let mode = OusterTimestampMode::for_start(start);
     let mut options = OusterOptions {
-        start_ns: start.as_nanos() as u64,
+        start_ns: mode.start_ns(start),
+        timestamp_mode: mode,
         ..OusterOptions::new(family, profile)
     };
     if let Some(to) = to {
@@ -219,5 +237,229 @@ fn velodyne_return_mode(
                 model.name()
             ),
         }),
+    }
+}
+
+/// The encoder of a job's sensor's packets: the format's, and with an Ouster format the sensor's
+/// own IMU packets on its `udp_port_imu`, measured along the run's vehicle trajectory
+/// (the scenario's vehicle track, else standing at the job's vehicle pose).
+pub(super) fn job_encoder(
+    opts: &JobOptions,
+    m: &Member,
+    p: &PacketOutput,
+) -> Result<Box<dyn PacketEncoder>, JobError> {
+    let lidar = p.format.encoder(&m.sensor, p.start, p.udp)?;
+    let PacketFormat::Ouster(profile) = p.format else {
+        return Ok(lidar);
+    };
+    let ouster = ouster_sensor(&m.sensor, profile, p.start, p.udp)?;
+    let spec = ouster_imu(&m.sensor, ouster.options().family);
+    let vehicle = opts.scenario.as_ref().and_then(|s| s.vehicle());
+    let trajectory: Box<dyn Trajectory + Send> = match vehicle {
+        Some(track) => Box::new(track.clone()),
+        None => Box::new(Standing::at(opts.vehicle_pose)),
+    };
+    Ok(Box::new(WithImu {
+        lidar,
+        encoder: ouster.imu_encoder(),
+        generator: ImuGenerator::new(&spec, m.seed)?,
+        trajectory,
+        period: 1.0 / f64::from(m.sensor.frame_rate),
+    }))
+}
+
+/// An Ouster sensor's internal IMU: the OS1's rate and noise (the ICM-20948's,
+/// `sensor::ImuNoise`), where the metadata's `imu_to_sensor_transform` puts it in the
+/// housing, on the sensor's mount.
+pub fn ouster_imu(sensor: &Sensor, family: OusterFamily) -> ImuSpec {
+    let at = DVec3::from(family.imu_position_m()).as_vec3();
+    let m = sensor.mount;
+    ImuSpec {
+        name: format!("{}_imu", sensor.name),
+        mount: Pose {
+            translation: m.translation + m.rotation * at,
+            rotation: m.rotation,
+        },
+        rate_hz: OS1_IMU_RATE_HZ,
+        noise: ImuNoise::ICM_20948,
+    }
+}
+
+/// A lidar encoder with the IMU packets of each frame's time, [t, t + period), merged in
+/// by send time. Frames not pushed (dropped in real time) send no IMU packets either.
+struct WithImu {
+    lidar: Box<dyn PacketEncoder>,
+    encoder: OusterImuEncoder,
+    generator: ImuGenerator,
+    trajectory: Box<dyn Trajectory + Send>,
+    period: f64,
+}
+
+impl PacketEncoder for WithImu {
+    fn push_frame(
+        &mut self,
+        frame: u64,
+        frame_start_s: f64,
+        cloud: &PointCloud,
+    ) -> Result<Vec<Packet>, PacketError> {
+        let mut packets = self.lidar.push_frame(frame, frame_start_s, cloud)?;
+        self.generator.skip_to(frame_start_s);
+        let samples = self
+            .generator
+            .until(self.trajectory.as_ref(), frame_start_s + self.period);
+        packets.extend(self.encoder.packets(&samples));
+        // Stable: a lidar packet and an IMU packet of one time keep that order.
+        packets.sort_by(|a, b| a.time_s.total_cmp(&b.time_s));
+        Ok(packets)
+    }
+
+    fn finish(&mut self) -> Vec<Packet> {
+        self.lidar.finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gpu::ContextOptions;
+    use crate::material::{MaterialDb, MaterialMapping};
+    use crate::output::{FieldSet, Format};
+    use crate::scene::Scene;
+    use crate::sensor::preset;
+    use std::path::PathBuf;
+
+    const G: f64 = crate::sensor::STANDARD_GRAVITY;
+
+    fn options(start: Duration) -> (JobOptions, PacketOutput) {
+        let sensor = preset("os1-16", None).expect("os1-16");
+        let packets = PacketOutput {
+            format: PacketFormat::parse("ouster-rng19").expect("format"),
+            udp: None,
+            pcap: None,
+            real_time: false,
+            start,
+            preload: false,
+            http: None,
+        };
+        let opts = JobOptions {
+            scene: Scene::default(),
+            scene_name: "empty".into(),
+            sensor,
+            rig: None,
+            frames: 3,
+            out_dir: PathBuf::new(),
+            format: Format::Pcd,
+            mcap: Default::default(),
+            picture: false,
+            vehicle_pose: Pose::from_translation_rpy(Vec3::new(3.0, 1.0, 0.0), 0.0, 0.0, 2.0),
+            materials: MaterialDb::builtin().expect("materials"),
+            mapping: MaterialMapping::default(),
+            device: ContextOptions::default(),
+            sun: None,
+            weather: None,
+            seed: 4,
+            world_frame: false,
+            fields: FieldSet::default(),
+            organized: None,
+            command_line: Vec::new(),
+            scenario: None,
+            clouds: false,
+            packets: Some(packets.clone()),
+            part: None,
+        };
+        (opts, packets)
+    }
+
+    fn u64_at(p: &[u8], at: usize) -> u64 {
+        u64::from_le_bytes(p[at..at + 8].try_into().unwrap())
+    }
+
+    fn f32_at(p: &[u8], at: usize) -> f64 {
+        f64::from(f32::from_le_bytes(p[at..at + 4].try_into().unwrap()))
+    }
+
+    /// Three frames of an OS1-16 at 10 Hz (empty clouds): per frame its 64 lidar packets
+    /// on 7502 and the ten IMU samples of its 100 ms on 7503, merged in time order; the
+    /// IMU packets in the lidar packets' clock; a vehicle at rest reads +1 g up (the
+    /// sensor stands upright) within 5σ of the ICM-20948's white noise, no rotation.
+    #[test]
+    fn ouster_packets_carry_the_sensors_own_imu_in_their_clock() {
+        for (start, mode) in [
+            (Duration::ZERO, "TIME_FROM_INTERNAL_OSC"),
+            (Duration::from_secs(1_700_000_000), "TIME_FROM_PTP_1588"),
+        ] {
+            let (opts, p) = options(start);
+            let meta = p
+                .format
+                .metadata(&opts.sensor, start, None)
+                .unwrap()
+                .unwrap();
+            assert_eq!(
+                meta.section("config_params").unwrap()["timestamp_mode"],
+                mode
+            );
+            let start_ns = start.as_nanos() as u64;
+            let members = crate::job::rig::members(&opts).unwrap();
+            let mut encoder = job_encoder(&opts, &members[0], &p).unwrap();
+            let cloud = PointCloud::default();
+            let mut imu = Vec::new();
+            for frame in 0..3u64 {
+                let t = frame as f64 * 0.1;
+                let packets = encoder.push_frame(frame, t, &cloud).unwrap();
+                assert!(packets.windows(2).all(|w| w[0].time_s <= w[1].time_s));
+                let lidar: Vec<&Packet> = packets.iter().filter(|p| p.port == 7502).collect();
+                assert_eq!(lidar.len(), 64);
+                // RNG19: the first column's timestamp after the 32-byte packet header.
+                assert_eq!(
+                    u64_at(&lidar[0].payload, 32),
+                    start_ns + frame * 100_000_000
+                );
+                imu.extend(packets.into_iter().filter(|p| p.port == 7503));
+            }
+            assert_eq!(imu.len(), 30);
+            let sigma_g = 2.2555e-3 * 10.0 / G;
+            let sigma_dps = 2.618e-4 * 10.0 * 180.0 / std::f64::consts::PI;
+            for (k, p) in imu.iter().enumerate() {
+                assert_eq!(p.payload.len(), 48);
+                assert!((p.time_s - k as f64 * 0.01).abs() < 1e-12);
+                let since = k as u64 * 10_000_000;
+                assert_eq!(u64_at(&p.payload, 0), since);
+                assert_eq!(u64_at(&p.payload, 8), start_ns + since);
+                assert_eq!(u64_at(&p.payload, 16), start_ns + since);
+                let accel = [24, 28, 32].map(|at| f32_at(&p.payload, at));
+                let gyro = [36, 40, 44].map(|at| f32_at(&p.payload, at));
+                for (got, want) in accel.iter().zip([0.0, 0.0, 1.0]) {
+                    assert!((got - want).abs() < 5.0 * sigma_g, "{k}: {accel:?}");
+                }
+                assert!(gyro.iter().all(|w| w.abs() < 5.0 * sigma_dps), "{gyro:?}");
+            }
+        }
+    }
+
+    /// The IMU sits where `imu_to_sensor_transform` puts it, lowered by the lidar
+    /// origin's height, on the sensor's mount (36.18 mm, 7.645 mm: ouster-sdk's rev-6
+    /// OS1 metadata).
+    #[test]
+    fn the_ouster_imu_sits_in_the_housing_on_the_sensors_mount() {
+        let sensor = preset("os1-16", None)
+            .unwrap()
+            .with_mount(Pose::from_translation_rpy(
+                Vec3::new(1.0, 0.0, 2.0),
+                0.0,
+                0.0,
+                std::f32::consts::FRAC_PI_2,
+            ));
+        let spec = ouster_imu(&sensor, OusterFamily::Os1);
+        // Turned 90° left: the housing's (x, y) = (6.253, −11.775) mm lies at vehicle
+        // (11.775, 6.253) mm from the mount.
+        let want = Vec3::new(1.011775, 0.006253, 2.0 + (0.007645 - 0.03618));
+        assert!(
+            (spec.mount.translation - want).length() < 1e-6,
+            "{:?}",
+            spec.mount
+        );
+        assert_eq!(spec.mount.rotation, sensor.mount.rotation);
+        assert_eq!(spec.rate_hz, 100.0);
+        spec.validate().unwrap();
     }
 }

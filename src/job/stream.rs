@@ -32,11 +32,14 @@ impl PacketStream {
         encoder: Box<dyn PacketEncoder>,
         http: Option<HttpApi>,
     ) -> Result<Self, JobError> {
-        let udp = p
-            .udp
-            .map(UdpSink::new)
-            .transpose()
-            .map_err(JobError::Sink)?;
+        let sink = |to| {
+            let sink = UdpSink::new(to)?;
+            Ok(p.format
+                .side_ports()
+                .iter()
+                .fold(sink, |s, &port| s.keep_port(port)))
+        };
+        let udp = p.udp.map(sink).transpose().map_err(JobError::Sink)?;
         let pcap = p.pcap.clone().map(|path| {
             let options = PcapOptions {
                 start: p.start,

@@ -13,7 +13,9 @@
 //!   reference's tracer both read, built once from a scene and a material database,
 //! * [`SubRayRecord`] and [`Echo`]: a sub-ray's return and a beam's echo,
 //! * [`Point`] and [`PointCloud`]: the points a frame's echoes become, which both
-//!   simulators make and every writer in `output` takes.
+//!   simulators make and every writer in `output` takes,
+//! * [`ImuSample`]s: what an IMU on the vehicle measures along a [`Trajectory`]
+//!   ([`ImuGenerator`], `imu.rs`).
 //!
 //! Nothing here knows a GPU: `sim` owns the `#[repr(C)]` structs the shaders read
 //! (padding, device addresses, codes instead of enums) and converts from these types.
@@ -21,12 +23,18 @@
 
 pub mod cw;
 mod frame;
+mod imu;
 mod medium;
 mod points;
 mod records;
 mod tables;
 
+/// Standard gravity g₀ (m/s²), which the IMU adds and Ouster's IMU packets count in.
+pub use crate::sensor::STANDARD_GRAVITY;
 pub use frame::{BinGrid, FrameExtent, FrameSettings, RecordLayout, Sun, Sweep};
+pub use imu::{
+    imu_variances, simulate_imu, ImuGenerator, ImuSample, Sampled, Standing, Trajectory, FD_STEP_S,
+};
 pub use medium::{
     half_divergence, DropField, FogNode, Medium, MediumSlots, EXIT_RADIUS_M, FOG_MATERIAL,
     WEATHER_CLASS,

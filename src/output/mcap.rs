@@ -17,6 +17,10 @@
 //!   them; an organized layout with a file per return puts return k + 1 (k ≥ 1) on the
 //!   topic with `k + 1` appended, as ouster-ros names its second cloud `points2`.
 //!
+//! An IMU's samples ([`imu_messages`]) are `sensor_msgs/msg/Imu` messages on
+//! `/<name>/imu` in frame `<name>`, each stamped with its own time; they go into a bag
+//! with the frames' messages.
+//!
 //! A run's frames go into one file, a bag ([`McapBag`](super::McapBag)), or a file per
 //! frame ([`write_mcap_to`]); [`merge_mcap`] joins per-frame files into the bytes the
 //! bag holds. Files are uncompressed and chunked with the crate's message and chunk
@@ -26,6 +30,7 @@
 use super::{
     ros2, write_atomic, CloudMeta, Format, FrameStamp, OutputError, PointCloud, Viewpoint,
 };
+use crate::model::ImuSample;
 use ::mcap::records::MessageHeader;
 use ::mcap::write::NoSeek;
 use ::mcap::{McapError, MessageStream, WriteOptions, Writer};
@@ -258,6 +263,37 @@ pub fn rig_frame_messages(
         tf.data = ros2::tf_message(tf.time_ns, WORLD_FRAME_ID, VEHICLE_FRAME_ID, vehicle);
     }
     messages
+}
+
+/// An IMU's samples as `sensor_msgs/msg/Imu` messages on `/<name>/imu` in frame
+/// `<name>`, each stamped (and logged) at its time, its sequence the sample's index:
+/// appended to a bag with a frame's messages (`McapBag::append`), they add the channel
+/// where first used. `variances` are each sample's noise variance per axis, gyroscope
+/// (rad²/s²) and accelerometer (m²/s⁴), the covariances' diagonals.
+pub fn imu_messages(
+    name: &str,
+    samples: &[ImuSample],
+    variances: [f64; 2],
+) -> Result<Vec<FrameMessage>, OutputError> {
+    let names = RosNames::new(&format!("/{name}/imu"), name).map_err(|e| match e {
+        OutputError::RosName { given, why, .. } => OutputError::RosName {
+            option: "the IMU's name",
+            given,
+            why,
+        },
+        other => other,
+    })?;
+    let message = |s: &ImuSample| {
+        let ns = nanoseconds(s.t);
+        FrameMessage {
+            schema: ros2::IMU,
+            topic: names.topic().to_string(),
+            sequence: u32::try_from(s.index).unwrap_or(u32::MAX),
+            time_ns: ns,
+            data: ros2::imu_message(ns, names.frame_id(), s, variances),
+        }
+    };
+    Ok(samples.iter().map(message).collect())
 }
 
 /// Writes `messages` into `out`, each channel and schema added where first used: the

@@ -14,7 +14,8 @@
 //! * [`organize`] — a frame on the sensor's grid of rings × columns.
 //! * [`Format`], [`write_cloud`], [`frame_file_name`] — what the run configuration picks.
 //! * [`write_poses`], [`write_weather`] — the sensor pose and the weather of each frame
-//!   of a run, as CSV.
+//!   of a run, as CSV; [`write_imu_csv`] an IMU's samples, and [`imu_messages`] them as
+//!   ROS 2 `sensor_msgs/msg/Imu` for a bag.
 //! * [`write_picture`] — a PNG of a frame: bird's-eye view above a range image.
 //! * [`Recording`] — recorded frames read back for playing: PCD, PLY and LAS files,
 //!   MCAP PointCloud2 messages, Velodyne and Ouster pcap captures (`recorded`).
@@ -27,6 +28,7 @@ mod csv;
 mod error;
 mod fields;
 mod format;
+mod imu;
 mod las;
 mod mcap;
 mod meta;
@@ -58,14 +60,15 @@ pub use format::{
     frame_file_name, frame_layer_file_name, read_cloud, write_cloud, write_cloud_into,
     write_cloud_with, Format,
 };
+pub use imu::{write_imu_csv, IMU_FILE, IMU_HEADER};
 pub use las::{
     las_class, las_intensity, scan_angle_steps, write_las_to, EXTRA_BYTES, INTENSITY_COUNTS,
     LAS_SCALE,
 };
 pub use mcap::{
-    frame_messages, merge_mcap, rig_frame_messages, tf_static_message, write_mcap_layer_to,
-    write_mcap_to, FrameMessage, RosNames, POINTS_TOPIC, SENSOR_FRAME_ID, TF_STATIC_TOPIC,
-    TF_TOPIC, VEHICLE_FRAME_ID, WORLD_FRAME_ID,
+    frame_messages, imu_messages, merge_mcap, rig_frame_messages, tf_static_message,
+    write_mcap_layer_to, write_mcap_to, FrameMessage, RosNames, POINTS_TOPIC, SENSOR_FRAME_ID,
+    TF_STATIC_TOPIC, TF_TOPIC, VEHICLE_FRAME_ID, WORLD_FRAME_ID,
 };
 pub use meta::{CloudMeta, FrameStamp, Viewpoint};
 pub use organize::{organize, BeamDesc, BeamLayout, Organize, OrganizedCloud};

@@ -1,5 +1,5 @@
-//! ROS 2 messages as an MCAP file carries them: `sensor_msgs/msg/PointCloud2` and
-//! `tf2_msgs/msg/TFMessage` serialized as CDR (little-endian, the `cdr` message
+//! ROS 2 messages as an MCAP file carries them: `sensor_msgs/msg/PointCloud2`,
+//! `tf2_msgs/msg/TFMessage` and `sensor_msgs/msg/Imu` serialized as CDR (little-endian, the `cdr` message
 //! encoding), and their message definitions as rosbag2 stores them (`ros2msg`: the
 //! message's own definition, then each type it uses after a line of 80 `=` and
 //! `MSG: package/Type`).
@@ -7,6 +7,7 @@
 use super::fields::Scalar;
 use super::records::Encoding;
 use super::{CloudMeta, PointCloud, Viewpoint};
+use crate::model::ImuSample;
 use std::io;
 
 /// The definitions of std_msgs/Header and the builtin_interfaces/Time it holds, as
@@ -84,6 +85,32 @@ pub(crate) const TF_MESSAGE: (&str, &str) = (
         "float64 y 0\n",
         "float64 z 0\n",
         "float64 w 1\n",
+    ),
+);
+
+/// The schema name and definition of `sensor_msgs/msg/Imu`.
+pub(crate) const IMU: (&str, &str) = (
+    "sensor_msgs/msg/Imu",
+    concat!(
+        "std_msgs/Header header\n",
+        "geometry_msgs/Quaternion orientation\n",
+        "float64[9] orientation_covariance\n",
+        "geometry_msgs/Vector3 angular_velocity\n",
+        "float64[9] angular_velocity_covariance\n",
+        "geometry_msgs/Vector3 linear_acceleration\n",
+        "float64[9] linear_acceleration_covariance\n",
+        header_definitions!(),
+        "================================================================================\n",
+        "MSG: geometry_msgs/Quaternion\n",
+        "float64 x 0\n",
+        "float64 y 0\n",
+        "float64 z 0\n",
+        "float64 w 1\n",
+        "================================================================================\n",
+        "MSG: geometry_msgs/Vector3\n",
+        "float64 x\n",
+        "float64 y\n",
+        "float64 z\n",
     ),
 );
 
@@ -238,6 +265,40 @@ pub(crate) fn transforms_message(
         let [w, x, y, z] = pose.rotation;
         for q in [x, y, z, w] {
             m.f64(f64::from(q));
+        }
+    }
+    m.buf
+}
+
+/// A CDR `sensor_msgs/msg/Imu` of one sample in `frame_id`: angular velocity (rad/s)
+/// and linear acceleration (m/s², gravity's reaction included) with diagonal
+/// covariances `variances` (gyroscope, accelerometer); no orientation, which ROS says by
+/// −1 in the first element of its covariance (the quaternion is the identity).
+pub(crate) fn imu_message(
+    stamp_ns: u64,
+    frame_id: &str,
+    sample: &ImuSample,
+    variances: [f64; 2],
+) -> Vec<u8> {
+    let mut m = Cdr::with_capacity(400);
+    m.header(stamp_ns, frame_id);
+    for q in [0.0, 0.0, 0.0, 1.0] {
+        m.f64(q);
+    }
+    let diagonal = |v: f64| [v, 0.0, 0.0, 0.0, v, 0.0, 0.0, 0.0, v];
+    let mut none = [0.0; 9];
+    none[0] = -1.0;
+    let parts = [
+        (None, none),
+        (Some(sample.gyro), diagonal(variances[0])),
+        (Some(sample.accel), diagonal(variances[1])),
+    ];
+    for (vector, covariance) in parts {
+        for v in vector.map(|v| v.to_array()).into_iter().flatten() {
+            m.f64(v);
+        }
+        for c in covariance {
+            m.f64(c);
         }
     }
     m.buf

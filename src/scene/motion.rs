@@ -203,6 +203,12 @@ impl Motion {
         })
     }
 
+    /// The track that drives the vehicle (world poses over time, in f64), for what
+    /// needs its derivatives (an IMU); None when nothing drives it.
+    pub fn vehicle_track(&self) -> Option<&Track> {
+        self.vehicle.as_ref()
+    }
+
     /// Every instance's mesh → world transform at `t` (s); `out` gets
     /// `scene.instances.len()` entries, in the scene's order.
     pub fn instance_transforms(&self, t: f64, out: &mut Vec<Mat4>) {

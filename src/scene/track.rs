@@ -87,17 +87,57 @@ impl Track {
         self.rotation_deg(t).map(rotation_from_deg)
     }
 
+    /// Velocity (m/s) at time `t`: the exact derivative of [`Track::position`] (the
+    /// right-hand one at a keyframe; 0 before the first keyframe, after the last, and
+    /// everywhere on a `step` track, whose jumps have none).
+    pub fn velocity(&self, t: f64) -> DVec3 {
+        self.rate(t, |k| k.position)
+    }
+
+    /// Rates of roll, pitch and yaw (deg/s) at time `t`, the exact derivative of
+    /// [`Track::rotation_deg`] as [`Track::velocity`] is of the position; None when the
+    /// keyframes give no rotation.
+    pub fn rotation_rate_deg(&self, t: f64) -> Option<DVec3> {
+        self.has_rotation()
+            .then(|| self.rate(t, |k| k.rotation_deg.unwrap_or(DVec3::ZERO)))
+    }
+
+    /// The keyframes `next - 1` and `next` around `t`, `next` the first later than `t`;
+    /// None before the first keyframe and from the last on (where the value holds).
+    fn interval(&self, t: f64) -> Option<usize> {
+        let k = &self.keyframes;
+        // A NaN t reads as before the first.
+        let next = k.partition_point(|f| f.t <= t);
+        (next > 0 && next < k.len()).then_some(next)
+    }
+
+    /// The time derivative of one interpolated quantity at `t`.
+    fn rate(&self, t: f64, get: impl Fn(&Keyframe) -> DVec3) -> DVec3 {
+        let Some(next) = self.interval(t) else {
+            return DVec3::ZERO;
+        };
+        let (a, b) = (&self.keyframes[next - 1], &self.keyframes[next]);
+        let h = b.t - a.t;
+        let u = ((t - a.t) / h).clamp(0.0, 1.0);
+        match self.interpolation {
+            TrackInterpolation::Step => DVec3::ZERO,
+            TrackInterpolation::Linear => (get(b) - get(a)) / h,
+            TrackInterpolation::CatmullRom => {
+                let (ma, mb) = (self.slope(next - 1, &get), self.slope(next, &get));
+                hermite_rate(get(a), get(b), ma * h, mb * h, u) / h
+            }
+        }
+    }
+
     /// One interpolated quantity of the keyframes at time `t`.
     fn sample(&self, t: f64, get: impl Fn(&Keyframe) -> DVec3) -> DVec3 {
         let k = &self.keyframes;
-        // The first keyframe later than t (a NaN t reads as before the first).
-        let next = k.partition_point(|f| f.t <= t);
-        if next == 0 {
-            return get(&k[0]);
-        }
-        if next == k.len() {
-            return get(&k[k.len() - 1]);
-        }
+        let Some(next) = self.interval(t) else {
+            // Before the first keyframe (or a NaN t) the first holds, from the last on
+            // the last.
+            let held = if k[0].t <= t { &k[k.len() - 1] } else { &k[0] };
+            return get(held);
+        };
         let (a, b) = (&k[next - 1], &k[next]);
         let h = b.t - a.t;
         let u = ((t - a.t) / h).clamp(0.0, 1.0);
@@ -167,6 +207,15 @@ fn hermite(p0: DVec3, p1: DVec3, m0: DVec3, m1: DVec3, u: f64) -> DVec3 {
         + m0 * (u3 - 2.0 * u2 + u)
         + p1 * (-2.0 * u3 + 3.0 * u2)
         + m1 * (u3 - u2)
+}
+
+/// d/du of [`hermite`]: the segment's rate per unit of u.
+fn hermite_rate(p0: DVec3, p1: DVec3, m0: DVec3, m1: DVec3, u: f64) -> DVec3 {
+    let u2 = u * u;
+    p0 * (6.0 * u2 - 6.0 * u)
+        + m0 * (3.0 * u2 - 4.0 * u + 1.0)
+        + p1 * (-6.0 * u2 + 6.0 * u)
+        + m1 * (3.0 * u2 - 2.0 * u)
 }
 
 /// R = Rz(yaw)·Ry(pitch)·Rx(roll) from (roll, pitch, yaw) in degrees.

@@ -115,6 +115,36 @@ pub(crate) struct MountSpec {
     rotation_deg: [f32; 3],
 }
 
+impl MountSpec {
+    /// The pose, each component checked against its domain (errors name
+    /// `mount.translation[i]` or `mount.rotation_deg[i]`).
+    pub(crate) fn pose(&self) -> Result<Pose, SensorError> {
+        for (field, d, v) in [
+            (
+                "mount.translation",
+                domain::MOUNT_TRANSLATION,
+                self.translation,
+            ),
+            (
+                "mount.rotation_deg",
+                domain::MOUNT_ROTATION,
+                self.rotation_deg,
+            ),
+        ] {
+            for (i, x) in v.iter().enumerate() {
+                d.check(&format!("{field}[{i}]"), f64::from(*x))?;
+            }
+        }
+        let [roll, pitch, yaw] = self.rotation_deg.map(f32::to_radians);
+        Ok(Pose::from_translation_rpy(
+            Vec3::from(self.translation),
+            roll,
+            pitch,
+            yaw,
+        ))
+    }
+}
+
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RangeSpec {
@@ -316,36 +346,17 @@ fn in_pattern(path: &Path, prefix: &str, e: SensorError) -> SensorError {
     }
 }
 
-/// Each component of a `[x, y, z]` field within `domain`.
 impl MountSpec {
-    /// The pose, each value checked against its domain; `field` names the mount in
-    /// errors (`mount`, `sensors[2].mount`).
-    pub(crate) fn pose(&self, path: &Path, field: &str) -> Result<Pose, SensorError> {
-        let translation = format!("{field}.translation");
-        check3(
-            path,
-            &translation,
-            domain::MOUNT_TRANSLATION,
-            self.translation,
-        )?;
-        let rotation = format!("{field}.rotation_deg");
-        check3(path, &rotation, domain::MOUNT_ROTATION, self.rotation_deg)?;
-        let [roll, pitch, yaw] = self.rotation_deg.map(f32::to_radians);
-        Ok(Pose::from_translation_rpy(
-            Vec3::from(self.translation),
-            roll,
-            pitch,
-            yaw,
-        ))
+    /// [`pose`](Self::pose) with its errors naming `field` (`mount`,
+    /// `sensors[2].mount`) in the file at `path`.
+    pub(crate) fn pose_in(&self, path: &Path, field: &str) -> Result<Pose, SensorError> {
+        self.pose().map_err(|e| match e {
+            SensorError::Invalid { field: f, message } => {
+                ConfigError::invalid(path, f.replacen("mount", field, 1), message).into()
+            }
+            other => other,
+        })
     }
-}
-
-fn check3(path: &Path, field: &str, d: domain::Domain, v: [f32; 3]) -> Result<(), SensorError> {
-    for (i, x) in v.iter().enumerate() {
-        d.check(&format!("{field}[{i}]"), f64::from(*x))
-            .map_err(|e| in_file(path, e))?;
-    }
-    Ok(())
 }
 
 fn build(file: SensorFile, src: &Source) -> Result<Sensor, SensorError> {
@@ -454,7 +465,7 @@ fn apply_overrides(sensor: &mut Sensor, file: SensorFile, src: &Source) -> Resul
     let path = src.yaml;
     set_given(&mut sensor.name, file.name);
     if let Some(m) = &file.mount {
-        sensor.mount = m.pose(path, "mount")?;
+        sensor.mount = m.pose_in(path, "mount")?;
     }
     if let Some(r) = &file.range {
         set_given(&mut sensor.min_range, r.min);

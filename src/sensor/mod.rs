@@ -27,6 +27,7 @@ pub mod domain;
 mod file;
 mod file_beam;
 mod halo;
+mod imu;
 pub mod kernel;
 mod patterns;
 mod preset_builders;
@@ -52,6 +53,7 @@ pub use file::{
     load_sensor, load_sensor_file, load_sensor_file_with, load_sensor_with, names_a_file,
     parse_sensor, parse_sensor_with, GenericDefaults, GENERIC,
 };
+pub use imu::{ImuNoise, ImuSpec, MAX_IMU_RATE_HZ, OS1_IMU_RATE_HZ, STANDARD_GRAVITY};
 pub use kernel::{
     sigma as gaussian_sigma, BeamKernel, Sampling, Spot, SubRaySample, Support, Table1d,
 };

@@ -245,7 +245,7 @@ fn member(
     };
     let mut sensor = load_sensor_with(&spec, PathPolicy::default()).map_err(at)?;
     if let Some(m) = &e.mount {
-        sensor.mount = m.pose(rig, &format!("sensors[{index}].mount"))?;
+        sensor.mount = m.pose_in(rig, &format!("sensors[{index}].mount"))?;
     }
     if let Some(rate) = e.frame_rate {
         let field = format!("sensors[{index}].frame_rate");

@@ -45,6 +45,12 @@ pub mod stream {
     pub fn false_alarm(j: u32) -> u32 {
         0x20000 + j
     }
+    /// IMU sample draws (the sample index is the hash's frame and beam): axis `axis`
+    /// (0–2 accelerometer x y z, 3–5 gyroscope), kind `j` (0 white noise, 1 bias
+    /// step), each a pair of hashes (+0, +1) for one normal draw.
+    pub fn imu(axis: u32, j: u32) -> u32 {
+        0x3000_0000 + 4 * axis + 2 * j
+    }
     /// Draw `j` of sub-ray `sub`'s rain or snow particles: 0 their count, 1 + 2k and
     /// 2 + 2k particle k's range and size (k < 7; above every other stream).
     pub fn particle(sub: u32, j: u32) -> u32 {

@@ -26,7 +26,7 @@ pub use meshes::{SceneMeshes, MESH_RGBA};
 pub use offscreen::{render_picture, write_png, RenderOptions, RenderedPicture};
 pub use overlay::Overlay;
 pub use recorded::{device_points, RecordedPlayer, ShownFrame};
-pub use renderer::{read_rgba, Frame, PointStyle, Renderer};
+pub use renderer::{read_rgba, DrawnPoints, Frame, PointStyle, Renderer};
 pub use session::{ScenePose, SimSession, ViewInputs};
 pub use shaders::{ShaderSource, ViewShaders};
 

@@ -9,6 +9,7 @@ mod csv_reader;
 mod las_reader;
 mod mcap_reader;
 mod open3d_reader;
+mod ouster_imu;
 mod ouster_packets;
 mod pcd_reader;
 mod ply_reader;

@@ -257,3 +257,71 @@ fn merge_joins_frames_in_the_order_given_with_one_schema_and_channel_set() {
         std::fs::read(&again).unwrap()
     );
 }
+
+/// An IMU's samples appended to a bag with a frame's messages: README's MCAP section,
+/// by hand — `sensor_msgs/msg/Imu` on `/<name>/imu` in frame `<name>`, stamped and
+/// logged at each sample's time, numbered by its index; no orientation (−1 first in
+/// its covariance); the rates and accelerations as given; the covariances' diagonals
+/// the variances given.
+#[test]
+fn imu_samples_are_sensor_msgs_imu_on_their_own_topic() {
+    use beamtrace::model::ImuSample;
+    use beamtrace::output::{frame_messages, imu_messages, McapBag, RosNames};
+    use glam::DVec3;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("run.mcap");
+    let fields = FieldSet::default();
+    let cloud = known_cloud(false);
+    let meta = CloudMeta {
+        stamp: Some(stamp(0, 0.0)),
+        ..CloudMeta::plain(&fields)
+    };
+    let samples: Vec<ImuSample> = (0..3u64)
+        .map(|k| ImuSample {
+            index: k + 1,
+            t: (k + 1) as f64 * 0.01,
+            accel: DVec3::new(0.1 * k as f64, 5.0, 9.80665),
+            gyro: DVec3::new(0.0, -1e-3, 0.5 + k as f64),
+        })
+        .collect();
+    let mut messages = frame_messages(&[(0, &cloud, meta)], &RosNames::default()).unwrap();
+    messages.extend(imu_messages("body", &samples, [4e-6, 9e-4]).unwrap());
+    let bag = McapBag::create(&path).unwrap();
+    bag.append(&messages).unwrap();
+    bag.finish().unwrap();
+    let file = &read(&[&path])[0];
+    assert_eq!(
+        file["channels"],
+        json!(["/beamtrace/points", "/body/imu", "/tf"])
+    );
+    let imu: Vec<&Value> = file["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["topic"] == "/body/imu")
+        .collect();
+    assert_eq!(imu.len(), 3);
+    let diagonal = |v: f64| json!([v, 0.0, 0.0, 0.0, v, 0.0, 0.0, 0.0, v]);
+    for (m, s) in imu.iter().zip(&samples) {
+        let ns = s.index * 10_000_000;
+        assert_eq!(m["schema"], "sensor_msgs/msg/Imu");
+        assert_eq!(
+            (&m["log_time"], &m["sequence"]),
+            (&json!(ns), &json!(s.index))
+        );
+        let i = &m["imu"];
+        assert_eq!(i["stamp"], json!([0, ns]));
+        assert_eq!(i["frame_id"], "body");
+        assert_eq!(i["orientation_xyzw"], json!([0.0, 0.0, 0.0, 1.0]));
+        let mut none = vec![0.0; 9];
+        none[0] = -1.0;
+        assert_eq!(i["orientation_covariance"], json!(none));
+        assert_eq!(i["angular_velocity"], json!(s.gyro.to_array()));
+        assert_eq!(i["linear_acceleration"], json!(s.accel.to_array()));
+        assert_eq!(i["angular_velocity_covariance"], diagonal(4e-6));
+        assert_eq!(i["linear_acceleration_covariance"], diagonal(9e-4));
+    }
+    // A name ROS does not take is refused, naming it.
+    let e = imu_messages("two words", &samples, [0.0; 2]).unwrap_err();
+    assert!(e.to_string().contains("IMU"), "{e}");
+}

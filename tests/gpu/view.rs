@@ -7,9 +7,10 @@
 
 use crate::support::*;
 use beamtrace::gpu::CommandRecorder;
-use beamtrace::sim::{Capture, FrameSettings};
+use beamtrace::sim::{Capture, DevicePoints, FrameSettings};
 use beamtrace::view::{
-    ColourMode, Frame, OrbitCamera, Overlay, PointStyle, Renderer, ShaderSource, ViewShaders,
+    ColourMode, DrawnPoints, Frame, OrbitCamera, Overlay, PointStyle, Renderer, ShaderSource,
+    ViewShaders,
 };
 use glam::{Affine3A, Vec3};
 
@@ -94,7 +95,7 @@ fn a_wall_ahead_is_drawn_where_it_is() {
     let (renderer, camera, style) = along_x(&ctx);
     let overlay = Overlay::default();
     let frame = Frame {
-        points: Some(&points),
+        points: &[DrawnPoints::of(&points)],
         scene: None,
         camera: &camera,
         style: &style,
@@ -156,7 +157,9 @@ fn the_scene_is_drawn_where_it_is_and_the_points_over_it() {
     let overlay = Overlay::default();
     let draw = |with_points: bool| {
         let frame = Frame {
-            points: with_points.then_some(&points),
+            points: &(with_points.then(|| DrawnPoints::of(&points)))
+                .into_iter()
+                .collect::<Vec<_>>(),
             scene: Some((&meshes, &pose)),
             camera: &camera,
             style: &style,
@@ -210,9 +213,10 @@ fn the_scene_is_drawn_where_it_is_and_the_points_over_it() {
         pitch: 0.5,
         ..camera
     };
-    let picture = |points, scene| {
+    let picture = |points: Option<&DevicePoints>, scene| {
+        let drawn: Vec<DrawnPoints> = points.into_iter().map(DrawnPoints::of).collect();
         let frame = Frame {
-            points,
+            points: &drawn,
             scene,
             camera: &oblique,
             style: &style,

@@ -77,6 +77,22 @@ def tf(msg) -> dict:
     }
 
 
+def imu(msg) -> dict:
+    def vec(v) -> list:
+        return [v.x, v.y, v.z]
+
+    return {
+        "stamp": time(msg.header.stamp),
+        "frame_id": msg.header.frame_id,
+        "orientation_xyzw": [msg.orientation.x, msg.orientation.y, msg.orientation.z, msg.orientation.w],
+        "orientation_covariance": list(msg.orientation_covariance),
+        "angular_velocity": vec(msg.angular_velocity),
+        "angular_velocity_covariance": list(msg.angular_velocity_covariance),
+        "linear_acceleration": vec(msg.linear_acceleration),
+        "linear_acceleration_covariance": list(msg.linear_acceleration_covariance),
+    }
+
+
 def read(path: str) -> dict:
     with open(path, "rb") as f:
         reader = make_reader(f, decoder_factories=[DecoderFactory()], validate_crcs=True)
@@ -97,6 +113,8 @@ def read(path: str) -> dict:
                 entry["cloud"] = cloud(decoded)
             elif schema.name == "tf2_msgs/msg/TFMessage":
                 entry["tf"] = tf(decoded)
+            elif schema.name == "sensor_msgs/msg/Imu":
+                entry["imu"] = imu(decoded)
             messages.append(entry)
         stats = summary.statistics
         metadata = {m.name: dict(m.metadata) for m in reader.iter_metadata()}

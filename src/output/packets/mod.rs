@@ -1,5 +1,6 @@
 //! Real sensors' wire formats: the UDP payloads a Velodyne or Ouster sensor sends for
-//! the points of a frame, and the pcap files that hold them offline.
+//! the points of a frame (and an Ouster sensor for its IMU's samples,
+//! [`OusterImuEncoder`]), and the pcap files that hold them offline.
 //!
 //! An encoder turns frames (a [`PointCloud`] each, in frame order) into [`Packet`]s:
 //! payloads with the sensor time at which the real sensor would send them. Packets do
@@ -37,14 +38,16 @@ use super::PointCloud;
 mod ouster;
 mod ouster_encode;
 mod ouster_http;
+mod ouster_imu;
 mod ouster_meta;
 
 pub use ouster::{
-    OusterFamily, OusterOptions, OusterProfile, OusterSensor, COLUMNS_PER_PACKET, DEFAULT_SERIAL,
-    LIDAR_PORT,
+    OusterFamily, OusterOptions, OusterProfile, OusterSensor, OusterTimestampMode,
+    COLUMNS_PER_PACKET, DEFAULT_SERIAL, IMU_PORT, LIDAR_PORT,
 };
 pub use ouster_encode::OusterEncoder;
 pub use ouster_http::{HttpExchange, OusterHttpError, OusterHttpServer, EXCHANGE_LOG};
+pub use ouster_imu::{OusterImuEncoder, IMU_PACKET_LEN};
 pub use ouster_meta::{OusterMetadata, FIRMWARE_VERSION};
 
 /// One frame of points decoded from a capture's packets.
@@ -61,7 +64,8 @@ pub struct Packet {
     /// Sensor time (s since the stream's first frame began) at which the payload is
     /// sent: after the last firing it holds.
     pub time_s: f64,
-    /// The UDP port the vendor sends it to (Velodyne data 2368, Ouster lidar 7502).
+    /// The UDP port the vendor sends it to (Velodyne data 2368, Ouster lidar 7502,
+    /// Ouster IMU 7503).
     pub port: u16,
     pub payload: Vec<u8>,
 }

@@ -32,6 +32,51 @@ pub const COLUMNS_PER_PACKET: usize = 16;
 /// The UDP port a sensor sends lidar packets to unless configured otherwise.
 pub const LIDAR_PORT: u16 = 7502;
 
+/// The UDP port a sensor sends IMU packets to unless configured otherwise.
+pub const IMU_PORT: u16 = 7503;
+
+/// The clock of a sensor's timestamps (the metadata's `timestamp_mode`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum OusterTimestampMode {
+    /// `TIME_FROM_INTERNAL_OSC`: the sensor's own clock, counting from power-on (which
+    /// the simulated sensor takes as its stream's start: timestamps from 0).
+    #[default]
+    InternalOsc,
+    /// `TIME_FROM_PTP_1588`: a PTP grandmaster's time, Unix time in nanoseconds.
+    Ptp1588,
+}
+
+impl OusterTimestampMode {
+    /// The name the metadata's `timestamp_mode` gives it.
+    pub fn name(self) -> &'static str {
+        match self {
+            OusterTimestampMode::InternalOsc => "TIME_FROM_INTERNAL_OSC",
+            OusterTimestampMode::Ptp1588 => "TIME_FROM_PTP_1588",
+        }
+    }
+
+    /// The clock of a stream whose first frame began at Unix time `unix_start`: from 0
+    /// on the internal oscillator when no time is given (0, offline files that repeat
+    /// byte for byte), else PTP's Unix time.
+    pub fn for_start(unix_start: std::time::Duration) -> Self {
+        match unix_start.is_zero() {
+            true => OusterTimestampMode::InternalOsc,
+            false => OusterTimestampMode::Ptp1588,
+        }
+    }
+
+    /// The timestamp (ns) of the stream's start in this mode: 0 on the internal
+    /// oscillator, `unix_start` in PTP time.
+    pub fn start_ns(self, unix_start: std::time::Duration) -> u64 {
+        match self {
+            OusterTimestampMode::InternalOsc => 0,
+            OusterTimestampMode::Ptp1588 => {
+                u64::try_from(unix_start.as_nanos()).unwrap_or(u64::MAX)
+            }
+        }
+    }
+}
+
 /// The product family; with the channel count it names the product line (`OS-1-128`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum OusterFamily {
@@ -232,21 +277,27 @@ pub struct OusterOptions {
     /// The initialization id (`initialization_id`; 24 bits in the packet header), which
     /// a real sensor changes at every start.
     pub init_id: u32,
-    /// Sensor time (ns) of the stream's start: a column's timestamp is this plus its
-    /// firing time since the stream began (Ouster's `TIME_FROM_INTERNAL_OSC` counts
-    /// from power-on).
+    /// Sensor time (ns) of the stream's start: a column's or an IMU sample's timestamp
+    /// is this plus its time since the stream began. In `timestamp_mode`'s clock:
+    /// `TIME_FROM_INTERNAL_OSC` counts from power-on, `TIME_FROM_PTP_1588` is Unix time
+    /// ([`OusterTimestampMode::start_ns`] gives the value that goes with each).
     pub start_ns: u64,
-    /// Where the packets go (`udp_dest`, `udp_port_lidar` of the metadata).
+    /// The metadata's `timestamp_mode`: the clock `start_ns` is in.
+    pub timestamp_mode: OusterTimestampMode,
+    /// Where the packets go (`udp_dest`, `udp_port_lidar`, `udp_port_imu` of the
+    /// metadata).
     pub udp_dest: String,
     pub udp_port_lidar: u16,
+    pub udp_port_imu: u16,
 }
 
 /// The serial number [`OusterOptions::new`] gives: 1, which no real unit has.
 pub const DEFAULT_SERIAL: u64 = 1;
 
 impl OusterOptions {
-    /// `family` and `profile` with serial [`DEFAULT_SERIAL`], initialization id 1, a
-    /// clock starting at 0 and packets to 127.0.0.1:7502.
+    /// `family` and `profile` with serial [`DEFAULT_SERIAL`], initialization id 1, the
+    /// internal oscillator's clock starting at 0 and packets to 127.0.0.1, lidar on
+    /// 7502, IMU on 7503.
     pub fn new(family: OusterFamily, profile: OusterProfile) -> Self {
         OusterOptions {
             family,
@@ -254,8 +305,10 @@ impl OusterOptions {
             serial: DEFAULT_SERIAL,
             init_id: 1,
             start_ns: 0,
+            timestamp_mode: OusterTimestampMode::InternalOsc,
             udp_dest: "127.0.0.1".to_string(),
             udp_port_lidar: LIDAR_PORT,
+            udp_port_imu: IMU_PORT,
         }
     }
 }

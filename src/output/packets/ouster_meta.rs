@@ -32,8 +32,10 @@
 //!
 //! The unit says what it is: `prod_pn` is `beamtrace-sim`, and `image_rev` names
 //! beamtrace and its version next to the firmware version whose HTTP API the metadata
-//! server speaks (v3.1.0). No IMU packets are sent; `imu_intrinsics` are a real unit's
-//! (the same test metadata) for clients that require the section.
+//! server speaks (v3.1.0). `imu_intrinsics` are a real unit's (the same test
+//! metadata), and the IMU packets (`ouster_imu`) measure in that IMU frame;
+//! `timestamp_mode` and `udp_port_imu` are the options' (`TIME_FROM_INTERNAL_OSC` or
+//! `TIME_FROM_PTP_1588`, 7503 by default).
 
 use super::ouster::{OusterFamily, OusterSensor, COLUMNS_PER_PACKET};
 use serde_json::{json, Value};
@@ -52,12 +54,22 @@ impl OusterFamily {
         }
     }
 
-    /// `imu_to_sensor_transform`'s translation (mm), from the same metadata.
+    /// `imu_to_sensor_transform`'s translation (mm), from the same metadata; its
+    /// rotation is the identity.
     fn imu_translation_mm(self) -> [f64; 3] {
         match self {
             OusterFamily::Os0 | OusterFamily::Os1 => [6.253, -11.775, 7.645],
             OusterFamily::Os2 => [6.253, -11.775, 11.645],
         }
+    }
+
+    /// Where the IMU sits in beamtrace's sensor frame (m): `imu_to_sensor_transform`'s
+    /// translation in Ouster's sensor frame, which lies the lidar origin's height below
+    /// beamtrace's; its axes are the sensor frame's (the transform's rotation is the
+    /// identity), and its packets measure along them.
+    pub fn imu_position_m(self) -> [f64; 3] {
+        let [x, y, z] = self.imu_translation_mm();
+        [x, y, z - self.lidar_origin_height_mm()].map(|v| v / 1000.0)
     }
 }
 
@@ -164,9 +176,9 @@ impl OusterSensor {
             "sync_pulse_out_frequency": 1,
             "sync_pulse_out_polarity": "ACTIVE_HIGH",
             "sync_pulse_out_pulse_width": 10,
-            "timestamp_mode": "TIME_FROM_INTERNAL_OSC",
+            "timestamp_mode": o.timestamp_mode.name(),
             "udp_dest": o.udp_dest,
-            "udp_port_imu": 7503,
+            "udp_port_imu": o.udp_port_imu,
             "udp_port_lidar": o.udp_port_lidar,
             "udp_profile_imu": "LEGACY",
             "udp_profile_lidar": o.profile.name(),

@@ -63,6 +63,9 @@ const ON_TIME: f64 = 1e-3;
 pub struct UdpSink {
     socket: UdpSocket,
     to: SocketAddr,
+    /// Ports whose packets go to `to`'s host at their own port (a sensor's side
+    /// channels, as an Ouster's IMU packets on 7503); all others go to `to`.
+    own_ports: Vec<u16>,
     pub stats: SendStats,
 }
 
@@ -72,8 +75,28 @@ impl UdpSink {
         Ok(UdpSink {
             socket: socket_for(to)?,
             to,
+            own_ports: Vec::new(),
             stats: SendStats::default(),
         })
+    }
+
+    /// Sends packets of `port` to the destination's host at that port rather than to
+    /// the destination: a sensor's packets of another kind than the data the
+    /// destination names (an Ouster's IMU packets go to `udp_port_imu` of the same
+    /// `udp_dest`).
+    pub fn keep_port(mut self, port: u16) -> Self {
+        if !self.own_ports.contains(&port) {
+            self.own_ports.push(port);
+        }
+        self
+    }
+
+    /// Where a packet on `port` goes.
+    fn address_for(&self, port: u16) -> SocketAddr {
+        match self.own_ports.contains(&port) {
+            true => SocketAddr::new(self.to.ip(), port),
+            false => self.to,
+        }
     }
 
     /// Where the packets go.
@@ -96,7 +119,8 @@ impl UdpSink {
         if let Pacing::RealTime { start } = pacing {
             self.wait_until(start, packet.time_s);
         }
-        match self.socket.send_to(&packet.payload, self.to) {
+        let to = self.address_for(packet.port);
+        match self.socket.send_to(&packet.payload, to) {
             Ok(_) => {
                 self.stats.packets += 1;
                 self.stats.bytes += packet.payload.len() as u64;
@@ -107,7 +131,7 @@ impl UdpSink {
                 Ok(())
             }
             Err(source) => Err(SinkError::Send {
-                to: self.to,
+                to,
                 bytes: packet.payload.len(),
                 source,
             }),
@@ -219,6 +243,35 @@ mod tests {
         first.set_nonblocking(true).unwrap();
         assert!(first.recv(&mut buf).is_err(), "nothing more to the first");
         assert_eq!(sink.destination(), second.local_addr().unwrap());
+    }
+
+    /// Packets of a kept port go to the destination's host at that port; the others,
+    /// whatever their port, to the destination.
+    #[test]
+    fn a_kept_port_goes_to_its_own_port_of_the_same_host() {
+        let data = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let side = UdpSocket::bind("127.0.0.1:0").unwrap();
+        for rx in [&data, &side] {
+            rx.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        }
+        let side_port = side.local_addr().unwrap().port();
+        let mut sink = UdpSink::new(data.local_addr().unwrap())
+            .unwrap()
+            .keep_port(side_port);
+        let on = |port, byte| Packet {
+            port,
+            ..packet(0.0, byte)
+        };
+        for p in [on(2368, 1), on(side_port, 2), on(7502, 3)] {
+            sink.send(&p, Pacing::AsFastAsPossible).unwrap();
+        }
+        let mut buf = [0u8; 200];
+        assert_eq!(data.recv(&mut buf).unwrap(), 100);
+        assert_eq!(buf[0], 1);
+        assert_eq!(data.recv(&mut buf).unwrap(), 100);
+        assert_eq!(buf[0], 3);
+        assert_eq!(side.recv(&mut buf).unwrap(), 100);
+        assert_eq!(buf[0], 2);
     }
 
     /// A packet whose time has passed leaves at once and is counted late.

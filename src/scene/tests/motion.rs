@@ -179,6 +179,54 @@ fn catmull_rom_passes_through_keyframes_smoothly() {
     assert!((l - r).length() < 0.05, "{l} vs {r}");
 }
 
+#[test]
+fn track_rates_are_the_derivatives_of_its_interpolation() {
+    // x(t) = 50 − 12 t + 0.75 t²: Catmull-Rom reproduces it in the inner intervals, so
+    // its velocity there is x'(t) = −12 + 1.5 t exactly; yaw grows 30°/s throughout.
+    let x = |t: f64| 50.0 - 12.0 * t + 0.75 * t * t;
+    let keys: Vec<String> = (0..5)
+        .map(|k| {
+            let t = 2.0 * k as f64;
+            let yaw = 30.0 * t;
+            format!(
+                "{{ t: {t}, position: [{}, 1.75, 0], yaw_deg: {yaw} }}",
+                x(t)
+            )
+        })
+        .collect();
+    let s = scenario(&format!(
+        "vehicle: {{ interpolation: catmull-rom, keyframes: [ {} ] }}",
+        keys.join(", ")
+    ));
+    let track = s.vehicle().expect("a vehicle track");
+    for t in [2.0, 2.5, 3.0, 4.7, 5.5] {
+        let v = track.velocity(t);
+        assert!(
+            (v - DVec3::new(-12.0 + 1.5 * t, 0.0, 0.0)).length() < 1e-9,
+            "{t}: {v}"
+        );
+        let w = track.rotation_rate_deg(t).unwrap();
+        assert!((w - DVec3::new(0.0, 0.0, 30.0)).length() < 1e-9, "{t}: {w}");
+    }
+    // Before the first keyframe and after the last the pose holds: no motion.
+    assert_eq!(track.velocity(-1.0), DVec3::ZERO);
+    assert_eq!(track.velocity(8.0), DVec3::ZERO);
+    // Linear: the chord's slope, the next interval's at a keyframe; step: none.
+    let s = scenario(
+        "vehicle: { keyframes: [ { t: 0, position: [0, 0, 0] }, { t: 2, position: [10, 4, 0] },
+                                 { t: 4, position: [10, 4, 2] } ] }",
+    );
+    let track = s.vehicle().unwrap();
+    assert_eq!(track.velocity(1.0), DVec3::new(5.0, 2.0, 0.0));
+    assert_eq!(track.velocity(2.0), DVec3::new(0.0, 0.0, 1.0));
+    assert_eq!(track.rotation_rate_deg(1.0), None);
+    let s = scenario(
+        "vehicle: { interpolation: step, keyframes: [ { t: 0, position: [0, 0, 0] },
+                                                      { t: 2, position: [10, 4, 0] } ] }",
+    );
+    assert_eq!(s.vehicle().unwrap().velocity(1.0), DVec3::ZERO);
+}
+
 /// A group "fleet" (moved and turned in glTF terms) holding "car" (scale 2, a triangle
 /// mesh) with a child "wheel" at glTF (0, 0, 1) and a sibling "cone".
 fn fleet() -> Scene {

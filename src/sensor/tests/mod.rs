@@ -4,5 +4,6 @@ mod detector;
 mod file;
 mod file_beam;
 mod halo;
+mod imu;
 mod kernel;
 mod preset;
