@@ -11,7 +11,10 @@ use super::runner::Lane;
 use super::{JobError, JobOptions, JobReport, McapOptions, PacketFormat, PacketOutput};
 use super::{POSES_FILE, RUN_FILE};
 use crate::output::{write_atomic, write_rig_poses, Format, PoseRow, RosNames, Viewpoint};
+use crate::model::{imu_variances, simulate_imu, ImuSample, Standing, Trajectory};
+use crate::output::{imu_messages, write_imu_csv, FrameMessage, IMU_FILE};
 use crate::output::{RUN_BAG, VEHICLE_FRAME_ID};
+use crate::sensor::ImuSpec;
 use crate::sensor::{Rig, Sensor};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -132,11 +135,12 @@ fn check_ports(members: &[Member], rig: &Rig) -> Result<(), JobError> {
 }
 
 /// A rig's own files in the run's folder: `poses.csv` (every sensor's frames, by
-/// name, in scenario time) and `run.json` (the rig, each sensor's mount, seed, folder,
-/// topic and figures), each written atomically.
+/// name, in scenario time), its IMU's `imu.csv` and `run.json` (the rig, each sensor's
+/// mount, seed, folder, topic and figures), each written atomically.
 pub(super) fn write_rig_files(
     opts: &JobOptions,
     lanes: &[Lane],
+    imu: Option<&RigImu>,
     report: &mut JobReport,
 ) -> Result<(), JobError> {
     let mut rows: Vec<(&str, PoseRow)> = Vec::new();
@@ -157,6 +161,11 @@ pub(super) fn write_rig_files(
     let poses = opts.out_dir.join(POSES_FILE);
     write_rig_poses(&poses, &rows)?;
     report.run_files.push(poses);
+    if let Some(imu) = imu {
+        let path = opts.out_dir.join(IMU_FILE);
+        write_imu_csv(&path, &imu.samples)?;
+        report.run_files.push(path);
+    }
     let json = serde_json::to_vec_pretty(&rig_record(opts, lanes, report))?;
     let run = opts.out_dir.join(RUN_FILE);
     write_atomic(&run, |w| w.write_all(&json))?;
@@ -192,6 +201,12 @@ fn rig_record(opts: &JobOptions, lanes: &[Lane], report: &JobReport) -> serde_js
         "rig": rig.map(|r| r.name.clone()),
         "rig_file": rig.and_then(|r| r.path.as_ref()).map(|p| p.display().to_string()),
         "clock_start_unix_s": rig.and_then(|r| r.clock.start_unix_s),
+        "imu": rig.and_then(|r| r.imu.as_ref()).map(|i| serde_json::json!({
+            "name": i.name,
+            "rate_hz": i.rate_hz,
+            "file": IMU_FILE,
+            "topic": format!("/{}/imu", i.name),
+        })),
         "sensors": sensors,
         "scene": opts.scene_name,
         "seed": opts.seed,
@@ -204,4 +219,49 @@ fn rig_record(opts: &JobOptions, lanes: &[Lane], report: &JobReport) -> serde_js
         "poses": POSES_FILE,
         "device": report.device,
     })
+}
+
+/// A rig's IMU over a run: its samples, made before the first frame (they follow from
+/// the vehicle's trajectory alone), for `imu.csv` and, in a bag, `/<name>/imu` beside
+/// the frames they fall among.
+pub(super) struct RigImu {
+    pub(super) spec: ImuSpec,
+    pub(super) samples: Vec<ImuSample>,
+    /// Samples already in the bag.
+    sent: usize,
+}
+
+impl RigImu {
+    /// The IMU of `opts`'s rig over its frames (the first sensor's), measured along the
+    /// scenario's vehicle track or standing at the vehicle pose; `None` without one.
+    pub(super) fn of(opts: &JobOptions) -> Result<Option<RigImu>, JobError> {
+        let Some(spec) = opts.rig.as_ref().and_then(|r| r.imu.clone()) else {
+            return Ok(None);
+        };
+        let end = opts.frames as f64 / f64::from(opts.sensor.frame_rate);
+        let vehicle = opts.scenario.as_ref().and_then(|s| s.vehicle());
+        let standing = Standing::at(opts.vehicle_pose);
+        let trajectory: &dyn Trajectory = match vehicle {
+            Some(track) => track,
+            None => &standing,
+        };
+        // Each sample is its interval's mean; the first interval ends one period in,
+        // so none reaches back before the scenario's first keyframe (where the vehicle
+        // would jump from standing to its speed).
+        let samples = simulate_imu(&spec, trajectory, spec.period(), end, opts.seed)?;
+        Ok(Some(RigImu {
+            spec,
+            samples,
+            sent: 0,
+        }))
+    }
+
+    /// The messages of the samples before `t` (s) not yet in the bag.
+    pub(super) fn messages_until(&mut self, t: f64) -> Result<Vec<FrameMessage>, JobError> {
+        let end = self.sent + self.samples[self.sent..].partition_point(|s| s.t < t);
+        let variances = imu_variances(&self.spec);
+        let messages = imu_messages(&self.spec.name, &self.samples[self.sent..end], variances)?;
+        self.sent = end;
+        Ok(messages)
+    }
 }

@@ -8,7 +8,7 @@
 //! real-time skip treat it as one frame, as they do the one sensor's frame of a plain run.
 
 use super::files::{create_out_dir, viewpoint, write_frame, write_run_files, OutputPlan};
-use super::rig::{members, write_rig_files, Member};
+use super::rig::{members, write_rig_files, Member, RigImu};
 use super::stream::PacketStream;
 use super::{FrameDone, JobError, JobOptions, JobReport, MemoryUse};
 use crate::gpu::Context;
@@ -56,6 +56,8 @@ pub(super) struct Runner<'a> {
     groups: VecDeque<(u64, Group)>,
     /// Rig frames skipped in real time.
     dropped: u64,
+    /// The rig's IMU, if it has one (a job part measures none: see `RigImu`).
+    imu: Option<RigImu>,
 }
 
 /// The driver's inputs for the job: its scene, sensors and motion, and the sun only
@@ -132,6 +134,10 @@ impl<'a> Runner<'a> {
             queue: VecDeque::new(),
             groups: VecDeque::new(),
             dropped: 0,
+            imu: match opts.part {
+                None => RigImu::of(opts)?,
+                Some(_) => None,
+            },
         };
         runner.queue = runner.items();
         Ok(runner)
@@ -264,9 +270,18 @@ impl<'a> Runner<'a> {
             group.done.weather = medium.map(|m| (m.weather, m.alpha));
         }
         if group.left == 0 {
-            if let Some((_, group)) = self.groups.pop_front() {
+            if let Some((g, group)) = self.groups.pop_front() {
+                self.imu_into_bag(self.driver.frame_time(g + 1))?;
                 frame_done(&group.done);
             }
+        }
+        Ok(())
+    }
+
+    /// The IMU's samples before `t` into the bag, after the frames they fall among.
+    fn imu_into_bag(&mut self, t: f64) -> Result<(), JobError> {
+        if let (Some(imu), Some(bag)) = (&mut self.imu, &self.bag) {
+            bag.append_static(&imu.messages_until(t)?)?;
         }
         Ok(())
     }
@@ -323,6 +338,7 @@ impl<'a> Runner<'a> {
         if !messages.is_empty() {
             return Err(JobError::Validation(messages));
         }
+        self.imu_into_bag(f64::INFINITY)?;
         let bag = match self.bag.take() {
             Some(bag) => Some(bag.finish()?),
             None => None,
@@ -344,7 +360,7 @@ impl<'a> Runner<'a> {
         }));
         report.run_files.extend(bag);
         if write_files {
-            write_rig_files(self.opts, &self.lanes, &mut report)?;
+            write_rig_files(self.opts, &self.lanes, self.imu.as_ref(), &mut report)?;
         }
         Ok(report)
     }

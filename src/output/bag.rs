@@ -96,8 +96,8 @@ impl McapBag {
         Ok(())
     }
 
-    /// Appends messages that belong to no frame (a rig's `/tf_static`), before the
-    /// first frame's.
+    /// Appends messages that belong to no frame (a rig's `/tf_static` before the first
+    /// frame, its IMU's samples between frames).
     pub fn append_static(&self, messages: &[FrameMessage]) -> Result<(), OutputError> {
         self.append(messages)?;
         lock(&self.state).frames -= 1;

@@ -11,8 +11,11 @@
 //!     seed: 7                         # its noise's seed (default: the run's seed + index)
 //!     packets: vlp16                  # its wire format in `stream` and `--pcap`
 //!     port: 2369                      # its UDP port (default: the format's)
+//! imu: { name: imu, mount: { translation: [0, 0, 0.5] }, rate_hz: 100 }   # optional
 //! clock: { start_unix_s: 1700000000.0 }
 //! ```
+//!
+//! The `imu` entry is [`ImuSpec`]'s YAML (noise defaults: the OS1's ICM-20948).
 //!
 //! A member's `mount` places it on the vehicle and replaces the one its sensor file
 //! gives; its name names its output folder, its MCAP topic (`/<name>/points`) and its
@@ -20,7 +23,7 @@
 
 use super::domain::{self, MAX_NAME_CHARS};
 use super::file::{load_sensor_with, names_a_file, MountSpec};
-use super::{Sensor, SensorError};
+use super::{ImuSpec, Sensor, SensorError};
 use crate::config::{load_yaml, ConfigError, PathPolicy};
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
@@ -34,6 +37,8 @@ pub const MAX_RIG_SENSORS: usize = 32;
 pub struct Rig {
     pub name: String,
     pub sensors: Vec<RigSensor>,
+    /// The vehicle's IMU, if it has one.
+    pub imu: Option<ImuSpec>,
     pub clock: RigClock,
     /// The file it came from (`None`: a rig of the `--sensor` shorthand).
     pub path: Option<PathBuf>,
@@ -66,6 +71,7 @@ pub struct RigClock {
 struct RigFile {
     name: Option<String>,
     sensors: Vec<SensorEntry>,
+    imu: Option<ImuSpec>,
     clock: Option<ClockEntry>,
 }
 
@@ -100,6 +106,7 @@ impl Rig {
                 packets: None,
                 port: None,
             }],
+            imu: None,
             clock: RigClock::default(),
             path: None,
         }
@@ -172,9 +179,18 @@ pub fn load_rig(path: &Path) -> Result<Rig, SensorError> {
         ros_name(stem)
     });
     domain::check_name(&name).map_err(|e| in_rig(path, e))?;
+    if let Some(imu) = &file.imu {
+        if sensors.iter().any(|s| s.name == imu.name) {
+            return Err(invalid(
+                "imu.name".into(),
+                format!("`{}` is also a sensor's name: the IMU needs its own", imu.name),
+            ));
+        }
+    }
     Ok(Rig {
         name,
         sensors,
+        imu: file.imu,
         clock,
         path: Some(path.to_path_buf()),
     })
