@@ -374,13 +374,17 @@ impl<'a> Runner<'a> {
     }
 }
 
-/// The run's bag, with a rig's mounts on `/tf_static` before the first frame.
+/// The run's bag, with a rig's mounts (its IMU's too) on `/tf_static` before the first
+/// frame.
 fn open_bag(opts: &JobOptions, lanes: &[Lane]) -> Result<McapBag, JobError> {
     let bag = McapBag::create(&opts.out_dir.join(RUN_BAG))?;
     if opts.rig.is_some() {
-        let mounts: Vec<_> = (lanes.iter())
+        let mut mounts: Vec<_> = (lanes.iter())
             .map(|l| (l.member.mcap.names.frame_id().to_string(), l.member.mount()))
             .collect();
+        if let Some(imu) = opts.rig.as_ref().and_then(|r| r.imu.as_ref()) {
+            mounts.push((imu.name.clone(), viewpoint(imu.mount.to_affine())));
+        }
         bag.append_static(&[tf_static_message(&mounts)])?;
     }
     Ok(bag)
