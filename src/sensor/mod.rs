@@ -34,6 +34,7 @@ mod presets;
 mod reflectivity;
 pub mod rng;
 mod subrays;
+pub(crate) mod velodyne;
 
 #[cfg(test)]
 mod tests;
