@@ -31,7 +31,7 @@ pub use sender::{SenderReport, QUEUE_FRAMES};
 use files::OutputPlan;
 use http::HttpApi;
 use runner::{driver_plan, Runner};
-use stream::{write_packet_metadata, PacketStream};
+use stream::{write_packet_calibration, write_packet_metadata, PacketStream};
 
 use crate::gpu::ContextOptions;
 use crate::material::{MaterialDb, MaterialMapping};
@@ -229,6 +229,7 @@ pub fn run_job(
     };
     if let Some(p) = &opts.packets {
         write_packet_metadata(p, &opts.sensor, &mut runner.report)?;
+        write_packet_calibration(p, &mut runner.report)?;
     }
     if let Err(e) = runner.run(frame_done) {
         runner.keep_partial_bag(&e);

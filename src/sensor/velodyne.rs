@@ -166,7 +166,9 @@ pub(crate) const VLP32C: VelodyneLasers = VelodyneLasers {
     laser_at: in_id_order,
 };
 
-/// VLS-128's elevation per laser id (deg), from its manual's laser table.
+/// VLS-128's elevation per laser id (deg), from its manual's laser table (laser 26's
+/// −6.28° is a measured angle, not −2π).
+#[allow(clippy::approx_constant)]
 const VLS128_ELEVATION: [f64; 128] = [
     -11.742, -1.99, 3.4, -5.29, -0.78, 4.61, -4.08, 1.31, //
     -6.5, -1.11, 4.28, -4.41, 0.1, 6.48, -3.2, 2.19, //

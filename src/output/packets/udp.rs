@@ -59,10 +59,13 @@ pub struct SendStats {
 /// Packets sent late by less than this are on time: the scheduler's wake-up jitter.
 const ON_TIME: f64 = 1e-3;
 
-/// A UDP sender to one address.
+/// A UDP sender to one address (and its host's other ports, see
+/// [`UdpSink::with_data_port`]).
 pub struct UdpSink {
     socket: UdpSocket,
     to: SocketAddr,
+    /// The port of the packets that go to `to`; others go to its host at their own.
+    data_port: Option<u16>,
     pub stats: SendStats,
 }
 
@@ -72,8 +75,25 @@ impl UdpSink {
         Ok(UdpSink {
             socket: socket_for(to)?,
             to,
+            data_port: None,
             stats: SendStats::default(),
         })
+    }
+
+    /// Packets on `port` (a format's point data) go to the sink's address; packets on
+    /// another port (a Velodyne's position packets on 8308, …) to the same host at their
+    /// own port, as a sensor sends them. Without it every packet goes to the address.
+    pub fn with_data_port(mut self, port: u16) -> Self {
+        self.data_port = Some(port);
+        self
+    }
+
+    /// Where `packet` goes.
+    fn destination_of(&self, packet: &Packet) -> SocketAddr {
+        match self.data_port {
+            Some(port) if port != packet.port => SocketAddr::new(self.to.ip(), packet.port),
+            _ => self.to,
+        }
     }
 
     /// Where the packets go.
@@ -96,7 +116,8 @@ impl UdpSink {
         if let Pacing::RealTime { start } = pacing {
             self.wait_until(start, packet.time_s);
         }
-        match self.socket.send_to(&packet.payload, self.to) {
+        let to = self.destination_of(packet);
+        match self.socket.send_to(&packet.payload, to) {
             Ok(_) => {
                 self.stats.packets += 1;
                 self.stats.bytes += packet.payload.len() as u64;
@@ -107,7 +128,7 @@ impl UdpSink {
                 Ok(())
             }
             Err(source) => Err(SinkError::Send {
-                to: self.to,
+                to,
                 bytes: packet.payload.len(),
                 source,
             }),
@@ -219,6 +240,36 @@ mod tests {
         first.set_nonblocking(true).unwrap();
         assert!(first.recv(&mut buf).is_err(), "nothing more to the first");
         assert_eq!(sink.destination(), second.local_addr().unwrap());
+    }
+
+    /// With a data port, data packets go to the address and the others to its host at
+    /// their own port, as a Velodyne sends its position packets to port 8308.
+    #[test]
+    fn packets_on_another_port_go_to_the_same_host_at_that_port() {
+        let data = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let side = UdpSocket::bind("127.0.0.1:0").unwrap();
+        for rx in [&data, &side] {
+            rx.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        }
+        let mut sink = UdpSink::new(data.local_addr().unwrap())
+            .unwrap()
+            .with_data_port(2368);
+        let position = Packet {
+            time_s: 0.0,
+            port: side.local_addr().unwrap().port(),
+            payload: vec![9; 50],
+        };
+        sink.send(&packet(0.0, 1), Pacing::AsFastAsPossible)
+            .unwrap();
+        sink.send(&position, Pacing::AsFastAsPossible).unwrap();
+        let mut buf = [0u8; 200];
+        assert_eq!((data.recv(&mut buf).unwrap(), buf[0]), (100, 1));
+        assert_eq!((side.recv(&mut buf).unwrap(), buf[0]), (50, 9));
+        data.set_nonblocking(true).unwrap();
+        assert!(
+            data.recv(&mut buf).is_err(),
+            "the side packet went elsewhere"
+        );
     }
 
     /// A packet whose time has passed leaves at once and is counted late.

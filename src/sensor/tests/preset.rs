@@ -412,5 +412,9 @@ fn timed_velodynes_fire_each_laser_at_its_manuals_time_and_offset() {
     }
     let h = preset("hdl-64e", None).unwrap();
     let rings: Vec<u32> = h.beams[..6].iter().map(|b| b.ring).collect();
-    assert_eq!(rings, [0, 32, 1, 33, 2, 34], "upper and lower lasers in pairs");
+    assert_eq!(
+        rings,
+        [0, 32, 1, 33, 2, 34],
+        "upper and lower lasers in pairs"
+    );
 }
