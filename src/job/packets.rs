@@ -105,7 +105,7 @@ impl PacketFormat {
     /// there are and the sensors they carry.
     pub fn of_sensor(sensor: &Sensor) -> Result<PacketFormat, PacketError> {
         PacketFormat::for_sensor(sensor).ok_or_else(|| PacketError::Sensor {
-            format: "--packets",
+            format: "UDP",
             message: format!(
                 "sensor {} has no packet format; the formats are {}",
                 crate::config::shorten(&sensor.name),

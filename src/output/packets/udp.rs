@@ -46,8 +46,11 @@ pub enum Pacing {
 /// What a sink has sent.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct SendStats {
+    /// Datagrams (and their bytes) sent to the sink's address: the format's data.
     pub packets: u64,
     pub bytes: u64,
+    /// Datagrams sent to its host's other ports (a Velodyne's position packets, …).
+    pub side_packets: u64,
     /// Datagrams the kernel refused for want of a receiver (counted, not resent).
     pub refused: u64,
     /// Packets that left after their send time (real time only), and by how much the
@@ -118,6 +121,10 @@ impl UdpSink {
         }
         let to = self.destination_of(packet);
         match self.socket.send_to(&packet.payload, to) {
+            Ok(_) if to != self.to => {
+                self.stats.side_packets += 1;
+                Ok(())
+            }
             Ok(_) => {
                 self.stats.packets += 1;
                 self.stats.bytes += packet.payload.len() as u64;

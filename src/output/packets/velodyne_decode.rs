@@ -233,3 +233,7 @@ fn push_points(model: VelodyneModel, f: &Firing, t0_us: f64, cloud: &mut PointCl
         }
     }
 }
+
+#[cfg(test)]
+#[path = "tests/velodyne_decode.rs"]
+mod tests;

@@ -68,37 +68,39 @@ pub fn position_packet(unix_s: i64, time_s: f64) -> Packet {
 }
 
 /// An encoder's data packets with the position packets of the same clock between them,
-/// in time order: one at each whole second of Unix time `start` + stream time, up to
-/// the last data packet's time.
+/// in time order: one at each whole second of Unix time `start` + stream time from the
+/// first frame's start up to the last data packet's time.
 pub struct WithPositionPackets {
     inner: Box<dyn PacketEncoder>,
     start_s: f64,
-    /// The next Unix second to send a position packet for.
-    next_second: i64,
+    /// The next Unix second to send a position packet for, from the first frame's start.
+    next_second: Option<i64>,
 }
 
 impl WithPositionPackets {
     pub fn new(inner: Box<dyn PacketEncoder>, start: Duration) -> Self {
-        let start_s = start.as_secs_f64();
         WithPositionPackets {
             inner,
-            start_s,
-            next_second: start_s.ceil() as i64,
+            start_s: start.as_secs_f64(),
+            next_second: None,
         }
     }
 
     /// `data` with the position packets due up to its last packet's time.
     fn interleave(&mut self, mut data: Vec<Packet>) -> Vec<Packet> {
-        let Some(until) = data.iter().map(|p| p.time_s).reduce(f64::max) else {
+        let (Some(until), Some(next)) = (
+            data.iter().map(|p| p.time_s).reduce(f64::max),
+            &mut self.next_second,
+        ) else {
             return data;
         };
         loop {
-            let t = self.next_second as f64 - self.start_s;
+            let t = *next as f64 - self.start_s;
             if t > until {
                 break;
             }
-            data.push(position_packet(self.next_second, t));
-            self.next_second += 1;
+            data.push(position_packet(*next, t));
+            *next += 1;
         }
         // Stable: data packets keep their order, a position packet goes after data
         // packets sent at the same time.
@@ -115,6 +117,9 @@ impl PacketEncoder for WithPositionPackets {
         cloud: &PointCloud,
     ) -> Result<Vec<Packet>, PacketError> {
         let data = self.inner.push_frame(frame, frame_start_s, cloud)?;
+        let start_s = self.start_s;
+        self.next_second
+            .get_or_insert_with(|| (start_s + frame_start_s).ceil() as i64);
         Ok(self.interleave(data))
     }
 

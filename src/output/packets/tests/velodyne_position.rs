@@ -96,3 +96,23 @@ fn position_packets_come_once_a_second_of_the_clock_between_the_data_packets() {
     }
     assert_eq!(packets.iter().filter(|p| p.port == 2368).count(), 31);
 }
+
+#[test]
+fn a_stream_that_begins_later_sends_the_seconds_from_its_first_frame_on() {
+    let start = Duration::new(1_700_000_000, 250_000_000);
+    let ticks = Ticks {
+        next: 1.5,
+        until: 2.95,
+    };
+    let mut e = WithPositionPackets::new(Box::new(ticks), start);
+    let mut packets = Vec::new();
+    for frame in 15..18 {
+        packets.extend(e.push_frame(frame, 1.5, &PointCloud::default()).unwrap());
+    }
+    let times: Vec<f64> = packets
+        .iter()
+        .filter(|p| p.port == 8308)
+        .map(|p| p.time_s)
+        .collect();
+    assert_eq!(times, [1.75, 2.75], "not the second before the first frame");
+}
