@@ -334,15 +334,15 @@ pub(crate) fn hdl64e(o: &PresetOptions) -> Result<Sensor, SensorError> {
     )
 }
 
-/// Velodyne VLP-32C (Ultra Puck). Source: VLP-32C User Manual (63-9325) and datasheet
-/// (63-9378): the laser table of `sensor::velodyne::VLP32C` (+15°..−25°, azimuth
+/// Velodyne VLP-32C (Ultra Puck). Source: VLP-32C User Manual (63-9325) and datasheet:
+/// the laser table of `sensor::velodyne::VLP32C` (+15°..−25°, azimuth
 /// offsets ±1.4° and ±4.2°, pairs fired 2.304 µs apart, 55.296 µs per sequence);
 /// 903 nm; "up to 200 m" (read as for the VLP-16); range accuracy "up to ±3 cm".
 pub(crate) fn vlp32c(o: &PresetOptions) -> Result<Sensor, SensorError> {
     velodyne("vlp-32c", &VLP32C, o, velodyne_defaults(200.0, 0.03))
 }
 
-/// Velodyne VLS-128 (Alpha Prime). Source: VLS-128 User Manual (63-9480) and the Alpha
+/// Velodyne VLS-128 (Alpha Prime). Source: VLS-128 User Manual and the Alpha
 /// Prime datasheet: the laser table of `sensor::velodyne::VLS128` (+15°..−25°, eight
 /// azimuth offsets up to ±6.354°, groups of eight lasers 2.665 µs apart, 53.3 µs per
 /// sequence); 903 nm; "up to 245 m" (read as for the VLP-16); range accuracy ±3 cm.

@@ -7,7 +7,7 @@
 //! Sources, per table: the VLP-16 User Manual (63-9243, Table 9-1 and §9.5), the
 //! HDL-32E User Manual (63-9113), the HDL-64E S3 User's Manual (63-HDL64ES3, its laser
 //! firing time table), the VLP-32C User Manual (63-9325, Table 9-2 and §9.4) and the
-//! VLS-128 User Manual (63-9480, §8.1 and its laser table). The VLP-32C's and
+//! VLS-128 User Manual (§8.1 and its laser table). The VLP-32C's and
 //! VLS-128's vertical offsets are those of VeloView's calibration files (as
 //! velodyne_decoder's built-in calibrations carry them): each laser leaves the optics
 //! k·tan(elevation) below the origin, k = 42.4 mm (VLP-32C), 58.63 mm (VLS-128) —

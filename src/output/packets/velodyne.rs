@@ -2,7 +2,7 @@
 //! manuals describe them: the VLP-16 User Manual (63-9243, §9.3 "Data Packet Format"),
 //! the HDL-32E User Manual (63-9113, "Packet Format"), the HDL-64E S3 User's Manual
 //! (63-HDL64ES3, "Packet Format and Status Byte", Appendix E), the VLP-32C User Manual
-//! (63-9325, §9.3) and the VLS-128 User Manual (63-9480, §9.3).
+//! (63-9325, §9.3) and the VLS-128 User Manual (§9.3).
 //!
 //! # The payload
 //!

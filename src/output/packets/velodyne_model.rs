@@ -179,7 +179,7 @@ impl VelodyneModel {
             VelodyneModel::Hdl32e => "HDL-32E User Manual 63-9113",
             VelodyneModel::Hdl64e => "HDL-64E S3 User's Manual 63-HDL64ES3",
             VelodyneModel::Vlp32c => "VLP-32C User Manual 63-9325",
-            VelodyneModel::Vls128 => "VLS-128 User Manual 63-9480",
+            VelodyneModel::Vls128 => "VLS-128 User Manual",
         }
     }
 
@@ -205,7 +205,7 @@ impl VelodyneModel {
     /// HDL-32E and VLP-32C pair blocks, last then strongest (VLP-16 manual §9.3.1.6);
     /// the HDL-64E S3 gives a firing's upper and lower strongest, then its upper and
     /// lower last (its manual's dual return packet); the VLS-128 gives each bank's last
-    /// then strongest, one firing per packet (its manual's Figure 9-3).
+    /// then strongest, one firing per packet (its manual's dual return data structure).
     pub(crate) fn block_slots(self, mode: VelodyneReturnMode) -> [Option<BlockSlot>; BLOCKS] {
         let (banks, per_block) = (self.banks(), CHANNELS / self.lasers_per_block());
         std::array::from_fn(|b| {

@@ -1,6 +1,6 @@
 //! The HDL-64E S3's, VLP-32C's and VLS-128's data packets, byte by byte, as their
 //! manuals lay them out (HDL-64E S3 63-HDL64ES3 "Packet Format" and Appendix E; VLP-32C
-//! 63-9325 §9.3; VLS-128 63-9480 §9.3), from their presets' beams; the decoders' view
+//! 63-9325 §9.3; VLS-128 §9.3), from their presets' beams; the decoders' view
 //! is in tests/formats/velodyne_models.rs.
 use super::*;
 use crate::output::packets::velodyne_hdl64::{crc16_for_tests, S3Status};
