@@ -11,7 +11,8 @@
 #  - Python pypcd4, plyfile and Open3D (open3d-cpu; its wheel links libusb-1.0-0 and
 #    libEGL, libegl1, which a minimal Debian lacks) in a private venv (target/pyenv)
 #    for the independent PCD and PLY reader tests, and ouster-sdk 1.0 and
-#    velodyne-decoder 3 for the Ouster and Velodyne packet tests, dpkt 1.9 to write a
+#    velodyne-decoder 3 for the Ouster and Velodyne packet tests (pynmea2 1.19 for the
+#    NMEA sentences of the Velodyne position packets), dpkt 1.9 to write a
 #    capture beamtrace's view plays (tests/support/write_velodyne_pcap.py), laspy 2 for the LAS
 #    tests, mcap 1 and mcap-ros2-support for the MCAP tests, jsonschema for the
 #    benchmark suite's JSON, and Ray, whose local cluster runs the shard recipe in the
@@ -46,6 +47,8 @@ pip_install "pypcd4, plyfile" pypcd4 plyfile
 pip_install open3d open3d-cpu
 pip_install ouster.sdk.core 'ouster-sdk>=1.0,<1.1'
 pip_install velodyne_decoder 'velodyne-decoder>=3.1,<4'
+# The NMEA sentences of the Velodyne position packets are checked by pynmea2.
+pip_install pynmea2 'pynmea2>=1.19,<2'
 pip_install dpkt 'dpkt>=1.9,<2'
 # Ray: the shard recipe (docs/recipes/ray_shards.py) is tested on Ray's local cluster.
 pip_install ray 'ray>=2.40,<3'

@@ -74,8 +74,9 @@ enum Command {
     /// points, coloured, with the legend.
     Render(render::RenderArgs),
     /// Be a LiDAR on the network: send the real sensor's UDP packets (Velodyne VLP-16,
-    /// HDL-32E, Ouster OS0/OS1/OS2) for a moving scene, by default the bundled drive, at
-    /// the sensor's real rate, so a rig's unmodified driver decodes them.
+    /// HDL-32E, HDL-64E S3, VLP-32C, VLS-128, Ouster OS0/OS1/OS2) for a moving scene, by
+    /// default the bundled drive, at the sensor's real rate, so a rig's unmodified
+    /// driver decodes them.
     #[command(after_help = stream::after_help())]
     Stream(stream::StreamArgs),
     /// Run a manifest's jobs (scenarios × sensors × seeds), or one shard of them: each

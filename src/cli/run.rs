@@ -4,7 +4,6 @@ use anyhow::{bail, Context as _, Result};
 use beamtrace::gpu::ContextOptions;
 use beamtrace::job::{
     run_job, FrameDone, JobOptions, JobReport, McapOptions, PacketFormat, PacketOutput,
-    PACKET_FORMATS,
 };
 use beamtrace::material::{MaterialDb, MaterialMapping};
 use beamtrace::output::{
@@ -281,17 +280,7 @@ pub(super) fn run_packet_format(name: Option<&str>, opts: &JobOptions) -> Result
 pub(super) fn packet_format(name: Option<&str>, sensor: &Sensor) -> Result<PacketFormat> {
     match name {
         Some(n) => Ok(PacketFormat::parse(n)?),
-        None => PacketFormat::for_sensor(sensor).with_context(|| {
-            format!(
-                "no packet format is known for sensor {}: give --packets ({})",
-                sensor.name,
-                PACKET_FORMATS
-                    .iter()
-                    .map(|(n, _)| *n)
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )
-        }),
+        None => Ok(PacketFormat::of_sensor(sensor)?),
     }
 }
 

@@ -199,6 +199,12 @@ fn print_packets(report: &JobReport, who: &str) {
             udp.max_late_s * 1e3,
             udp.refused
         );
+        if udp.side_packets > 0 {
+            println!(
+                "  {} packets to other ports of that host (Velodyne position packets: 8308)",
+                udp.side_packets
+            );
+        }
     }
     let mut latency = sent.latency_ms.clone();
     latency.sort_by(f64::total_cmp);

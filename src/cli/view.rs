@@ -23,8 +23,9 @@ pub(super) struct ViewArgs {
     /// options (scene, sensor, …) do not apply then.
     #[arg(value_name = "FILE")]
     files: Vec<PathBuf>,
-    /// The Velodyne model of a capture's packets (vlp16 or hdl32e). Default: the
-    /// model the packets' product id names.
+    /// The Velodyne model of a capture's packets (vlp16, hdl32e, hdl64e, vlp32c or
+    /// vls128). Default: the model the packets' product id (an HDL-64E's upper and
+    /// lower blocks) names.
     #[arg(long, value_name = "MODEL", value_parser = parse_velodyne)]
     packets: Option<VelodyneModel>,
     /// Frames per second to play a sequence of files at (MCAP and pcap keep their own

@@ -31,7 +31,7 @@ pub use sender::{SenderReport, QUEUE_FRAMES};
 
 use http::HttpApi;
 use runner::{driver_plan, lanes, Runner};
-use stream::{write_packet_metadata, PacketStream};
+use stream::{write_packet_calibration, write_packet_metadata, PacketStream};
 
 use crate::gpu::ContextOptions;
 use crate::material::{MaterialDb, MaterialMapping};
@@ -247,6 +247,7 @@ pub fn run_job(
         };
         lane.packets = Some(PacketStream::start(p, encoder, http)?);
         write_packet_metadata(p, &lane.member.sensor, &mut lane.report)?;
+        write_packet_calibration(p, &mut lane.report)?;
     }
     if let Err(e) = runner.run(frame_done) {
         runner.keep_partial_bag(&e);

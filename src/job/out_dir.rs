@@ -11,8 +11,8 @@ use std::path::{Path, PathBuf};
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct RunFiles {
     /// beamtrace's files: frames (`frame_000000.pcd`, `frame_000000_return2.pcd`, their
-    /// pictures), `run.json`, `poses.csv`, `weather.csv`, `packets.pcap` and
-    /// `packets.json`, `index.json`, `run.mcap` and `run.partial.mcap` at the top of the
+    /// pictures), `run.json`, `poses.csv`, `weather.csv`, `packets.pcap`, `packets.json`
+    /// and `packets.yaml`, `index.json`, `run.mcap` and `run.partial.mcap` at the top of the
     /// folder, and the shard journals and
     /// records in its `shards/` folder. Sorted.
     pub files: Vec<PathBuf>,
@@ -40,12 +40,13 @@ impl RunFiles {
 }
 
 /// The names of a run's own files at the top of its folder, besides its frames.
-const RUN_FILE_NAMES: [&str; 8] = [
+const RUN_FILE_NAMES: [&str; 9] = [
     RUN_FILE,
     POSES_FILE,
     WEATHER_FILE,
     "packets.pcap",
     "packets.json",
+    "packets.yaml",
     INDEX_FILE,
     JOINED_MCAP,
     "run.partial.mcap",

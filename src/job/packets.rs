@@ -4,9 +4,10 @@ use super::rig::Member;
 use super::{beam_layout, JobError, JobOptions, PacketOutput};
 use crate::model::{ImuGenerator, Standing, Trajectory};
 use crate::output::packets::{
-    OusterFamily, OusterImuEncoder, OusterMetadata, OusterOptions, OusterProfile, OusterSensor,
-    OusterTimestampMode, Packet, PacketEncoder, PacketError, VelodyneEncoder, VelodyneModel,
-    VelodyneOptions, VelodyneReturnMode, LIDAR_PORT, VELODYNE_DATA_PORT,
+    hdl64e_calibration_yaml, OusterFamily, OusterImuEncoder, OusterMetadata, OusterOptions,
+    OusterProfile, OusterSensor, OusterTimestampMode, Packet, PacketEncoder, PacketError,
+    VelodyneEncoder, VelodyneModel, VelodyneOptions, VelodyneReturnMode, WithPositionPackets,
+    LIDAR_PORT, VELODYNE_DATA_PORT,
 };
 use crate::output::PointCloud;
 use crate::sensor::{DualPolicy, ImuNoise, ImuSpec, Pose, ReturnMode, Sensor, OS1_IMU_RATE_HZ};
@@ -27,11 +28,24 @@ pub enum PacketFormat {
 pub const PACKET_FORMATS: &[(&str, &str)] = &[
     (
         "vlp16",
-        "Velodyne VLP-16 data packets (UDP 2368), for --sensor vlp-16",
+        "Velodyne VLP-16 data (UDP 2368) and position packets (8308), for --sensor vlp-16",
     ),
     (
         "hdl32e",
-        "Velodyne HDL-32E data packets (UDP 2368), for --sensor hdl-32e",
+        "Velodyne HDL-32E data (UDP 2368) and position packets (8308), for --sensor hdl-32e",
+    ),
+    (
+        "hdl64e",
+        "Velodyne HDL-64E S3 data packets (UDP 2368; its calibration and clock in the \
+         status bytes, packets.yaml beside a pcap), for --sensor hdl-64e",
+    ),
+    (
+        "vlp32c",
+        "Velodyne VLP-32C data (UDP 2368) and position packets (8308), for --sensor vlp-32c",
+    ),
+    (
+        "vls128",
+        "Velodyne VLS-128 data (UDP 2368) and position packets (8308), for --sensor vls-128",
     ),
     (
         "ouster-legacy",
@@ -46,6 +60,15 @@ pub const PACKET_FORMATS: &[(&str, &str)] = &[
         "Ouster RNG19_RFL8_SIG16_NIR16_DUAL (two returns), for the os0/os1/os2 presets",
     ),
 ];
+
+/// The packet formats and the sensors each carries, in one line: `vlp16 (--sensor
+/// vlp-16), …, ouster-legacy/ouster-rng19/ouster-rng19-dual (the os0/os1/os2 presets)`.
+fn formats_and_sensors() -> String {
+    let velodyne = VelodyneModel::ALL
+        .map(|m| format!("{} (--sensor {})", m.format_name(), m.preset()))
+        .join(", ");
+    format!("{velodyne}, ouster-legacy/ouster-rng19/ouster-rng19-dual (the os0/os1/os2 presets)")
+}
 
 impl PacketFormat {
     /// One of [`PACKET_FORMATS`]' names: a Velodyne model, or `ouster-` and an Ouster
@@ -71,7 +94,7 @@ impl PacketFormat {
         })
     }
 
-    /// The format of the sensor a preset is: vlp-16 → vlp16, hdl-32e → hdl32e, the
+    /// The format of the sensor a preset is: vlp-16 → vlp16, hdl-32e → hdl32e, …, the
     /// Ouster presets → their dual-return profile (as they are dual by default) or
     /// RNG19 single return; `None` for sensors no supported format carries.
     pub fn for_sensor(sensor: &Sensor) -> Option<PacketFormat> {
@@ -85,25 +108,17 @@ impl PacketFormat {
         PacketFormat::parse(&sensor.name).ok()
     }
 
-    /// The error for a sensor no format carries, naming the formats there are.
-    pub fn no_format(sensor: &Sensor) -> PacketError {
-        let names: Vec<&str> = PACKET_FORMATS.iter().map(|(n, _)| *n).collect();
-        PacketError::Sensor {
-            format: "--packets",
+    /// [`for_sensor`](Self::for_sensor), or why there is none: in one line, the formats
+    /// there are and the sensors they carry.
+    pub fn of_sensor(sensor: &Sensor) -> Result<PacketFormat, PacketError> {
+        PacketFormat::for_sensor(sensor).ok_or_else(|| PacketError::Sensor {
+            format: "UDP",
             message: format!(
-                "no packet format is known for sensor {}: name one of {}",
-                sensor.name,
-                names.join(", ")
+                "sensor {} has no packet format; the formats are {}",
+                crate::config::shorten(&sensor.name),
+                formats_and_sensors()
             ),
-        }
-    }
-
-    /// The UDP port the vendor sends the data packets to.
-    pub fn data_port(self) -> u16 {
-        match self {
-            PacketFormat::Velodyne(_) => VELODYNE_DATA_PORT,
-            PacketFormat::Ouster(_) => LIDAR_PORT,
-        }
+        })
     }
 
     /// Whether the packets carry the ambient level: Ouster's near-IR channel does;
@@ -114,11 +129,33 @@ impl PacketFormat {
 
     pub fn name(self) -> &'static str {
         match self {
-            PacketFormat::Velodyne(VelodyneModel::Vlp16) => "vlp16",
-            PacketFormat::Velodyne(VelodyneModel::Hdl32e) => "hdl32e",
+            PacketFormat::Velodyne(model) => model.format_name(),
             PacketFormat::Ouster(OusterProfile::Legacy) => "ouster-legacy",
             PacketFormat::Ouster(OusterProfile::Rng19Rfl8Sig16Nir16) => "ouster-rng19",
             PacketFormat::Ouster(OusterProfile::Rng19Rfl8Sig16Nir16Dual) => "ouster-rng19-dual",
+        }
+    }
+
+    /// The port the format's point data goes to (Velodyne 2368, Ouster 7502 or the
+    /// metadata's `udp_port_lidar`); its other packets (Velodyne position packets, …)
+    /// go to their own ports on the same host.
+    pub fn data_port(self, to: Option<SocketAddr>) -> u16 {
+        match (self, to) {
+            (PacketFormat::Velodyne(_), _) => VELODYNE_DATA_PORT,
+            (PacketFormat::Ouster(_), Some(to)) => to.port(),
+            (PacketFormat::Ouster(_), None) => LIDAR_PORT,
+        }
+    }
+
+    /// The calibration file a decoder reads beside a capture of these packets, and
+    /// its extension: the HDL-64E S3's, as ROS velodyne_pointcloud reads it (the same
+    /// calibration its packets' status bytes carry); `None` for the others.
+    pub fn calibration(self) -> Option<(String, &'static str)> {
+        match self {
+            PacketFormat::Velodyne(VelodyneModel::Hdl64e) => {
+                Some((hdl64e_calibration_yaml(), "yaml"))
+            }
+            _ => None,
         }
     }
 
@@ -143,15 +180,6 @@ impl PacketFormat {
             PacketFormat::Ouster(profile) => {
                 Ok(Some(ouster_sensor(sensor, profile, start, to)?.metadata()))
             }
-        }
-    }
-
-    /// Ports besides the destination's whose packets the stream sends (to the
-    /// destination's host): an Ouster sensor's IMU packets.
-    pub fn side_ports(self) -> &'static [u16] {
-        match self {
-            PacketFormat::Velodyne(_) => &[],
-            PacketFormat::Ouster(_) => &[crate::output::packets::IMU_PORT],
         }
     }
 
@@ -180,7 +208,7 @@ impl PacketFormat {
                     sensor.columns,
                     f64::from(sensor.frame_rate),
                 )?;
-                Ok(Box::new(encoder))
+                Ok(with_position_packets(model, Box::new(encoder), start))
             }
             PacketFormat::Ouster(profile) => Ok(Box::new(
                 ouster_sensor(sensor, profile, start, to)?.encoder(),
@@ -201,8 +229,9 @@ fn ouster_sensor(
         format: profile.format(),
         message: format!(
             "sensor {} is not an Ouster preset (os0-…, os1-…, os2-…): use --sensor \
-             os1-128 or another Ouster preset, or --packets vlp16/hdl32e for a Velodyne",
-            sensor.name
+             os1-128 or another Ouster preset; the formats are {}",
+            crate::config::shorten(&sensor.name),
+            formats_and_sensors()
         ),
     })?;
     let mode = OusterTimestampMode::for_start(start);
@@ -218,6 +247,20 @@ fn ouster_sensor(
     }
     let layout = beam_layout(sensor);
     OusterSensor::new(options, layout.beams(), sensor.columns, sensor.frame_rate)
+}
+
+/// A Velodyne's data packets with its position packets of the same clock (`start` +
+/// stream time) between them, as the unit sends them once a second on port 8308. The
+/// HDL-64E S3 sends none: its status bytes carry the clock.
+fn with_position_packets(
+    model: VelodyneModel,
+    data: Box<dyn PacketEncoder>,
+    start: Duration,
+) -> Box<dyn PacketEncoder> {
+    match model {
+        VelodyneModel::Hdl64e => data,
+        _ => Box::new(WithPositionPackets::new(data, start)),
+    }
 }
 
 /// The Velodyne return mode setting that gives the sensor's configured returns.

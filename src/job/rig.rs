@@ -10,9 +10,9 @@ use super::files::{scenario_time, viewpoint};
 use super::runner::Lane;
 use super::{JobError, JobOptions, JobReport, McapOptions, PacketFormat, PacketOutput};
 use super::{POSES_FILE, RUN_FILE};
-use crate::output::{write_atomic, write_rig_poses, Format, PoseRow, RosNames, Viewpoint};
 use crate::model::{imu_variances, simulate_imu, ImuSample, Standing, Trajectory};
 use crate::output::{imu_messages, write_imu_csv, FrameMessage, IMU_FILE};
+use crate::output::{write_atomic, write_rig_poses, Format, PoseRow, RosNames, Viewpoint};
 use crate::output::{RUN_BAG, VEHICLE_FRAME_ID};
 use crate::sensor::ImuSpec;
 use crate::sensor::{Rig, Sensor};
@@ -81,15 +81,13 @@ fn member_packets(p: &PacketOutput, rig: &Rig, i: usize) -> Result<PacketOutput,
     let m = &rig.sensors[i];
     let format = match &m.packets {
         Some(name) => PacketFormat::parse(name),
-        None => {
-            PacketFormat::for_sensor(&m.sensor).ok_or_else(|| PacketFormat::no_format(&m.sensor))
-        }
+        None => PacketFormat::of_sensor(&m.sensor),
     }
     .map_err(|e| JobError::RigMember {
         member: m.name.clone(),
         message: e.to_string(),
     })?;
-    let port = m.port.unwrap_or(format.data_port());
+    let port = m.port.unwrap_or(format.data_port(None));
     Ok(PacketOutput {
         format,
         udp: p.udp.map(|to| SocketAddr::new(to.ip(), port)),

@@ -32,14 +32,12 @@ impl PacketStream {
         encoder: Box<dyn PacketEncoder>,
         http: Option<HttpApi>,
     ) -> Result<Self, JobError> {
-        let sink = |to| {
-            let sink = UdpSink::new(to)?;
-            Ok(p.format
-                .side_ports()
-                .iter()
-                .fold(sink, |s, &port| s.keep_port(port)))
-        };
-        let udp = p.udp.map(sink).transpose().map_err(JobError::Sink)?;
+        let data_port = p.format.data_port(p.udp);
+        let udp = p
+            .udp
+            .map(|to| UdpSink::new(to).map(|sink| sink.with_data_port(data_port)))
+            .transpose()
+            .map_err(JobError::Sink)?;
         let pcap = p.pcap.clone().map(|path| {
             let options = PcapOptions {
                 start: p.start,
@@ -133,6 +131,21 @@ pub(super) fn write_packet_metadata(
     };
     let path = pcap.with_extension("json");
     write_atomic(&path, |w| w.write_all(metadata.to_json_string().as_bytes()))?;
+    report.run_files.push(path);
+    Ok(())
+}
+
+/// The calibration a decoder of the pcap file needs beside it (the HDL-64E S3's YAML,
+/// `packets.yaml` for `packets.pcap`, where ROS drivers are pointed at it).
+pub(super) fn write_packet_calibration(
+    p: &PacketOutput,
+    report: &mut JobReport,
+) -> Result<(), JobError> {
+    let (Some(pcap), Some((text, extension))) = (&p.pcap, p.format.calibration()) else {
+        return Ok(());
+    };
+    let path = pcap.with_extension(extension);
+    write_atomic(&path, |w| w.write_all(text.as_bytes()))?;
     report.run_files.push(path);
     Ok(())
 }

@@ -36,6 +36,7 @@ mod reflectivity;
 pub mod rig;
 pub mod rng;
 mod subrays;
+pub(crate) mod velodyne;
 
 #[cfg(test)]
 mod tests;

@@ -15,13 +15,19 @@ pub(crate) struct Pattern {
 }
 
 /// One laser of a column: elevation (deg) and vendor ring index, in firing order.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, Default)]
 pub(crate) struct Laser {
     pub elevation_deg: f64,
     pub ring: u32,
     /// Height of the laser's origin above the sensor origin (m): the vertical offsets
     /// a manual lists per laser (0 where it lists none).
     pub height_m: f32,
+    /// Azimuth of the laser from its column's (deg, counter-clockwise): the azimuth
+    /// offsets of a manual's laser table (0 where it lists none).
+    pub azimuth_deg: f64,
+    /// When the laser fires after its column begins (s): a manual's firing timing
+    /// within a sequence (0: the column's lasers fire together).
+    pub delay_s: f64,
 }
 
 /// Wraps an angle (rad) into (−π, π].
@@ -39,8 +45,9 @@ fn channels_of(lasers: &[Laser]) -> u32 {
 }
 
 /// Column-major sweep: every laser fires once per column at `azimuth_deg(col)` and
-/// `time_s(col)`. `origin_radius` (m) puts each beam's origin on a circle around the
-/// spin axis in the beam's azimuth, as on sensors whose optics sit off the axis.
+/// `time_s(col)`, offset by its own `azimuth_deg` and `delay_s`. `origin_radius` (m)
+/// puts each beam's origin on a circle around the spin axis in the beam's azimuth, as
+/// on sensors whose optics sit off the axis.
 /// Callers bound `lasers × columns` with [`domain::beams`] first: this allocates them.
 pub(crate) fn column_sweep(
     lasers: &[Laser],
@@ -51,14 +58,14 @@ pub(crate) fn column_sweep(
 ) -> Pattern {
     let mut beams = Vec::with_capacity(lasers.len() * columns as usize);
     for col in 0..columns {
-        let az = wrap(azimuth_deg(col).to_radians());
-        let t = time_s(col) as f32;
-        let radial = Vec3::new(az.cos() as f32, az.sin() as f32, 0.0) * origin_radius;
+        let (column_az, t) = (azimuth_deg(col), time_s(col));
         for l in lasers {
+            let az = wrap((column_az + l.azimuth_deg).to_radians());
+            let radial = Vec3::new(az.cos() as f32, az.sin() as f32, 0.0) * origin_radius;
             beams.push(Beam {
                 azimuth: az as f32,
                 elevation: l.elevation_deg.to_radians() as f32,
-                time: t,
+                time: (t + l.delay_s) as f32,
                 ring: l.ring,
                 origin: radial + Vec3::Z * l.height_m,
             });
@@ -72,7 +79,8 @@ pub(crate) fn column_sweep(
 }
 
 /// A full turn of a clockwise-spinning sensor: column 0 at azimuth +180° (behind),
-/// then decreasing; column m fires at m / columns / frame_rate.
+/// then decreasing; column m fires at m / columns / frame_rate, a laser fired `delay_s`
+/// later points that much further on in the turn.
 pub(crate) fn rotating(
     lasers: &[Laser],
     columns: u32,
@@ -80,8 +88,15 @@ pub(crate) fn rotating(
     origin_radius: f32,
 ) -> Pattern {
     let w = f64::from(columns);
+    let turned: Vec<Laser> = lasers
+        .iter()
+        .map(|l| Laser {
+            azimuth_deg: l.azimuth_deg - 360.0 * frame_rate * l.delay_s,
+            ..*l
+        })
+        .collect();
     column_sweep(
-        lasers,
+        &turned,
         columns,
         |m| 180.0 - 360.0 * f64::from(m) / w,
         |m| f64::from(m) / w / frame_rate,
@@ -99,7 +114,7 @@ pub(crate) fn uniform_lasers(top_deg: f64, bottom_deg: f64, count: u32) -> Vec<L
                 0.5 * (top_deg + bottom_deg)
             },
             ring: j,
-            height_m: 0.0,
+            ..Laser::default()
         })
         .collect()
 }
@@ -205,7 +220,7 @@ fn grid_lasers(spec: &GridSpec, v0: f64, v1: f64) -> Result<Vec<Laser>, SensorEr
                 .map(|j| Laser {
                     elevation_deg: v1 - v_res * f64::from(j),
                     ring: j,
-                    height_m: 0.0,
+                    ..Laser::default()
                 })
                 .collect())
         }
@@ -258,7 +273,7 @@ pub(crate) fn explicit(spec: &ExplicitSpec, frame_rate: f64) -> Result<Pattern, 
                 .map(|(j, &e)| Laser {
                     elevation_deg: f64::from(e),
                     ring: j as u32,
-                    height_m: 0.0,
+                    ..Laser::default()
                 })
                 .collect();
             let columns = az.len() as u32;

@@ -5,6 +5,7 @@
 use super::detector::{Detector, DualPolicy, Noise, ReturnMode};
 use super::kernel::{fwhm_to_1e2, BeamKernel};
 use super::patterns::{self, column_sweep, rotating, steps_inclusive, uniform_lasers, Laser};
+use super::velodyne::{VelodyneLasers, HDL32E, HDL64E_S3, VLP16, VLP32C, VLS128};
 use super::{
     default_mount, domain, CwSettings, Detection, PresetOptions, Sampling, Sensor, SensorError,
 };
@@ -256,100 +257,69 @@ fn turning(
 
 // ---------------------------------------------------------------- Velodyne
 
-/// The VLP-16 manual's vertical correction of each laser id (mm, Table 9-1): the height
-/// of the laser's origin above the sensor origin, which decoders add to z.
-const VLP16_HEIGHT_MM: [f32; 16] = [
-    11.2, -0.7, 9.7, -2.2, 8.1, -3.7, 6.6, -5.1, 5.1, -6.6, 3.7, -8.1, 2.2, -9.7, 0.7, -11.2,
-];
-
-/// Velodyne VLP-16 (Puck). Source: VLP-16 User Manual (63-9243) and datasheet:
-/// 16 lasers −15°..+15° at 2°, laser id i fires i-th, even ids below the horizon
-/// (−15, 1, −13, 3, …); one firing sequence of 16 lasers every 55.296 µs, so the
-/// azimuth resolution is 0.1°..0.4° at 5..20 Hz; 903 nm; "up to 100 m".
-pub(crate) fn vlp16(o: &PresetOptions) -> Result<Sensor, SensorError> {
-    let lasers: Vec<Laser> = (0..16u32)
-        .map(|i| Laser {
-            elevation_deg: if i % 2 == 0 {
-                -15.0 + f64::from(i)
-            } else {
-                f64::from(i)
-            },
-            ring: i,
-            height_m: VLP16_HEIGHT_MM[i as usize] * 1e-3,
+/// The lasers of a column of `table`, in the order the preset fires them.
+fn velodyne_lasers(table: &VelodyneLasers) -> Vec<Laser> {
+    (0..table.count)
+        .map(|k| {
+            let id = (table.laser_at)(k);
+            Laser {
+                elevation_deg: (table.elevation_deg)(id),
+                ring: id as u32,
+                height_m: (table.height_m)(id),
+                // The manuals' offsets turn clockwise; beamtrace's azimuth anticlockwise.
+                azimuth_deg: -(table.azimuth_offset_deg)(id),
+                delay_s: (table.delay_s)(id),
+            }
         })
-        .collect();
-    velodyne(
-        "vlp-16",
-        &lasers,
-        55.296e-6,
-        o,
-        velodyne_100m_defaults(0.03),
-    )
+        .collect()
+}
+
+/// Velodyne VLP-16 (Puck). Source: VLP-16 User Manual (63-9243) and datasheet: the
+/// laser table of `sensor::velodyne::VLP16`; 0.1°..0.4° azimuth resolution at 5..20 Hz;
+/// 903 nm; "up to 100 m".
+pub(crate) fn vlp16(o: &PresetOptions) -> Result<Sensor, SensorError> {
+    velodyne("vlp-16", &VLP16, o, velodyne_100m_defaults(0.03))
 }
 
 /// VLP-16 and HDL-32E: 0.9–100 m at 10 Hz, 903 nm. The sheets' "up to 100 m" names no
 /// target; we read it as a bright (80 %) target, which with 1/r² puts a 10 % target at
 /// ≈ 35 m. `accuracy_m`: the sheet's typical range accuracy.
 fn velodyne_100m_defaults(accuracy_m: f32) -> Defaults {
+    velodyne_defaults(100.0, accuracy_m)
+}
+
+/// A Velodyne of 903 nm whose sheet says "up to `range_m`" (read as an 80 % target,
+/// as for the VLP-16) with `accuracy_m` typical accuracy.
+fn velodyne_defaults(range_m: f32, accuracy_m: f32) -> Defaults {
     Defaults {
         min_range: 0.9,
-        max_range: 100.0,
+        max_range: range_m,
         frame_rate: 10.0,
         wavelength_nm: 903.0,
-        detection: (0.80, 100.0),
+        detection: (0.80, range_m),
         beam: velodyne_beam(),
         detector: velodyne_detector(),
         noise: velodyne_noise(accuracy_m),
     }
 }
 
-/// Velodyne HDL-32E. Source: HDL-32E User Manual (63-9113) and datasheet: 32 lasers
-/// +10.67°..−30.67° at 4/3°, laser ids alternate between the lower and upper half
-/// (−30.67, −9.33, −29.33, −8.00, …); one firing cycle every 46.08 µs; 903 nm;
-/// "80 m–100 m" range.
+/// Velodyne HDL-32E. Source: HDL-32E User Manual (63-9113) and datasheet: the laser
+/// table of `sensor::velodyne::HDL32E`; 903 nm; "80 m–100 m" range.
 pub(crate) fn hdl32e(o: &PresetOptions) -> Result<Sensor, SensorError> {
-    let lasers: Vec<Laser> = (0..32u32)
-        .map(|i| {
-            let k = if i % 2 == 0 { i / 2 } else { 16 + (i - 1) / 2 };
-            Laser {
-                elevation_deg: -92.0 / 3.0 + f64::from(k) * 4.0 / 3.0,
-                ring: i,
-                height_m: 0.0,
-            }
-        })
-        .collect();
-    velodyne(
-        "hdl-32e",
-        &lasers,
-        46.08e-6,
-        o,
-        velodyne_100m_defaults(0.02),
-    )
+    velodyne("hdl-32e", &HDL32E, o, velodyne_100m_defaults(0.02))
 }
 
-/// Velodyne HDL-64E S2/S3. Source: HDL-64E S2/S3 user manuals: upper block of 32
-/// lasers from +2° down to −8.33° at 1/3°, lower block of 32 from −8.83° to −24.33° at
-/// 1/2° (the nominal layout; each unit ships its own calibration, which the datasheet's
-/// "+2° to −24.9°" field of view includes — load it as a CSV for a specific unit).
-/// Rings are numbered top to bottom here, not by the unit's laser ids. ">1.3 M points/s"
-/// gives one 64-laser column every 48 µs; 905 nm; "50 m for pavement (~0.10
-/// reflectivity), 120 m for cars and foliage (~0.80)".
+/// Velodyne HDL-64E S3. Source: HDL-64E S3 user's manual: the laser table and firing
+/// times of `sensor::velodyne::HDL64E_S3` (the nominal layout; each unit ships its own
+/// calibration, which the datasheet's "+2° to −24.9°" field of view includes — load it
+/// as a CSV for a specific unit). Rings are the laser ids, numbered top to bottom here,
+/// not as a unit numbers them; a column fires upper and lower block in pairs (0, 32, 1,
+/// 33, …). 905 nm; "50 m for pavement (~0.10 reflectivity), 120 m for cars and foliage
+/// (~0.80)". The S2 fires every 48 µs instead of 57.6 µs.
 pub(crate) fn hdl64e(o: &PresetOptions) -> Result<Sensor, SensorError> {
-    let lasers: Vec<Laser> = (0..64u32)
-        .map(|i| Laser {
-            elevation_deg: if i < 32 {
-                2.0 - f64::from(i) / 3.0
-            } else {
-                -(8.0 + 5.0 / 6.0) - 0.5 * f64::from(i - 32)
-            },
-            ring: i,
-            height_m: 0.0,
-        })
-        .collect();
     velodyne(
         "hdl-64e",
-        &lasers,
-        48e-6,
+        &HDL64E_S3,
         o,
         Defaults {
             min_range: 0.9,
@@ -364,13 +334,28 @@ pub(crate) fn hdl64e(o: &PresetOptions) -> Result<Sensor, SensorError> {
     )
 }
 
+/// Velodyne VLP-32C (Ultra Puck). Source: VLP-32C User Manual (63-9325) and datasheet:
+/// the laser table of `sensor::velodyne::VLP32C` (+15°..−25°, azimuth
+/// offsets ±1.4° and ±4.2°, pairs fired 2.304 µs apart, 55.296 µs per sequence);
+/// 903 nm; "up to 200 m" (read as for the VLP-16); range accuracy "up to ±3 cm".
+pub(crate) fn vlp32c(o: &PresetOptions) -> Result<Sensor, SensorError> {
+    velodyne("vlp-32c", &VLP32C, o, velodyne_defaults(200.0, 0.03))
+}
+
+/// Velodyne VLS-128 (Alpha Prime). Source: VLS-128 User Manual and the Alpha
+/// Prime datasheet: the laser table of `sensor::velodyne::VLS128` (+15°..−25°, eight
+/// azimuth offsets up to ±6.354°, groups of eight lasers 2.665 µs apart, 53.3 µs per
+/// sequence); 903 nm; "up to 245 m" (read as for the VLP-16); range accuracy ±3 cm.
+pub(crate) fn vls128(o: &PresetOptions) -> Result<Sensor, SensorError> {
+    velodyne("vls-128", &VLS128, o, velodyne_defaults(245.0, 0.03))
+}
+
 /// Velodyne spins at the chosen rpm with a fixed firing cycle, so the columns follow
 /// from the frame rate unless given. `min_range` 0.9 m is velodyne_pointcloud's default
 /// cut-off; the sheets give none.
 fn velodyne(
     name: &str,
-    lasers: &[Laser],
-    cycle_s: f64,
+    table: &VelodyneLasers,
     o: &PresetOptions,
     d: Defaults,
 ) -> Result<Sensor, SensorError> {
@@ -379,12 +364,13 @@ fn velodyne(
     let from_rpm = || {
         domain::count(
             "frame_rate (columns at this rate)",
-            ((1.0 / (f64::from(f) * cycle_s)).round() as u64).max(1),
+            ((1.0 / (f64::from(f) * table.cycle_s)).round() as u64).max(1),
             domain::MAX_COLUMNS,
         )
     };
     let columns = turn_columns(o, from_rpm)?;
-    Ok(assemble(name, turning(lasers, columns, f, 0.0)?, &d, f))
+    let lasers = velodyne_lasers(table);
+    Ok(assemble(name, turning(&lasers, columns, f, 0.0)?, &d, f))
 }
 
 // ---------------------------------------------------------------- Ouster
@@ -536,7 +522,7 @@ pub(crate) fn ibeo_lux_4l(o: &PresetOptions) -> Result<Sensor, SensorError> {
         .map(|i| Laser {
             elevation_deg: -1.2 + 0.8 * f64::from(i),
             ring: i,
-            height_m: 0.0,
+            ..Laser::default()
         })
         .collect();
     let p = partial_sweep(&lasers, 50.0, -60.0, 0.25, o, f)?;
@@ -582,7 +568,7 @@ pub(crate) fn scala2(o: &PresetOptions) -> Result<Sensor, SensorError> {
         .map(|i| Laser {
             elevation_deg: -4.6875 + 0.625 * f64::from(i),
             ring: i,
-            height_m: 0.0,
+            ..Laser::default()
         })
         .collect();
     let p = partial_sweep(&lasers, 66.5, -66.5, 0.125, o, f)?;
@@ -643,11 +629,7 @@ pub(crate) fn urg04lx(o: &PresetOptions) -> Result<Sensor, SensorError> {
     let f = frame_rate(o, 10.0)?;
     let step = 360.0 / 1024.0;
     let period = 1.0 / f64::from(f);
-    let lasers = [Laser {
-        elevation_deg: 0.0,
-        ring: 0,
-        height_m: 0.0,
-    }];
+    let lasers = [Laser::default()];
     let p = column_sweep(
         &lasers,
         682,

@@ -53,11 +53,20 @@ pub struct PresetDetail {
     pub sensor: Sensor,
 }
 
-const VELODYNE: &str = "ring = the laser id of the vendor's firing order (the HDL-64E: \
-top to bottom instead); azimuth counter-clockwise from x (the vendor's packets count \
-clockwise from y, in hundredths of a degree); `intensity` is the apparent \
-reflectance, `reflectivity` the vendor's 8-bit calibrated scale (0–100 diffuse %, \
-101–255 retroreflectors).";
+const VELODYNE: &str = "ring = the laser id of the vendor's firing order; the lasers of a \
+column fire together at its azimuth (decoders turn each by its firing delay, up to 0.13° \
+at 10 Hz); azimuth counter-clockwise from x (the vendor's packets count clockwise from \
+y, in hundredths of a degree); `intensity` is the apparent reflectance, `reflectivity` \
+the vendor's 8-bit calibrated scale (0–100 diffuse %, 101–255 retroreflectors).";
+
+const VELODYNE_TIMED: &str = "ring = the laser id of the vendor's data packets (the \
+HDL-64E S3: upper block 0–31, lower 32–63, each top to bottom in its nominal \
+calibration); each laser fires at its own time in the sequence, as the manual's timing \
+table gives it, and points its azimuth offset away from the column (VLP-32C, VLS-128), \
+where decoders place it from the packets' block azimuth; azimuth counter-clockwise from \
+x (the vendor's packets count clockwise from y, in hundredths of a degree); \
+`intensity` is the apparent reflectance, `reflectivity` the vendor's 8-bit calibrated \
+scale (0–100 diffuse %, 101–255 retroreflectors).";
 
 const OUSTER: &str = "ring 0 = the top beam, as in Ouster's data; azimuth counter-clockwise \
 from x; `intensity` is the \
@@ -129,15 +138,41 @@ const REGISTRY: &[Entry] = &[
     Entry {
         info: info(
             "hdl-64e",
-            "Velodyne HDL-64E S2/S3: 64 lasers, +2°..−24.33° (nominal), 360°",
+            "Velodyne HDL-64E S3: 64 lasers, +2°..−24.33° (nominal), 360°",
             64,
-            2083,
+            1736,
             FULL,
             (-24.333, 2.0),
         ),
         aliases: &["velodyne-hdl-64e", "hdl-64", "hdl-64e-s2", "hdl-64e-s3"],
         build: b::hdl64e,
-        conventions: VELODYNE,
+        conventions: VELODYNE_TIMED,
+    },
+    Entry {
+        info: info(
+            "vlp-32c",
+            "Velodyne VLP-32C (Ultra Puck): 32 lasers, +15°..−25°, 360°",
+            32,
+            1808,
+            FULL,
+            (-25.0, 15.0),
+        ),
+        aliases: &["velodyne-vlp-32c", "ultra-puck", "vlp-32"],
+        build: b::vlp32c,
+        conventions: VELODYNE_TIMED,
+    },
+    Entry {
+        info: info(
+            "vls-128",
+            "Velodyne VLS-128 (Alpha Prime): 128 lasers, +15°..−25°, 360°",
+            128,
+            1876,
+            FULL,
+            (-25.0, 15.0),
+        ),
+        aliases: &["velodyne-vls-128", "alpha-prime", "vls128"],
+        build: b::vls128,
+        conventions: VELODYNE_TIMED,
     },
     ouster_entry!(
         "os0-32",

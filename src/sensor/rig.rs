@@ -183,7 +183,10 @@ pub fn load_rig(path: &Path) -> Result<Rig, SensorError> {
         if sensors.iter().any(|s| s.name == imu.name) {
             return Err(invalid(
                 "imu.name".into(),
-                format!("`{}` is also a sensor's name: the IMU needs its own", imu.name),
+                format!(
+                    "`{}` is also a sensor's name: the IMU needs its own",
+                    imu.name
+                ),
             ));
         }
     }

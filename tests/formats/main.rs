@@ -1,6 +1,6 @@
 //! The files and packets beamtrace writes, read back by independent implementations:
 //! Python readers in `target/pyenv` (pypcd4, plyfile, Open3D, laspy, mcap, numpy's csv,
-//! ouster-sdk, velodyne_decoder) and tshark.
+//! ouster-sdk, velodyne_decoder, pynmea2) and tshark.
 
 #[path = "../support/independent.rs"]
 mod independent;
@@ -13,4 +13,5 @@ mod ouster_imu;
 mod ouster_packets;
 mod pcd_reader;
 mod ply_reader;
+mod velodyne_models;
 mod velodyne_packets;

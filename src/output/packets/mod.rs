@@ -1,6 +1,7 @@
 //! Real sensors' wire formats: the UDP payloads a Velodyne or Ouster sensor sends for
-//! the points of a frame (and an Ouster sensor for its IMU's samples,
-//! [`OusterImuEncoder`]), and the pcap files that hold them offline.
+//! the points of a frame (with a Velodyne's position packets of its clock, and an
+//! Ouster sensor's IMU samples, [`OusterImuEncoder`]), and the pcap files that hold
+//! them offline.
 //!
 //! An encoder turns frames (a [`PointCloud`] each, in frame order) into [`Packet`]s:
 //! payloads with the sensor time at which the real sensor would send them. Packets do
@@ -16,8 +17,12 @@ mod ouster_decode;
 mod pcap;
 mod pcap_read;
 mod udp;
+mod utc;
 mod velodyne;
 mod velodyne_decode;
+mod velodyne_hdl64;
+mod velodyne_model;
+mod velodyne_position;
 
 pub use ouster_decode::{decode_ouster, OusterLayout};
 pub use pcap::{
@@ -26,11 +31,17 @@ pub use pcap::{
 pub use pcap_read::{read_pcap, Datagram};
 pub use udp::{Pacing, SendStats, SinkError, UdpSink};
 pub use velodyne::{
-    VelodyneEncoder, VelodyneModel, VelodyneOptions, VelodyneReturnMode, VELODYNE_DATA_PORT,
-    VELODYNE_MAX_RANGE_M, VELODYNE_PAYLOAD_LEN,
+    VelodyneEncoder, VelodyneOptions, VelodyneReturnMode, VELODYNE_DATA_PORT, VELODYNE_MAX_RANGE_M,
+    VELODYNE_PAYLOAD_LEN,
 };
 pub use velodyne_decode::{
     decode_velodyne, is_velodyne_data, reflectance_of_byte, velodyne_model_of,
+};
+pub use velodyne_hdl64::hdl64e_calibration_yaml;
+pub use velodyne_model::VelodyneModel;
+pub use velodyne_position::{
+    gprmc_sentence, position_packet, WithPositionPackets, VELODYNE_POSITION_LEN,
+    VELODYNE_POSITION_PORT,
 };
 
 use super::PointCloud;

@@ -46,8 +46,11 @@ pub enum Pacing {
 /// What a sink has sent.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct SendStats {
+    /// Datagrams (and their bytes) sent to the sink's address: the format's data.
     pub packets: u64,
     pub bytes: u64,
+    /// Datagrams sent to its host's other ports (a Velodyne's position packets, …).
+    pub side_packets: u64,
     /// Datagrams the kernel refused for want of a receiver (counted, not resent).
     pub refused: u64,
     /// Packets that left after their send time (real time only), and by how much the
@@ -59,13 +62,13 @@ pub struct SendStats {
 /// Packets sent late by less than this are on time: the scheduler's wake-up jitter.
 const ON_TIME: f64 = 1e-3;
 
-/// A UDP sender to one address.
+/// A UDP sender to one address (and its host's other ports, see
+/// [`UdpSink::with_data_port`]).
 pub struct UdpSink {
     socket: UdpSocket,
     to: SocketAddr,
-    /// Ports whose packets go to `to`'s host at their own port (a sensor's side
-    /// channels, as an Ouster's IMU packets on 7503); all others go to `to`.
-    own_ports: Vec<u16>,
+    /// The port of the packets that go to `to`; others go to its host at their own.
+    data_port: Option<u16>,
     pub stats: SendStats,
 }
 
@@ -75,27 +78,24 @@ impl UdpSink {
         Ok(UdpSink {
             socket: socket_for(to)?,
             to,
-            own_ports: Vec::new(),
+            data_port: None,
             stats: SendStats::default(),
         })
     }
 
-    /// Sends packets of `port` to the destination's host at that port rather than to
-    /// the destination: a sensor's packets of another kind than the data the
-    /// destination names (an Ouster's IMU packets go to `udp_port_imu` of the same
-    /// `udp_dest`).
-    pub fn keep_port(mut self, port: u16) -> Self {
-        if !self.own_ports.contains(&port) {
-            self.own_ports.push(port);
-        }
+    /// Packets on `port` (a format's point data) go to the sink's address; packets on
+    /// another port (a Velodyne's position packets on 8308, …) to the same host at their
+    /// own port, as a sensor sends them. Without it every packet goes to the address.
+    pub fn with_data_port(mut self, port: u16) -> Self {
+        self.data_port = Some(port);
         self
     }
 
-    /// Where a packet on `port` goes.
-    fn address_for(&self, port: u16) -> SocketAddr {
-        match self.own_ports.contains(&port) {
-            true => SocketAddr::new(self.to.ip(), port),
-            false => self.to,
+    /// Where `packet` goes.
+    fn destination_of(&self, packet: &Packet) -> SocketAddr {
+        match self.data_port {
+            Some(port) if port != packet.port => SocketAddr::new(self.to.ip(), packet.port),
+            _ => self.to,
         }
     }
 
@@ -119,8 +119,12 @@ impl UdpSink {
         if let Pacing::RealTime { start } = pacing {
             self.wait_until(start, packet.time_s);
         }
-        let to = self.address_for(packet.port);
+        let to = self.destination_of(packet);
         match self.socket.send_to(&packet.payload, to) {
+            Ok(_) if to != self.to => {
+                self.stats.side_packets += 1;
+                Ok(())
+            }
             Ok(_) => {
                 self.stats.packets += 1;
                 self.stats.bytes += packet.payload.len() as u64;
@@ -245,33 +249,34 @@ mod tests {
         assert_eq!(sink.destination(), second.local_addr().unwrap());
     }
 
-    /// Packets of a kept port go to the destination's host at that port; the others,
-    /// whatever their port, to the destination.
+    /// With a data port, data packets go to the address and the others to its host at
+    /// their own port, as a Velodyne sends its position packets to port 8308.
     #[test]
-    fn a_kept_port_goes_to_its_own_port_of_the_same_host() {
+    fn packets_on_another_port_go_to_the_same_host_at_that_port() {
         let data = UdpSocket::bind("127.0.0.1:0").unwrap();
         let side = UdpSocket::bind("127.0.0.1:0").unwrap();
         for rx in [&data, &side] {
             rx.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
         }
-        let side_port = side.local_addr().unwrap().port();
         let mut sink = UdpSink::new(data.local_addr().unwrap())
             .unwrap()
-            .keep_port(side_port);
-        let on = |port, byte| Packet {
-            port,
-            ..packet(0.0, byte)
+            .with_data_port(2368);
+        let position = Packet {
+            time_s: 0.0,
+            port: side.local_addr().unwrap().port(),
+            payload: vec![9; 50],
         };
-        for p in [on(2368, 1), on(side_port, 2), on(7502, 3)] {
-            sink.send(&p, Pacing::AsFastAsPossible).unwrap();
-        }
+        sink.send(&packet(0.0, 1), Pacing::AsFastAsPossible)
+            .unwrap();
+        sink.send(&position, Pacing::AsFastAsPossible).unwrap();
         let mut buf = [0u8; 200];
-        assert_eq!(data.recv(&mut buf).unwrap(), 100);
-        assert_eq!(buf[0], 1);
-        assert_eq!(data.recv(&mut buf).unwrap(), 100);
-        assert_eq!(buf[0], 3);
-        assert_eq!(side.recv(&mut buf).unwrap(), 100);
-        assert_eq!(buf[0], 2);
+        assert_eq!((data.recv(&mut buf).unwrap(), buf[0]), (100, 1));
+        assert_eq!((side.recv(&mut buf).unwrap(), buf[0]), (50, 9));
+        data.set_nonblocking(true).unwrap();
+        assert!(
+            data.recv(&mut buf).is_err(),
+            "the side packet went elsewhere"
+        );
     }
 
     /// A packet whose time has passed leaves at once and is counted late.

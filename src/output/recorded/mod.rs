@@ -309,8 +309,9 @@ fn read_capture(
                 "packets",
                 format!(
                     "Velodyne packets of product id 0x{:02x}, which is not read: give the \
-                     model with --packets vlp16 or --packets hdl32e if it is one of them",
-                    first.payload[first.payload.len() - 1]
+                     model with --packets ({}) if it is one of them",
+                    first.payload[first.payload.len() - 1],
+                    VelodyneModel::ALL.map(|m| m.format_name()).join(", ")
                 ),
             ))
         }

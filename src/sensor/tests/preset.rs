@@ -8,7 +8,11 @@ use crate::sensor::*;
 const DATASHEET: &[(&str, u32, u32, f32, f32, f32, f32)] = &[
     ("vlp-16", 16, 1808, -15.0, 15.0, -180.0, 180.0),
     ("hdl-32e", 32, 2170, -30.67, 10.67, -180.0, 180.0),
-    ("hdl-64e", 64, 2083, -24.33, 2.0, -180.0, 180.0),
+    // HDL-64E S3 at 10 Hz: round(1 / (10 Hz × 57.6 µs)) columns.
+    ("hdl-64e", 64, 1736, -24.33, 2.0, -180.0, 180.0),
+    // VLP-32C: 55.296 µs per firing sequence; VLS-128: 53.3 µs.
+    ("vlp-32c", 32, 1808, -25.0, 15.0, -180.0, 180.0),
+    ("vls-128", 128, 1876, -25.0, 15.0, -180.0, 180.0),
     ("os0-32", 32, 1024, -45.0, 45.0, -180.0, 180.0),
     ("os0-64", 64, 1024, -45.0, 45.0, -180.0, 180.0),
     ("os0-128", 128, 1024, -45.0, 45.0, -180.0, 180.0),
@@ -370,4 +374,47 @@ fn pose_from_rpy_follows_rep_103() {
     // Positive pitch tips the nose down (rotation about +y takes +x towards −z).
     let pitch = Pose::from_translation_rpy(glam::Vec3::ZERO, 0.0, 10f32.to_radians(), 0.0);
     assert!((pitch.rotation * glam::Vec3::X).z < -0.17);
+}
+
+#[test]
+fn timed_velodynes_fire_each_laser_at_its_manuals_time_and_offset() {
+    // (preset, laser id, firing delay in µs, the manual's azimuth offset δ in degrees,
+    // clockwise): VLP-32C manual §9.4 (pairs of lasers 2.304 µs apart) and Table 9-2;
+    // VLS-128 manual §8.1 (groups of eight 2.665 µs apart, one slot's pause after the
+    // eighth group); HDL-64E S3 firing time table (upper and lower lasers together, in
+    // groups of four 7.2 µs apart, 0/1.3/2.5/3.7 µs into the group).
+    let cases = [
+        ("vlp-32c", 0, 0.0, 1.4),
+        ("vlp-32c", 1, 0.0, -4.2),
+        ("vlp-32c", 6, 3.0 * 2.304, 4.2),
+        ("vlp-32c", 31, 15.0 * 2.304, -1.4),
+        ("vls-128", 0, 0.0, 6.354),
+        ("vls-128", 63, 7.0 * 2.665, -6.354),
+        ("vls-128", 64, 9.0 * 2.665, 6.354),
+        ("vls-128", 127, 16.0 * 2.665, -6.354),
+        ("hdl-64e", 0, 0.0, 0.0),
+        ("hdl-64e", 32, 0.0, 0.0),
+        ("hdl-64e", 5, 7.2 + 1.3, 0.0),
+        ("hdl-64e", 63, 7.0 * 7.2 + 3.7, 0.0),
+    ];
+    for (name, laser, delay_us, delta) in cases {
+        let s = preset(name, None).unwrap();
+        let column = &s.beams[..s.channels as usize];
+        let b = column.iter().find(|b| b.ring == laser).unwrap();
+        // Column 0 begins behind the sensor (+180°); the sensor turns clockwise on
+        // while the laser waits for its turn.
+        let turned = 360.0 * f64::from(s.frame_rate) * delay_us * 1e-6;
+        let want = 180.0 - delta - turned;
+        let off = (f64::from(b.azimuth).to_degrees() - want + 540.0).rem_euclid(360.0) - 180.0;
+        assert!(off.abs() < 1e-4, "{name} laser {laser}: {off}° off");
+        let late = f64::from(b.time) - delay_us * 1e-6;
+        assert!(late.abs() < 1e-9, "{name} laser {laser}: {late} s late");
+    }
+    let h = preset("hdl-64e", None).unwrap();
+    let rings: Vec<u32> = h.beams[..6].iter().map(|b| b.ring).collect();
+    assert_eq!(
+        rings,
+        [0, 32, 1, 33, 2, 34],
+        "upper and lower lasers in pairs"
+    );
 }
