@@ -413,8 +413,8 @@ impl JobReport {
                 all.device = r.device.clone();
                 all.poses = r.poses.clone();
                 all.weather = r.weather.clone();
-                all.memory_first_frame = r.memory_first_frame.clone();
-                all.memory_end = r.memory_end.clone();
+                all.memory_first_frame = r.memory_first_frame;
+                all.memory_end = r.memory_end;
             }
             all.run_files.extend(r.run_files.iter().cloned());
             all.sensors.push((name, r));

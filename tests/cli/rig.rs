@@ -56,34 +56,34 @@ fn points(path: &Path) -> Vec<[f64; 3]> {
         .collect()
 }
 
-/// The least-squares plane x = a + b·y + c·z through `p`, and the RMS of the residuals.
+/// The least-squares plane x = a + b·y + c·z through `p` (its normal equations solved
+/// by Cramer's rule), and the RMS of the residuals.
 fn plane(p: &[[f64; 3]]) -> ([f64; 3], f64) {
-    let mut m = [[0.0f64; 4]; 3];
+    let (mut m, mut r) = ([[0.0f64; 3]; 3], [0.0f64; 3]);
     for q in p {
         let row = [1.0, q[1], q[2]];
-        for i in 0..3 {
-            for j in 0..3 {
-                m[i][j] += row[i] * row[j];
-            }
-            m[i][3] += row[i] * q[0];
-        }
-    }
-    // Gauss–Jordan on the 3×3 normal equations.
-    for i in 0..3 {
-        let pivot = m[i][i];
-        for j in 0..4 {
-            m[i][j] /= pivot;
-        }
-        for k in 0..3 {
-            if k != i {
-                let f = m[k][i];
-                for j in 0..4 {
-                    m[k][j] -= f * m[i][j];
-                }
+        for (mi, ri) in m.iter_mut().zip(&row) {
+            for (mij, rj) in mi.iter_mut().zip(&row) {
+                *mij += ri * rj;
             }
         }
+        for (ri, x) in r.iter_mut().zip(&row) {
+            *ri += x * q[0];
+        }
     }
-    let c = [m[0][3], m[1][3], m[2][3]];
+    let det = |m: &[[f64; 3]; 3]| {
+        m[0][0] * (m[1][1] * m[2][2] - m[1][2] * m[2][1])
+            - m[0][1] * (m[1][0] * m[2][2] - m[1][2] * m[2][0])
+            + m[0][2] * (m[1][0] * m[2][1] - m[1][1] * m[2][0])
+    };
+    let d = det(&m);
+    let c: [f64; 3] = std::array::from_fn(|k| {
+        let mut mk = m;
+        for (row, rv) in mk.iter_mut().zip(&r) {
+            row[k] = *rv;
+        }
+        det(&mk) / d
+    });
     let ss: f64 = (p.iter())
         .map(|q| (q[0] - c[0] - c[1] * q[1] - c[2] * q[2]).powi(2))
         .sum();
