@@ -191,11 +191,17 @@ fn bench_rig(args: &BenchArgs, rig: &std::path::Path) -> Result<()> {
         r.sum_alone_ms, r.ratio
     );
     if let Some(path) = &args.json {
-        let text = serde_json::to_string_pretty(&r)?;
-        beamtrace::output::write_atomic(path, |w| w.write_all(text.as_bytes()))
-            .with_context(|| format!("cannot write {}", path.display()))?;
-        println!("wrote {}", path.display());
+        write_json(path, &r)?;
     }
+    Ok(())
+}
+
+/// `value` as pretty JSON into `path`, atomically, and a line that says so.
+fn write_json(path: &std::path::Path, value: &impl serde::Serialize) -> Result<()> {
+    let text = serde_json::to_string_pretty(value)?;
+    beamtrace::output::write_atomic(path, |w| w.write_all(text.as_bytes()))
+        .with_context(|| format!("cannot write {}", path.display()))?;
+    println!("wrote {}", path.display());
     Ok(())
 }
 
@@ -440,10 +446,7 @@ fn bench_hil(args: &BenchArgs) -> Result<()> {
     let results = measure_hil(&opts, &mut |case| eprintln!("measuring {case}"))?;
     print_hil_table(&opts.scene_name, &results);
     if let Some(path) = &args.json {
-        let text = serde_json::to_string_pretty(&results)?;
-        beamtrace::output::write_atomic(path, |w| w.write_all(text.as_bytes()))
-            .with_context(|| format!("writing {}", path.display()))?;
-        println!("wrote {}", path.display());
+        write_json(path, &results)?;
     }
     Ok(())
 }

@@ -8,8 +8,8 @@ use crate::model::{FrameSettings, PointCloud};
 use crate::output::{
     frame_file_name, frame_layer_file_name, frame_messages, organize, write_atomic,
     write_cloud_into, write_mcap_layer_to, write_picture_into, write_poses, write_weather,
-    AtomicFiles, BeamDesc, BeamLayout, CloudMeta, Format, FrameMessage, FrameStamp, Organize,
-    PictureOptions, PoseRow, Viewpoint, WeatherRow, RUN_BAG,
+    AtomicFiles, BeamLayout, CloudMeta, Format, FrameMessage, FrameStamp, Organize, PictureOptions,
+    PoseRow, Viewpoint, WeatherRow, RUN_BAG,
 };
 use crate::sensor::Sensor;
 use crate::weather::WeatherTrack;
@@ -76,22 +76,9 @@ impl OutputPlan {
     }
 }
 
-/// The sensor's beams as the writers see them.
+/// The sensor's beams as the writers see them ([`BeamLayout::of_sensor`]).
 pub fn beam_layout(sensor: &Sensor) -> BeamLayout {
-    BeamLayout::new(
-        sensor
-            .beams
-            .iter()
-            .map(|b| BeamDesc {
-                ring: b.ring,
-                azimuth: b.azimuth,
-                elevation: b.elevation,
-                time: b.time,
-                origin_offset: b.origin.length(),
-            })
-            .collect(),
-        sensor.columns,
-    )
+    BeamLayout::of_sensor(sensor)
 }
 
 /// The pose `a` (sensor → world) as PCD's VIEWPOINT numbers.

@@ -5,6 +5,7 @@
 use super::conventions::{GridStyle, LayerOrder};
 use super::fields::BeamInfo;
 use super::{OutputError, Point, PointCloud};
+use crate::sensor::Sensor;
 
 /// What a writer needs to know of one beam of the sensor.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -34,6 +35,22 @@ struct Grid {
     columns: usize,
     /// Per beam: its column.
     column: Vec<usize>,
+}
+
+impl BeamLayout {
+    /// `sensor`'s beams as the writers see them.
+    pub fn of_sensor(sensor: &Sensor) -> BeamLayout {
+        let beams = (sensor.beams.iter())
+            .map(|b| BeamDesc {
+                ring: b.ring,
+                azimuth: b.azimuth,
+                elevation: b.elevation,
+                time: b.time,
+                origin_offset: b.origin.length(),
+            })
+            .collect();
+        BeamLayout::new(beams, sensor.columns)
+    }
 }
 
 impl BeamLayout {

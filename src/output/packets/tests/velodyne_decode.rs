@@ -19,7 +19,9 @@ fn the_timed_models_decode_to_where_their_presets_beams_put_the_points() {
         VelodyneModel::Vls128,
     ] {
         let sensor = preset(model.preset(), None).unwrap();
-        let beams = crate::job::beam_layout(&sensor).beams().to_vec();
+        let beams = crate::output::BeamLayout::of_sensor(&sensor)
+            .beams()
+            .to_vec();
         // Every 13th beam echoes, 3 to 51 m away.
         let expected: Vec<Point> = (0..sensor.beams.len())
             .step_by(13)

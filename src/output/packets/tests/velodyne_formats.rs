@@ -17,7 +17,9 @@ fn sensor(model: VelodyneModel) -> Sensor {
 }
 
 fn beams(sensor: &Sensor) -> Vec<BeamDesc> {
-    crate::job::beam_layout(sensor).beams().to_vec()
+    crate::output::BeamLayout::of_sensor(sensor)
+        .beams()
+        .to_vec()
 }
 
 fn encoder(model: VelodyneModel, mode: VelodyneReturnMode) -> VelodyneEncoder {
