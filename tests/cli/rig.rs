@@ -239,3 +239,74 @@ fn a_rig_is_drawn_with_a_colour_per_sensor() {
         "both sensors' points drawn: {left} and {right} pixels"
     );
 }
+
+/// A batch manifest's `rigs:` take the place of sensors: every member writes its frames
+/// (a 20 Hz member two per rig frame), and the shards merge.
+#[test]
+fn a_batch_runs_rigs_in_shards() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    setup(d);
+    fs::write(
+        d.join("approach.yaml"),
+        "scene: wall.glb\nduration_s: 0.3\nvehicle:\n  keyframes:\n    \
+         - { t: 0, position: [0, 0, 0], yaw_deg: 0 }\n    \
+         - { t: 0.3, position: [1, 0, 0], yaw_deg: 0 }\n",
+    )
+    .unwrap();
+    fs::write(
+        d.join("fast.yaml"),
+        "sensors:\n  - { name: slow, sensor: vlp-16 }\n  - { name: quick, sensor: vlp-16, frame_rate: 20 }\n",
+    )
+    .unwrap();
+    fs::write(
+        d.join("batch.yaml"),
+        "scenarios: [approach.yaml]\nrigs: [rig.yaml, fast.yaml]\nthin: true\nsun: none\n",
+    )
+    .unwrap();
+    for shard in ["0/2", "1/2"] {
+        beamtrace(d, &["batch", "batch.yaml", "--shard", shard, "--out", "o"]);
+    }
+    beamtrace(d, &["merge", "o"]);
+    let frames = |job: &str, member: &str| {
+        let dir = d.join("o/approach").join(job).join("seed-0").join(member);
+        (fs::read_dir(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())))
+            .filter(|e| e.as_ref().unwrap().path().extension().is_some_and(|x| x == "pcd"))
+            .count()
+    };
+    assert_eq!((frames("pair", "left"), frames("pair", "right")), (3, 3));
+    assert_eq!((frames("fast", "slow"), frames("fast", "quick")), (3, 6));
+}
+
+/// `stream --rig`: each sensor's data packets reach its own port.
+#[test]
+fn a_rig_streams_each_sensor_to_its_own_port() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    setup(d);
+    let listen = || std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    let (a, b) = (listen(), listen());
+    for s in [&a, &b] {
+        s.set_read_timeout(Some(std::time::Duration::from_secs(30)))
+            .unwrap();
+    }
+    let port = |s: &std::net::UdpSocket| s.local_addr().unwrap().port();
+    fs::write(
+        d.join("ports.yaml"),
+        format!(
+            "sensors:\n  - {{ name: left, sensor: vlp-16, port: {} }}\n  \
+             - {{ name: right, sensor: vlp-16, port: {}, mount: {{ translation: [0, -1, 1.2] }} }}\n",
+            port(&a),
+            port(&b)
+        ),
+    )
+    .unwrap();
+    let args = ["stream", "--rig", "ports.yaml", "--scene", "wall.glb", "--thin", "--fast"];
+    let said = beamtrace(d, &[&args[..], &["--frames", "1", "--to", "127.0.0.1:9"]].concat());
+    assert!(said.contains("left:") && said.contains("right:"), "{said}");
+    let mut buf = [0u8; 2048];
+    for s in [&a, &b] {
+        let (n, _) = s.recv_from(&mut buf).expect("a packet on the sensor's port");
+        assert_eq!(n, 1206, "a Velodyne data packet");
+    }
+}
