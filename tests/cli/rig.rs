@@ -271,7 +271,13 @@ fn a_batch_runs_rigs_in_shards() {
     let frames = |job: &str, member: &str| {
         let dir = d.join("o/approach").join(job).join("seed-0").join(member);
         (fs::read_dir(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())))
-            .filter(|e| e.as_ref().unwrap().path().extension().is_some_and(|x| x == "pcd"))
+            .filter(|e| {
+                e.as_ref()
+                    .unwrap()
+                    .path()
+                    .extension()
+                    .is_some_and(|x| x == "pcd")
+            })
             .count()
     };
     assert_eq!((frames("pair", "left"), frames("pair", "right")), (3, 3));
@@ -301,12 +307,25 @@ fn a_rig_streams_each_sensor_to_its_own_port() {
         ),
     )
     .unwrap();
-    let args = ["stream", "--rig", "ports.yaml", "--scene", "wall.glb", "--thin", "--fast"];
-    let said = beamtrace(d, &[&args[..], &["--frames", "1", "--to", "127.0.0.1:9"]].concat());
+    let args = [
+        "stream",
+        "--rig",
+        "ports.yaml",
+        "--scene",
+        "wall.glb",
+        "--thin",
+        "--fast",
+    ];
+    let said = beamtrace(
+        d,
+        &[&args[..], &["--frames", "1", "--to", "127.0.0.1:9"]].concat(),
+    );
     assert!(said.contains("left:") && said.contains("right:"), "{said}");
     let mut buf = [0u8; 2048];
     for s in [&a, &b] {
-        let (n, _) = s.recv_from(&mut buf).expect("a packet on the sensor's port");
+        let (n, _) = s
+            .recv_from(&mut buf)
+            .expect("a packet on the sensor's port");
         assert_eq!(n, 1206, "a Velodyne data packet");
     }
 }
