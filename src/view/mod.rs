@@ -27,7 +27,7 @@ pub use offscreen::{render_picture, write_png, RenderOptions, RenderedPicture};
 pub use overlay::Overlay;
 pub use recorded::{device_points, RecordedPlayer, ShownFrame};
 pub use renderer::{read_rgba, DrawnPoints, Frame, PointStyle, Renderer};
-pub use session::{ScenePose, SimSession, ViewInputs};
+pub use session::{RigFrame, ScenePose, SimSession, ViewInputs};
 pub use shaders::{ShaderSource, ViewShaders};
 
 use crate::gpu::GpuError;

@@ -124,9 +124,8 @@ fn last_frame(
         for _ in 1..frames.max(1) {
             session.rig_points()?;
         }
-        let sets = session.rig_points()?;
-        let count = sets.iter().map(|s| s.2).sum();
-        return Ok((sets.into_iter().map(|(p, m, _)| (p, m)).collect(), count));
+        let rig = session.rig_points()?;
+        return Ok((rig.sets, rig.points));
     }
     for _ in 1..frames.max(1) {
         let ticket = session.submit()?;

@@ -38,6 +38,16 @@ pub struct ViewInputs {
     pub rig: Option<Rig>,
 }
 
+/// A rig's frame, read back and uploaded again for drawing.
+pub struct RigFrame {
+    /// Each sensor's points with its place in the first sensor's frame.
+    pub sets: Vec<(DevicePoints, Mat4)>,
+    /// Points of all sensors.
+    pub points: usize,
+    /// GPU time of the sensors' passes together: TLAS, trace, waveform, compaction (ms).
+    pub gpu_ms: [f64; 4],
+}
+
 /// Where the sensor and the scene's instances were for one frame.
 pub struct ScenePose {
     pub sensor_to_world: Affine3A,
@@ -96,11 +106,11 @@ impl SimSession {
         self.sensor_names.len()
     }
 
-    /// Simulates the next frame of every sensor (returned with its point count) (each its frame that begins with the
+    /// Simulates the next frame of every sensor (each its frame that begins with the
     /// first sensor's) and reads their points back, each uploaded again for drawing
     /// with its place in the first sensor's frame (where each sensor stood when its
     /// frame began).
-    pub fn rig_points(&mut self) -> Result<Vec<(DevicePoints, Mat4, usize)>, ViewError> {
+    pub fn rig_points(&mut self) -> Result<RigFrame, ViewError> {
         let rig_frame = u64::from(self.frame);
         self.frame = self.frame.wrapping_add(1);
         let t = self.driver.frame_time(rig_frame);
@@ -110,7 +120,11 @@ impl SimSession {
             .sensors()
             .map(|s| f64::from(s.frame_rate))
             .collect();
-        let mut out = Vec::with_capacity(rates.len());
+        let mut out = RigFrame {
+            sets: Vec::with_capacity(rates.len()),
+            points: 0,
+            gpu_ms: [0.0; 4],
+        };
         for (lane, rate) in rates.into_iter().enumerate() {
             // Its first frame that begins at or after the rig frame's start.
             let frame = (t * rate * (1.0 - 1e-9)).ceil() as u64;
@@ -119,7 +133,13 @@ impl SimSession {
             let cloud = self.driver.cloud(&done)?;
             let points = device_points(self.driver.context(), &cloud)?;
             let to_first = Mat4::from(first * done.settings.sensor_to_world);
-            out.push((points, to_first, cloud.points.len()));
+            out.sets.push((points, to_first));
+            out.points += cloud.points.len();
+            let t = &done.output.times;
+            let passes = [t.tlas_ms, t.trace_ms, t.waveform_ms, t.compaction_ms];
+            for (sum, ms) in out.gpu_ms.iter_mut().zip(passes) {
+                *sum += ms;
+            }
         }
         Ok(out)
     }

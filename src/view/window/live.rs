@@ -198,6 +198,11 @@ impl Live {
                         self.stats.points = points;
                         self.stats.recorded_index = index;
                     }
+                    if let Some((points, gpu)) = m.rig {
+                        self.stats.points = points;
+                        self.stats.gpu = gpu;
+                        self.report.sim_gpu_ms.push(gpu.iter().sum());
+                    }
                     made = true;
                 }
                 // A recorded frame that cannot be read: said, and the last one stays.

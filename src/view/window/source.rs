@@ -23,9 +23,10 @@ pub(super) struct Made {
     /// sensor's frame.
     pub points: Vec<(DevicePoints, Mat4)>,
     pub ticket: Option<FrameTicket>,
-    /// A recorded frame's (or a rig frame's, read back) points, and its index in the
-    /// recording.
+    /// A recorded frame's points and its index in the recording.
     pub recorded: Option<(usize, usize)>,
+    /// A rig frame's (read back at once) points and GPU pass times (ms).
+    pub rig: Option<(usize, [f64; 4])>,
 }
 
 impl Source {
@@ -89,12 +90,12 @@ impl Source {
         match self {
             Source::Sim(s) if s.sensors() > 1 => {
                 s.frame = frame;
-                let sets = s.rig_points()?;
-                let count = sets.iter().map(|set| set.2).sum();
+                let rig = s.rig_points()?;
                 Ok(Made {
-                    points: sets.into_iter().map(|(p, m, _)| (p, m)).collect(),
+                    points: rig.sets,
                     ticket: None,
-                    recorded: Some((count, frame as usize)),
+                    recorded: None,
+                    rig: Some((rig.points, rig.gpu_ms)),
                 })
             }
             Source::Sim(s) => {
@@ -104,6 +105,7 @@ impl Source {
                     points: vec![(s.sim().device_points(&ticket)?, Mat4::IDENTITY)],
                     ticket: Some(ticket),
                     recorded: None,
+                    rig: None,
                 })
             }
             Source::Play(p) => {
@@ -111,6 +113,7 @@ impl Source {
                 Ok(Made {
                     points: vec![(shown.points, Mat4::IDENTITY)],
                     ticket: None,
+                    rig: None,
                     recorded: Some((shown.count, shown.index)),
                 })
             }
