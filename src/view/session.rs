@@ -65,6 +65,8 @@ pub struct SimSession {
     material_names: Vec<String>,
     /// The rig's sensor names, for the sensor colours' legend (one name without a rig).
     sensor_names: Vec<String>,
+    /// "rig NAME", or the sensor's name.
+    name: String,
 }
 
 impl SimSession {
@@ -94,11 +96,25 @@ impl SimSession {
             material_names: (inputs.materials.names().iter())
                 .map(|s| s.to_string())
                 .collect(),
+            name: match &inputs.rig {
+                Some(rig) => format!("rig {}", rig.name),
+                None => inputs.sensor.name.clone(),
+            },
             sensor_names: match &inputs.rig {
                 Some(rig) => rig.sensors.iter().map(|m| m.name.clone()).collect(),
                 None => vec![inputs.sensor.name.clone()],
             },
         })
+    }
+
+    /// What it simulates, for titles: "rig NAME", or the sensor's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The beams of all its sensors.
+    pub fn beams(&self) -> usize {
+        self.driver.sensors().map(|s| s.beams.len()).sum()
     }
 
     /// How many sensors it simulates (a rig's, or 1).
@@ -159,7 +175,12 @@ impl SimSession {
     /// Simulates `sensor` from the next frame on (frames in flight keep theirs); the
     /// motion plays on at its frame rate from the same frame number.
     pub fn set_sensor(&mut self, sensor: Sensor) -> Result<(), ViewError> {
-        Ok(self.driver.set_sensor(sensor)?)
+        let name = sensor.name.clone();
+        self.driver.set_sensor(sensor)?;
+        if self.sensor_names.len() == 1 {
+            (self.name, self.sensor_names[0]) = (name.clone(), name);
+        }
+        Ok(())
     }
 
     /// Submits the next frame: the moving instances placed for its sweep, the sensor

@@ -576,8 +576,8 @@ impl Live {
         self.report.swapchains_made = self.presenter.swapchains_made;
         match &self.source {
             Source::Sim(session) => {
-                self.report.sensor = session.sensor().name.clone();
-                self.report.beams = session.sensor().beams.len();
+                self.report.sensor = session.name().to_string();
+                self.report.beams = session.beams();
             }
             Source::Play(p) => {
                 let r = &p.recording;

@@ -43,14 +43,7 @@ impl Source {
     /// recording.
     pub fn title(&self, scene_name: &str) -> String {
         match self {
-            Source::Sim(s) => {
-                let sensor = s.sensor();
-                format!(
-                    "{} - {} beams - {scene_name}",
-                    sensor.name,
-                    sensor.beams.len()
-                )
-            }
+            Source::Sim(s) => format!("{} - {} beams - {scene_name}", s.name(), s.beams()),
             Source::Play(p) => format!("{} - {}", p.recording.kind, p.recording.name),
         }
     }
