@@ -12,8 +12,6 @@ use crate::output::packets::{
 use crate::output::PointCloud;
 use crate::sensor::{DualPolicy, ImuNoise, ImuSpec, Pose, ReturnMode, Sensor, OS1_IMU_RATE_HZ};
 use glam::DVec3;
-#[cfg(test)]
-use glam::Vec3;
 use std::net::SocketAddr;
 use std::time::Duration;
 
@@ -369,6 +367,7 @@ mod tests {
     use crate::output::{FieldSet, Format};
     use crate::scene::Scene;
     use crate::sensor::preset;
+    use glam::Vec3;
     use std::path::PathBuf;
 
     const G: f64 = crate::sensor::STANDARD_GRAVITY;

@@ -12,7 +12,7 @@ use super::rig::{members, write_rig_files, Member, RigImu};
 use super::stream::PacketStream;
 use super::{FrameDone, JobError, JobOptions, JobReport, MemoryUse};
 use crate::gpu::Context;
-use crate::output::{rig_frame_messages, tf_static_message, McapBag, RUN_BAG};
+use crate::output::{rig_frame_messages, tf_static_message, McapBag, Viewpoint, RUN_BAG};
 use crate::sim::{DrivenFrame, DriverInputs, DriverPlan, DriverSensor, FrameDriver, FrameOutput};
 use crate::sim::{Play, Sun};
 use crate::weather::Weather;
@@ -219,7 +219,8 @@ impl<'a> Runner<'a> {
             frames: self.opts.frames,
             points: 0,
             files: Vec::new(),
-            pose: viewpoint(self.driver.lane_settings(i.lane, i.frame).sensor_to_world),
+            // Lane 0's, set when its frame (the first of every rig frame) finishes.
+            pose: Viewpoint::IDENTITY,
             weather: None,
         };
         self.groups.push_back((i.group, Group { left: 1, done }));
@@ -267,6 +268,7 @@ impl<'a> Runner<'a> {
         group.done.points += cloud.points.len();
         group.done.files.extend(files);
         if done.lane == 0 {
+            group.done.pose = viewpoint(done.settings.sensor_to_world);
             group.done.weather = medium.map(|m| (m.weather, m.alpha));
         }
         if group.left == 0 {

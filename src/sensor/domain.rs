@@ -265,6 +265,21 @@ pub(crate) fn beams(field: &str, rows: u64, columns: u64) -> Result<usize, Senso
 
 /// The sensor's `name`: 1 to [`MAX_NAME_CHARS`] printable characters (it names files
 /// and messages, so no control characters).
+/// A finite mounting pose whose offset from the vehicle lies within
+/// [`MOUNT_TRANSLATION`] (a sensor's, an IMU's).
+pub(crate) fn check_mount(mount: &super::Pose) -> Result<(), SensorError> {
+    if !mount.is_finite() {
+        return Err(SensorError::invalid(
+            "mount",
+            "the mounting pose has a NaN or infinite component",
+        ));
+    }
+    for (i, v) in mount.translation.to_array().into_iter().enumerate() {
+        MOUNT_TRANSLATION.check(&format!("mount.translation[{i}]"), f64::from(v))?;
+    }
+    Ok(())
+}
+
 pub(crate) fn check_name(name: &str) -> Result<(), SensorError> {
     let chars = name.chars().count();
     if chars == 0 || chars > MAX_NAME_CHARS {

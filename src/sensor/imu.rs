@@ -149,15 +149,7 @@ impl ImuSpec {
     /// YAML does (`rate_hz`, `noise.gyro_noise_density_radps_per_sqrt_hz`, `mount`).
     pub fn validate(&self) -> Result<(), SensorError> {
         domain::check_name(&self.name)?;
-        if !self.mount.is_finite() {
-            return Err(SensorError::invalid(
-                "mount",
-                "the mounting pose has a NaN or infinite component",
-            ));
-        }
-        for (i, v) in self.mount.translation.to_array().into_iter().enumerate() {
-            domain::MOUNT_TRANSLATION.check(&format!("mount.translation[{i}]"), f64::from(v))?;
-        }
+        domain::check_mount(&self.mount)?;
         RATE.check("rate_hz", self.rate_hz)?;
         self.noise.validate()
     }

@@ -261,7 +261,7 @@ impl Sensor {
     pub fn validate(&self) -> Result<(), SensorError> {
         domain::check_name(&self.name)?;
         self.validate_shape()?;
-        self.validate_mount()?;
+        domain::check_mount(&self.mount)?;
         self.validate_range()?;
         domain::FRAME_RATE.check("frame_rate", f64::from(self.frame_rate))?;
         domain::MAX_BOUNCES.check("max_bounces", f64::from(self.max_bounces))?;
@@ -304,20 +304,6 @@ impl Sensor {
             u64::from(self.columns),
             domain::MAX_COLUMNS,
         )?;
-        Ok(())
-    }
-
-    /// A finite pose whose offset from the vehicle stays within the mount's domain.
-    fn validate_mount(&self) -> Result<(), SensorError> {
-        if !self.mount.is_finite() {
-            return Err(SensorError::invalid(
-                "mount",
-                "the mounting pose has a NaN or infinite component",
-            ));
-        }
-        for (i, v) in self.mount.translation.to_array().into_iter().enumerate() {
-            domain::MOUNT_TRANSLATION.check(&format!("mount.translation[{i}]"), f64::from(v))?;
-        }
         Ok(())
     }
 
