@@ -205,9 +205,6 @@ fn load_default_scenario(
     Ok(loaded.scenario)
 }
 
-/// At most this many of a scene's warnings are printed; the rest are counted.
-const SHOWN_WARNINGS: usize = 20;
-
 /// The `--allow-outside-paths` switch as the loaders take it.
 fn path_policy(allow_outside_paths: bool) -> beamtrace::config::PathPolicy {
     if allow_outside_paths {
@@ -228,22 +225,8 @@ fn load_scene(
         paths: path_policy(allow_outside_paths),
     };
     let loaded = beamtrace::job::load_scene_or_default(path, &options)?;
-    if let Some(missing) = &loaded.default_missing {
-        eprintln!(
-            "note: {} not found; using the procedural street scene",
-            missing.display()
-        );
-    }
-    let warnings = &loaded.scene.warnings;
-    for w in warnings.iter().take(SHOWN_WARNINGS) {
-        eprintln!("warning: {w}");
-    }
-    if warnings.len() > SHOWN_WARNINGS {
-        eprintln!(
-            "warning: … and {} more warnings about {}",
-            warnings.len() - SHOWN_WARNINGS,
-            loaded.name
-        );
+    for n in beamtrace::job::scene_notices(&loaded) {
+        eprintln!("{n}");
     }
     Ok(loaded)
 }

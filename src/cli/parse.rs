@@ -41,36 +41,13 @@ pub(super) fn weather(s: &str) -> Result<Weather, String> {
     Weather::parse(s).map_err(|e| e.to_string())
 }
 
-/// The largest `--sun` irradiance, relative to the default sun.
-const MAX_IRRADIANCE: f32 = 1000.0;
-
 /// `azimuth,elevation[,irradiance]` in degrees, as the sun's direction and irradiance.
 pub(super) fn sun(s: &str) -> Result<Sun, String> {
-    let parts = numbers(s)?;
-    let (az, el, e) = match parts[..] {
-        [az, el] => (az, el, 1.0),
-        [az, el, e] => (az, el, e),
-        _ => return Err("expected azimuth,elevation[,irradiance] in degrees".into()),
-    };
-    // `contains` is false for NaN, so these also refuse non-finite values.
-    if !(-360.0..=360.0).contains(&az) {
-        return Err(format!("azimuth {az}° must be within −360°..360°"));
+    match numbers(s)?[..] {
+        [az, el] => Sun::from_degrees(az, el, 1.0),
+        [az, el, e] => Sun::from_degrees(az, el, e),
+        _ => Err("expected azimuth,elevation[,irradiance] in degrees".into()),
     }
-    if !(-90.0..=90.0).contains(&el) {
-        return Err(format!(
-            "elevation {el}° must be within −90°..90° (90° = overhead)"
-        ));
-    }
-    if !(0.0..=MAX_IRRADIANCE).contains(&e) {
-        return Err(format!(
-            "irradiance {e} must be within 0..{MAX_IRRADIANCE} (1 = the default sun)"
-        ));
-    }
-    let (az, el) = (az.to_radians(), el.to_radians());
-    Ok(Sun {
-        direction: Vec3::new(el.cos() * az.cos(), el.cos() * az.sin(), el.sin()),
-        irradiance: e,
-    })
 }
 
 /// `--frames N`: a whole number ≥ 1. Declared with `allow_negative_numbers`, so `-1` is
@@ -89,4 +66,16 @@ pub(super) fn frames(s: &str) -> Result<u64, String> {
 pub(super) fn frames_u32(s: &str) -> Result<u32, String> {
     let n = frames(s)?;
     u32::try_from(n).map_err(|_| format!("frames must be at most {}", u32::MAX))
+}
+
+#[cfg(test)]
+mod tests {
+    /// `--sun`'s default (the text clap parses) is the library's default sun, which the
+    /// Python binding uses: both come from `Sun::DEFAULT_DEGREES` only if this holds.
+    #[test]
+    fn the_default_sun_option_is_the_standard_sun() {
+        let [az, el, e] = beamtrace::sim::Sun::DEFAULT_DEGREES;
+        assert_eq!(format!("{az},{el},{e}"), "135,45,1");
+        assert_eq!(super::sun("135,45,1"), Ok(beamtrace::sim::Sun::standard()));
+    }
 }

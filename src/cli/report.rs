@@ -3,27 +3,12 @@
 
 use anyhow::{bail, Result};
 use beamtrace::job::{clear_run_files, run_files_in, JobReport, RunFiles};
-use beamtrace::material::{MappingReport, MaterialDb, MaterialMapping};
+use beamtrace::material::MaterialDb;
 use beamtrace::scene::Scene;
 use beamtrace::sensor::Sensor;
 use std::path::Path;
 
-/// Names a message lists at most; the rest are counted.
-const LISTED: usize = 8;
-
-/// `items` joined with ", ", at most [`LISTED`] of them, then "… and N more".
-fn list(items: &[String]) -> String {
-    let mut s = items
-        .iter()
-        .take(LISTED)
-        .cloned()
-        .collect::<Vec<_>>()
-        .join(", ");
-    if items.len() > LISTED {
-        s.push_str(&format!(", … and {} more", items.len() - LISTED));
-    }
-    s
-}
+use beamtrace::job::list_names as list;
 
 /// What of another run `found` holds, briefly: "20 frame files, poses.csv, run.json".
 fn describe(found: &RunFiles) -> String {
@@ -88,61 +73,6 @@ pub(super) fn check_shard_out(out: &Path) -> Result<()> {
     )
 }
 
-/// Warns of the scene's materials that fell back to a default IR material and of map
-/// keys that matched nothing; `strict` makes either an error.
-pub(super) fn check_mapping(
-    db: &MaterialDb,
-    scene: &Scene,
-    scene_name: &str,
-    mapping: &MaterialMapping,
-    map_path: Option<&Path>,
-    strict: bool,
-) -> Result<()> {
-    let MappingReport {
-        unmapped,
-        unmatched_keys,
-    } = db.mapping_report(scene, mapping);
-    let mut problems = Vec::new();
-    if !unmapped.is_empty() {
-        let each: Vec<String> = unmapped
-            .iter()
-            .map(|f| {
-                let why = match f.transmits {
-                    true => "it transmits light",
-                    false => "the database's default",
-                };
-                format!("{} → {} ({why})", f.material, f.became)
-            })
-            .collect();
-        problems.push(format!(
-            "{} glTF material(s) of {scene_name} have no IR mapping: {}; name their IR \
-             materials in a --material-map file (lines `{}: asphalt`) or in the material's \
-             extras.ir_material",
-            unmapped.len(),
-            list(&each),
-            unmapped[0].material
-        ));
-    }
-    if !unmatched_keys.is_empty() {
-        let names: Vec<String> = scene.materials.iter().map(|m| m.name.clone()).collect();
-        let map = map_path.map_or("the material map".to_string(), |p| {
-            format!("--material-map {}", p.display())
-        });
-        problems.push(format!(
-            "{map}: {} match(es) no glTF material of {scene_name} (it has {}); check the \
-             spelling, or the scene",
-            list(&unmatched_keys),
-            list(&names)
-        ));
-    }
-    if strict && !problems.is_empty() {
-        bail!("--strict-materials: {}", problems.join("; and "));
-    }
-    for p in problems {
-        eprintln!("warning: {p} (--strict-materials makes this an error)");
-    }
-    Ok(())
-}
 
 /// The summary's last line: the IR materials the points came from, by share.
 pub(super) fn material_shares(report: &JobReport, db: &MaterialDb) -> Option<String> {

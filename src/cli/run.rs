@@ -1,16 +1,15 @@
 //! `beamtrace run`: the options of the job, its progress bar and its summary.
 
 use anyhow::{bail, Context as _, Result};
-use beamtrace::gpu::ContextOptions;
+pub(super) use beamtrace::job::Unscripted;
 use beamtrace::job::{
-    run_job, FrameDone, JobOptions, JobReport, McapOptions, PacketFormat, PacketOutput,
+    run_job, FrameDone, JobOptions, JobReport, LoadedSpec, McapOptions, PacketFormat,
+    PacketOutput, SimSpec,
 };
-use beamtrace::material::{MaterialDb, MaterialMapping};
 use beamtrace::output::{
     Convention, FieldSet, Format, RosNames, FIELDS, POINTS_TOPIC, SENSOR_FRAME_ID,
 };
-use beamtrace::scene::{Motion, Scenario};
-use beamtrace::sensor::{load_rig, load_sensor_with, Pose, Rig, Sensor};
+use beamtrace::sensor::{Rig, Sensor};
 use beamtrace::sim::Sun;
 use beamtrace::weather::Weather;
 use glam::Vec3;
@@ -284,134 +283,39 @@ pub(super) fn packet_format(name: Option<&str>, sensor: &Sensor) -> Result<Packe
     }
 }
 
-/// What moves when neither `--scenario` nor `--scene` is given.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Unscripted {
-    /// The vehicle stands at `--position`/`--yaw` and the scene's own glTF animations
-    /// play (`run`: frames of the scene as it stands).
-    StandStill,
-    /// The bundled drive along the bundled street (`stream`: a sensor on the network
-    /// is on a moving vehicle).
-    BundledDrive,
-}
-
 /// The job `run` and `stream` share: scene, scenario, sensor and materials loaded, the
 /// pose checked; no output yet (no clouds, no packets).
 pub(super) fn sim_options(args: &SimArgs, unscripted: Unscripted) -> Result<JobOptions> {
-    let policy = super::path_policy(args.allow_outside_paths);
-    let scenario = match (&args.scenario, &args.scene, unscripted) {
-        (Some(p), _, _) => Some(Scenario::load(p, policy)?),
-        // The drive names the street's cars: another scene has none of them.
-        (None, None, Unscripted::BundledDrive) => Some(super::load_default_scenario(policy)?),
-        (None, _, _) => None,
-    };
-    let scene_path = args
-        .scene
-        .as_deref()
-        .or_else(|| scenario.as_ref().and_then(|s| s.scene()));
-    let scene = super::load_scene(scene_path, args.allow_outside_paths)?;
-    let rig = args
-        .rig
-        .as_deref()
-        .map(load_rig)
-        .transpose()?
-        .map(|mut rig| {
-            for m in &mut rig.sensors {
-                m.sensor = switches(args, m.sensor.clone());
-            }
-            rig
-        });
-    let sensor = match &rig {
-        Some(rig) => rig.sensors[0].sensor.clone(),
-        None => switches(args, load_sensor_with(&args.sensor, policy)?),
-    };
-    let materials = match &args.materials {
-        Some(p) => MaterialDb::load(p)?,
-        None => MaterialDb::builtin()?,
-    };
-    let mapping = match &args.material_map {
-        Some(p) => MaterialMapping::load(p)?,
-        None => MaterialMapping::default(),
-    };
-    for o in mapping.overrides(&scene.scene.materials) {
-        eprintln!("warning: {o}");
-    }
-    super::report::check_mapping(
-        &materials,
-        &scene.scene,
-        &scene.name,
-        &mapping,
-        args.material_map.as_deref(),
-        args.strict_materials,
-    )?;
-    if !(-360.0..=360.0).contains(&args.yaw) {
-        bail!("--yaw must be a finite number of degrees within −360..360");
-    }
-    let length = match &scenario {
-        Some(s) => Motion::new(&scene.scene, s)?.frames_at(sensor.frame_rate),
-        None => None,
-    };
-    let frames = match (args.frames, length) {
-        (Some(n), Some(len)) if n > len => {
-            eprintln!(
-                "warning: --frames {n} runs past the end of {}: it has {len} frames at \
-                 {} Hz, so frames {len} to {} hold its last pose",
-                scenario
-                    .as_ref()
-                    .map_or("the scenario".into(), |s| s.path().display().to_string()),
-                sensor.frame_rate,
-                n - 1
-            );
-            n
-        }
-        (Some(n), _) => n,
-        (None, Some(len)) => len,
-        (None, None) => 1,
-    };
-    Ok(JobOptions {
-        scene: scene.scene,
-        scene_name: scene.name,
-        vehicle_pose: Pose::from_translation_rpy(args.position, 0.0, 0.0, args.yaw.to_radians()),
-        frames,
-        out_dir: PathBuf::new(),
-        format: Format::Pcd,
-        mcap: Default::default(),
-        picture: false,
-        materials,
-        mapping,
-        device: ContextOptions {
-            device_index: args.device,
-            validation: args.validate,
-            ..Default::default()
-        },
+    let spec = SimSpec {
+        scene: args.scene.clone(),
+        scenario: args.scenario.clone(),
+        unscripted,
+        allow_outside_paths: args.allow_outside_paths,
+        sensor: args.sensor.clone(),
+        rig: args.rig.clone(),
+        frames: args.frames,
         seed: args.seed,
+        ideal: args.ideal,
+        thin: args.thin,
+        device: args.device,
+        validate: args.validate,
+        position: args.position,
+        yaw_deg: args.yaw,
+        materials: args.materials.clone(),
+        material_map: args.material_map.clone(),
+        strict_materials: args.strict_materials,
         sun: (!args.no_sun).then_some(args.sun),
         weather: args.weather,
-        world_frame: false,
-        fields: FieldSet::default(),
-        organized: None,
-        scenario,
-        clouds: false,
-        packets: None,
-        part: None,
-        // Lossy: run.json records the command line as text.
-        command_line: std::env::args_os()
-            .map(|a| a.to_string_lossy().into_owned())
-            .collect(),
-        sensor,
-        rig,
-    })
-}
-
-/// `sensor` with `--ideal` and `--thin` applied.
-fn switches(args: &SimArgs, mut sensor: Sensor) -> Sensor {
-    if args.ideal {
-        sensor = sensor.ideal();
+    };
+    let LoadedSpec { mut opts, notices } = spec.load()?;
+    for n in notices {
+        eprintln!("{n}");
     }
-    if args.thin {
-        sensor = sensor.thin();
-    }
-    sensor
+    // Lossy: run.json records the command line as text.
+    opts.command_line = std::env::args_os()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    Ok(opts)
 }
 
 /// A bar for runs of two frames or more; one frame is over before a bar would help.

@@ -18,6 +18,22 @@ pub enum JobError {
     TooManyFrames(u64),
     #[error("the vehicle pose is not finite (NaN or infinity)")]
     NonFinitePose,
+    #[error("the vehicle pose (--position, --yaw): {0}")]
+    VehiclePose(String),
+    #[error("the session is closed: open a new one for more frames")]
+    Closed,
+    #[error("frames are asked for at a time t ≥ 0 s; {0} s is not one")]
+    FrameTime(f64),
+    #[error(
+        "frames are in flight (an iteration over frames did not finish): finish or close \
+         it before asking for a single frame"
+    )]
+    InFlight,
+    #[error("an object pose: {0}")]
+    Pin(String),
+    /// Unmapped materials or unmatched map keys under `--strict-materials`.
+    #[error("--strict-materials: {0}")]
+    StrictMaterials(String),
     /// A rig's sensor that cannot run as given.
     #[error("rig sensor {member}: {message}")]
     RigMember { member: String, message: String },

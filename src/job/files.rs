@@ -258,12 +258,7 @@ pub(super) fn write_frame(
         pose: viewpoint(settings.sensor_to_world),
     };
     if opts.world_frame {
-        let mut world = cloud.clone();
-        for p in &mut world.points {
-            let pose = settings.pose_at(p.time);
-            let w = pose.transform_point3(glam::Vec3::new(p.x, p.y, p.z));
-            (p.x, p.y, p.z) = (w.x, w.y, w.z);
-        }
+        let world = to_world(cloud, settings);
         let frame_of = FrameOf {
             stamp,
             world: Some(stamp.pose),
@@ -283,6 +278,18 @@ pub(super) fn write_frame(
         report.files.push(png);
     }
     Ok(out)
+}
+
+/// The cloud's points in the world: each placed by the sensor's pose when its beam
+/// fired (the sweep), which undoes the rolling shutter.
+pub(super) fn to_world(cloud: &PointCloud, settings: &FrameSettings) -> PointCloud {
+    let mut world = cloud.clone();
+    for p in &mut world.points {
+        let pose = settings.pose_at(p.time);
+        let w = pose.transform_point3(glam::Vec3::new(p.x, p.y, p.z));
+        (p.x, p.y, p.z) = (w.x, w.y, w.z);
+    }
+    world
 }
 
 /// Which frame a cloud is of, and in which coordinate frame its points are.

@@ -14,7 +14,9 @@ mod packets;
 mod rig;
 mod runner;
 mod sender;
+mod session;
 pub mod shard;
+mod spec;
 mod stream;
 
 pub use bundled::{
@@ -28,6 +30,11 @@ pub use memory::MemoryUse;
 pub use out_dir::{clear_run_files, is_frame_file, run_files_in, RunFiles};
 pub use packets::{ouster_imu, PacketFormat, PACKET_FORMATS};
 pub use sender::{SenderReport, QUEUE_FRAMES};
+pub use session::{FramePoints, LaneFrame, Session, SessionLane};
+pub use spec::{
+    check_vehicle_pose, vehicle_pose, list_names, scene_notices, LoadedSpec, Notice, SimSpec, Unscripted,
+    POSITION_LIMIT_M,
+};
 
 use http::HttpApi;
 use runner::{driver_plan, lanes, Runner};

@@ -17,6 +17,54 @@ pub struct Sun {
     pub irradiance: f32,
 }
 
+/// The largest irradiance of a sun, relative to the default sun.
+pub const MAX_IRRADIANCE: f32 = 1000.0;
+
+impl Sun {
+    /// The default sun (`run`'s `--sun 135,45,1`): azimuth, elevation (deg), irradiance.
+    pub const DEFAULT_DEGREES: [f32; 3] = [135.0, 45.0, 1.0];
+
+    /// The sun at `azimuth_deg` (counter-clockwise from the world's +x, −360..360) and
+    /// `elevation_deg` (−90..90, 90 = overhead) with relative `irradiance` (0..1000);
+    /// what is out of range (NaN included) is refused in words.
+    pub fn from_degrees(azimuth_deg: f32, elevation_deg: f32, irradiance: f32) -> Result<Sun, String> {
+        let (az, el, e) = (azimuth_deg, elevation_deg, irradiance);
+        // `contains` is false for NaN, so these also refuse non-finite values.
+        if !(-360.0..=360.0).contains(&az) {
+            return Err(format!("azimuth {az}° must be within −360°..360°"));
+        }
+        if !(-90.0..=90.0).contains(&el) {
+            return Err(format!(
+                "elevation {el}° must be within −90°..90° (90° = overhead)"
+            ));
+        }
+        if !(0.0..=MAX_IRRADIANCE).contains(&e) {
+            return Err(format!(
+                "irradiance {e} must be within 0..{MAX_IRRADIANCE} (1 = the default sun)"
+            ));
+        }
+        Ok(Sun {
+            direction: towards(az, el),
+            irradiance: e,
+        })
+    }
+
+    /// The default sun ([`DEFAULT_DEGREES`](Self::DEFAULT_DEGREES)).
+    pub fn standard() -> Sun {
+        let [az, el, e] = Sun::DEFAULT_DEGREES;
+        Sun {
+            direction: towards(az, el),
+            irradiance: e,
+        }
+    }
+}
+
+/// The unit vector at azimuth `az` and elevation `el` (deg), z up.
+fn towards(az: f32, el: f32) -> Vec3 {
+    let (az, el) = (az.to_radians(), el.to_radians());
+    Vec3::new(el.cos() * az.cos(), el.cos() * az.sin(), el.sin())
+}
+
 /// Everything that changes per frame. The default is no valid frame (its range window
 /// is empty); it only lets callers name the fields they set.
 #[derive(Debug, Clone, Copy, Default)]

@@ -60,6 +60,10 @@ pub enum OutputError {
          BeamLayout in CloudMeta::beams"
     )]
     NeedsBeams { field: &'static str },
+    /// Points whose values the records cannot hold (a derived field past 32 bits), or a
+    /// buffer of the wrong size.
+    #[error("the frame's records: {0}")]
+    Records(String),
     /// MCAP files that cannot be merged; the message names the file and why.
     #[error("merging MCAP files: {0}")]
     Merge(String),

@@ -76,6 +76,7 @@ pub use pcd::{
     pcd_header, pcd_header_with, read_pcd, write_pcd, write_pcd_to, write_pcd_to_with,
     write_pcd_with, PcdEncoding,
 };
+pub use records::{record_size, write_records};
 pub use picture::{render_picture, write_picture, write_picture_into, Picture, PictureOptions};
 pub use plot::{render_charts, write_charts, Chart, Series};
 pub use ply::{

@@ -3,6 +3,7 @@
 //! Both formats store their records alike, so both writers and both readers use this.
 
 use super::fields::{BeamInfo, Field, Value, PLY_INT32_MAX};
+use super::conventions::FieldSet;
 use super::organize::BeamLayout;
 use super::{OutputError, Point};
 use rayon::prelude::*;
@@ -126,6 +127,41 @@ impl Records<'_> {
         }
         Ok(buf.into_bytes())
     }
+}
+
+/// Bytes of one packed record of `fields` (little-endian, back to back, as PCD binary
+/// stores them): the item size of an array of [`write_records`]' records.
+pub fn record_size(fields: &FieldSet) -> usize {
+    fields.fields().iter().map(|f| f.scalar.size()).sum()
+}
+
+/// Writes the records of `points` into `out`, exactly as PCD binary stores them after
+/// its header: the fields of `fields` in order, packed little-endian. `beams` is the
+/// sensor's layout, for the fields that need it. `out` must hold exactly
+/// `points.len() ×` [`record_size`] bytes, so a caller can hand over memory it owns
+/// (an array's buffer) and the records are written once, in place.
+pub fn write_records(
+    fields: &FieldSet,
+    beams: &BeamLayout,
+    points: &[Point],
+    out: &mut [u8],
+) -> Result<(), OutputError> {
+    let want = points.len() * record_size(fields);
+    if out.len() != want {
+        return Err(OutputError::Records(format!(
+            "{} points of {} bytes need {want} bytes, the buffer has {}",
+            points.len(),
+            record_size(fields),
+            out.len()
+        )));
+    }
+    let records = Records {
+        fields: fields.fields(),
+        beams: Some(beams),
+        ply: false,
+    };
+    let mut w: &mut [u8] = out;
+    (records.write(&mut w, points, Encoding::Binary)).map_err(|e| OutputError::Records(e.to_string()))
 }
 
 /// Chunks encoded at once by [`Records::write`]: enough to keep 16 cores busy, few

@@ -17,7 +17,7 @@
 //!   first keyframe and after the last, values hold.
 
 use super::animation::{Property, Sampler};
-use super::scenario::{AnimationSelection, Scenario, ScenarioError, Target};
+use super::scenario::{AnimationSelection, ObjectTrack, Scenario, ScenarioError, Target};
 use super::track::Track;
 use super::{Scene, Y_UP_TO_Z_UP};
 use glam::{DMat4, DQuat, Mat4, Quat, Vec3};
@@ -162,30 +162,36 @@ impl Motion {
 
     /// The scenario's tracks and the animations it selects, resolved on `scene`.
     pub fn new(scene: &Scene, scenario: &Scenario) -> Result<Motion, ScenarioError> {
+        Motion::with_pins(scene, Some(scenario), &[], scenario.path())
+    }
+
+    /// The scenario's motion (or, without one, the scene's animations as
+    /// [`from_scene`](Self::from_scene) plays them) with `pins` over it: each pinned
+    /// object follows its own track instead of any the scenario gives it. `origin`
+    /// names the pins in messages.
+    pub fn with_pins(
+        scene: &Scene,
+        scenario: Option<&Scenario>,
+        pins: &[ObjectTrack],
+        origin: &Path,
+    ) -> Result<Motion, ScenarioError> {
         let mut b = Builder::new(scene);
+        if let Some(s) = scenario {
+            let pinned = |o: &&ObjectTrack| pins.iter().any(|p| p.target == o.target);
+            let kept: Vec<(usize, &ObjectTrack)> =
+                s.objects().iter().enumerate().filter(|o| !pinned(&o.1)).collect();
+            b.track_objects(s.path(), &kept)?;
+        }
+        let pins: Vec<(usize, &ObjectTrack)> = pins.iter().enumerate().collect();
+        b.track_objects(origin, &pins)?;
+        let Some(scenario) = scenario else {
+            let all: Vec<usize> = (0..scene.animations.len()).collect();
+            return Ok(b.finish(&all, false));
+        };
         let resolve = Resolver {
             scene,
             path: scenario.path(),
         };
-        for (i, object) in scenario.objects().iter().enumerate() {
-            let (field, message) = match &object.target {
-                Target::Node(name) => {
-                    let node = resolve.node(name, i)?;
-                    (
-                        format!("objects[{i}].node"),
-                        b.track_node(node, object.track.clone(), i),
-                    )
-                }
-                Target::Instance(id) => {
-                    let instance = resolve.instance(*id, i)?;
-                    let m = b.track_instance(instance, object.track.clone(), i);
-                    (format!("objects[{i}].instance"), m)
-                }
-            };
-            if let Err(message) = message {
-                return Err(resolve.error(field, message));
-            }
-        }
         let played = resolve.animations(scenario.animations())?;
         let mut motion = b.finish(&played, scenario.loops_animations());
         motion.vehicle = scenario.vehicle().cloned();
@@ -346,6 +352,37 @@ impl<'a> Builder<'a> {
             tracks: Vec::new(),
             rest_world,
         }
+    }
+
+    /// Tracks each `(index, object)` of a file at `path`, whose messages name the
+    /// object by its index.
+    fn track_objects(
+        &mut self,
+        path: &Path,
+        objects: &[(usize, &ObjectTrack)],
+    ) -> Result<(), ScenarioError> {
+        let resolve = Resolver {
+            scene: self.scene,
+            path,
+        };
+        for &(i, object) in objects {
+            let (field, message) = match &object.target {
+                Target::Node(name) => {
+                    let node = resolve.node(name, i)?;
+                    let m = self.track_node(node, object.track.clone(), i);
+                    (format!("objects[{i}].node"), m)
+                }
+                Target::Instance(id) => {
+                    let instance = resolve.instance(*id, i)?;
+                    let m = self.track_instance(instance, object.track.clone(), i);
+                    (format!("objects[{i}].instance"), m)
+                }
+            };
+            if let Err(message) = message {
+                return Err(resolve.error(field, message));
+            }
+        }
+        Ok(())
     }
 
     /// Tracks `node` (object `object`); an error when another object already does.

@@ -268,6 +268,61 @@ impl FrameDriver {
         Ok(())
     }
 
+    /// Stands the vehicle at `pose` from the next submitted frame on; refused while a
+    /// scenario's track drives the vehicle (its poses would overrule this one).
+    pub fn set_vehicle_pose(&mut self, pose: Pose) -> Result<(), SimError> {
+        if !pose.is_finite() {
+            return Err(SimError::Input(
+                "the vehicle pose is not finite (NaN or infinity)".into(),
+            ));
+        }
+        if self.lanes[0].playback.motion().vehicle_track().is_some() {
+            return Err(SimError::Input(
+                "the scenario's vehicle track places the vehicle; a pose set by hand \
+                 applies only to a scenario without a `vehicle:` track"
+                    .into(),
+            ));
+        }
+        self.vehicle_pose = pose;
+        for l in &mut self.lanes {
+            l.playback.set_vehicle(pose);
+        }
+        Ok(())
+    }
+
+    /// Plays `motion` (of the uploaded scene) in every lane from the next submitted
+    /// frame on: the objects it moves that stood still at upload are placed once per
+    /// frame, as at its middle slice.
+    pub fn set_motion(&mut self, motion: Motion) {
+        for l in &mut self.lanes {
+            l.playback.set_motion(motion.clone());
+        }
+    }
+
+    /// Makes lane `lane`'s frame 0 begin at `start` (s of scenario time), so its frame
+    /// f begins at `start + f / rate`: frames at times off the run's grid, keyed (their
+    /// noise) by f.
+    pub fn set_lane_start(&mut self, lane: usize, start: f64) {
+        if let Some(l) = self.lanes.get_mut(lane) {
+            l.playback.set_start(start);
+        }
+    }
+
+    /// Lane `lane`'s frame period (s).
+    pub fn lane_period(&self, lane: usize) -> f64 {
+        self.lanes[lane].playback.period()
+    }
+
+    /// The number of lanes (the rig's sensors).
+    pub fn lanes(&self) -> usize {
+        self.lanes.len()
+    }
+
+    /// Whether a frame is submitted and not yet returned by [`step_lane`](Self::step_lane).
+    pub fn in_flight(&self) -> bool {
+        self.in_flight.is_some()
+    }
+
     /// Lane `lane`'s bounces, then its beams and sub-rays with the record slots the
     /// scene needs at those bounces: one call, so the order cannot be got wrong.
     fn set_up_lane(&mut self, lane: usize) -> Result<(), SimError> {

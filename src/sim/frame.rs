@@ -326,6 +326,12 @@ impl Simulator {
         self.scene.set_slice_transforms(index, transforms)
     }
 
+    /// The transforms [`set_instance_slices`](Self::set_instance_slices) takes for
+    /// instance `index`: the time slices if it moved at upload, else one.
+    pub fn instance_slices(&self, index: usize) -> Result<usize, SimError> {
+        self.scene.slice_count_of(index)
+    }
+
     /// The moving instances' time slices per frame (1 for [`new`](Self::new)).
     pub fn time_slices(&self) -> u32 {
         self.scene.time_slices()

@@ -27,6 +27,9 @@ pub struct Playback {
     mount: Affine3A,
     /// The sensor's frame period (s).
     period: f64,
+    /// When frame 0's sweep begins (s): 0 for a run; a caller that asks for frames at
+    /// other times moves it (see [`set_start`](Self::set_start)).
+    start: f64,
     /// Per time slice, every instance's transform at the slice's middle time.
     placements: Vec<Vec<Mat4>>,
 }
@@ -43,6 +46,7 @@ impl Playback {
             vehicle: vehicle.to_affine(),
             mount: mount.to_affine(),
             period: 1.0 / f64::from(frame_rate),
+            start: 0.0,
             placements: Vec::new(),
         }
     }
@@ -70,7 +74,31 @@ impl Playback {
 
     /// When frame `frame`'s sweep begins (s).
     pub fn frame_time(&self, frame: u64) -> f64 {
-        frame as f64 * self.period
+        // Without an offset exactly as a run computes it, so the bytes agree.
+        match self.start {
+            0.0 => frame as f64 * self.period,
+            start => start + frame as f64 * self.period,
+        }
+    }
+
+    /// The sensor's frame period (s).
+    pub fn period(&self) -> f64 {
+        self.period
+    }
+
+    /// Makes frame 0 begin at `start` (s), so frame f begins at `start + f·T`.
+    pub fn set_start(&mut self, start: f64) {
+        self.start = start;
+    }
+
+    /// Stands the vehicle at `vehicle` where no track drives it.
+    pub fn set_vehicle(&mut self, vehicle: Pose) {
+        self.vehicle = vehicle.to_affine();
+    }
+
+    /// Plays `motion` from now on (it must be of the same scene).
+    pub fn set_motion(&mut self, motion: Motion) {
+        self.motion = motion;
     }
 
     /// The sensor's pose (sensor → world) at time `t`.
@@ -105,7 +133,12 @@ impl Playback {
             self.motion.instance_transforms(t, out);
         }
         for &m in moving {
-            let per_slice: Vec<Mat4> = self.placements.iter().map(|p| p[m]).collect();
+            // An instance that stood still when the scene was uploaded (moved later, by
+            // `set_motion`) has one slice: it is placed as at the middle slice.
+            let per_slice: Vec<Mat4> = match sim.instance_slices(m)? {
+                1 => vec![self.placements[self.placements.len() / 2][m]],
+                _ => self.placements.iter().map(|p| p[m]).collect(),
+            };
             sim.set_instance_slices(m, &per_slice)?;
         }
         Ok(())

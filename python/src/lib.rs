@@ -1,0 +1,3 @@
+use pyo3::prelude::*;
+#[pymodule]
+fn _native(_m: &Bound<'_, PyModule>) -> PyResult<()> { Ok(()) }
