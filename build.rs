@@ -17,6 +17,13 @@ mod contract;
 fn main() {
     write_contract_header();
     embed_commit();
+    link_shaderc_dependencies();
+}
+
+/// Links what Debian's shaderc archive leaves out. Link arguments reach only the
+/// package whose build script prints them, so the Python binding's build script
+/// (python/build.rs) includes this file and calls this too.
+pub fn link_shaderc_dependencies() {
     let lib_dir = std::env::var("SHADERC_LIB_DIR").unwrap_or_else(|_| {
         let arch = std::env::var("CARGO_CFG_TARGET_ARCH").unwrap_or_default();
         format!("/usr/lib/{arch}-linux-gnu")
