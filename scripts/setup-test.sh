@@ -15,8 +15,8 @@
 #    NMEA sentences of the Velodyne position packets), dpkt 1.9 to write a
 #    capture beamtrace's view plays (tests/support/write_velodyne_pcap.py), laspy 2 for the LAS
 #    tests, mcap 1 and mcap-ros2-support for the MCAP tests, jsonschema for the
-#    benchmark suite's JSON, and Ray, whose local cluster runs the shard recipe in the
-#    tests
+#    benchmark suite's JSON, Ray, whose local cluster runs the shard recipe in the
+#    tests, and maturin and pytest, which build and test the Python package
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 SETUP_NAME=setup-test
@@ -56,4 +56,7 @@ pip_install laspy 'laspy>=2.5,<3'
 # The benchmark suite's JSON is checked against benches/suite.schema.json by jsonschema.
 pip_install jsonschema 'jsonschema>=4.18,<5'
 pip_install "mcap, mcap_ros2" 'mcap>=1.2,<2' 'mcap-ros2-support>=0.5,<1'
+# The Python package (python/) is built by maturin and tested with pytest.
+pip_install maturin 'maturin>=1.5,<2'
+pip_install pytest 'pytest>=7,<10'
 log "ready"

@@ -9,8 +9,13 @@ cd "$root"
 scripts/setup.sh
 scripts/setup-test.sh
 cargo fmt --all -- --check
-cargo clippy --all-targets -- -D warnings
+cargo clippy --workspace --all-targets -- -D warnings
 RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --quiet
 # The independent reader tests use the Python venv made by setup-test.sh.
 export BEAMTRACE_PYTHON="$root/target/pyenv/bin/python"
 cargo test --all-targets "$@"
+# The Python package (python/), built with the dev profile so that it reuses the tests'
+# build of the library, then its tests, which compare its frames with the CLI's files.
+venv="$root/target/pyenv"
+MATURIN_PEP517_ARGS="--profile dev" "$venv/bin/pip" install -q --no-build-isolation ./python
+"$venv/bin/python" -m pytest -q -c python/tests/pytest.ini --rootdir python/tests python/tests

@@ -27,7 +27,9 @@
 //!   (`output::packets`: Velodyne and Ouster UDP, pcap, the Ouster HTTP API, and their
 //!   decoders), and recordings read back for playing (`output::recorded`).
 //! * [`job`] — `run`, `stream` and `batch` as library calls: the frame loop over the
-//!   driver, the output plan and run files, the packet stream, shards and manifests.
+//!   driver, the output plan and run files, the packet stream, shards and manifests;
+//!   and frames in memory by scenario time (`job::Session`), which the Python package
+//!   (`python/`, a crate of its own) binds.
 //! * [`bench`](mod@bench) — `beamtrace bench`: pass times against the raw trace ceiling and the
 //!   CPU reference, the HiL and peer measurements, the benchmark suite.
 //! * [`view`] — the point cloud drawn as it comes off the GPU: offscreen pictures, and

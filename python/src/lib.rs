@@ -191,6 +191,37 @@ impl NativeSession {
             .transpose()
     }
 
+    /// Simulates `n` frames from `t` as `Simulator.frames` does — two in flight, each
+    /// one's points made and its records written — all in Rust, into one reused
+    /// buffer, and returns the seconds taken: the baseline the Python API's own cost
+    /// per frame is measured against (python/benches/overhead.py).
+    fn native_frames(
+        &mut self,
+        py: Python<'_>,
+        t: f64,
+        n: usize,
+        organized: bool,
+    ) -> PyResult<f64> {
+        let (session, fields) = (&mut self.session, &self.fields);
+        let period = session.period();
+        let run = || -> Result<f64, beamtrace::job::JobError> {
+            let start = std::time::Instant::now();
+            let mut buffer = Vec::new();
+            session.step(Some(t))?;
+            for i in 0..n {
+                let next = (i + 1 < n).then(|| t + (i + 1) as f64 * period);
+                for f in session.step(next)?.unwrap_or_default() {
+                    let points = session.points(&f, organized)?;
+                    buffer.resize(points.points.len() * record_size(fields), 0);
+                    let layout = &session.lanes()[f.lane].layout;
+                    write_records(fields, layout, &points.points, &mut buffer)?;
+                }
+            }
+            Ok(start.elapsed().as_secs_f64())
+        };
+        py.detach(run).map_err(error)
+    }
+
     /// Waits for the frames in flight and forgets them.
     fn drain(&mut self, py: Python<'_>) -> PyResult<()> {
         let session = &mut self.session;

@@ -3,8 +3,8 @@
 use anyhow::{bail, Context as _, Result};
 pub(super) use beamtrace::job::Unscripted;
 use beamtrace::job::{
-    run_job, FrameDone, JobOptions, JobReport, LoadedSpec, McapOptions, PacketFormat,
-    PacketOutput, SimSpec,
+    run_job, FrameDone, JobOptions, JobReport, LoadedSpec, McapOptions, PacketFormat, PacketOutput,
+    SimSpec,
 };
 use beamtrace::output::{
     Convention, FieldSet, Format, RosNames, FIELDS, POINTS_TOPIC, SENSOR_FRAME_ID,

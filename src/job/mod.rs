@@ -32,8 +32,8 @@ pub use packets::{ouster_imu, PacketFormat, PACKET_FORMATS};
 pub use sender::{SenderReport, QUEUE_FRAMES};
 pub use session::{FramePoints, LaneFrame, Session, SessionLane};
 pub use spec::{
-    check_vehicle_pose, vehicle_pose, list_names, scene_notices, LoadedSpec, Notice, SimSpec, Unscripted,
-    POSITION_LIMIT_M,
+    check_vehicle_pose, list_names, scene_notices, vehicle_pose, LoadedSpec, Notice, SimSpec,
+    Unscripted, POSITION_LIMIT_M,
 };
 
 use http::HttpApi;

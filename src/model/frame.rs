@@ -27,7 +27,11 @@ impl Sun {
     /// The sun at `azimuth_deg` (counter-clockwise from the world's +x, −360..360) and
     /// `elevation_deg` (−90..90, 90 = overhead) with relative `irradiance` (0..1000);
     /// what is out of range (NaN included) is refused in words.
-    pub fn from_degrees(azimuth_deg: f32, elevation_deg: f32, irradiance: f32) -> Result<Sun, String> {
+    pub fn from_degrees(
+        azimuth_deg: f32,
+        elevation_deg: f32,
+        irradiance: f32,
+    ) -> Result<Sun, String> {
         let (az, el, e) = (azimuth_deg, elevation_deg, irradiance);
         // `contains` is false for NaN, so these also refuse non-finite values.
         if !(-360.0..=360.0).contains(&az) {

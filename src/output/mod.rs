@@ -76,7 +76,6 @@ pub use pcd::{
     pcd_header, pcd_header_with, read_pcd, write_pcd, write_pcd_to, write_pcd_to_with,
     write_pcd_with, PcdEncoding,
 };
-pub use records::{record_size, write_records};
 pub use picture::{render_picture, write_picture, write_picture_into, Picture, PictureOptions};
 pub use plot::{render_charts, write_charts, Chart, Series};
 pub use ply::{
@@ -87,3 +86,4 @@ pub use poses::{
     write_poses, write_rig_poses, write_weather, PoseRow, WeatherRow, RIG_POSES_HEADER,
 };
 pub use recorded::{RecordedFrame, Recording, RecordingOptions};
+pub use records::{record_size, write_records};

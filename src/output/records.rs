@@ -2,8 +2,8 @@
 //! per point, the fields of a [`FieldSet`] in order — and the header lines before them.
 //! Both formats store their records alike, so both writers and both readers use this.
 
-use super::fields::{BeamInfo, Field, Value, PLY_INT32_MAX};
 use super::conventions::FieldSet;
+use super::fields::{BeamInfo, Field, Value, PLY_INT32_MAX};
 use super::organize::BeamLayout;
 use super::{OutputError, Point};
 use rayon::prelude::*;
@@ -161,7 +161,8 @@ pub fn write_records(
         ply: false,
     };
     let mut w: &mut [u8] = out;
-    (records.write(&mut w, points, Encoding::Binary)).map_err(|e| OutputError::Records(e.to_string()))
+    (records.write(&mut w, points, Encoding::Binary))
+        .map_err(|e| OutputError::Records(e.to_string()))
 }
 
 /// Chunks encoded at once by [`Records::write`]: enough to keep 16 cores busy, few

@@ -178,8 +178,12 @@ impl Motion {
         let mut b = Builder::new(scene);
         if let Some(s) = scenario {
             let pinned = |o: &&ObjectTrack| pins.iter().any(|p| p.target == o.target);
-            let kept: Vec<(usize, &ObjectTrack)> =
-                s.objects().iter().enumerate().filter(|o| !pinned(&o.1)).collect();
+            let kept: Vec<(usize, &ObjectTrack)> = s
+                .objects()
+                .iter()
+                .enumerate()
+                .filter(|o| !pinned(&o.1))
+                .collect();
             b.track_objects(s.path(), &kept)?;
         }
         let pins: Vec<(usize, &ObjectTrack)> = pins.iter().enumerate().collect();
