@@ -10,6 +10,8 @@
 #    them statically so shaderc never builds from source (30+ min on 2 cores)
 #  - the Vulkan loader (libvulkan1; ash opens it at run time, so no libvulkan-dev) and
 #    vulkaninfo (vulkan-tools), which tells whether a ray-tracing device exists
+#  - python3-venv, so that the Python package installs into a virtual environment
+#    (`pip install ./python`; Debian's own Python refuses packages from pip)
 #  - Mesa lavapipe from bookworm-backports (Mesa >= 25: the first lavapipe with
 #    ray-tracing pipelines) — skipped when a Vulkan device with ray tracing already exists,
 #    so a machine with a real GPU driver is left alone
@@ -29,7 +31,7 @@ has_rt_device() {
 
 # 1. Build tools, shader compiler libraries, the Vulkan loader and vulkaninfo.
 apt_install build-essential pkg-config ca-certificates libshaderc-dev glslang-dev \
-  spirv-tools libvulkan1 vulkan-tools
+  spirv-tools libvulkan1 vulkan-tools python3-venv
 
 # 2. A ray-tracing Vulkan driver: lavapipe from bookworm-backports unless one exists.
 if has_rt_device; then

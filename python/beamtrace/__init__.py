@@ -18,13 +18,19 @@ See docs/python.md for the whole API and examples.
 from __future__ import annotations
 
 import warnings
+from importlib.metadata import PackageNotFoundError, version
 from typing import Dict, Iterator, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
 from ._native import Error, NativeSession
 
-__all__ = ["Error", "Simulator"]
+__all__ = ["Error", "Simulator", "__version__"]
+
+try:
+    __version__ = version("beamtrace")
+except PackageNotFoundError:  # imported from the source tree
+    __version__ = "unknown"
 
 Frame = Union[np.ndarray, Dict[str, np.ndarray]]
 

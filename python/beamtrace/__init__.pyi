@@ -5,6 +5,8 @@ from typing import Dict, Iterator, List, Optional, Sequence, Tuple, TypedDict, U
 import numpy as np
 import numpy.typing as npt
 
+__version__: str
+
 Frame = Union[npt.NDArray[np.void], Dict[str, npt.NDArray[np.void]]]
 
 class Error(Exception):

@@ -70,3 +70,27 @@ def test_a_frame_after_close_raises_and_nothing_leaks():
     del sim
     gc.collect()
     assert len(os.listdir("/proc/self/fd")) <= fds + 2
+
+
+def test_ctrl_c_stops_a_long_iteration_and_the_simulator_goes_on():
+    code = (
+        "import os, signal, threading, beamtrace\n"
+        "sim = beamtrace.Simulator(sensor='vlp-16', thin=True)\n"
+        "threading.Timer(1.0, os.kill, (os.getpid(), signal.SIGINT)).start()\n"
+        "n = 0\n"
+        "try:\n"
+        "    for t, f in sim.frames(100000):\n"
+        "        n += 1\n"
+        "except KeyboardInterrupt:\n"
+        "    print('interrupted after', n, 'frames')\n"
+        "print(len(sim.frame()) > 0)\n"
+    )
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.split("\n")
+    assert lines[0].startswith("interrupted after"), done.stdout
+    assert 0 < int(lines[0].split()[2]) < 100000
+    assert lines[1] == "True"
