@@ -98,3 +98,15 @@ def test_a_rig_frame_is_each_sensors_run_frame(cli):
     assert len(frames) == 5
     for name, frame in frames.items():
         assert_same_bits(frame, read_pcd(out / name / "frame_000000.pcd"))
+
+
+def test_a_rigs_frames_in_flight_keep_each_sensor_to_its_time(cli):
+    rig = ROOT / "configs/rigs/roof-and-corners.yaml"
+    drive = ROOT / "configs/scenarios/drive.yaml"
+    with beamtrace.Simulator(rig=rig, thin=True, scenario=drive) as sim:
+        seen = list(sim.frames(3))
+    out = cli("--rig", rig, "--thin", "--scenario", drive, "--frames", 3)
+    assert [t for t, _ in seen] == pytest.approx([0.0, 0.1, 0.2])
+    for k, (_, frames) in enumerate(seen):
+        for name, frame in frames.items():
+            assert_same_bits(frame, read_pcd(out / name / f"frame_{k:06d}.pcd"))

@@ -11,7 +11,7 @@ use super::files::to_world;
 use super::rig::members;
 use super::runner::driver_plan;
 use super::spec::vehicle_pose;
-use super::{JobError, JobOptions, MemoryUse};
+use super::{JobError, JobOptions};
 use crate::gpu::Context;
 use crate::output::{organize, BeamLayout, Organize, Point, PointCloud};
 use crate::scene::{Keyframe, Motion, ObjectTrack, Target, Track, TrackInterpolation};
@@ -60,7 +60,8 @@ pub struct Session {
     pins: Vec<ObjectTrack>,
     /// Times of the rig frames submitted and not yet returned, oldest first.
     pending: VecDeque<f64>,
-    /// The oldest pending rig frame's sensor frames collected so far.
+    /// Sensor frames returned and not yet handed out, oldest first: the k-th is of
+    /// pending rig frame k / sensors.
     collected: Vec<LaneFrame>,
     closed: bool,
 }
@@ -285,11 +286,6 @@ impl Session {
         self.driver.set_motion(motion);
         self.pins = pins;
         Ok(())
-    }
-
-    /// The device's memory in use now.
-    pub fn memory(&self) -> MemoryUse {
-        MemoryUse::now(self.context())
     }
 
     pub fn context(&self) -> &Arc<Context> {

@@ -319,7 +319,7 @@ impl SimSpec {
 const TOLD_WARNINGS: usize = 20;
 
 /// What to tell of a loaded scene: the procedural street standing in for a missing
-/// bundled file, and the loader's warnings (the first [`TOLD_WARNINGS`], then a count).
+/// bundled file, and the loader's warnings (the first 20, then a count).
 pub fn scene_notices(loaded: &LoadedScene) -> Vec<Notice> {
     let mut notices = Vec::new();
     if let Some(missing) = &loaded.default_missing {
@@ -345,7 +345,7 @@ pub fn scene_notices(loaded: &LoadedScene) -> Vec<Notice> {
 /// Names a message lists at most; the rest are counted.
 const LISTED: usize = 8;
 
-/// `items` joined with ", ", at most [`LISTED`] of them, then "… and N more".
+/// `items` joined with ", ", at most 8 of them, then "… and N more".
 pub fn list_names(items: &[String]) -> String {
     let mut s = items
         .iter()

@@ -313,16 +313,6 @@ impl FrameDriver {
         self.lanes[lane].playback.period()
     }
 
-    /// The number of lanes (the rig's sensors).
-    pub fn lanes(&self) -> usize {
-        self.lanes.len()
-    }
-
-    /// Whether a frame is submitted and not yet returned by [`step_lane`](Self::step_lane).
-    pub fn in_flight(&self) -> bool {
-        self.in_flight.is_some()
-    }
-
     /// Lane `lane`'s bounces, then its beams and sub-rays with the record slots the
     /// scene needs at those bounces: one call, so the order cannot be got wrong.
     fn set_up_lane(&mut self, lane: usize) -> Result<(), SimError> {

@@ -534,9 +534,8 @@ impl GpuScene {
         self.slices.slices
     }
 
-    /// How many placements instance `index` has: the slices if it moves, else 1.
-    /// The time slices instance `index` is placed in: [`time_slices`](Self::time_slices)
-    /// for an instance that moved when the scene was uploaded, else 1.
+    /// How many placements instance `index` has: the slices if it moved when the scene
+    /// was uploaded, else 1.
     pub fn slice_count_of(&self, index: usize) -> Result<usize, SimError> {
         let count = self.scene_instances();
         if index >= count {
