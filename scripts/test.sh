@@ -17,5 +17,7 @@ cargo test --all-targets "$@"
 # The Python package (python/), built with the dev profile so that it reuses the tests'
 # build of the library, then its tests, which compare its frames with the CLI's files.
 venv="$root/target/pyenv"
-MATURIN_PEP517_ARGS="--profile dev" "$venv/bin/pip" install -q --no-build-isolation ./python
+# (the venv's maturin, found on PATH by its build hook, builds it without a download)
+PATH="$venv/bin:$PATH" MATURIN_PEP517_ARGS="--profile dev" \
+  "$venv/bin/pip" install -q --no-build-isolation ./python
 "$venv/bin/python" -m pytest -q -c python/tests/pytest.ini --rootdir python/tests python/tests
