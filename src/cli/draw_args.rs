@@ -2,9 +2,7 @@
 
 use anyhow::{bail, Result};
 use beamtrace::gpu::ContextOptions;
-use beamtrace::material::{MaterialDb, MaterialMapping};
-use beamtrace::scene::Scenario;
-use beamtrace::sensor::{load_rig, load_sensor_with, Pose, Rig, Sensor};
+use beamtrace::job::{LoadedSpec, SimSpec};
 use beamtrace::sim::Sun;
 use beamtrace::view::{ColourMode, OrbitCamera, ViewInputs};
 use beamtrace::weather::Weather;
@@ -138,84 +136,46 @@ impl SimArgs {
         }
     }
 
-    /// The sensor as asked for, with --ideal and --thin applied.
-    pub fn load_sensor(&self) -> Result<Sensor> {
-        let policy = super::path_policy(self.allow_outside_paths);
-        let mut sensor = load_sensor_with(&self.sensor, policy)?;
-        if self.ideal {
-            sensor = sensor.ideal();
-        }
-        if self.thin {
-            sensor = sensor.thin();
-        }
-        Ok(sensor)
-    }
-
-    /// `--rig`'s rig, `--ideal` and `--thin` applied to each of its sensors.
-    fn load_rig(&self) -> Result<Option<Rig>> {
-        let Some(path) = &self.rig else {
-            return Ok(None);
-        };
-        let mut rig = load_rig(path)?;
-        for m in &mut rig.sensors {
-            if self.ideal {
-                m.sensor = m.sensor.clone().ideal();
-            }
-            if self.thin {
-                m.sensor = m.sensor.clone().thin();
-            }
-        }
-        Ok(Some(rig))
-    }
-
-    /// Scene, sensor and materials loaded.
+    /// Scene, sensor and materials loaded as `run` loads them (`job::SimSpec`).
     pub fn inputs(&self) -> Result<ViewInputs> {
-        let policy = super::path_policy(self.allow_outside_paths);
-        let scenario = match &self.scenario {
-            Some(p) => Some(Scenario::load(p, policy)?),
-            None => None,
-        };
-        let scene_path =
-            (self.scene.as_deref()).or_else(|| scenario.as_ref().and_then(|s| s.scene()));
-        let scene = super::load_scene(scene_path, self.allow_outside_paths)?;
-        let materials = match &self.materials {
-            Some(p) => MaterialDb::load(p)?,
-            None => MaterialDb::builtin()?,
-        };
         if self.sensor.trim().is_empty() {
             bail!("--sensor is empty: give a preset name or a YAML file");
         }
-        if !(-360.0..=360.0).contains(&self.yaw) {
-            bail!("--yaw must be a finite number of degrees within −360..360");
-        }
-        let mapping = match &self.material_map {
-            Some(p) => MaterialMapping::load(p)?,
-            None => MaterialMapping::default(),
-        };
-        for o in mapping.overrides(&scene.scene.materials) {
-            eprintln!("warning: {o}");
-        }
-        let rig = self.load_rig()?;
-        Ok(ViewInputs {
-            scene: scene.scene,
-            scene_name: scene.name,
-            sensor: match &rig {
-                Some(rig) => rig.sensors[0].sensor.clone(),
-                None => self.load_sensor()?,
-            },
-            rig,
-            materials,
-            mapping,
-            vehicle_pose: Pose::from_translation_rpy(
-                self.position,
-                0.0,
-                0.0,
-                self.yaw.to_radians(),
-            ),
-            scenario,
+        let spec = SimSpec {
+            scene: self.scene.clone(),
+            scenario: self.scenario.clone(),
+            allow_outside_paths: self.allow_outside_paths,
+            sensor: self.sensor.clone(),
+            rig: self.rig.clone(),
+            seed: self.seed,
+            ideal: self.ideal,
+            thin: self.thin,
+            device: self.device,
+            validate: self.validate,
+            position: self.position,
+            yaw_deg: self.yaw,
+            materials: self.materials.clone(),
+            material_map: self.material_map.clone(),
             sun: (!self.no_sun).then_some(self.sun),
             weather: self.weather,
-            seed: self.seed,
+            ..SimSpec::default()
+        };
+        let LoadedSpec { opts, notices } = spec.load()?;
+        for n in notices {
+            eprintln!("{n}");
+        }
+        Ok(ViewInputs {
+            scene: opts.scene,
+            scene_name: opts.scene_name,
+            sensor: opts.sensor,
+            rig: opts.rig,
+            materials: opts.materials,
+            mapping: opts.mapping,
+            vehicle_pose: opts.vehicle_pose,
+            scenario: opts.scenario,
+            sun: opts.sun,
+            weather: opts.weather,
+            seed: opts.seed,
         })
     }
 }
