@@ -130,7 +130,11 @@ pub const POSITION_LIMIT_M: f32 = 100_000.0;
 /// A vehicle position and heading a job takes: each coordinate within
 /// ±[`POSITION_LIMIT_M`], the yaw within ±360°; the error says which is not.
 pub fn check_vehicle_pose(position: Vec3, yaw_deg: f32) -> Result<(), String> {
-    if !position.to_array().iter().all(|c| c.abs() <= POSITION_LIMIT_M) {
+    if !position
+        .to_array()
+        .iter()
+        .all(|c| c.abs() <= POSITION_LIMIT_M)
+    {
         return Err(format!(
             "coordinates must be finite numbers within ±{POSITION_LIMIT_M} m"
         ));
@@ -213,6 +217,7 @@ impl SimSpec {
             fields: FieldSet::default(),
             organized: None,
             scenario,
+            osi: None,
             clouds: false,
             packets: None,
             part: None,
@@ -273,9 +278,11 @@ impl SimSpec {
         if self.strict_materials && !problems.is_empty() {
             return Err(JobError::StrictMaterials(problems.join("; and ")));
         }
-        notices.extend(problems.into_iter().map(|p| {
-            Notice::Warning(format!("{p} (--strict-materials makes this an error)"))
-        }));
+        notices.extend(
+            problems
+                .into_iter()
+                .map(|p| Notice::Warning(format!("{p} (--strict-materials makes this an error)"))),
+        );
         Ok((materials, mapping))
     }
 

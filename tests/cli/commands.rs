@@ -811,6 +811,8 @@ fn run_help_describes_every_option() {
             "--pcap",
             "--packets",
             "--shard",
+            "--osi-ground-truth",
+            "--osi-map",
             "--help",
         ],
     );

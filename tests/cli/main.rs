@@ -13,6 +13,7 @@ mod cw;
 mod first_hour;
 mod fit;
 mod interrupt;
+mod osi;
 mod picture;
 mod readme;
 mod rig;
