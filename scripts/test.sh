@@ -13,4 +13,9 @@ cargo clippy --all-targets -- -D warnings
 RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --quiet
 # The independent reader tests use the Python venv made by setup-test.sh.
 export BEAMTRACE_PYTHON="$root/target/pyenv/bin/python"
+# The OSMP FMU's shared library (fmu/, a workspace member outside the default
+# members), which `beamtrace fmu` packages from beside the binary and the FMU test
+# (tests/cli/osi.rs) runs in FMPy.
+cargo clippy -p beamtrace-fmu -- -D warnings
+cargo build -p beamtrace-fmu
 cargo test --all-targets "$@"

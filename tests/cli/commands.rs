@@ -830,6 +830,10 @@ fn run_help_describes_every_option() {
         ],
     );
     assert_help_lists_exactly("merge", &["<OUT>", "--help"]);
+    assert_help_lists_exactly(
+        "fmu",
+        &["--out", "--sensor", "--scene", "--seed", "--library", "--help"],
+    );
 }
 
 #[test]

@@ -12,6 +12,7 @@ mod commands;
 mod cw;
 mod first_hour;
 mod fit;
+mod fmu;
 mod interrupt;
 mod osi;
 mod picture;
