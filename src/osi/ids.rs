@@ -184,13 +184,6 @@ mod tests {
     /// node; an instance under a matched node carries its id.
     #[test]
     fn ids_match_nodes_in_order_and_children_inherit_them() {
-        let mut scene = Scene::default();
-        scene.nodes = vec![
-            node("7", None, None),
-            node("car", None, Some(8)),
-            node("wheel", Some(1), None),
-            node("9", None, Some(10)),
-        ];
         let instance = |id, node| Instance {
             mesh: 0,
             transform: Mat4::IDENTITY,
@@ -202,12 +195,28 @@ mod tests {
                 offset: Mat4::IDENTITY,
             }),
         };
-        scene.instances = vec![instance(1, 0), instance(2, 2), instance(3, 3)];
+        let scene = Scene {
+            nodes: vec![
+                node("7", None, None),
+                node("car", None, Some(8)),
+                node("wheel", Some(1), None),
+                node("9", None, Some(10)),
+            ],
+            instances: vec![instance(1, 0), instance(2, 2), instance(3, 3)],
+            ..Default::default()
+        };
         let map = IdMap::resolve(&trace(&[1, 7, 8, 10]), &scene, None).unwrap();
         let nodes: Vec<(u64, &str)> = map.nodes().iter().map(|(i, n)| (*i, n.as_str())).collect();
         assert_eq!(nodes, [(7, "7"), (8, "car"), (10, "9")]);
         let ids = map.instance_ids(&scene);
         assert_eq!((ids[&1], ids[&2], ids[&3]), (7, 8, 10));
+
+        // A mapping file wins over names and extras.
+        let dir = tempfile::tempdir().unwrap();
+        let mapping = dir.path().join("ids.yaml");
+        std::fs::write(&mapping, "7: wheel\n").unwrap();
+        let map = IdMap::resolve(&trace(&[7]), &scene, Some(&mapping)).unwrap();
+        assert_eq!(map.nodes()[&7], "wheel");
 
         let e = IdMap::resolve(&trace(&[1, 42]), &scene, None)
             .unwrap_err()

@@ -832,7 +832,14 @@ fn run_help_describes_every_option() {
     assert_help_lists_exactly("merge", &["<OUT>", "--help"]);
     assert_help_lists_exactly(
         "fmu",
-        &["--out", "--sensor", "--scene", "--seed", "--library", "--help"],
+        &[
+            "--out",
+            "--sensor",
+            "--scene",
+            "--seed",
+            "--library",
+            "--help",
+        ],
     );
 }
 

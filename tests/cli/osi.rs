@@ -40,11 +40,17 @@ pub(crate) fn ok(args: &[&str]) -> String {
     text
 }
 
-/// The one `.osi` file in `dir`.
+/// The one trace in `dir` (frames' one-message traces aside).
 pub(crate) fn trace_in(dir: &Path) -> PathBuf {
     let traces: Vec<PathBuf> = (fs::read_dir(dir).unwrap())
         .map(|e| e.unwrap().path())
         .filter(|p| p.extension().is_some_and(|e| e == "osi"))
+        .filter(|p| {
+            !p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("frame_")
+        })
         .collect();
     assert_eq!(
         traces.len(),
@@ -304,4 +310,45 @@ fn a_sensorview_trace_moves_the_boxes_where_it_puts_them() {
         let p: [f64; 3] = serde_json::from_value(view["objects"]["7"]["position"].clone()).unwrap();
         assert!((DVec3::from_array(p) - centre).length() < 1e-9, "{view}");
     }
+}
+
+/// `run --shard i/n` writes a one-message trace per frame; `merge` joins them into the
+/// run's trace, named by OSI's convention, holding the bytes one process writes.
+#[test]
+fn sharded_osi_frames_merge_into_the_one_process_trace() {
+    let tmp = tempfile::tempdir().unwrap();
+    let common = [
+        "run",
+        "--scene",
+        "scenes/box_room.glb",
+        "--sensor",
+        "vlp-16",
+        "--thin",
+        "--no-picture",
+        "--frames",
+        "3",
+        "--format",
+        "osi",
+        "--seed",
+        "5",
+    ];
+    let (one, sharded) = (tmp.path().join("one"), tmp.path().join("sharded"));
+    ok(&[&common[..], &["--out", s(&one)]].concat());
+    for shard in ["0/2", "1/2"] {
+        ok(&[&common[..], &["--out", s(&sharded), "--shard", shard]].concat());
+    }
+    assert!(
+        sharded.join("frame_000002.osi").is_file(),
+        "a shard writes a trace per frame"
+    );
+    ok(&["merge", s(&sharded)]);
+    let (a, b) = (trace_in(&one), trace_in(&sharded));
+    assert_eq!(
+        fs::read(&a).unwrap(),
+        fs::read(&b).unwrap(),
+        "{a:?} vs {b:?}"
+    );
+    let name = b.file_name().unwrap().to_str().unwrap().to_string();
+    assert!(name.ends_with("_sd_380_0146_3_beamtrace.osi"), "{name}");
+    assert_eq!(read_osi(&b)["messages"].as_array().unwrap().len(), 3);
 }
