@@ -51,6 +51,45 @@ pub fn join_address(lo: i32, hi: i32) -> u64 {
 pub fn model_description(guid: &str, sensor: &str, scene: &str, seed: u64) -> String {
     let (major, minor, patch) = super::OSI_VERSION;
     let osi = format!("{major}.{minor}.{patch}");
+    let vars = binary_variables(&osi) + &other_variables(sensor, scene, seed);
+    // Outputs in the order of the variables above (1-based): SensorData's three, valid,
+    // count.
+    format!(
+        r#"<?xml version="1.0" encoding="UTF-8"?>
+<fmiModelDescription fmiVersion="2.0" modelName="beamtrace" guid="{{{guid}}}" description="beamtrace: physically based LiDAR simulation as an OSI sensor model (SensorView in, SensorData out)" generationTool="beamtrace {version}" variableNamingConvention="structured" numberOfEventIndicators="0">
+  <CoSimulation modelIdentifier="{MODEL_IDENTIFIER}" canHandleVariableCommunicationStepSize="true" canBeInstantiatedOnlyOncePerProcess="false" canNotUseMemoryManagementFunctions="true"/>
+  <LogCategories>
+    <Category name="logAll" description="every message"/>
+    <Category name="logError" description="errors"/>
+  </LogCategories>
+  <VendorAnnotations>
+    <Tool name="net.pmsf.osmp" xmlns:osmp="http://xsd.pmsf.net/OSISensorModelPackaging"><osmp:osmp version="{OSMP_VERSION}" osi-version="{osi}"/></Tool>
+  </VendorAnnotations>
+  <ModelVariables>
+{vars}  </ModelVariables>
+  <ModelStructure>
+    <Outputs>
+      <Unknown index="4"/>
+      <Unknown index="5"/>
+      <Unknown index="6"/>
+      <Unknown index="7"/>
+      <Unknown index="8"/>
+    </Outputs>
+    <InitialUnknowns>
+      <Unknown index="4"/>
+      <Unknown index="5"/>
+      <Unknown index="6"/>
+    </InitialUnknowns>
+  </ModelStructure>
+</fmiModelDescription>
+"#,
+        version = env!("CARGO_PKG_VERSION"),
+    )
+}
+
+/// The OSMP binary variables: SensorView in, SensorData out, each as base.lo, base.hi and
+/// size, annotated with their OSI message type.
+fn binary_variables(osi: &str) -> String {
     let mime =
         |kind: &str| format!("application/x-open-simulation-interface; type={kind}; version={osi}");
     let binary = |vr: u32, name: &str, role: &str, causality: &str, kind: &str| {
@@ -84,12 +123,18 @@ pub fn model_description(guid: &str, sensor: &str, scene: &str, seed: u64) -> St
     ] {
         vars += &binary(vr, "OSMPSensorDataOut", role, "output", "SensorData");
     }
+    vars
+}
+
+/// `valid`, `count` and the parameters, the strings' and the seed's start values as
+/// packaged.
+fn other_variables(sensor: &str, scene: &str, seed: u64) -> String {
     let xml = |s: &str| {
         s.replace('&', "&amp;")
             .replace('"', "&quot;")
             .replace('<', "&lt;")
     };
-    vars += &format!(
+    format!(
         r#"    <ScalarVariable name="valid" valueReference="{valid}" causality="output" variability="discrete" initial="exact">
       <Boolean start="false"/>
     </ScalarVariable>
@@ -114,39 +159,6 @@ pub fn model_description(guid: &str, sensor: &str, scene: &str, seed: u64) -> St
         sensor = xml(sensor),
         scene = xml(scene),
         seed = seed.min(i32::MAX as u64),
-    );
-    // Outputs in the order of the variables above (1-based): SensorData's three, valid,
-    // count.
-    format!(
-        r#"<?xml version="1.0" encoding="UTF-8"?>
-<fmiModelDescription fmiVersion="2.0" modelName="beamtrace" guid="{{{guid}}}" description="beamtrace: physically based LiDAR simulation as an OSI sensor model (SensorView in, SensorData out)" generationTool="beamtrace {version}" variableNamingConvention="structured" numberOfEventIndicators="0">
-  <CoSimulation modelIdentifier="{MODEL_IDENTIFIER}" canHandleVariableCommunicationStepSize="true" canBeInstantiatedOnlyOncePerProcess="false" canNotUseMemoryManagementFunctions="true"/>
-  <LogCategories>
-    <Category name="logAll" description="every message"/>
-    <Category name="logError" description="errors"/>
-  </LogCategories>
-  <VendorAnnotations>
-    <Tool name="net.pmsf.osmp" xmlns:osmp="http://xsd.pmsf.net/OSISensorModelPackaging"><osmp:osmp version="{OSMP_VERSION}" osi-version="{osi}"/></Tool>
-  </VendorAnnotations>
-  <ModelVariables>
-{vars}  </ModelVariables>
-  <ModelStructure>
-    <Outputs>
-      <Unknown index="4"/>
-      <Unknown index="5"/>
-      <Unknown index="6"/>
-      <Unknown index="7"/>
-      <Unknown index="8"/>
-    </Outputs>
-    <InitialUnknowns>
-      <Unknown index="4"/>
-      <Unknown index="5"/>
-      <Unknown index="6"/>
-    </InitialUnknowns>
-  </ModelStructure>
-</fmiModelDescription>
-"#,
-        version = env!("CARGO_PKG_VERSION"),
     )
 }
 
