@@ -1,6 +1,7 @@
 //! The ASAM OSI messages beamtrace reads and writes, as `prost` structs derived from
-//! the specification's field numbers and types (package `osi3`, proto2 syntax; field
-//! numbers checked against ASAM's own 3.8.0 bindings in the tests).
+//! the specification's field numbers and types (package `osi3`, proto2 syntax). The
+//! tests round-trip them through ASAM's own bindings (osi-python 3.8.0): SensorViews it
+//! writes are read here, SensorData written here are read there.
 //!
 //! Each message holds only the fields beamtrace uses. A message read from a file with
 //! fields not listed here decodes all the same: protobuf skips unknown fields, so a
