@@ -8,7 +8,7 @@
 //!   file naming convention;
 //! * [`detections`] — a frame's points as a `SensorData` of lidar detections;
 //! * [`ground_truth`] — a trace of `SensorView` or `GroundTruth` as poses over time,
-//!   and the [`Scenario`](crate::scene::Scenario) that plays it;
+//!   and the [`Scenario`] that plays it;
 //! * [`ids`] — which glTF node an OSI object moves, and which OSI id a point carries;
 //! * [`osmp`] — what the OSMP FMU and its packager share: value references and the
 //!   `modelDescription.xml`.
