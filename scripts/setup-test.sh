@@ -8,6 +8,8 @@
 #  - tshark, which reads the pcap files back in the packet tests
 #  - Slurm (slurm-wlm, munge), whose one-node cluster runs the Slurm shard recipe in the
 #    tests (tests/support/slurm_local.sh)
+#  - Python osi-python and asam-osi-utilities (ASAM's OSI bindings and trace tools) and
+#    FMPy (an FMI master) for the OSI and FMU tests
 #  - Python pypcd4, plyfile and Open3D (open3d-cpu; its wheel links libusb-1.0-0 and
 #    libEGL, libegl1, which a minimal Debian lacks) in a private venv (target/pyenv)
 #    for the independent PCD and PLY reader tests, and ouster-sdk 1.0 and
@@ -59,4 +61,9 @@ pip_install "mcap, mcap_ros2" 'mcap>=1.2,<2' 'mcap-ros2-support>=0.5,<1'
 # The Python package (python/) is built by maturin and tested with pytest.
 pip_install maturin 'maturin>=1.5,<2'
 pip_install pytest 'pytest>=7,<10'
+# ASAM OSI: ASAM's Python bindings of the specification (osi3) and ASAM's trace reader
+# and writer (osi_utilities) read the OSI traces and write the SensorView input; FMPy
+# is the FMI master that runs the OSMP FMU.
+pip_install "osi3, osi_utilities" 'osi-python>=3.7,<4' 'asam-osi-utilities>=0.4,<1'
+pip_install fmpy 'fmpy>=0.3.20,<0.4'
 log "ready"

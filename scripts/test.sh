@@ -13,6 +13,11 @@ cargo clippy --workspace --all-targets -- -D warnings
 RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --quiet
 # The independent reader tests use the Python venv made by setup-test.sh.
 export BEAMTRACE_PYTHON="$root/target/pyenv/bin/python"
+# The OSMP FMU's shared library (fmu/, a workspace member outside the default
+# members), which `beamtrace fmu` packages from beside the binary and the FMU test
+# (tests/cli/osi.rs) runs in FMPy.
+cargo clippy -p beamtrace-fmu -- -D warnings
+cargo build -p beamtrace-fmu
 cargo test --all-targets "$@"
 # The Python package (python/), built with the dev profile so that it reuses the tests'
 # build of the library, then its tests, which compare its frames with the CLI's files.

@@ -26,6 +26,9 @@
 //!   CSV), organized clouds, the picture of a frame, the vendors' packets
 //!   (`output::packets`: Velodyne and Ouster UDP, pcap, the Ouster HTTP API, and their
 //!   decoders), and recordings read back for playing (`output::recorded`).
+//! * [`osi`] — ASAM OSI: the SensorView/GroundTruth and SensorData messages (`prost`,
+//!   from the specification's field numbers), binary `.osi` traces and their naming, a
+//!   frame as lidar detections, a ground-truth trace as a scenario (plain Rust).
 //! * [`job`] — `run`, `stream` and `batch` as library calls: the frame loop over the
 //!   driver, the output plan and run files, the packet stream, shards and manifests;
 //!   and frames in memory by scenario time (`job::Session`), which the Python package
@@ -36,7 +39,7 @@
 //!   the live window (feature `window`). Uses `sim` and `gpu`; prints nothing.
 //!
 //! The plain layers (`config`, `sensor`, `material`, `scene`, `weather`, `model`, `output`,
-//! `reference`, `fit`) import nothing from `sim` or `gpu`; the library prints nothing
+//! `osi`, `reference`, `fit`) import nothing from `sim` or `gpu`; the library prints nothing
 //! and parses no command line (that is the binary's `cli`).
 
 pub mod bench;
@@ -47,6 +50,7 @@ pub mod gpu;
 pub mod job;
 pub mod material;
 pub mod model;
+pub mod osi;
 pub mod output;
 pub mod reference;
 pub mod scene;

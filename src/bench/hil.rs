@@ -202,6 +202,7 @@ pub(super) fn job_for_sensor(
         organized: None,
         command_line: vec!["beamtrace".into(), "bench".into(), "--hil".into()],
         scenario: None,
+        osi: None,
         clouds: sink == HilSink::Files,
         packets,
         part: None,

@@ -4,6 +4,7 @@ mod batch;
 mod bench;
 mod draw_args;
 mod fit;
+mod fmu;
 mod info;
 mod interrupt;
 mod parse;
@@ -91,6 +92,10 @@ enum Command {
     /// Levenberg–Marquardt on the CPU reference; no GPU needed).
     #[command(after_help = fit::AFTER_HELP)]
     Fit(fit::FitArgs),
+    /// Package beamtrace as an ASAM OSI sensor model: an FMI 2.0 co-simulation FMU
+    /// (OSMP) that takes osi3::SensorView and gives osi3::SensorData, with the scene and
+    /// the sensor in its resources/.
+    Fmu(fmu::FmuArgs),
 }
 
 #[derive(clap::Args)]
@@ -140,6 +145,10 @@ pub fn main() -> Result<()> {
         Command::Batch(args) => batch::batch(args),
         Command::Merge(args) => batch::merge_shards(args),
         Command::Fit(args) => fit::fit_command(args),
+        Command::Fmu(args) => {
+            fmu::check(&args)?;
+            fmu::fmu(args)
+        }
         Command::Sensors(args) => match args.detail {
             Some(name) => info::print_sensor_detail(&name),
             None => info::print_sensors(),

@@ -6,6 +6,7 @@ use beamtrace::job::{
     run_job, FrameDone, JobOptions, JobReport, LoadedSpec, McapOptions, PacketFormat, PacketOutput,
     SimSpec,
 };
+use beamtrace::osi::OsiInput;
 use beamtrace::output::{
     Convention, FieldSet, Format, RosNames, FIELDS, POINTS_TOPIC, SENSOR_FRAME_ID,
 };
@@ -126,9 +127,28 @@ pub(super) struct RunArgs {
     /// sensor_msgs/PointCloud2 of the --fields on --topic (frame --frame-id, or `world`
     /// with --world) and the sensor's pose world → --frame-id on /tf, stamped with the
     /// frame's scenario time. An interrupted run leaves the frames it finished in
-    /// run.partial.mcap.
+    /// run.partial.mcap. osi: one ASAM OSI trace of the run,
+    /// <out>/<created>_sd_380_<protobuf>_<frames>_beamtrace.osi (binary, OSI's file
+    /// naming): per frame a SensorData whose feature_data.lidar_sensor[0] holds a
+    /// LidarDetection per point (spherical position in the sensor frame, intensity in %,
+    /// echo pulse width, beam id, object id, existence probability) and the sensor's
+    /// mounting position; with --osi-ground-truth also the frame's ground truth as a
+    /// SensorView. Takes beamtrace's fields, unorganized, in the sensor frame.
     #[arg(long, default_value = "pcd")]
     format: Format,
+    /// An ASAM OSI trace (binary .osi) of SensorView or GroundTruth messages that
+    /// drives the run: the host vehicle (its rear-axle reference point is the vehicle's
+    /// origin) and every moving object, each moving the glTF node matched to its OSI id
+    /// (--osi-map, else a node with extras.osi_id, else a node named by the id), poses
+    /// interpolated between the messages' timestamps. Scenario time 0 is the first
+    /// timestamp; the run lasts to the last one unless --frames says otherwise.
+    /// Replaces --scenario.
+    #[arg(long, value_name = "FILE", conflicts_with = "scenario")]
+    osi_ground_truth: Option<PathBuf>,
+    /// With --osi-ground-truth: a YAML file mapping OSI object ids to glTF node names,
+    /// lines `42: car_0`; it wins over extras.osi_id and node names.
+    #[arg(long, value_name = "FILE", requires = "osi_ground_truth")]
+    osi_map: Option<PathBuf>,
     /// With --format mcap: a file per frame (frame_000000.mcap) instead of one bag;
     /// `beamtrace merge OUT` joins them into run.mcap.
     #[arg(long)]
@@ -203,6 +223,14 @@ pub(super) fn run(args: RunArgs) -> Result<()> {
 /// The job the options describe: scene, sensor and materials loaded, the pose checked.
 pub(super) fn job_options(args: &RunArgs) -> Result<JobOptions> {
     let mut opts = sim_options(&args.sim, Unscripted::StandStill)?;
+    if let Some(path) = &args.osi_ground_truth {
+        let (input, scenario) = OsiInput::load(path, &opts.scene, args.osi_map.as_deref())?;
+        if args.sim.frames.is_none() {
+            opts.frames = scenario.frames_at(opts.sensor.frame_rate).unwrap_or(1);
+        }
+        opts.scenario = Some(scenario);
+        opts.osi = Some(input);
+    }
     opts.out_dir = args.out.clone();
     opts.format = args.format;
     opts.mcap = mcap_options(args)?;

@@ -7,7 +7,7 @@
 //! rigs: [../rigs/roof-and-corners.yaml]   # vehicle rigs, each a job like a sensor
 //! seeds: [0, 1]                    # default [0]
 //! frames: 20                       # per job; default: each scenario's length
-//! format: pcd                      # pcd, pcd-ascii, ply, las, mcap or csv
+//! format: pcd                      # pcd, pcd-ascii, ply, las, mcap, csv or osi
 //! topic: /velodyne_points          # format mcap: run --topic, --frame-id
 //! frame_id: velodyne
 //! ```

@@ -132,4 +132,12 @@ pub enum JobError {
     Thread(#[source] std::io::Error),
     #[error("the packet writer thread stopped without saying why (it panicked)")]
     WriterGone,
+    #[error(transparent)]
+    Osi(#[from] crate::osi::OsiError),
+    #[error(
+        "--format osi writes OSI detections, which OSI defines in the sensor's frame: \
+         leave out --world (each SensorData carries the sensor's mount and the vehicle's \
+         location, which place them in the world)"
+    )]
+    OsiWorld,
 }

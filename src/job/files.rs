@@ -5,6 +5,8 @@
 use super::rig::Member;
 use super::{JobError, JobOptions, JobReport, MemoryUse, POSES_FILE, RUN_FILE, WEATHER_FILE};
 use crate::model::{FrameSettings, PointCloud};
+use crate::osi::detections::mounting_position;
+use crate::osi::{sensor_data, trace_file_name, write_message, FrameStamp as OsiStamp};
 use crate::output::{
     frame_file_name, frame_layer_file_name, frame_messages, organize, write_atomic,
     write_cloud_into, write_mcap_layer_to, write_picture_into, write_poses, write_weather,
@@ -13,6 +15,7 @@ use crate::output::{
 };
 use crate::sensor::Sensor;
 use crate::weather::WeatherTrack;
+use std::collections::HashMap;
 use std::path::Path;
 
 /// How the frames of a run are written: the sensor's beams as the writers see them,
@@ -22,6 +25,8 @@ pub(super) struct OutputPlan {
     pub(super) organize: Option<Organize>,
     /// The clouds go into one bag ([`RUN_BAG`]) rather than a file per frame.
     pub(super) bag: bool,
+    /// With [`Format::Osi`]: each instance's OSI id, where it has one.
+    pub(super) osi_ids: HashMap<u32, u64>,
 }
 
 impl OutputPlan {
@@ -34,12 +39,23 @@ impl OutputPlan {
         if opts.clouds {
             opts.format.check_layout(&opts.fields, organized)?;
         }
+        let osi = opts.clouds && opts.format == Format::Osi;
+        if osi && opts.world_frame {
+            return Err(JobError::OsiWorld);
+        }
+        let osi_ids = match osi {
+            true => (opts.osi.as_ref().map(|i| i.ids.clone()))
+                .unwrap_or_default()
+                .instance_ids(&opts.scene),
+            false => HashMap::new(),
+        };
         let bag = super::McapOptions::bag(opts);
         if !organized {
             return Ok(OutputPlan {
                 layout,
                 organize: None,
                 bag,
+                osi_ids,
             });
         }
         if let Err(why) = layout.grid() {
@@ -72,6 +88,7 @@ impl OutputPlan {
             layout,
             organize: Some(organize),
             bag,
+            osi_ids,
         })
     }
 }
@@ -257,7 +274,9 @@ pub(super) fn write_frame(
         time: scenario_time(&m.sensor, frame),
         pose: viewpoint(settings.sensor_to_world),
     };
-    if opts.world_frame {
+    if opts.format == Format::Osi {
+        write_osi_frame(opts, m, plan, (frame, cloud, settings), &mut out, report)?;
+    } else if opts.world_frame {
         let world = to_world(cloud, settings);
         let frame_of = FrameOf {
             stamp,
@@ -278,6 +297,76 @@ pub(super) fn write_frame(
         report.files.push(png);
     }
     Ok(out)
+}
+
+/// A frame as one SensorData, in a one-message OSI trace `frame_NNNNNN.osi` (a whole
+/// run joins them into its trace, [`join_osi_frames`]).
+fn write_osi_frame(
+    opts: &JobOptions,
+    m: &Member,
+    plan: &OutputPlan,
+    (frame, cloud, settings): (u64, &PointCloud, &FrameSettings),
+    out: &mut FrameOutput,
+    report: &mut JobReport,
+) -> Result<(), JobError> {
+    let time = scenario_time(&m.sensor, frame);
+    let mount = &m.sensor.mount;
+    let sensor_id = m.index as u64;
+    let input = opts.osi.as_ref();
+    let sensor_view = input.map(|i| i.sensor_view(time, sensor_id, mounting_position(mount)));
+    let data = sensor_data(
+        &cloud.points,
+        OsiStamp {
+            time: time + input.map_or(0.0, |i| i.time_origin()),
+            frame,
+            sensor_id,
+            mount,
+            vehicle: settings.sensor_to_world * mount.to_affine().inverse(),
+            object_ids: &plan.osi_ids,
+            sensor_view,
+        },
+    );
+    let path = m.out_dir.join(frame_file_name(frame, Format::Osi));
+    out.files.write(&path, |w| write_message(w, &data))?;
+    report.files.push(path);
+    Ok(())
+}
+
+/// A whole run's OSI frames (`frame_NNNNNN.osi` in `report.files`, in frame order)
+/// joined into its trace in `dir`, named by OSI's convention (written atomically);
+/// the frame files are then removed and the trace listed among the run's files.
+pub(super) fn join_osi_frames(dir: &Path, report: &mut JobReport) -> Result<(), JobError> {
+    let is_osi = |p: &std::path::PathBuf| p.extension().is_some_and(|e| e == "osi");
+    let frames: Vec<_> = report.files.iter().filter(|p| is_osi(p)).cloned().collect();
+    let path = join_osi_files(&frames, dir)?;
+    for f in &frames {
+        let _ = std::fs::remove_file(f);
+    }
+    report.files.retain(|p| !is_osi(p));
+    report.run_files.push(path);
+    Ok(())
+}
+
+/// `frames` (one-message traces, in order) joined into one trace in `dir`, named by
+/// OSI's convention at the time of writing; returns its path.
+pub(super) fn join_osi_files(
+    frames: &[std::path::PathBuf],
+    dir: &Path,
+) -> Result<std::path::PathBuf, JobError> {
+    let name = trace_file_name(
+        std::time::SystemTime::now(),
+        crate::osi::trace::SENSOR_DATA,
+        frames.len() as u64,
+        crate::osi::trace::TRACE_NAME,
+    );
+    let path = dir.join(name);
+    write_atomic(&path, |w| {
+        for f in frames {
+            std::io::copy(&mut std::fs::File::open(f)?, w)?;
+        }
+        Ok(())
+    })?;
+    Ok(path)
 }
 
 /// The cloud's points in the world: each placed by the sensor's pose when its beam

@@ -94,6 +94,11 @@ pub struct JobOptions {
     /// Moves the vehicle and the scene's objects over time; `None`: the scene's own glTF
     /// animations play, and the vehicle stands at `vehicle_pose`.
     pub scenario: Option<Scenario>,
+    /// The OSI ground-truth trace that drives the run (`--osi-ground-truth`; its
+    /// scenario is [`scenario`](Self::scenario)): with [`Format::Osi`] each frame's
+    /// SensorData embeds the ground truth at its time, and the detections carry the
+    /// objects' OSI ids.
+    pub osi: Option<crate::osi::OsiInput>,
     /// Write each frame's point cloud (and picture) into `out_dir`, with poses.csv and
     /// run.json; without it only packets go out.
     pub clouds: bool,
@@ -294,6 +299,7 @@ pub fn inputs_digest(opts: &JobOptions) -> String {
     d.add_debug("sensor", &opts.sensor);
     d.add_debug("rig", &opts.rig);
     d.add_debug("scenario", &opts.scenario);
+    d.add_debug("osi", &opts.osi);
     d.add_debug("materials", &opts.materials);
     d.add_debug("mapping", &opts.mapping);
     d.add_debug("vehicle_pose", &opts.vehicle_pose);

@@ -71,6 +71,16 @@ pub fn is_frame_file(name: &str) -> bool {
     known && frame.len() >= 6 && digits(frame) && layer.is_none_or(digits)
 }
 
+/// `name` is the OSI trace a run writes (`<created>_sd_…_beamtrace.osi`, see
+/// `osi::trace`).
+pub fn is_run_trace(name: &str) -> bool {
+    let Some(stem) = name.strip_suffix(".osi") else {
+        return false;
+    };
+    let parts: Vec<&str> = stem.split('_').collect();
+    parts.len() == 6 && parts[1] == crate::osi::trace::SENSOR_DATA && parts[5] == "beamtrace"
+}
+
 /// `name` is a shard's journal or record (`shard-00000-of-00004.log`/`.json`).
 fn is_shard_file(name: &str) -> bool {
     name.starts_with("shard-") && (name.ends_with(".log") || name.ends_with(".json"))
@@ -98,7 +108,8 @@ pub fn run_files_in(dir: &Path) -> Result<RunFiles, JobError> {
         Ok(out)
     };
     for (name, path) in names(dir)? {
-        if is_frame_file(&name) || RUN_FILE_NAMES.contains(&name.as_str()) {
+        let run_file = RUN_FILE_NAMES.contains(&name.as_str()) || is_run_trace(&name);
+        if is_frame_file(&name) || run_file {
             found.files.push(path);
         }
     }

@@ -405,6 +405,7 @@ mod tests {
             organized: None,
             command_line: Vec::new(),
             scenario: None,
+            osi: None,
             clouds: false,
             packets: Some(packets.clone()),
             part: None,

@@ -23,6 +23,8 @@ use std::path::{Path, PathBuf};
 pub(super) struct Member {
     /// The rig member's name; `None` for the one sensor of a run without a rig.
     pub(super) name: Option<String>,
+    /// Its index in the rig (0 for a run's one sensor): its OSI sensor id.
+    pub(super) index: usize,
     pub(super) sensor: Sensor,
     pub(super) seed: u64,
     pub(super) out_dir: PathBuf,
@@ -42,6 +44,7 @@ pub(super) fn members(opts: &JobOptions) -> Result<Vec<Member>, JobError> {
     let Some(rig) = &opts.rig else {
         return Ok(vec![Member {
             name: None,
+            index: 0,
             sensor: opts.sensor.clone(),
             seed: opts.seed,
             out_dir: opts.out_dir.clone(),
@@ -55,6 +58,7 @@ pub(super) fn members(opts: &JobOptions) -> Result<Vec<Member>, JobError> {
             let names = RosNames::new(&topic, &m.name)?;
             Ok(Member {
                 name: Some(m.name.clone()),
+                index: i,
                 sensor: m.sensor.clone(),
                 seed: rig.seed_of(i, opts.seed),
                 out_dir: opts.out_dir.join(&m.name),

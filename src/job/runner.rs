@@ -7,7 +7,8 @@
 //! caller hears of it once all are written, so a shard's journal, a progress bar and a
 //! real-time skip treat it as one frame, as they do the one sensor's frame of a plain run.
 
-use super::files::{create_out_dir, viewpoint, write_frame, write_run_files, OutputPlan};
+use super::files::OutputPlan;
+use super::files::{create_out_dir, join_osi_frames, viewpoint, write_frame, write_run_files};
 use super::rig::{members, write_rig_files, Member, RigImu};
 use super::stream::PacketStream;
 use super::{FrameDone, JobError, JobOptions, JobReport, MemoryUse};
@@ -341,11 +342,16 @@ impl<'a> Runner<'a> {
             return Err(JobError::Validation(messages));
         }
         self.imu_into_bag(f64::INFINITY)?;
+        let write_files = self.opts.clouds && self.opts.part.is_none();
+        if write_files && self.opts.format == crate::output::Format::Osi {
+            for lane in &mut self.lanes {
+                join_osi_frames(&lane.member.out_dir, &mut lane.report)?;
+            }
+        }
         let bag = match self.bag.take() {
             Some(bag) => Some(bag.finish()?),
             None => None,
         };
-        let write_files = self.opts.clouds && self.opts.part.is_none();
         if self.opts.rig.is_none() {
             let lane = &mut self.lanes[0];
             lane.report.run_files.extend(bag);
@@ -502,6 +508,7 @@ mod tests {
             organized: None,
             command_line: Vec::new(),
             scenario: None,
+            osi: None,
             clouds: true,
             packets: packets.map(|name| PacketOutput {
                 format: PacketFormat::parse(name).expect("format"),

@@ -15,7 +15,7 @@ use super::{JobError, JobOptions};
 use crate::gpu::Context;
 use crate::output::{organize, BeamLayout, Organize, Point, PointCloud};
 use crate::scene::{Keyframe, Motion, ObjectTrack, Target, Track, TrackInterpolation};
-use crate::sensor::Sensor;
+use crate::sensor::{Pose, Sensor};
 use crate::sim::{DrivenFrame, FrameDriver};
 use glam::{Affine3A, DVec3, Vec3};
 use std::collections::VecDeque;
@@ -253,11 +253,7 @@ impl Session {
     /// Stands the vehicle at `position` (m) heading `yaw_deg` from the next frame on
     /// (not while a scenario's track drives it).
     pub fn set_vehicle_pose(&mut self, position: Vec3, yaw_deg: f32) -> Result<(), JobError> {
-        self.check_open()?;
-        let pose = vehicle_pose(position, yaw_deg)?;
-        self.driver.set_vehicle_pose(pose)?;
-        self.opts.vehicle_pose = pose;
-        Ok(())
+        self.set_vehicle_transform(vehicle_pose(position, yaw_deg)?)
     }
 
     /// Holds the scene node `node` (its instances and everything under it) at
@@ -269,17 +265,38 @@ impl Session {
         position: DVec3,
         rpy_deg: DVec3,
     ) -> Result<(), JobError> {
+        self.set_object_poses(&[(node.to_string(), position, rpy_deg)])
+    }
+
+    /// Stands the vehicle at `pose`, turned any way, from the next frame on (not while a
+    /// scenario's track drives it): an OSI host vehicle's pose (the OSMP FMU).
+    pub fn set_vehicle_transform(&mut self, pose: Pose) -> Result<(), JobError> {
         self.check_open()?;
-        let key = Keyframe {
-            t: 0.0,
-            position,
-            rotation_deg: Some(rpy_deg),
-        };
-        let track = Track::new(TrackInterpolation::Linear, vec![key]).map_err(JobError::Pin)?;
-        let target = Target::Node(node.to_string());
+        if !pose.is_finite() {
+            return Err(JobError::NonFinitePose);
+        }
+        self.driver.set_vehicle_pose(pose)?;
+        self.opts.vehicle_pose = pose;
+        Ok(())
+    }
+
+    /// Holds several nodes at once, each at `(node, position, rpy_deg)` as
+    /// [`set_object_pose`](Self::set_object_pose) does, with one rebuild of the motion:
+    /// the objects of an OSI SensorView (the OSMP FMU).
+    pub fn set_object_poses(&mut self, poses: &[(String, DVec3, DVec3)]) -> Result<(), JobError> {
+        self.check_open()?;
         let mut pins = self.pins.clone();
-        pins.retain(|p| p.target != target);
-        pins.push(ObjectTrack { target, track });
+        for (node, position, rpy_deg) in poses {
+            let key = Keyframe {
+                t: 0.0,
+                position: *position,
+                rotation_deg: Some(*rpy_deg),
+            };
+            let track = Track::new(TrackInterpolation::Linear, vec![key]).map_err(JobError::Pin)?;
+            let target = Target::Node(node.clone());
+            pins.retain(|p| p.target != target);
+            pins.push(ObjectTrack { target, track });
+        }
         let scenario = self.opts.scenario.as_ref();
         let motion =
             Motion::with_pins(&self.opts.scene, scenario, &pins, Path::new("object poses"))?;

@@ -538,6 +538,10 @@ pub fn merge(out: &Path) -> Result<MergeSummary, ShardError> {
                 .written
                 .push(out.join(&planned.dir).join(JOINED_MCAP));
         }
+        if let Some((joined, path)) = join_osi(out, planned, &entries)? {
+            job["joined_osi"] = joined;
+            summary.written.push(path);
+        }
         jobs_json.push(job);
         let poses = out.join(&planned.dir).join(super::POSES_FILE);
         write_poses(&poses, &pose_rows(planned, &entries))?;
@@ -609,6 +613,33 @@ fn join_mcap(
     Ok(Some(
         serde_json::json!({ "path": rel, "bytes": bytes, "sha256": sha256 }),
     ))
+}
+
+/// A job's per-frame OSI traces (`--format osi`: one SensorData each) joined into the
+/// job's trace, named by OSI's convention, and its index entry; `None` when it has none.
+fn join_osi(
+    out: &Path,
+    planned: &PlannedJob,
+    entries: &[&FrameEntry],
+) -> Result<Option<(serde_json::Value, PathBuf)>, ShardError> {
+    let inputs: Vec<PathBuf> = (entries.iter())
+        .flat_map(|e| &e.files)
+        .filter(|f| f.ends_with(".osi"))
+        .map(|f| out.join(f))
+        .collect();
+    if inputs.is_empty() {
+        return Ok(None);
+    }
+    let dir = out.join(&planned.dir);
+    let path = super::files::join_osi_files(&inputs, &dir).map_err(|e| ShardError::Io {
+        path: dir.clone(),
+        what: "joining the OSI frames into a trace in",
+        source: std::io::Error::other(e.to_string()),
+    })?;
+    let (bytes, sha256) = file_digest(&path)?;
+    let rel = relative(out, &path)?;
+    let entry = serde_json::json!({ "path": rel, "bytes": bytes, "sha256": sha256 });
+    Ok(Some((entry, path)))
 }
 
 /// `merge` of a one-process run (see [`merge`]).

@@ -217,6 +217,7 @@ impl SimSpec {
             fields: FieldSet::default(),
             organized: None,
             scenario,
+            osi: None,
             clouds: false,
             packets: None,
             part: None,

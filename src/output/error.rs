@@ -28,7 +28,9 @@ pub enum OutputError {
         at: String,
         message: String,
     },
-    #[error("unknown output format `{given}`: use one of pcd, pcd-ascii, ply, las, mcap, csv")]
+    #[error(
+        "unknown output format `{given}`: use one of pcd, pcd-ascii, ply, las, mcap, csv, osi"
+    )]
     UnknownFormat { given: String },
     #[error(
         "LAS files hold one fixed set of fields (x y z, intensity, returns, GPS time and \
@@ -42,6 +44,12 @@ pub enum OutputError {
          cloud unorganized (--unorganized, or leave out --organized)"
     )]
     LasOrganized,
+    #[error(
+        "OSI detections have OSI's own fields (spherical position, intensity, echo pulse \
+         width, beam and object ids) and are a list, so --fields {given} or an organized \
+         cloud cannot be written as OSI: leave out --fields, --organized and --unorganized"
+    )]
+    OsiLayout { given: String },
     #[error("unknown field `{given}`: use {valid}")]
     UnknownField { given: String, valid: String },
     /// A list of fields that cannot make a file; the message says why and what to do.

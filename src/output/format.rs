@@ -24,16 +24,20 @@ pub enum Format {
     Mcap,
     /// Comma-separated text under a header of the fields' names (see `output::csv`).
     Csv,
+    /// ASAM OSI `SensorData` messages in a binary `.osi` trace (see `osi::detections`),
+    /// written by the job, which knows the sensor's mount and the ground truth.
+    Osi,
 }
 
 impl Format {
-    pub const ALL: [Format; 6] = [
+    pub const ALL: [Format; 7] = [
         Format::Pcd,
         Format::PcdAscii,
         Format::Ply,
         Format::Las,
         Format::Mcap,
         Format::Csv,
+        Format::Osi,
     ];
 
     /// The name used on the command line and in YAML.
@@ -45,6 +49,7 @@ impl Format {
             Format::Las => "las",
             Format::Mcap => "mcap",
             Format::Csv => "csv",
+            Format::Osi => "osi",
         }
     }
 
@@ -56,6 +61,7 @@ impl Format {
             Format::Las => "las",
             Format::Mcap => "mcap",
             Format::Csv => "csv",
+            Format::Osi => "osi",
         }
     }
 
@@ -63,19 +69,19 @@ impl Format {
     /// before a run simulates anything, and again by each write. LAS has one fixed point
     /// layout (beamtrace's own fields) and no place for the empty cells of an organized
     /// cloud: both are refused rather than silently changed.
+    /// OSI's detections have their own fields and are a list: the same holds there.
     pub fn check_layout(self, fields: &FieldSet, organized: bool) -> Result<(), OutputError> {
-        if self != Format::Las {
-            return Ok(());
-        }
-        if fields.convention() != Some(Convention::Beamtrace) {
-            return Err(OutputError::LasFields {
+        let beamtrace = fields.convention() == Some(Convention::Beamtrace);
+        match self {
+            Format::Las if !beamtrace => Err(OutputError::LasFields {
                 given: fields.describe(),
-            });
+            }),
+            Format::Las if organized => Err(OutputError::LasOrganized),
+            Format::Osi if !beamtrace || organized => Err(OutputError::OsiLayout {
+                given: fields.describe(),
+            }),
+            _ => Ok(()),
         }
-        if organized {
-            return Err(OutputError::LasOrganized);
-        }
-        Ok(())
     }
 }
 
@@ -135,6 +141,10 @@ pub fn write_cloud_into(
         Format::Las => write_las_to(w, cloud, meta),
         Format::Mcap => write_mcap_to(w, cloud, meta),
         Format::Csv => write_csv_to(w, cloud, meta),
+        // A SensorData needs the sensor's mount and the ground truth: the job writes it.
+        Format::Osi => Err(std::io::Error::other(
+            "OSI frames are written by the job (job::files), not as a plain cloud",
+        )),
     })
 }
 
@@ -147,13 +157,13 @@ pub fn read_cloud(path: &Path) -> Result<PointCloud, OutputError> {
     match ext.as_deref() {
         Some("pcd") => read_pcd(path),
         Some("ply") => read_ply(path),
-        Some(ext @ ("las" | "mcap" | "csv")) => Err(OutputError::parse(
+        Some(ext @ ("las" | "mcap" | "csv" | "osi")) => Err(OutputError::parse(
             path,
             "file name",
             format!(
                 "beamtrace writes .{ext} files but does not read them back: read it with \
-                 laspy or PDAL (.las), the mcap tools (.mcap) or pandas/numpy (.csv), or \
-                 write .pcd or .ply"
+                 laspy or PDAL (.las), the mcap tools (.mcap), pandas/numpy (.csv) or an \
+                 OSI trace reader (.osi), or write .pcd or .ply"
             ),
         )),
         _ => Err(OutputError::parse(
@@ -200,7 +210,7 @@ mod tests {
         assert_eq!("LAS".parse::<Format>().unwrap(), Format::Las);
         let e = "xyz".parse::<Format>().unwrap_err().to_string();
         assert!(
-            e.contains("`xyz`") && e.contains("pcd, pcd-ascii, ply, las, mcap, csv"),
+            e.contains("`xyz`") && e.contains("pcd, pcd-ascii, ply, las, mcap, csv, osi"),
             "{e}"
         );
         let names: Vec<&str> = Format::ALL.iter().map(|f| f.name()).collect();

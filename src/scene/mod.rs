@@ -158,6 +158,8 @@ pub struct Node {
     pub matrix: Option<Mat4>,
     /// The instances that follow this node (indices into `Scene::instances`).
     pub instances: Vec<u32>,
+    /// `extras.osi_id`: the ASAM OSI moving object this node stands for (`osi::`).
+    pub osi_id: Option<u64>,
 }
 
 impl Node {

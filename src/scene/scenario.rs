@@ -104,6 +104,45 @@ impl Scenario {
         build(file, origin, policy)
     }
 
+    /// A scenario made in code rather than read from YAML (an OSI trace's, see
+    /// `osi::GroundTruthTrace::scenario`): the vehicle's and the objects' tracks, the
+    /// length `duration_s`, no glTF animation played; `origin` names it in messages.
+    pub fn from_tracks(
+        origin: &Path,
+        vehicle: Option<Track>,
+        objects: Vec<ObjectTrack>,
+        duration_s: f64,
+    ) -> Result<Scenario, ScenarioError> {
+        let total: usize = vehicle
+            .iter()
+            .chain(objects.iter().map(|o| &o.track))
+            .map(|t| t.keyframes().len())
+            .sum();
+        if total > MAX_TOTAL_KEYFRAMES || !duration_s.is_finite() || duration_s <= 0.0 {
+            return Err(ConfigError::invalid(
+                origin,
+                "keyframes",
+                format!(
+                    "{total} keyframes over {duration_s} s; a scenario takes at most \
+                     {MAX_TOTAL_KEYFRAMES} keyframes over a positive time: cut it into parts"
+                ),
+            )
+            .into());
+        }
+        Ok(Scenario {
+            path: origin.to_path_buf(),
+            scene: None,
+            frame_rate: None,
+            duration_s: Some(duration_s),
+            frames: None,
+            vehicle,
+            objects,
+            animations: AnimationSelection::None,
+            loop_animations: false,
+            weather: None,
+        })
+    }
+
     /// Its weather keyframes (`weather:`), if it has them.
     pub fn weather(&self) -> Option<&WeatherTrack> {
         self.weather.as_ref()

@@ -181,7 +181,7 @@ impl<'a> Walk<'a> {
         let node = &self.loader.root.nodes[visit.node];
         let name = self.node_label(visit.node);
         let local = self.loader.local_transform(visit.node)?;
-        let slot = self.record(visit, local);
+        let slot = self.record(visit, local)?;
         let world = visit.world * local.matrix();
         if !world.is_finite() {
             return Err(SceneError::NonFiniteTransform {
@@ -198,7 +198,7 @@ impl<'a> Walk<'a> {
     }
 
     /// Adds the node to `Scene::nodes` with its local transform.
-    fn record(&mut self, visit: &Visit, local: Local) -> u32 {
+    fn record(&mut self, visit: &Visit, local: Local) -> Result<u32, SceneError> {
         let node = &self.loader.root.nodes[visit.node];
         let (translation, rotation, scale, matrix) = match local {
             Local::Matrix(m) => {
@@ -210,6 +210,7 @@ impl<'a> Walk<'a> {
             Local::Trs(t, r, s) => (t, r, s, None),
         };
         let slot = self.scene.nodes.len() as u32;
+        let osi_id = node_osi_id(self.loader, visit.node, &self.node_label(visit.node))?;
         self.scene.nodes.push(Node {
             name: node
                 .name
@@ -221,9 +222,10 @@ impl<'a> Walk<'a> {
             scale,
             matrix,
             instances: Vec::new(),
+            osi_id,
         });
         self.node_map[visit.node] = Some(slot);
-        slot
+        Ok(slot)
     }
 
     /// One instance of `mesh` for the node, or one per instancing row.
@@ -453,6 +455,23 @@ fn node_class(loader: &Loader, index: usize, name: &str) -> Result<Option<u16>, 
         known: SemanticClass::known_names(),
     })?;
     Ok(Some(class as u16))
+}
+
+/// The node's own `extras.osi_id`: a whole number, or a string of one.
+fn node_osi_id(loader: &Loader, index: usize, name: &str) -> Result<Option<u64>, SceneError> {
+    let path = &loader.path;
+    let extras = super::load::parse_extras(&loader.root.nodes[index].extras, path, name)?;
+    let bad = |found: &serde_json::Value| SceneError::Extras {
+        path: path.clone(),
+        object: name.to_string(),
+        message: format!("`osi_id` must be a whole number ≥ 0 (an OSI object id), found {found}"),
+    };
+    match extras.as_ref().and_then(|m| m.get("osi_id")) {
+        None | Some(serde_json::Value::Null) => Ok(None),
+        Some(v @ serde_json::Value::Number(n)) => n.as_u64().map(Some).ok_or_else(|| bad(v)),
+        Some(v @ serde_json::Value::String(s)) => s.trim().parse().map(Some).map_err(|_| bad(v)),
+        Some(v) => Err(bad(v)),
+    }
 }
 
 /// The rank of a linear map as far as areas go: 3 (areas scale by a non-zero factor),

@@ -811,6 +811,8 @@ fn run_help_describes_every_option() {
             "--pcap",
             "--packets",
             "--shard",
+            "--osi-ground-truth",
+            "--osi-map",
             "--help",
         ],
     );
@@ -828,6 +830,17 @@ fn run_help_describes_every_option() {
         ],
     );
     assert_help_lists_exactly("merge", &["<OUT>", "--help"]);
+    assert_help_lists_exactly(
+        "fmu",
+        &[
+            "--out",
+            "--sensor",
+            "--scene",
+            "--seed",
+            "--library",
+            "--help",
+        ],
+    );
 }
 
 #[test]

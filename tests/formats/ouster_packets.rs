@@ -828,6 +828,7 @@ fn a_simulated_street_frame_decodes_to_its_points() {
         organized: None,
         command_line: vec!["ouster packets test".into()],
         scenario: None,
+        osi: None,
         clouds: true,
         packets: None,
         part: None,

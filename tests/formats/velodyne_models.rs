@@ -81,6 +81,7 @@ fn simulate(name: &str, scene: Scene, frames: u64) -> Run {
         organized: None,
         command_line: vec!["velodyne models test".into()],
         scenario: None,
+        osi: None,
         clouds: true,
         packets: Some(PacketOutput {
             format: PacketFormat::of_sensor(&sensor).expect("a Velodyne preset's format"),

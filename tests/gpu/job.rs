@@ -35,6 +35,7 @@ fn options(out: &Path, frames: u64) -> JobOptions {
         organized: None,
         command_line: vec!["job test".into()],
         scenario: None,
+        osi: None,
         clouds: true,
         packets: None,
         part: None,
