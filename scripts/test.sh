@@ -16,7 +16,7 @@ export BEAMTRACE_PYTHON="$root/target/pyenv/bin/python"
 # The OSMP FMU's shared library (fmu/, a workspace member outside the default
 # members), which `beamtrace fmu` packages from beside the binary and the FMU test
 # (tests/cli/osi.rs) runs in FMPy.
-cargo clippy -p beamtrace-fmu -- -D warnings
+# (clippy --workspace above has linted it.)
 cargo build -p beamtrace-fmu
 cargo test --all-targets "$@"
 # The Python package (python/), built with the dev profile so that it reuses the tests'
