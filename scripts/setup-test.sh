@@ -18,7 +18,10 @@
 #    capture beamtrace's view plays (tests/support/write_velodyne_pcap.py), laspy 2 for the LAS
 #    tests, mcap 1 and mcap-ros2-support for the MCAP tests, jsonschema for the
 #    benchmark suite's JSON, Ray, whose local cluster runs the shard recipe in the
-#    tests, and maturin and pytest, which build and test the Python package
+#    tests, and maturin and pytest, which build and test the Python package; Eclipse
+#    Cyclone DDS's Python binding (its wheel bundles the C library), websockets and
+#    rosbags for the live topics' tests (an independent DDS subscriber, a Foxglove
+#    WebSocket client, a CDR decoder)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 SETUP_NAME=setup-test
@@ -66,4 +69,9 @@ pip_install pytest 'pytest>=7,<10'
 # is the FMI master that runs the OSMP FMU.
 pip_install "osi3, osi_utilities" 'osi-python>=3.7,<4' 'asam-osi-utilities>=0.4,<1'
 pip_install fmpy 'fmpy>=0.3.20,<0.4'
+# The live topics (stream --ros2, --foxglove) are read by an independent DDS stack and
+# a WebSocket client written in the tests.
+pip_install cyclonedds 'cyclonedds>=0.10.5,<12'
+pip_install websockets 'websockets>=12,<16'
+pip_install rosbags 'rosbags>=0.9.20,<0.11'
 log "ready"

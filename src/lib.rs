@@ -33,6 +33,9 @@
 //!   driver, the output plan and run files, the packet stream, shards and manifests;
 //!   and frames in memory by scenario time (`job::Session`), which the Python package
 //!   (`python/`, a crate of its own) binds.
+//! * [`live`] — live topics: a run's ROS 2 messages (the bytes a bag holds) published
+//!   as it runs, over DDS (RustDDS: no ROS installation needed) and Foxglove's WebSocket
+//!   protocol, paced by the stream's clock, never waiting for a subscriber.
 //! * [`bench`](mod@bench) — `beamtrace bench`: pass times against the raw trace ceiling and the
 //!   CPU reference, the HiL and peer measurements, the benchmark suite.
 //! * [`view`] — the point cloud drawn as it comes off the GPU: offscreen pictures, and
@@ -48,6 +51,7 @@ pub mod contract;
 pub mod fit;
 pub mod gpu;
 pub mod job;
+pub mod live;
 pub mod material;
 pub mod model;
 pub mod osi;

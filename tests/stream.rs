@@ -540,3 +540,377 @@ fn a_long_stream_holds_host_and_device_memory_flat() {
         end.0
     );
 }
+
+// ---- Live topics: ROS 2 over DDS and Foxglove's WebSocket protocol ----
+
+/// The Python of the independent readers (`$BEAMTRACE_PYTHON`, else target/pyenv), if
+/// it can import `modules`.
+fn python_with(modules: &str) -> std::path::PathBuf {
+    let python = match std::env::var_os("BEAMTRACE_PYTHON") {
+        Some(p) => std::path::PathBuf::from(p),
+        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("target/pyenv/bin/python"),
+    };
+    let ok = Command::new(&python)
+        .args(["-c", &format!("import {modules}")])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    assert!(
+        ok,
+        "{} cannot import {modules}: run scripts/setup-test.sh, or point BEAMTRACE_PYTHON \
+         at a Python that has them",
+        python.display()
+    );
+    python
+}
+
+fn support(script: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/support")
+        .join(script)
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// A ROS domain of this test run's own (tests of other runs on the machine may be on
+/// the loopback interface too), and discovery on this host only.
+fn ros_env(offset: u32) -> Vec<(String, String)> {
+    let domain = 100 + (std::process::id() * 7 + offset) % 120;
+    vec![
+        ("ROS_DOMAIN_ID".into(), domain.to_string()),
+        ("ROS_LOCALHOST_ONLY".into(), "1".into()),
+    ]
+}
+
+fn beamtrace_env(args: &[&str], env: &[(String, String)]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_beamtrace"))
+        .args(args)
+        .envs(env.iter().map(|(k, v)| (k, v)))
+        .env("VK_INSTANCE_LAYERS", "")
+        .output()
+        .expect("beamtrace runs")
+}
+
+/// Starts a Python helper, waits until it says it is ready (its `--ready` file) when it
+/// has one, and returns it running.
+fn spawn_helper(
+    python: &Path,
+    args: &[String],
+    env: &[(String, String)],
+    ready: Option<&Path>,
+) -> std::process::Child {
+    let child = Command::new(python)
+        .args(args)
+        .envs(env.iter().map(|(k, v)| (k, v)))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("the helper starts");
+    if let Some(ready) = ready {
+        let t = Instant::now();
+        while !ready.exists() && t.elapsed() < secs(60) {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        assert!(ready.exists(), "the helper did not get ready");
+    }
+    child
+}
+
+/// The helper's JSON summary (it ends by itself: enough messages, or idle).
+fn helper_summary(child: std::process::Child) -> serde_json::Value {
+    let o = child.wait_with_output().expect("the helper ends");
+    assert!(o.status.success(), "helper failed: {}", text(&o));
+    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {}", text(&o)))
+}
+
+/// The clouds a reader received: each must equal its frame's PCD bit for bit; at least
+/// `min` of the 30 frames, each frame once.
+fn assert_clouds_equal_pcds(summary: &serde_json::Value, min: usize, frame_id: Option<&str>) {
+    let clouds = summary["clouds"].as_array().expect("clouds");
+    assert!(
+        clouds.len() >= min,
+        "{} clouds received, want ≥ {min}: {summary}",
+        clouds.len()
+    );
+    let mut frames: Vec<u64> = clouds
+        .iter()
+        .map(|c| c["frame"].as_u64().unwrap())
+        .collect();
+    for c in clouds {
+        assert_eq!(
+            c["equal"], true,
+            "cloud of frame {}: {}",
+            c["frame"], c["why"]
+        );
+        assert!(c["points"].as_u64().unwrap() > 1000, "{c}");
+        if let Some(id) = frame_id {
+            assert_eq!(c["frame_id"], id);
+        }
+    }
+    frames.dedup();
+    assert_eq!(frames.len(), clouds.len(), "a frame came twice: {frames:?}");
+    assert!(frames.iter().all(|&f| f < 30), "{frames:?}");
+}
+
+const RIG: &str = "name: live_test
+sensors:
+  - { name: top, sensor: vlp-16, mount: { translation: [0.5, 0, 1.8] } }
+imu: { name: imu, mount: { translation: [0, 0.25, 0.5] }, rate_hz: 100 }
+";
+
+/// The issue's DDS check, with an independent DDS stack (Eclipse Cyclone DDS through
+/// its Python binding, the ROS 2 types declared as IDL): a rig's VLP-16 and IMU
+/// streamed as ROS 2 topics under a namespace, with the simulation's time. At least 20
+/// of 30 clouds arrive (best effort), each the PCD `run` writes for that frame, bit for
+/// bit, in the layout of --fields velodyne (organized); /tf_static reaches a reader
+/// that joins after it was published (transient local) with both mounts; /clock never
+/// goes back; every IMU message is imu.csv's row of its time.
+#[test]
+fn ros2_topics_carry_the_clouds_imu_transforms_and_clock_of_the_run() {
+    let _cores = shared();
+    let python = python_with("cyclonedds, pypcd4, numpy");
+    let dir = tempfile::tempdir().unwrap();
+    let scene = wall(dir.path());
+    let rig = dir.path().join("rig.yaml");
+    std::fs::write(&rig, RIG).unwrap();
+    let out = dir.path().join("run");
+    let common = [
+        "--rig",
+        rig.to_str().unwrap(),
+        "--scene",
+        &scene,
+        "--thin",
+        "--no-sun",
+        "--seed",
+        "7",
+        "--frames",
+        "30",
+        "--fields",
+        "velodyne",
+    ];
+    let mut run = vec!["run", "--out", out.to_str().unwrap(), "--no-picture"];
+    run.extend(common);
+    let o = beamtrace(&run);
+    assert!(o.status.success(), "{}", text(&o));
+    let env = ros_env(1);
+    let ready = dir.path().join("ready");
+    let args: Vec<String> = [
+        support("ros2_subscriber.py"),
+        "--domain".into(),
+        env[0].1.clone(),
+        "--points".into(),
+        "/sim/top/points".into(),
+        "--pcd-dir".into(),
+        out.join("top").to_string_lossy().into(),
+        "--rate".into(),
+        "10".into(),
+        "--imu".into(),
+        "/sim/imu/imu".into(),
+        "--imu-csv".into(),
+        out.join("imu.csv").to_string_lossy().into(),
+        "--ready".into(),
+        ready.to_string_lossy().into(),
+    ]
+    .into();
+    let subscriber = spawn_helper(&python, &args, &env, Some(&ready));
+    let mut stream = vec![
+        "stream",
+        "--ros2",
+        "--ros2-namespace",
+        "sim",
+        "--sim-time",
+        "--fast",
+    ];
+    stream.extend(common);
+    let o = beamtrace_env(&stream, &env);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(text(&o).contains("30 of 30 frames sent"), "{}", text(&o));
+    let s = helper_summary(subscriber);
+    assert_clouds_equal_pcds(&s, 20, Some("top"));
+    let statics = s["tf_static"].as_array().expect("tf_static");
+    let mount = |child: &str| {
+        statics
+            .iter()
+            .find(|t| t[0] == "base_link" && t[1] == child)
+    };
+    assert_eq!(
+        mount("top").map(|t| t[2].clone()),
+        Some(serde_json::json!([0.5, 0.0, 1.8])),
+        "{s}"
+    );
+    assert_eq!(
+        mount("imu").map(|t| t[2].clone()),
+        Some(serde_json::json!([0.0, 0.25, 0.5])),
+        "{s}"
+    );
+    let clock: Vec<u64> = s["clock"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c.as_u64().unwrap())
+        .collect();
+    assert!(clock.len() >= 20, "{clock:?}");
+    assert!(
+        clock.windows(2).all(|w| w[1] >= w[0]),
+        "/clock went back: {clock:?}"
+    );
+    assert!(s["tf_transforms"].as_u64().unwrap() >= 20, "{s}");
+    let imu = &s["imu"];
+    assert_eq!(imu["mismatched"], 0, "{imu}");
+    assert_eq!(imu["frame_ids"], serde_json::json!(["imu"]));
+    let (got, rows) = (
+        imu["received"].as_u64().unwrap(),
+        imu["rows"].as_u64().unwrap(),
+    );
+    assert!(
+        rows >= 290 && got * 10 >= rows * 9,
+        "{got} of {rows} IMU samples: {imu}"
+    );
+}
+
+/// A free TCP port on the loopback interface.
+fn free_port() -> u16 {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    l.local_addr().unwrap().port()
+}
+
+/// The issue's Foxglove check: a WebSocket client written in the test (the protocol's
+/// advertise → subscribe → binary message frames) gets the channels — the sensor's
+/// PointCloud2, /tf, /tf_static and /clock, each `cdr` with its `ros2msg` schema — and
+/// at least 20 of the 30 clouds, each the PCD of its frame bit for bit.
+#[test]
+fn foxglove_clients_get_the_channels_and_the_clouds_of_the_run() {
+    let _cores = shared();
+    let python = python_with("websockets, rosbags, pypcd4");
+    let dir = tempfile::tempdir().unwrap();
+    let scene = wall(dir.path());
+    let out = dir.path().join("run");
+    let common = [
+        "--sensor",
+        "vlp-16",
+        "--scene",
+        &scene,
+        "--thin",
+        "--no-sun",
+        "--frames",
+        "30",
+        "--fields",
+        "x,y,z,intensity,ring",
+    ];
+    let mut run = vec!["run", "--out", out.to_str().unwrap(), "--no-picture"];
+    run.extend(common);
+    let o = beamtrace(&run);
+    assert!(o.status.success(), "{}", text(&o));
+    let port = free_port().to_string();
+    let args: Vec<String> = [
+        support("foxglove_client.py"),
+        "--port".into(),
+        port.clone(),
+        "--points".into(),
+        "/vlp_16/points".into(),
+        "--pcd-dir".into(),
+        out.to_string_lossy().into(),
+        "--rate".into(),
+        "10".into(),
+    ]
+    .into();
+    let client = spawn_helper(&python, &args, &[], None);
+    let addr = format!("127.0.0.1:{port}");
+    let mut stream = vec!["stream", "--foxglove", &addr, "--sim-time", "--fast"];
+    stream.extend(common);
+    let o = beamtrace(&stream);
+    assert!(o.status.success(), "{}", text(&o));
+    let s = helper_summary(client);
+    assert_clouds_equal_pcds(&s, 20, None);
+    let channels = s["channels"].as_array().unwrap();
+    for (topic, schema) in [
+        ("/vlp_16/points", "sensor_msgs/msg/PointCloud2"),
+        ("/tf", "tf2_msgs/msg/TFMessage"),
+        ("/tf_static", "tf2_msgs/msg/TFMessage"),
+        ("/clock", "rosgraph_msgs/msg/Clock"),
+    ] {
+        let want = serde_json::json!([topic, "cdr", schema, "ros2msg"]);
+        assert!(channels.contains(&want), "{want} not advertised: {s}");
+    }
+    assert!(s["counts"]["/tf"].as_u64().unwrap_or(0) >= 20, "{s}");
+    assert!(s["counts"]["/tf_static"].as_u64().unwrap_or(0) >= 1, "{s}");
+}
+
+/// Nobody subscribed: a real-time stream still makes its frames, publishes or skips
+/// each (counted), and exits 0.
+#[test]
+fn live_topics_with_nobody_subscribed_run_their_frames() {
+    let _cores = shared();
+    let dir = tempfile::tempdir().unwrap();
+    let scene = wall(dir.path());
+    let addr = format!("127.0.0.1:{}", free_port());
+    let o = beamtrace_env(
+        &[
+            "stream",
+            "--sensor",
+            "vlp-16",
+            "--scene",
+            &scene,
+            "--thin",
+            "--frames",
+            "6",
+            "--ros2",
+            "--foxglove",
+            &addr,
+        ],
+        &ros_env(2),
+    );
+    let t = text(&o);
+    assert!(o.status.success(), "{t}");
+    let number_before = |suffix: &str| -> u64 {
+        t.lines()
+            .flat_map(|l| l.split(", "))
+            .find_map(|p| {
+                p.trim()
+                    .strip_suffix(suffix)?
+                    .rsplit(' ')
+                    .next()?
+                    .parse()
+                    .ok()
+            })
+            .unwrap_or_else(|| panic!("no `{suffix}` in the summary: {t}"))
+    };
+    let sent = number_before(" of 6 frames sent in");
+    let published = number_before(" clouds and 0 IMU messages published");
+    let dropped = number_before(" dropped to keep real time");
+    assert_eq!(sent, published, "{t}");
+    assert_eq!(sent + dropped, 6, "{t}");
+}
+
+/// A Foxglove port that another server holds is refused with a message saying so,
+/// before any frame is made; a bad ROS_DOMAIN_ID is named.
+#[test]
+fn a_foxglove_port_in_use_and_a_bad_domain_are_refused() {
+    let _cores = shared();
+    let held = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = held.local_addr().unwrap().to_string();
+    let o = beamtrace(&[
+        "stream",
+        "--sensor",
+        "vlp-16",
+        "--thin",
+        "--frames",
+        "1",
+        "--foxglove",
+        &addr,
+    ]);
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{t}");
+    assert!(t.contains(&addr) && t.contains("cannot listen"), "{t}");
+    assert!(!t.contains("panicked"), "{t}");
+    let env = [("ROS_DOMAIN_ID".to_string(), "300".to_string())];
+    let o = beamtrace_env(
+        &["stream", "--sensor", "vlp-16", "--frames", "1", "--ros2"],
+        &env,
+    );
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{t}");
+    assert!(
+        t.contains("ROS_DOMAIN_ID `300`") && t.contains("232"),
+        "{t}"
+    );
+}

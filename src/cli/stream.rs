@@ -3,10 +3,13 @@
 use super::run::{progress_bar, rates, run_packet_format, sim_options, SimArgs, Unscripted};
 use anyhow::{bail, Result};
 use beamtrace::job::{
-    run_job, FrameDone, HttpReport, JobError, JobOptions, JobReport, MemoryUse, PacketFormat,
+    run_job_live, FrameDone, HttpReport, JobError, JobOptions, JobReport, MemoryUse, PacketFormat,
     PacketOutput, PACKET_FORMATS,
 };
+use beamtrace::live::{LiveOptions, LiveReport, Ros2Options, FOXGLOVE_PORT};
 use beamtrace::output::packets::EXCHANGE_LOG;
+use beamtrace::output::{FieldSet, OutputError, RosNames};
+use beamtrace::sensor::ros_name;
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::path::PathBuf;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -19,16 +22,52 @@ pub(super) struct StreamArgs {
     #[arg(long)]
     packets: Option<String>,
     /// Where the packets go: "host:port" (a broadcast address such as
-    /// 255.255.255.255:2368 works, as a real sensor sends).
-    #[arg(long, value_parser = destination)]
-    to: SocketAddr,
+    /// 255.255.255.255:2368 works, as a real sensor sends). Needed unless the frames
+    /// go out as live topics (--ros2, --foxglove).
+    #[arg(long, value_parser = destination, required_unless_present_any = ["ros2", "foxglove"])]
+    to: Option<SocketAddr>,
     /// Send as fast as frames are made instead of at the sensor's real rate.
     #[arg(long)]
     fast: bool,
     /// Simulate all frames first, then send them at the sensor's rate: a real-time
-    /// stream of a bounded scenario on a machine too slow to simulate it live.
-    #[arg(long, conflicts_with = "fast")]
+    /// stream of a bounded scenario on a machine too slow to simulate it live
+    /// (packets only).
+    #[arg(long, conflicts_with_all = ["fast", "ros2", "foxglove"])]
     preload: bool,
+    /// Publish live ROS 2 topics over DDS (no ROS installation needed): each sensor's
+    /// sensor_msgs/PointCloud2 on /<sensor>/points (best effort, keep last 5; frame id
+    /// <sensor>: the rig's names, else the sensor's, `-` as `_`: /vlp_16/points), a
+    /// rig IMU's sensor_msgs/Imu on /<imu>/imu, the vehicle on /tf (world → base_link)
+    /// and the mounts on /tf_static (base_link → <sensor>, transient local). The domain
+    /// is ROS_DOMAIN_ID's (default 0); ROS_LOCALHOST_ONLY=1 keeps discovery on this host.
+    #[arg(long)]
+    ros2: bool,
+    /// Put the sensors' topics under this namespace: /NS/<sensor>/points (/tf,
+    /// /tf_static and /clock stay global).
+    #[arg(long, value_name = "NS")]
+    ros2_namespace: Option<String>,
+    /// Serve the same topics to Foxglove over its live WebSocket protocol on
+    /// "host:port" (a port alone listens on 127.0.0.1; default 127.0.0.1:8765): in
+    /// Foxglove, "Open connection" → "Foxglove WebSocket" → ws://127.0.0.1:8765.
+    #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = "8765", value_parser = foxglove_addr)]
+    foxglove: Option<SocketAddr>,
+    /// Stamp the live topics with the scenario's time (from 0 at the first frame) and
+    /// publish it on /clock (rosgraph_msgs/Clock), for nodes run with use_sim_time;
+    /// without it they carry the wall clock, as a driver's do.
+    #[arg(long)]
+    sim_time: bool,
+    /// The live clouds' fields: a convention — beamtrace, velodyne, ouster,
+    /// ouster-native, ros — or a list of field keys (see `beamtrace run --help`).
+    /// [default: beamtrace]
+    #[arg(long, value_name = "SET")]
+    fields: Option<FieldSet>,
+    /// Organized live clouds: HEIGHT × WIDTH cells of the sensor's rings × columns, as
+    /// `run --organized` (the default of --fields velodyne, ouster and ouster-native).
+    #[arg(long, conflicts_with = "unorganized")]
+    organized: bool,
+    /// One row of returned points only, also for the conventions that organize.
+    #[arg(long)]
+    unorganized: bool,
     /// Also write every packet sent into this pcap file (it appears when the stream
     /// ends, whole).
     #[arg(long)]
@@ -60,6 +99,21 @@ fn destination(s: &str) -> Result<SocketAddr, String> {
         .ok_or_else(|| format!("`{s}` resolves to no address"))
 }
 
+/// `--foxglove`'s address: "host:port", or a port alone on the loopback interface.
+fn foxglove_addr(s: &str) -> Result<SocketAddr, String> {
+    let s = s.trim();
+    let port = s.strip_prefix(':').unwrap_or(s);
+    if let Ok(port) = port.parse::<u16>() {
+        return Ok(SocketAddr::from(([127, 0, 0, 1], port)));
+    }
+    if !s.contains(':') {
+        return Err(format!(
+            "`{s}` is neither a port nor a host:port (e.g. 8765 or 127.0.0.1:{FOXGLOVE_PORT})"
+        ));
+    }
+    destination(s)
+}
+
 /// The packet formats, for `stream --help`.
 pub(super) fn after_help() -> String {
     let mut h = String::from("Packet formats (--packets):\n");
@@ -76,14 +130,89 @@ pub(super) fn after_help() -> String {
          machine cannot simulate in time are skipped and counted as dropped (a real \
          sensor does not wait). Nobody listening at --to is not an error.\n\n\
          Example: beamtrace stream --sensor vlp-16 --to 127.0.0.1:2368 --thin (a VLP-16 \
-         on the bundled drive)",
+         on the bundled drive)\n\n\
+         Live topics: beamtrace stream --sensor vlp-16 --thin --ros2, then \
+         `ros2 topic echo /vlp_16/points --no-arr` (any ROS 2 distribution, same \
+         ROS_DOMAIN_ID); --foxglove serves Foxglove. Each cloud is published when its \
+         sweep ends; frames that cannot be ready by then are skipped and counted, and \
+         nobody subscribed is not an error.",
     );
     h
 }
 
 pub(super) fn stream(args: StreamArgs) -> Result<()> {
     let mut opts = sim_options(&args.sim, Unscripted::BundledDrive)?;
-    let format = run_packet_format(args.packets.as_deref(), &opts)?;
+    let live = live_options(&args, &mut opts)?;
+    if let Some(to) = args.to {
+        packet_options(&args, to, &mut opts)?;
+    }
+    announce(&args, &opts, live.as_ref());
+    let bar = progress_bar(opts.frames);
+    let begun = Instant::now();
+    let mut points = 0u64;
+    let report = run_job_live(&opts, live.as_ref(), &mut |done: &FrameDone| {
+        points += done.points as u64;
+        bar.set_message(rates(done.frame + 1, points, begun.elapsed()));
+        bar.set_position(done.frame + 1);
+    });
+    bar.finish_and_clear();
+    let report = report.map_err(|e| super::job_failed(e, "streaming failed"))?;
+    print_summary(&report, opts.frames, begun.elapsed());
+    Ok(())
+}
+
+/// The live topics' options (`--ros2`, `--foxglove`), and the clouds' fields and
+/// layout, which only they carry.
+fn live_options(args: &StreamArgs, opts: &mut JobOptions) -> Result<Option<LiveOptions>> {
+    let layout_given = args.organized || args.unorganized || args.fields.is_some();
+    if !args.ros2 && args.foxglove.is_none() {
+        if layout_given || args.sim_time || args.ros2_namespace.is_some() {
+            bail!(
+                "--fields, --organized, --unorganized, --sim-time and --ros2-namespace are for \
+                 the live topics: add --ros2 and/or --foxglove (packets have their format's \
+                 own layout)"
+            );
+        }
+        return Ok(None);
+    }
+    opts.fields = args.fields.clone().unwrap_or_default();
+    opts.organized = match (args.organized, args.unorganized) {
+        (true, _) => Some(true),
+        (_, true) => Some(false),
+        _ => None,
+    };
+    let ros2 = match args.ros2 {
+        true => Some(Ros2Options::from_env()?),
+        false => None,
+    };
+    Ok(Some(LiveOptions {
+        ros2,
+        foxglove: args.foxglove,
+        real_time: !args.fast,
+        sim_time: args.sim_time,
+        namespace: namespace(args.ros2_namespace.as_deref())?,
+    }))
+}
+
+/// `--ros2-namespace`: "" without, else `/`-prefixed, checked as ROS 2 checks names.
+fn namespace(given: Option<&str>) -> Result<String> {
+    let Some(ns) = given else {
+        return Ok(String::new());
+    };
+    let ns = format!("/{}", ns.trim_matches('/'));
+    if ns == "/" {
+        return Ok(String::new());
+    }
+    match RosNames::new(&format!("{ns}/points"), "sensor") {
+        Ok(_) => Ok(ns),
+        Err(OutputError::RosName { why, .. }) => bail!("--ros2-namespace `{ns}`: {why}"),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// The packets' options (`--to` and what goes with it).
+fn packet_options(args: &StreamArgs, to: SocketAddr, opts: &mut JobOptions) -> Result<()> {
+    let format = run_packet_format(args.packets.as_deref(), opts)?;
     if args.http.is_some() && opts.rig.is_some() {
         bail!(
             "--http answers one Ouster sensor's HTTP API; a rig's sensors are configured by \
@@ -99,43 +228,66 @@ pub(super) fn stream(args: StreamArgs) -> Result<()> {
         .unwrap_or(Duration::ZERO);
     opts.packets = Some(PacketOutput {
         format,
-        udp: Some(args.to),
+        udp: Some(to),
         pcap: args.pcap.clone(),
         real_time: !args.fast,
         start,
         preload: args.preload,
         http: args.http,
     });
-    eprintln!(
-        "streaming {} frames of {} to {}{}, {}",
-        opts.frames,
-        what_streams(&opts, format),
-        args.to,
-        if args.fast {
-            ", as fast as possible"
-        } else {
-            " in real time"
-        },
-        match &opts.scenario {
-            Some(s) => format!("playing {}", s.path().display()),
-            None => format!("in {}", opts.scene_name),
-        }
-    );
+    Ok(())
+}
+
+/// What the stream sends where, before it starts.
+fn announce(args: &StreamArgs, opts: &JobOptions, live: Option<&LiveOptions>) {
+    let pace = match args.fast {
+        true => ", as fast as possible",
+        false => " in real time",
+    };
+    let playing = match &opts.scenario {
+        Some(s) => format!("playing {}", s.path().display()),
+        None => format!("in {}", opts.scene_name),
+    };
+    if let (Some(p), Some(to)) = (&opts.packets, args.to) {
+        let what = what_streams(opts, p.format);
+        eprintln!(
+            "streaming {} frames of {what} to {to}{pace}, {playing}",
+            opts.frames
+        );
+    }
     if let Some(http) = args.http {
         eprintln!("answering the Ouster sensor HTTP API on http://{http}/api/v1/");
     }
-    let bar = progress_bar(opts.frames);
-    let begun = Instant::now();
-    let mut points = 0u64;
-    let report = run_job(&opts, &mut |done: &FrameDone| {
-        points += done.points as u64;
-        bar.set_message(rates(done.frame + 1, points, begun.elapsed()));
-        bar.set_position(done.frame + 1);
-    });
-    bar.finish_and_clear();
-    let report = report.map_err(|e| super::job_failed(e, "streaming failed"))?;
-    print_summary(&report, opts.frames, begun.elapsed());
-    Ok(())
+    let Some(live) = live else { return };
+    let topics = live_topics(opts, &live.namespace).join(", ");
+    eprintln!(
+        "publishing {} frames on {topics}{pace}, {playing}",
+        opts.frames
+    );
+    if let Some(r) = &live.ros2 {
+        let range = if r.localhost_only {
+            ", this host only"
+        } else {
+            ""
+        };
+        eprintln!("  over DDS, ROS domain {}{range}", r.domain_id);
+    }
+    if let Some(addr) = live.foxglove {
+        eprintln!("  to Foxglove: open a Foxglove WebSocket connection to ws://{addr}");
+    }
+}
+
+/// The live topics of the run's sensors (and IMU), then the transforms and clock.
+fn live_topics(opts: &JobOptions, ns: &str) -> Vec<String> {
+    let mut topics: Vec<String> = match &opts.rig {
+        Some(rig) => (rig.sensors.iter())
+            .map(|m| format!("{ns}/{}/points", m.name))
+            .chain(rig.imu.iter().map(|i| format!("{ns}/{}/imu", i.name)))
+            .collect(),
+        None => vec![format!("{ns}/{}/points", ros_name(&opts.sensor.name))],
+    };
+    topics.extend(["/tf".to_string(), "/tf_static".to_string()]);
+    topics
 }
 
 /// "os1-128 as ouster-rng19-dual packets", or a rig's sensors with their formats and
@@ -175,6 +327,9 @@ fn print_summary(report: &JobReport, asked: u64, elapsed: Duration) {
     }
     if let (Some(first), Some(end)) = (&report.memory_first_frame, &report.memory_end) {
         print_memory(first, end);
+    }
+    if let Some(live) = &report.live {
+        print_live(live);
     }
     if report.sensors.is_empty() {
         print_packets(report, "");
@@ -222,11 +377,35 @@ fn print_packets(report: &JobReport, who: &str) {
     }
 }
 
+/// What the live topics published, and what they dropped.
+fn print_live(live: &LiveReport) {
+    println!(
+        "  live: {} clouds and {} IMU messages published, {} frames late (not published), \
+         {} messages refused by lagging reliable readers",
+        live.clouds, live.imu, live.late_frames, live.refused
+    );
+    if let Some(n) = live.dds_matched {
+        println!("  DDS: {n} subscription(s) matched at the end");
+    }
+    if let (Some(addr), Some(n)) = (live.foxglove_addr, live.foxglove_clients) {
+        println!("  Foxglove on ws://{addr}: {n} client(s) connected at the end");
+    }
+    let mut latency = live.latency_ms.clone();
+    latency.sort_by(f64::total_cmp);
+    let p99 = latency.len().saturating_sub(1) * 99 / 100;
+    if let (Some(median), Some(p99)) = (latency.get(latency.len() / 2), latency.get(p99)) {
+        println!(
+            "  publication latency (sweep end → published): median {median:.1} ms, p99 {p99:.1} ms"
+        );
+    }
+}
+
 /// The summary's first line: frames sent (the ones a receiver saw), and simulated
 /// where that differs (frames ready too late were simulated but not sent).
 fn frames_line(report: &JobReport, asked: u64, elapsed: Duration) -> String {
     let simulated = report.points_per_frame.len() as u64;
-    let late = report.packets.as_ref().map_or(0, |p| p.late_frames);
+    let late = report.packets.as_ref().map_or(0, |p| p.late_frames)
+        + report.live.as_ref().map_or(0, |l| l.late_frames);
     let sent = simulated.saturating_sub(late);
     let s = elapsed.as_secs_f64();
     let mut line = format!(

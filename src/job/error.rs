@@ -128,6 +128,8 @@ pub enum JobError {
     HttpNeedsOuster(&'static str),
     #[error(transparent)]
     Http(#[from] OusterHttpError),
+    #[error(transparent)]
+    Live(#[from] crate::live::LiveError),
     #[error("starting the packet writer thread: {0}")]
     Thread(#[source] std::io::Error),
     #[error("the packet writer thread stopped without saying why (it panicked)")]

@@ -8,10 +8,10 @@ use crate::model::{FrameSettings, PointCloud};
 use crate::osi::detections::mounting_position;
 use crate::osi::{sensor_data, trace_file_name, write_message, FrameStamp as OsiStamp};
 use crate::output::{
-    frame_file_name, frame_layer_file_name, frame_messages, organize, write_atomic,
-    write_cloud_into, write_mcap_layer_to, write_picture_into, write_poses, write_weather,
-    AtomicFiles, BeamLayout, CloudMeta, Format, FrameMessage, FrameStamp, Organize, PictureOptions,
-    PoseRow, Viewpoint, WeatherRow, RUN_BAG,
+    frame_file_name, frame_layer_file_name, frame_messages, frame_messages_at, organize,
+    write_atomic, write_cloud_into, write_mcap_layer_to, write_picture_into, write_poses,
+    write_weather, AtomicFiles, BeamLayout, CloudMeta, Format, FrameMessage, FrameStamp, Organize,
+    PictureOptions, PoseRow, RosNames, Viewpoint, WeatherRow, RUN_BAG,
 };
 use crate::sensor::Sensor;
 use crate::weather::WeatherTrack;
@@ -389,6 +389,34 @@ struct FrameOf {
     world: Option<Viewpoint>,
 }
 
+/// Calls `f` with the cloud(s) of a frame: one, or one per return layer of an organized
+/// layout, each with its metadata.
+fn with_layers<T>(
+    opts: &JobOptions,
+    plan: &OutputPlan,
+    cloud: &PointCloud,
+    of: FrameOf,
+    f: impl FnOnce(&[(usize, &PointCloud, CloudMeta)]) -> Result<T, JobError>,
+) -> Result<T, JobError> {
+    let meta = |organized| CloudMeta {
+        fields: &opts.fields,
+        organized,
+        world: of.world,
+        beams: Some(&plan.layout),
+        stamp: Some(of.stamp),
+    };
+    match plan.organize {
+        None => f(&[(0, cloud, meta(None))]),
+        Some(how) => {
+            let organized = organize(cloud, &plan.layout, how)?;
+            let layers: Vec<(usize, &PointCloud, CloudMeta)> = (organized.iter().enumerate())
+                .map(|(layer, part)| (layer, &part.cloud, meta(Some((part.width, part.height)))))
+                .collect();
+            f(&layers)
+        }
+    }
+}
+
 /// Writes the cloud(s) of a frame: one, or one per return layer of an organized layout
 /// that puts layers in files of their own; each a file, or messages for the bag.
 fn write_clouds(
@@ -400,45 +428,64 @@ fn write_clouds(
     out: &mut FrameOutput,
     report: &mut JobReport,
 ) -> Result<(), JobError> {
-    let meta = |organized| CloudMeta {
-        fields: &opts.fields,
-        organized,
-        world: of.world,
-        beams: Some(&plan.layout),
-        stamp: Some(of.stamp),
-    };
-    let organized;
-    let layers: Vec<(usize, &PointCloud, CloudMeta)> = match plan.organize {
-        None => vec![(0, cloud, meta(None))],
-        Some(how) => {
-            organized = organize(cloud, &plan.layout, how)?;
-            organized
-                .iter()
-                .enumerate()
-                .map(|(layer, part)| (layer, &part.cloud, meta(Some((part.width, part.height)))))
-                .collect()
+    with_layers(opts, plan, cloud, of, |layers| {
+        if plan.bag {
+            out.messages = frame_messages(layers, &m.mcap.names)
+                .map_err(|e| crate::output::OutputError::write(&opts.out_dir.join(RUN_BAG), e))?;
+            return Ok(());
         }
-    };
-    if plan.bag {
-        out.messages = frame_messages(&layers, &m.mcap.names)
-            .map_err(|e| crate::output::OutputError::write(&opts.out_dir.join(RUN_BAG), e))?;
-        return Ok(());
-    }
-    for (layer, part, meta) in layers {
-        let name = frame_layer_file_name(of.stamp.frame, layer, opts.format);
-        let path = m.out_dir.join(name);
-        if opts.format == Format::Mcap {
-            // The run's own names, and each return on its own topic.
-            let names = &m.mcap.names;
-            meta.check(part)?;
-            out.files
-                .write(&path, |w| write_mcap_layer_to(w, part, &meta, names, layer))?;
-        } else {
-            write_cloud_into(&mut out.files, &path, part, opts.format, &meta)?;
+        for &(layer, part, meta) in layers {
+            let name = frame_layer_file_name(of.stamp.frame, layer, opts.format);
+            let path = m.out_dir.join(name);
+            if opts.format == Format::Mcap {
+                // The run's own names, and each return on its own topic.
+                let names = &m.mcap.names;
+                meta.check(part)?;
+                out.files
+                    .write(&path, |w| write_mcap_layer_to(w, part, &meta, names, layer))?;
+            } else {
+                write_cloud_into(&mut out.files, &path, part, opts.format, &meta)?;
+            }
+            report.files.push(path);
         }
-        report.files.push(path);
-    }
-    Ok(())
+        Ok(())
+    })
+}
+
+/// A frame's messages as a bag would hold them, on `names` and stamped on a clock that
+/// reads `clock_ns` at scenario time 0: the live topics' (`job::live`).
+#[allow(clippy::too_many_arguments)]
+pub(super) fn frame_messages_for(
+    opts: &JobOptions,
+    m: &Member,
+    plan: &OutputPlan,
+    frame: u64,
+    cloud: &PointCloud,
+    settings: &FrameSettings,
+    names: &RosNames,
+    clock_ns: u64,
+) -> Result<Vec<FrameMessage>, JobError> {
+    let stamp = FrameStamp {
+        frame,
+        time: scenario_time(&m.sensor, frame),
+        pose: viewpoint(settings.sensor_to_world),
+    };
+    let world;
+    let (cloud, of) = match opts.world_frame {
+        true => {
+            world = to_world(cloud, settings);
+            let of = FrameOf {
+                stamp,
+                world: Some(stamp.pose),
+            };
+            (&world, of)
+        }
+        false => (cloud, FrameOf { stamp, world: None }),
+    };
+    with_layers(opts, plan, cloud, of, |layers| {
+        frame_messages_at(layers, names, clock_ns)
+            .map_err(|e| crate::output::OutputError::Records(e.to_string()).into())
+    })
 }
 
 /// The picture of a frame, sized to the sensor: its rings and azimuth field of view.

@@ -8,6 +8,7 @@ mod bundled;
 mod error;
 mod files;
 mod http;
+mod live;
 mod memory;
 mod out_dir;
 mod packets;
@@ -37,10 +38,12 @@ pub use spec::{
 };
 
 use http::HttpApi;
-use runner::{driver_plan, lanes, Runner};
+use live::LiveStream;
+use runner::{driver_plan_for, lanes, Runner};
 use stream::{write_packet_calibration, write_packet_metadata, PacketStream};
 
 use crate::gpu::ContextOptions;
+use crate::live::{LiveOptions, LiveReport};
 use crate::material::{MaterialDb, MaterialMapping};
 pub use crate::output::RUN_BAG;
 use crate::output::{FieldSet, Format, RosNames, Viewpoint};
@@ -197,6 +200,8 @@ pub struct JobReport {
     pub packets: Option<SenderReport>,
     /// What the Ouster HTTP API answered, and where clients sent the packets.
     pub http: Option<HttpReport>,
+    /// What the live topics published ([`run_job_live`]).
+    pub live: Option<LiveReport>,
     /// Host and device memory once the first frame was done, and at the end (the last
     /// packet sent, before run.json is written): a job that does not grow with its
     /// frames keeps them flat.
@@ -236,9 +241,29 @@ pub fn run_job(
     opts: &JobOptions,
     frame_done: &mut dyn FnMut(&FrameDone),
 ) -> Result<JobReport, JobError> {
+    run_job_live(opts, None, frame_done)
+}
+
+/// [`run_job`] that also publishes its frames live (`stream --ros2`, `--foxglove`): each
+/// sensor's clouds in the job's fields (organized as the job says), the vehicle's and
+/// the mounts' transforms and a rig's IMU, as DDS topics and/or to Foxglove's WebSocket
+/// protocol (see [`crate::live`]). In real time a frame is published when its sweep
+/// ends, and frames that cannot be ready by then are skipped and counted.
+pub fn run_job_live(
+    opts: &JobOptions,
+    live: Option<&LiveOptions>,
+    frame_done: &mut dyn FnMut(&FrameDone),
+) -> Result<JobReport, JobError> {
     check_options(opts)?;
     let lanes = lanes(opts)?;
-    let driver = driver_plan(opts)?;
+    let driver = driver_plan_for(opts, live.is_some())?;
+    if live.is_some() {
+        // Checked before the device opens: the clouds' layout as topics carry it.
+        Format::Mcap.check_layout(&opts.fields, lanes[0].plan.organize.is_some())?;
+    }
+    let live = live
+        .map(|l| LiveStream::start(opts, l, &lanes))
+        .transpose()?;
     // Refused before the device opens and before anything is sent or written; the
     // HTTP API answers from now on, while the device and the scene are made ready.
     let mut starts = Vec::new();
@@ -253,6 +278,7 @@ pub fn run_job(
         });
     }
     let mut runner = Runner::new(opts, lanes, driver)?;
+    runner.live = live;
     for (lane, start) in runner.lanes.iter_mut().zip(starts) {
         let (Some(p), Some((encoder, http))) = (&lane.member.packets, start) else {
             continue;

@@ -231,6 +231,8 @@ pub(super) struct RigImu {
     pub(super) samples: Vec<ImuSample>,
     /// Samples already in the bag.
     sent: usize,
+    /// Samples already queued for the live topics.
+    live_sent: usize,
 }
 
 impl RigImu {
@@ -255,6 +257,7 @@ impl RigImu {
             spec,
             samples,
             sent: 0,
+            live_sent: 0,
         }))
     }
 
@@ -265,5 +268,16 @@ impl RigImu {
         let messages = imu_messages(&self.spec.name, &self.samples[self.sent..end], variances)?;
         self.sent = end;
         Ok(messages)
+    }
+
+    /// The samples before `t` (s) not yet queued for the live topics, and their noise
+    /// variances (gyroscope, accelerometer).
+    pub(super) fn live_samples_until(&mut self, t: f64) -> (&[ImuSample], [f64; 2]) {
+        let from = self.live_sent;
+        self.live_sent += self.samples[from..].partition_point(|s| s.t < t);
+        (
+            &self.samples[from..self.live_sent],
+            imu_variances(&self.spec),
+        )
     }
 }

@@ -9,6 +9,7 @@
 
 use super::files::OutputPlan;
 use super::files::{create_out_dir, join_osi_frames, viewpoint, write_frame, write_run_files};
+use super::live::LiveStream;
 use super::rig::{members, write_rig_files, Member, RigImu};
 use super::stream::PacketStream;
 use super::{FrameDone, JobError, JobOptions, JobReport, MemoryUse};
@@ -24,7 +25,7 @@ use std::time::Instant;
 /// One sensor's output side: where its frames go, its packets and its report.
 pub(super) struct Lane {
     pub(super) member: Member,
-    plan: OutputPlan,
+    pub(super) plan: OutputPlan,
     pub(super) packets: Option<PacketStream>,
     pub(super) report: JobReport,
 }
@@ -59,11 +60,19 @@ pub(super) struct Runner<'a> {
     dropped: u64,
     /// The rig's IMU, if it has one (a job part measures none: see `RigImu`).
     imu: Option<RigImu>,
+    /// The live topics, when the job publishes them.
+    pub(super) live: Option<LiveStream>,
 }
 
 /// The driver's inputs for the job: its scene, sensors and motion, and the sun only
 /// where something written depends on it.
 pub(super) fn driver_plan(opts: &JobOptions) -> Result<DriverPlan<'_>, JobError> {
+    driver_plan_for(opts, false)
+}
+
+/// [`driver_plan`] for a job that also publishes its clouds live (`live`), whose fields
+/// may read the ambient level.
+pub(super) fn driver_plan_for(opts: &JobOptions, live: bool) -> Result<DriverPlan<'_>, JobError> {
     let play = match &opts.scenario {
         Some(s) => Play::Scenario(s),
         None => Play::SceneAnimations,
@@ -82,7 +91,7 @@ pub(super) fn driver_plan(opts: &JobOptions) -> Result<DriverPlan<'_>, JobError>
         mapping: &opts.mapping,
         vehicle_pose: opts.vehicle_pose,
         play,
-        sun: simulated_sun(opts),
+        sun: simulated_sun(opts, live),
         weather: opts.weather,
     })?)
 }
@@ -139,6 +148,7 @@ impl<'a> Runner<'a> {
                 None => RigImu::of(opts)?,
                 Some(_) => None,
             },
+            live: None,
         };
         runner.queue = runner.items();
         Ok(runner)
@@ -186,18 +196,20 @@ impl<'a> Runner<'a> {
     /// to packets) is skipped and counted as dropped — a real sensor does not wait, and
     /// simulating a frame that would be late anyway only makes the next one late too.
     fn next_item(&mut self) -> Option<Item> {
-        let clock = (self.lanes.iter())
+        // A frame's packets are due from its start, its live cloud at its end.
+        let packets = (self.lanes.iter())
             .find_map(|l| l.packets.as_ref())
-            .and_then(|p| Some((p.clock?, p.ready_after)));
+            .and_then(|p| Some((p.clock?, p.ready_after, 0)));
+        let live = (self.live.as_ref()).and_then(|l| Some((l.clock?, l.ready_after, 1)));
         let starts_group = |q: &VecDeque<Item>, groups: &VecDeque<(u64, Group)>| {
             q.front()
                 .is_some_and(|i| groups.back().is_none_or(|g| g.0 != i.group))
         };
-        if let Some((start, ready_after)) = clock {
+        if let Some((start, ready_after, due_after)) = packets.or(live) {
             let ready = (start.elapsed() + ready_after).as_secs_f64();
             while starts_group(&self.queue, &self.groups) {
                 let group = self.queue.front().map_or(0, |i| i.group);
-                if ready <= self.driver.frame_time(group) {
+                if ready <= self.driver.frame_time(group + due_after) {
                     break;
                 }
                 self.queue.retain(|i| i.group != group);
@@ -261,6 +273,7 @@ impl<'a> Runner<'a> {
             true => self.write(&done, &cloud)?,
             false => Vec::new(),
         };
+        self.publish(&done, &cloud)?;
         // Every submitted frame opened its rig frame, and frames finish in order.
         let Some((_, group)) = self.groups.front_mut() else {
             return Ok(());
@@ -275,10 +288,38 @@ impl<'a> Runner<'a> {
         if group.left == 0 {
             if let Some((g, group)) = self.groups.pop_front() {
                 self.imu_into_bag(self.driver.frame_time(g + 1))?;
+                // A frame ahead: the samples are due while the next frame is made.
+                if let (Some(live), Some(imu)) = (&mut self.live, &mut self.imu) {
+                    live.imu_until(imu, self.driver.frame_time(g + 2))?;
+                }
                 frame_done(&group.done);
             }
         }
         Ok(())
+    }
+
+    /// A lane's frame to the live topics, due when its sweep ends.
+    fn publish(
+        &mut self,
+        done: &DrivenFrame,
+        cloud: &crate::model::PointCloud,
+    ) -> Result<(), JobError> {
+        let Some(live) = &mut self.live else {
+            return Ok(());
+        };
+        let lane = &self.lanes[done.lane];
+        let period = 1.0 / f64::from(lane.member.sensor.frame_rate);
+        let due = self.driver.lane_frame_time(done.lane, done.frame) + period;
+        live.frame(
+            self.opts,
+            lane,
+            done.lane,
+            done.frame,
+            cloud,
+            &done.settings,
+            due,
+            done.submitted,
+        )
     }
 
     /// The IMU's samples before `t` into the bag, after the frames they fall among.
@@ -334,6 +375,11 @@ impl<'a> Runner<'a> {
                 lane.report.packets = Some(sent);
                 lane.report.http = http;
             }
+        }
+        if let Some(live) = self.live.take() {
+            let report = live.finish()?;
+            self.lanes[0].report.dropped_frames += report.late_frames;
+            self.lanes[0].report.live = Some(report);
         }
         self.lanes[0].report.dropped_frames += self.dropped;
         self.lanes[0].report.memory_end = Some(MemoryUse::now(&self.ctx));
@@ -423,6 +469,7 @@ impl JobReport {
                 all.weather = r.weather.clone();
                 all.memory_first_frame = r.memory_first_frame;
                 all.memory_end = r.memory_end;
+                all.live = r.live.clone();
             }
             all.run_files.extend(r.run_files.iter().cloned());
             all.sensors.push((name, r));
@@ -456,8 +503,8 @@ impl JobReport {
 /// ambient level — no cloud field reads it, the packets carry none and the detector
 /// has no ambient noise floor (`ambient_k` 0). Then the frames trace no shadow rays,
 /// and every value written is what it would be with them.
-fn simulated_sun(opts: &JobOptions) -> Option<Sun> {
-    let clouds = opts.clouds && opts.fields.reads_ambient();
+fn simulated_sun(opts: &JobOptions, live: bool) -> Option<Sun> {
+    let clouds = (opts.clouds || live) && opts.fields.reads_ambient();
     let packets = opts
         .packets
         .as_ref()
@@ -528,7 +575,7 @@ mod tests {
     /// whose threshold rises with it.
     #[test]
     fn the_sun_is_simulated_only_where_the_ambient_level_matters() {
-        let lit = |o: JobOptions| simulated_sun(&o).is_some();
+        let lit = |o: JobOptions| simulated_sun(&o, false).is_some();
         assert!(lit(options(Convention::Beamtrace, None, 0.0)));
         assert!(lit(options(Convention::Ouster, None, 0.0)));
         assert!(!lit(options(Convention::Velodyne, None, 0.0)));
@@ -541,6 +588,10 @@ mod tests {
         assert!(lit(options(Convention::Velodyne, None, 1.0)));
         let mut packets_only = options(Convention::Beamtrace, Some("vlp16"), 0.0);
         packets_only.clouds = false;
+        assert!(
+            simulated_sun(&packets_only, true).is_some(),
+            "live clouds read it"
+        );
         assert!(!lit(packets_only));
     }
 }

@@ -189,6 +189,17 @@ pub fn frame_messages(
     clouds: &[(usize, &PointCloud, CloudMeta)],
     names: &RosNames,
 ) -> io::Result<Vec<FrameMessage>> {
+    frame_messages_at(clouds, names, 0)
+}
+
+/// [`frame_messages`] on a clock that reads `clock_ns` at the run's start: each stamp is
+/// that plus the frame's scenario time (live topics stamp with the wall clock unless
+/// they publish the simulation's time on `/clock`).
+pub fn frame_messages_at(
+    clouds: &[(usize, &PointCloud, CloudMeta)],
+    names: &RosNames,
+    clock_ns: u64,
+) -> io::Result<Vec<FrameMessage>> {
     let stamp = clouds
         .first()
         .and_then(|(_, _, m)| m.stamp)
@@ -197,7 +208,7 @@ pub fn frame_messages(
             time: 0.0,
             pose: Viewpoint::IDENTITY,
         });
-    let ns = nanoseconds(stamp.time);
+    let ns = nanoseconds(stamp.time).saturating_add(clock_ns);
     let sequence = u32::try_from(stamp.frame).unwrap_or(u32::MAX);
     let message = |schema, topic: String, data| FrameMessage {
         schema,
@@ -233,22 +244,61 @@ pub const VEHICLE_FRAME_ID: &str = "base_link";
 /// The topic of a rig's mounts.
 pub const TF_STATIC_TOPIC: &str = "/tf_static";
 
+/// The topic of the simulation's time (`rosgraph_msgs/msg/Clock`).
+pub const CLOCK_TOPIC: &str = "/clock";
+
 impl FrameMessage {
     pub fn topic(&self) -> &str {
         &self.topic
+    }
+
+    /// The ROS 2 type, e.g. `sensor_msgs/msg/PointCloud2`.
+    pub fn type_name(&self) -> &'static str {
+        self.schema.0
+    }
+
+    /// The type's `ros2msg` definition, as a bag's schema holds it.
+    pub fn definition(&self) -> &'static str {
+        self.schema.1
+    }
+
+    /// The message's stamp and log time (ns).
+    pub fn time_ns(&self) -> u64 {
+        self.time_ns
+    }
+
+    /// The CDR bytes, from the 4-byte encapsulation header on.
+    pub fn data(&self) -> &[u8] {
+        &self.data
     }
 }
 
 /// A rig's mounts (`base_link` → each sensor's frame id) as one `/tf_static` message
 /// at time 0.
 pub fn tf_static_message(mounts: &[(String, Viewpoint)]) -> FrameMessage {
+    tf_static_message_at(mounts, 0)
+}
+
+/// [`tf_static_message`] stamped `stamp_ns`.
+pub fn tf_static_message_at(mounts: &[(String, Viewpoint)], stamp_ns: u64) -> FrameMessage {
     let children: Vec<(&str, Viewpoint)> = mounts.iter().map(|(n, v)| (n.as_str(), *v)).collect();
     FrameMessage {
         schema: ros2::TF_MESSAGE,
         topic: TF_STATIC_TOPIC.into(),
         sequence: 0,
-        time_ns: 0,
-        data: ros2::transforms_message(0, VEHICLE_FRAME_ID, &children),
+        time_ns: stamp_ns,
+        data: ros2::transforms_message(stamp_ns, VEHICLE_FRAME_ID, &children),
+    }
+}
+
+/// The simulation's time, `ns` nanoseconds of scenario time, on [`CLOCK_TOPIC`].
+pub fn clock_message(ns: u64) -> FrameMessage {
+    FrameMessage {
+        schema: ros2::CLOCK,
+        topic: CLOCK_TOPIC.into(),
+        sequence: 0,
+        time_ns: ns,
+        data: ros2::clock_message(ns),
     }
 }
 
@@ -283,8 +333,19 @@ pub fn imu_messages(
         },
         other => other,
     })?;
+    Ok(imu_messages_on(&names, samples, variances, 0))
+}
+
+/// [`imu_messages`] on the topic and frame id of `names`, on a clock that reads
+/// `clock_ns` at the run's start (see [`frame_messages_at`]).
+pub fn imu_messages_on(
+    names: &RosNames,
+    samples: &[ImuSample],
+    variances: [f64; 2],
+    clock_ns: u64,
+) -> Vec<FrameMessage> {
     let message = |s: &ImuSample| {
-        let ns = nanoseconds(s.t);
+        let ns = nanoseconds(s.t).saturating_add(clock_ns);
         FrameMessage {
             schema: ros2::IMU,
             topic: names.topic().to_string(),
@@ -293,7 +354,7 @@ pub fn imu_messages(
             data: ros2::imu_message(ns, names.frame_id(), s, variances),
         }
     };
-    Ok(samples.iter().map(message).collect())
+    samples.iter().map(message).collect()
 }
 
 /// Writes `messages` into `out`, each channel and schema added where first used: the

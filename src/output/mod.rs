@@ -66,8 +66,9 @@ pub use las::{
     LAS_SCALE,
 };
 pub use mcap::{
-    frame_messages, imu_messages, merge_mcap, rig_frame_messages, tf_static_message,
-    write_mcap_layer_to, write_mcap_to, FrameMessage, RosNames, POINTS_TOPIC, SENSOR_FRAME_ID,
+    clock_message, frame_messages, frame_messages_at, imu_messages, imu_messages_on, merge_mcap,
+    rig_frame_messages, tf_static_message, tf_static_message_at, write_mcap_layer_to,
+    write_mcap_to, FrameMessage, RosNames, CLOCK_TOPIC, POINTS_TOPIC, SENSOR_FRAME_ID,
     TF_STATIC_TOPIC, TF_TOPIC, VEHICLE_FRAME_ID, WORLD_FRAME_ID,
 };
 pub use meta::{CloudMeta, FrameStamp, Viewpoint};
@@ -87,3 +88,8 @@ pub use poses::{
 };
 pub use recorded::{RecordedFrame, Recording, RecordingOptions};
 pub use records::{record_size, write_records};
+/// The ROS 2 message types beamtrace writes: (type name, `ros2msg` definition).
+pub use ros2::{
+    CLOCK as CLOCK_TYPE, IMU as IMU_TYPE, POINT_CLOUD2 as POINT_CLOUD2_TYPE,
+    TF_MESSAGE as TF_MESSAGE_TYPE,
+};

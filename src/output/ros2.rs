@@ -1,8 +1,9 @@
 //! ROS 2 messages as an MCAP file carries them: `sensor_msgs/msg/PointCloud2`,
-//! `tf2_msgs/msg/TFMessage` and `sensor_msgs/msg/Imu` serialized as CDR (little-endian, the `cdr` message
-//! encoding), and their message definitions as rosbag2 stores them (`ros2msg`: the
-//! message's own definition, then each type it uses after a line of 80 `=` and
-//! `MSG: package/Type`).
+//! `tf2_msgs/msg/TFMessage`, `sensor_msgs/msg/Imu` and `rosgraph_msgs/msg/Clock`
+//! serialized as CDR (little-endian, the `cdr` message encoding), and their message
+//! definitions as rosbag2 stores them (`ros2msg`: the message's own definition, then each
+//! type it uses after a line of 80 `=` and `MSG: package/Type`). The live topics
+//! (`crate::live`) publish the same bytes over DDS and Foxglove's WebSocket protocol.
 
 use super::fields::Scalar;
 use super::records::Encoding;
@@ -29,7 +30,7 @@ macro_rules! header_definitions {
 
 /// The schema name and definition of `sensor_msgs/msg/PointCloud2` (ROS 2 Humble and
 /// later; comments left out).
-pub(crate) const POINT_CLOUD2: (&str, &str) = (
+pub const POINT_CLOUD2: (&str, &str) = (
     "sensor_msgs/msg/PointCloud2",
     concat!(
         "std_msgs/Header header\n",
@@ -60,7 +61,7 @@ pub(crate) const POINT_CLOUD2: (&str, &str) = (
 );
 
 /// The schema name and definition of `tf2_msgs/msg/TFMessage`.
-pub(crate) const TF_MESSAGE: (&str, &str) = (
+pub const TF_MESSAGE: (&str, &str) = (
     "tf2_msgs/msg/TFMessage",
     concat!(
         "geometry_msgs/TransformStamped[] transforms\n",
@@ -89,7 +90,7 @@ pub(crate) const TF_MESSAGE: (&str, &str) = (
 );
 
 /// The schema name and definition of `sensor_msgs/msg/Imu`.
-pub(crate) const IMU: (&str, &str) = (
+pub const IMU: (&str, &str) = (
     "sensor_msgs/msg/Imu",
     concat!(
         "std_msgs/Header header\n",
@@ -111,6 +112,19 @@ pub(crate) const IMU: (&str, &str) = (
         "float64 x\n",
         "float64 y\n",
         "float64 z\n",
+    ),
+);
+
+/// The schema name and definition of `rosgraph_msgs/msg/Clock`, the simulation time
+/// that nodes with `use_sim_time` follow.
+pub const CLOCK: (&str, &str) = (
+    "rosgraph_msgs/msg/Clock",
+    concat!(
+        "builtin_interfaces/Time clock\n",
+        "================================================================================\n",
+        "MSG: builtin_interfaces/Time\n",
+        "int32 sec\n",
+        "uint32 nanosec\n",
     ),
 );
 
@@ -270,6 +284,15 @@ pub(crate) fn transforms_message(
     m.buf
 }
 
+/// A CDR `rosgraph_msgs/msg/Clock` at `ns` nanoseconds.
+pub(crate) fn clock_message(ns: u64) -> Vec<u8> {
+    let mut m = Cdr::with_capacity(8);
+    let (sec, nanosec) = ros_time(ns);
+    m.i32(sec);
+    m.u32(nanosec);
+    m.buf
+}
+
 /// A CDR `sensor_msgs/msg/Imu` of one sample in `frame_id`: angular velocity (rad/s)
 /// and linear acceleration (m/s², gravity's reaction included) with diagonal
 /// covariances `variances` (gyroscope, accelerometer); no orientation, which ROS says by
@@ -333,6 +356,15 @@ mod tests {
             want.extend(v.to_le_bytes());
         }
         assert_eq!(got, want);
+    }
+
+    /// rosgraph_msgs/Clock is a bare builtin_interfaces/Time: i32 sec, u32 nanosec.
+    #[test]
+    fn clock_message_bytes_follow_cdr() {
+        let mut want: Vec<u8> = vec![0, 1, 0, 0];
+        want.extend(7i32.to_le_bytes());
+        want.extend(250_000_000u32.to_le_bytes());
+        assert_eq!(clock_message(7_250_000_000), want);
     }
 
     #[test]

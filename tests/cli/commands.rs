@@ -873,6 +873,13 @@ fn stream_help_describes_every_option() {
             "--preload",
             "--pcap",
             "--http",
+            "--ros2",
+            "--ros2-namespace",
+            "--foxglove",
+            "--sim-time",
+            "--fields",
+            "--organized",
+            "--unorganized",
             "--help",
         ],
     );
