@@ -727,21 +727,18 @@ fn ros2_topics_carry_the_clouds_imu_transforms_and_clock_of_the_run() {
     let s = helper_summary(subscriber);
     assert_clouds_equal_pcds(&s, 20, Some("top"));
     let statics = s["tf_static"].as_array().expect("tf_static");
-    let mount = |child: &str| {
-        statics
+    // The mounts as f32 (the transforms' precision), then as float64 in the message.
+    let mount = |child: &str| -> Option<Vec<f64>> {
+        let t = (statics.iter()).find(|t| t[0] == "base_link" && t[1] == child)?;
+        let xyz = t[2]
+            .as_array()?
             .iter()
-            .find(|t| t[0] == "base_link" && t[1] == child)
+            .map(|v| v.as_f64().unwrap_or(f64::NAN));
+        Some(xyz.collect())
     };
-    assert_eq!(
-        mount("top").map(|t| t[2].clone()),
-        Some(serde_json::json!([0.5, 0.0, 1.8])),
-        "{s}"
-    );
-    assert_eq!(
-        mount("imu").map(|t| t[2].clone()),
-        Some(serde_json::json!([0.0, 0.25, 0.5])),
-        "{s}"
-    );
+    let f32s = |v: [f32; 3]| Some(v.map(f64::from).to_vec());
+    assert_eq!(mount("top"), f32s([0.5, 0.0, 1.8]), "{s}");
+    assert_eq!(mount("imu"), f32s([0.0, 0.25, 0.5]), "{s}");
     let clock: Vec<u64> = s["clock"]
         .as_array()
         .unwrap()
@@ -861,18 +858,11 @@ fn live_topics_with_nobody_subscribed_run_their_frames() {
     );
     let t = text(&o);
     assert!(o.status.success(), "{t}");
-    let number_before = |suffix: &str| -> u64 {
+    // The number just before `marker` in the summary.
+    let number_before = |marker: &str| -> u64 {
         t.lines()
-            .flat_map(|l| l.split(", "))
-            .find_map(|p| {
-                p.trim()
-                    .strip_suffix(suffix)?
-                    .rsplit(' ')
-                    .next()?
-                    .parse()
-                    .ok()
-            })
-            .unwrap_or_else(|| panic!("no `{suffix}` in the summary: {t}"))
+            .find_map(|l| l[..l.find(marker)?].split_whitespace().last()?.parse().ok())
+            .unwrap_or_else(|| panic!("no `{marker}` in the summary: {t}"))
     };
     let sent = number_before(" of 6 frames sent in");
     let published = number_before(" clouds and 0 IMU messages published");

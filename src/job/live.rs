@@ -18,7 +18,7 @@ use super::rig::{Member, RigImu};
 use super::runner::Lane;
 use super::{JobError, JobOptions};
 use crate::live::{Item, ItemKind, LiveOptions, LiveReport, Publisher, Topic};
-use crate::model::{FrameSettings, PointCloud};
+use crate::model::PointCloud;
 use crate::output::packets::Pacing;
 use crate::output::{
     imu_messages_on, rig_frame_messages, tf_static_message_at, RosNames, Viewpoint,
@@ -26,6 +26,7 @@ use crate::output::{
 use crate::output::{CLOCK_TOPIC, CLOCK_TYPE, IMU_TYPE, POINT_CLOUD2_TYPE, TF_MESSAGE_TYPE};
 use crate::output::{TF_STATIC_TOPIC, TF_TOPIC};
 use crate::sensor::ros_name;
+use crate::sim::DrivenFrame;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 /// The live side of a job.
@@ -143,28 +144,25 @@ impl LiveStream {
     }
 
     /// Queues a lane's frame, due when its sweep ends (`due_s`).
-    #[allow(clippy::too_many_arguments)]
     pub(super) fn frame(
         &mut self,
         opts: &JobOptions,
         lane: &Lane,
-        index: usize,
-        frame: u64,
+        done: &DrivenFrame,
         cloud: &PointCloud,
-        settings: &FrameSettings,
         due_s: f64,
-        submitted: Instant,
     ) -> Result<(), JobError> {
-        let first = self.clock.is_none();
+        let first = self.clock.is_none() && self.stamp_offset_ns.is_none();
         let offset = self.start_clock(due_s)?;
-        let names = &self.names[index];
-        let (m, plan) = (&lane.member, &lane.plan);
-        let messages = frame_messages_for(opts, m, plan, frame, cloud, settings, names, offset)?;
-        let mount = lane.member.sensor.mount.to_affine();
+        let names = &self.names[done.lane];
+        let (m, plan, settings) = (&lane.member, &lane.plan, &done.settings);
+        let messages =
+            frame_messages_for(opts, m, plan, done.frame, cloud, settings, names, offset)?;
+        let mount = m.sensor.mount.to_affine();
         let vehicle = viewpoint(settings.sensor_to_world * mount.inverse());
         let messages = rig_frame_messages(messages, &vehicle);
         if !first {
-            self.ready_after = submitted.elapsed();
+            self.ready_after = done.submitted.elapsed();
         }
         self.publisher.send(Item {
             messages,

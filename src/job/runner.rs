@@ -310,16 +310,7 @@ impl<'a> Runner<'a> {
         let lane = &self.lanes[done.lane];
         let period = 1.0 / f64::from(lane.member.sensor.frame_rate);
         let due = self.driver.lane_frame_time(done.lane, done.frame) + period;
-        live.frame(
-            self.opts,
-            lane,
-            done.lane,
-            done.frame,
-            cloud,
-            &done.settings,
-            due,
-            done.submitted,
-        )
+        live.frame(self.opts, lane, done, cloud, due)
     }
 
     /// The IMU's samples before `t` into the bag, after the frames they fall among.

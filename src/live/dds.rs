@@ -97,7 +97,7 @@ impl DdsPublisher {
                 domain: self.domain,
                 message: format!("topic {topic}: {e}"),
             };
-            let qos = qos(TopicQos::of(topic));
+            let qos = qos(TopicQos::of(topic, type_name));
             let t = self
                 .participant
                 .create_topic(
@@ -123,12 +123,17 @@ impl DdsPublisher {
 /// as its static broadcaster (reliable, transient local, keep last 1); `/clock` as
 /// simulators publish it (reliable, keep last 1; best-effort readers match it too).
 /// Reliable writers never wait for acknowledgements: a write that would is refused.
+/// An IMU's writer keeps its last 200 samples (2 s at 100 Hz) rather than 5: RustDDS
+/// sends from its own thread, and samples written in a burst (as fast as possible, or
+/// after a slow frame) would otherwise be replaced before they left. History depth is
+/// no part of QoS matching, so readers see sensor-data QoS all the same.
 fn qos(kind: TopicQos) -> QosPolicies {
     let reliable = Reliability::Reliable {
         max_blocking_time: rustdds::Duration::ZERO,
     };
     let (reliability, depth, durability) = match kind {
         TopicQos::SensorData => (Reliability::BestEffort, 5, Durability::Volatile),
+        TopicQos::Imu => (Reliability::BestEffort, 200, Durability::Volatile),
         TopicQos::Tf => (reliable, 100, Durability::Volatile),
         TopicQos::TfStatic => (reliable, 1, Durability::TransientLocal),
         TopicQos::Clock => (reliable, 1, Durability::Volatile),
@@ -167,6 +172,18 @@ impl Transport for DdsPublisher {
     fn report(&self, report: &mut LiveReport) {
         let matched = self.writers.values().map(|w| w.matched.max(0) as usize);
         report.dds_matched = Some(matched.sum());
+    }
+}
+
+/// How long the participant stays after the last write: RustDDS sends from its own
+/// thread, and the last samples must leave before the participant goes.
+const LINGER: std::time::Duration = std::time::Duration::from_millis(300);
+
+impl Drop for DdsPublisher {
+    fn drop(&mut self) {
+        if !self.writers.is_empty() {
+            std::thread::sleep(LINGER);
+        }
     }
 }
 

@@ -359,17 +359,20 @@ impl Publishing {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TopicQos {
     SensorData,
+    /// An IMU's samples: sensor data too, with a deeper writer history (see `dds.rs`).
+    Imu,
     Tf,
     TfStatic,
     Clock,
 }
 
 impl TopicQos {
-    pub fn of(topic: &str) -> TopicQos {
-        match topic {
-            TF_TOPIC => TopicQos::Tf,
-            TF_STATIC_TOPIC => TopicQos::TfStatic,
-            CLOCK_TOPIC => TopicQos::Clock,
+    pub fn of(topic: &str, type_name: &str) -> TopicQos {
+        match (topic, type_name) {
+            (TF_TOPIC, _) => TopicQos::Tf,
+            (TF_STATIC_TOPIC, _) => TopicQos::TfStatic,
+            (CLOCK_TOPIC, _) => TopicQos::Clock,
+            (_, "sensor_msgs/msg/Imu") => TopicQos::Imu,
             _ => TopicQos::SensorData,
         }
     }
@@ -397,10 +400,18 @@ mod tests {
 
     #[test]
     fn topics_get_the_qos_ros_2_publishers_use() {
-        assert_eq!(TopicQos::of("/tf"), TopicQos::Tf);
-        assert_eq!(TopicQos::of("/tf_static"), TopicQos::TfStatic);
-        assert_eq!(TopicQos::of("/clock"), TopicQos::Clock);
-        assert_eq!(TopicQos::of("/vlp_16/points"), TopicQos::SensorData);
-        assert_eq!(TopicQos::of("/ns/imu/imu"), TopicQos::SensorData);
+        let tf = "tf2_msgs/msg/TFMessage";
+        assert_eq!(TopicQos::of("/tf", tf), TopicQos::Tf);
+        assert_eq!(TopicQos::of("/tf_static", tf), TopicQos::TfStatic);
+        assert_eq!(
+            TopicQos::of("/clock", "rosgraph_msgs/msg/Clock"),
+            TopicQos::Clock
+        );
+        let points = "sensor_msgs/msg/PointCloud2";
+        assert_eq!(TopicQos::of("/vlp_16/points", points), TopicQos::SensorData);
+        assert_eq!(
+            TopicQos::of("/ns/imu/imu", "sensor_msgs/msg/Imu"),
+            TopicQos::Imu
+        );
     }
 }

@@ -161,6 +161,11 @@ def ns(t: Time) -> int:
     return t.sec * 1_000_000_000 + t.nanosec
 
 
+def take(reader, kind, n):
+    """The valid samples a reader holds (a writer leaving sends invalid ones)."""
+    return [m for m in reader.take(N=n) if isinstance(m, kind)]
+
+
 def read_imu_csv(path: str) -> dict:
     rows = {}
     with open(path) as f:
@@ -201,7 +206,7 @@ def main() -> None:
     while time.monotonic() - begun < a.timeout:
         got = False
         if not a.read_nothing:
-            for msg in points.take(N=100):
+            for msg in take(points, PointCloud2, 100):
                 got = True
                 frame = round(ns(msg.header.stamp) / 1e9 * a.rate)
                 pcd = os.path.join(a.pcd_dir, f"frame_{frame:06d}.pcd")
@@ -212,19 +217,19 @@ def main() -> None:
                 if tf_static is None:
                     # Late joining: made after the static transforms were published.
                     tf_static = DataReader(dp, tf_static_topic, qos=TRANSIENT_LOCAL)
-            for msg in clock.take(N=1000):
+            for msg in take(clock, Clock, 1000):
                 got = True
                 clocks.append(ns(msg.clock))
-            for msg in tf.take(N=1000):
+            for msg in take(tf, TFMessage, 1000):
                 got = True
                 tfs += len(msg.transforms)
             if imu is not None:
-                for msg in imu.take(N=1000):
+                for msg in take(imu, Imu, 1000):
                     got = True
                     v, w = msg.linear_acceleration, msg.angular_velocity
                     imus.append((ns(msg.header.stamp), msg.header.frame_id, (v.x, v.y, v.z, w.x, w.y, w.z)))
             if tf_static is not None:
-                for msg in tf_static.take(N=10):
+                for msg in take(tf_static, TFMessage, 10):
                     got = True
                     for t in msg.transforms:
                         tr, q = t.transform.translation, t.transform.rotation
