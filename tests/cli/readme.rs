@@ -292,7 +292,8 @@ fn readme_convention_headers_are_what_the_files_carry() {
 ///   examples share one folder, one after another, as a reader trying them would;
 /// - `stream`: `--fast` (no waiting for the sensor's clock; nobody needs to listen on
 ///   the UDP port), and `--http` on a free port instead of 8080, which the machine
-///   may use;
+///   may use; `--foxglove` on a free port too, and `--ros2` on the loopback interface
+///   only (`ROS_LOCALHOST_ONLY=1`, see [`command_for`]) in a domain of its own;
 /// - `view` needs a window: it runs under `xvfb-run` (a virtual X display) with
 ///   `--exit-after 1` (see [`command_for`]); a file pattern (`vlp/frame_*.ply`) is
 ///   expanded as a shell would ([`expand_globs`]);
@@ -326,6 +327,13 @@ fn scaled(args: &[String], http_port: u16) -> Vec<String> {
             ("stream", "--http") => {
                 out.extend(["--http".into(), format!("127.0.0.1:{http_port}")]);
                 i += 2;
+                continue;
+            }
+            ("stream", "--foxglove") => {
+                // A value, when given, is the next argument; the flag alone takes none.
+                let valued = args.get(i + 1).is_some_and(|v| !v.starts_with("--"));
+                out.extend(["--foxglove".into(), format!("127.0.0.1:{http_port}")]);
+                i += if valued { 2 } else { 1 };
                 continue;
             }
             _ => out.push(a.clone()),
@@ -374,7 +382,12 @@ fn command_for(args: &[String]) -> std::process::Command {
     } else {
         Command::new(bin)
     };
-    cmd.args(args).env_remove("RUST_BACKTRACE");
+    // Live ROS 2 topics (`stream --ros2`) stay on this machine, in a domain no other
+    // test uses.
+    cmd.args(args)
+        .env_remove("RUST_BACKTRACE")
+        .env("ROS_LOCALHOST_ONLY", "1")
+        .env("ROS_DOMAIN_ID", (90 + std::process::id() % 10).to_string());
     cmd
 }
 
