@@ -82,7 +82,7 @@ impl LiveStream {
         // Per frame: each lane's frame, and the IMU's samples over a frame of the
         // fastest lane's (a rig frame is the first lane's).
         let first_rate = f64::from(opts.sensor.frame_rate.max(1e-3));
-        let imu_per_frame = spec.map_or(0.0, |s| f64::from(s.rate_hz) / first_rate);
+        let imu_per_frame = spec.map_or(0.0, |s| s.rate_hz / first_rate);
         let per_frame = lanes.len() + 1 + imu_per_frame.ceil() as usize;
         let mut topics: Vec<Topic> = (names.iter())
             .map(|n| (n.topic().to_string(), POINT_CLOUD2_TYPE))
@@ -113,34 +113,38 @@ impl LiveStream {
         }
     }
 
-    /// Starts the clock with the first frame (due at `due_s`: published now) and
-    /// sends the static transforms first.
-    fn start_clock(&mut self, due_s: f64) -> Result<u64, JobError> {
-        if let Some(offset) = self.stamp_offset_ns {
-            return Ok(offset);
-        }
+    /// The stamps' offset (ns added to scenario time), fixed with the first frame (due
+    /// at `due_s`): the wall clock then, less `due_s`, or 0 under `--sim-time`.
+    fn stamp_offset(&mut self, due_s: f64) -> u64 {
+        *self
+            .stamp_offset_ns
+            .get_or_insert_with(|| match self.sim_time {
+                true => 0,
+                false => {
+                    let unix = SystemTime::now()
+                        .duration_since(UNIX_EPOCH)
+                        .unwrap_or_default();
+                    let due = Duration::from_secs_f64(due_s.max(0.0));
+                    unix.saturating_sub(due).as_nanos() as u64
+                }
+            })
+    }
+
+    /// Starts the clock when the first frame is ready (due at `due_s`: published now),
+    /// and sends the static transforms before it.
+    fn start_clock(&mut self, due_s: f64, offset: u64) -> Result<(), JobError> {
         let now = Instant::now();
-        let due = Duration::from_secs_f64(due_s.max(0.0));
         if self.real_time {
+            let due = Duration::from_secs_f64(due_s.max(0.0));
             self.clock = Some(now.checked_sub(due).unwrap_or(now));
         }
-        let offset = match self.sim_time {
-            true => 0,
-            false => {
-                let unix = SystemTime::now()
-                    .duration_since(UNIX_EPOCH)
-                    .unwrap_or_default();
-                unix.saturating_sub(due).as_nanos() as u64
-            }
-        };
-        self.stamp_offset_ns = Some(offset);
         self.publisher.send(Item {
             messages: vec![tf_static_message_at(&self.mounts, offset)],
             due_s: 0.0,
             pacing: self.pacing(),
             kind: ItemKind::Always,
         })?;
-        Ok(offset)
+        Ok(())
     }
 
     /// Queues a lane's frame, due when its sweep ends (`due_s`).
@@ -152,8 +156,8 @@ impl LiveStream {
         cloud: &PointCloud,
         due_s: f64,
     ) -> Result<(), JobError> {
-        let first = self.clock.is_none() && self.stamp_offset_ns.is_none();
-        let offset = self.start_clock(due_s)?;
+        let first = self.stamp_offset_ns.is_none();
+        let offset = self.stamp_offset(due_s);
         let names = &self.names[done.lane];
         let (m, plan, settings) = (&lane.member, &lane.plan, &done.settings);
         let messages =
@@ -161,8 +165,10 @@ impl LiveStream {
         let mount = m.sensor.mount.to_affine();
         let vehicle = viewpoint(settings.sensor_to_world * mount.inverse());
         let messages = rig_frame_messages(messages, &vehicle);
-        if !first {
-            self.ready_after = done.submitted.elapsed();
+        match first {
+            // Encoded first: the clock starts with the frame ready.
+            true => self.start_clock(due_s, offset)?,
+            false => self.ready_after = done.submitted.elapsed(),
         }
         self.publisher.send(Item {
             messages,
