@@ -69,7 +69,7 @@ impl Model {
 
     /// Loads the scene and sensor and opens the device: the end of initialization.
     pub fn open(&mut self) -> Result<(), Failure> {
-        beamtrace::gpu::set_disk_cache(shader_cache_dir());
+        beamtrace::gpu::set_disk_cache(beamtrace::gpu::default_disk_cache());
         let sensor_file = self.resource(&self.sensor);
         let sensor = match sensor_file.is_file() {
             true => sensor_file.to_string_lossy().into_owned(),
@@ -211,18 +211,4 @@ fn frame(opened: &mut Opened, t: f64, time: f64, vehicle: Pose) -> Result<Vec<u8
         },
     );
     Ok(data.encode_to_vec())
-}
-
-/// Where compiled shaders are kept, as the `beamtrace` binary keeps them:
-/// `$BEAMTRACE_SHADER_CACHE` (`off`: not kept), else `$XDG_CACHE_HOME/beamtrace/shaders`,
-/// else `~/.cache/beamtrace/shaders`.
-fn shader_cache_dir() -> Option<PathBuf> {
-    let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
-    if let Some(dir) = var("BEAMTRACE_SHADER_CACHE") {
-        return (dir != "off").then(|| PathBuf::from(dir));
-    }
-    let base = var("XDG_CACHE_HOME")
-        .map(PathBuf::from)
-        .or_else(|| var("HOME").map(|h| PathBuf::from(h).join(".cache")))?;
-    Some(base.join("beamtrace").join("shaders"))
 }

@@ -333,6 +333,8 @@ impl NativeSession {
 
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    // Shaders compiled by an earlier process (the CLI's too) are read back, not rebuilt.
+    beamtrace::gpu::set_disk_cache(beamtrace::gpu::default_disk_cache());
     m.add("Error", m.py().get_type::<Error>())?;
     m.add_class::<NativeSession>()?;
     Ok(())

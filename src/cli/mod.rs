@@ -138,7 +138,7 @@ pub fn main() -> Result<()> {
         .mut_subcommand("scene", |c| c.after_help(scene_kinds_help()));
     let cli = Cli::from_arg_matches(&command.get_matches()).unwrap_or_else(|e| e.exit());
     interrupt::install()?;
-    beamtrace::gpu::set_disk_cache(shader_cache_dir());
+    beamtrace::gpu::set_disk_cache(beamtrace::gpu::default_disk_cache());
     match cli.command {
         Command::Run(args) => run::run(args),
         Command::Stream(args) => stream::stream(args),
@@ -238,18 +238,4 @@ fn load_scene(
         eprintln!("{n}");
     }
     Ok(loaded)
-}
-
-/// Where compiled shaders are kept between runs: `$BEAMTRACE_SHADER_CACHE` (`off`: not
-/// kept), else `$XDG_CACHE_HOME/beamtrace/shaders`, else `~/.cache/beamtrace/shaders`.
-fn shader_cache_dir() -> Option<std::path::PathBuf> {
-    use std::path::PathBuf;
-    let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
-    if let Some(dir) = var("BEAMTRACE_SHADER_CACHE") {
-        return (dir != "off").then(|| PathBuf::from(dir));
-    }
-    let base = var("XDG_CACHE_HOME")
-        .map(PathBuf::from)
-        .or_else(|| var("HOME").map(|h| PathBuf::from(h).join(".cache")))?;
-    Some(base.join("beamtrace").join("shaders"))
 }

@@ -41,8 +41,8 @@ pub use pipeline::{ComputePipeline, DescriptorSets, HitGroup, RayTracingDesc, Ra
 #[cfg(feature = "window")]
 pub use present::{PresentOutcome, Presenter, WindowHandles};
 pub use shader::{
-    check_layout, compile, set_disk_cache, BindingInfo, HostLayout, ShaderSources, Spirv, Stage,
-    StructLayout,
+    check_layout, compile, default_disk_cache, set_disk_cache, BindingInfo, HostLayout,
+    ShaderSources, Spirv, Stage, StructLayout,
 };
 pub use timestamps::Timestamps;
 

@@ -140,6 +140,20 @@ pub fn set_disk_cache(dir: Option<PathBuf>) {
     }
 }
 
+/// Where the programs built on this library (the binary, the Python package, the FMU)
+/// keep compiled shaders between runs: `$BEAMTRACE_SHADER_CACHE` (`off`: not kept),
+/// else `$XDG_CACHE_HOME/beamtrace/shaders`, else `~/.cache/beamtrace/shaders`.
+pub fn default_disk_cache() -> Option<PathBuf> {
+    let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
+    if let Some(dir) = var("BEAMTRACE_SHADER_CACHE") {
+        return (dir != "off").then(|| PathBuf::from(dir));
+    }
+    let base = var("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .or_else(|| var("HOME").map(|h| PathBuf::from(h).join(".cache")))?;
+    Some(base.join("beamtrace").join("shaders"))
+}
+
 fn cache_file(dir: &Path, key: &[u8; 32]) -> PathBuf {
     let hex: String = key.iter().map(|b| format!("{b:02x}")).collect();
     dir.join(format!("{hex}.spv"))

@@ -30,6 +30,7 @@ pub use pcap::{
 };
 pub use pcap_read::{read_pcap, Datagram};
 pub use udp::{Pacing, SendStats, SinkError, UdpSink};
+pub use utc::Utc;
 pub use velodyne::{
     VelodyneEncoder, VelodyneOptions, VelodyneReturnMode, VELODYNE_DATA_PORT, VELODYNE_MAX_RANGE_M,
     VELODYNE_PAYLOAD_LEN,

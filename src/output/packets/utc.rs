@@ -2,7 +2,7 @@
 
 /// A UTC date and time of day.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Utc {
+pub struct Utc {
     pub year: i64,
     /// 1..=12
     pub month: u8,
