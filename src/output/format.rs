@@ -214,7 +214,10 @@ mod tests {
             "{e}"
         );
         let names: Vec<&str> = Format::ALL.iter().map(|f| f.name()).collect();
-        assert_eq!(names, ["pcd", "pcd-ascii", "ply", "las", "mcap", "csv", "osi"]);
+        assert_eq!(
+            names,
+            ["pcd", "pcd-ascii", "ply", "las", "mcap", "csv", "osi"]
+        );
     }
 
     #[test]
