@@ -22,6 +22,9 @@ use std::time::{Duration, Instant};
 /// The sensors of the workload: a VLP-16 and an OS1-128 (× 1024), as HiL rigs use.
 pub const HIL_SENSORS: [&str; 2] = ["vlp-16", "os1-128"];
 
+/// The columns of the workload's widest case (the OS1-128's finest mode).
+pub const WIDE_COLUMNS: u32 = 2048;
+
 /// Where a case's frames go.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
@@ -53,6 +56,8 @@ pub struct HilOptions {
 #[derive(Debug, Clone, Serialize)]
 pub struct HilResult {
     pub sensor: String,
+    /// Beams per frame (the OS1-128's columns × 128).
+    pub beams: usize,
     pub subrays: u32,
     pub sink: HilSink,
     pub frames: u64,
@@ -65,6 +70,10 @@ pub struct HilResult {
     pub latency: Option<Stat>,
     /// Frames skipped in real time (the simulation fell behind the sensor's clock).
     pub dropped_frames: u64,
+    /// Host CPU time per frame of the job's own threads — read-back, conversion,
+    /// encoding, writing, sending — by their CPU clocks, apart from the Vulkan driver's
+    /// threads (ms; frames after the first).
+    pub host_cpu_ms: Option<f64>,
 }
 
 /// Every case of the workload, in order; `progress` hears of each before it runs.
@@ -83,24 +92,36 @@ pub fn measure_hil(
                     "{name}{} → {sink:?}",
                     if thin { " thin" } else { "" }
                 ));
-                results.push(run_case(opts, name, thin, sink, to)?);
+                results.push(run_case(opts, (name, None), thin, sink, to)?);
             }
         }
     }
+    // The frame HiL rigs stream at the OS1-128's finest resolution.
+    progress(&format!("os1-128 × {WIDE_COLUMNS} thin → Udp"));
+    let wide = ("os1-128", Some(WIDE_COLUMNS));
+    results.push(run_case(opts, wide, true, HilSink::Udp, to)?);
     progress("vlp-16 thin → UDP in real time");
-    results.push(run_case(opts, "vlp-16", true, HilSink::UdpRealTime, to)?);
+    results.push(run_case(
+        opts,
+        ("vlp-16", None),
+        true,
+        HilSink::UdpRealTime,
+        to,
+    )?);
     drop(receiver);
     Ok(results)
 }
 
+/// A case of preset `name` (at `columns`, else its default) to `sink`.
 fn run_case(
     opts: &HilOptions,
-    name: &str,
+    (name, columns): (&str, Option<u32>),
     thin: bool,
     sink: HilSink,
     to: SocketAddr,
 ) -> Result<HilResult, BenchError> {
-    let job = job_options(opts, name, thin, sink, to)?;
+    let job = job_options(opts, (name, columns), thin, sink, to)?;
+    let beams = job.sensor.beams.len();
     let subrays = job.sensor.subrays;
     let start = Instant::now();
     let mut done = Vec::new();
@@ -123,6 +144,7 @@ fn run_case(
     };
     Ok(HilResult {
         sensor: name.to_string(),
+        beams,
         subrays,
         sink,
         frames: simulated,
@@ -135,17 +157,18 @@ fn run_case(
             .filter(|p| !p.latency_ms.is_empty())
             .map(|p| Stat::of(p.latency_ms.clone())),
         dropped_frames: report.dropped_frames,
+        host_cpu_ms: report.host_cpu.map(|h| h.ms_per_frame),
     })
 }
 
 fn job_options(
     opts: &HilOptions,
-    name: &str,
+    (name, columns): (&str, Option<u32>),
     thin: bool,
     sink: HilSink,
     to: SocketAddr,
 ) -> Result<JobOptions, BenchError> {
-    let mut sensor = preset(name, None)?;
+    let mut sensor = preset(name, columns)?;
     if thin {
         sensor = sensor.thin();
     }

@@ -457,29 +457,43 @@ fn print_hil_table(scene: &str, results: &[HilResult]) {
         results.first().map_or(0, |r| r.frames)
     );
     println!(
-        "{:>8} {:>4} {:>14} {:>9} {:>11} {:>11} {:>11} {:>8}",
-        "sensor", "sub", "to", "frames/s", "Mpoints/s", "latency ms", "p-max ms", "dropped"
+        "{:>8} {:>7} {:>4} {:>14} {:>9} {:>11} {:>11} {:>11} {:>8} {:>9}",
+        "sensor",
+        "beams",
+        "sub",
+        "to",
+        "frames/s",
+        "Mpoints/s",
+        "latency ms",
+        "p-max ms",
+        "dropped",
+        "host ms"
     );
     for r in results {
         let (median, max) = r
             .latency
             .map(|l| (format!("{:.1}", l.median_ms), format!("{:.1}", l.max_ms)))
             .unwrap_or_else(|| ("-".into(), "-".into()));
+        let host = r.host_cpu_ms.map_or("-".into(), |ms| format!("{ms:.2}"));
         println!(
-            "{:>8} {:>4} {:>14} {:>9.2} {:>11.3} {:>11} {:>11} {:>8}",
+            "{:>8} {:>7} {:>4} {:>14} {:>9.2} {:>11.3} {:>11} {:>11} {:>8} {:>9}",
             r.sensor,
+            r.beams,
             r.subrays,
             format!("{:?}", r.sink),
             r.frames_per_s,
             r.points_per_s / 1e6,
             median,
             max,
-            r.dropped_frames
+            r.dropped_frames,
+            host
         );
     }
     println!(
         "(latency: from a frame's GPU submission to its last packet sent, median and max; \
-         dropped: frames skipped in real time)"
+         dropped: frames skipped in real time; host ms: the job's own threads' CPU time \
+         per frame — read-back, conversion, encoding, writing, sending — apart from the \
+         Vulkan driver's)"
     );
 }
 

@@ -328,6 +328,13 @@ fn print_summary(report: &JobReport, asked: u64, elapsed: Duration) {
     if let (Some(first), Some(end)) = (&report.memory_first_frame, &report.memory_end) {
         print_memory(first, end);
     }
+    if let Some(h) = report.host_cpu {
+        println!(
+            "  host CPU: {:.2} ms per frame (beamtrace's threads, not the Vulkan driver's; \
+             {} frames after the first)",
+            h.ms_per_frame, h.frames
+        );
+    }
     if let Some(live) = &report.live {
         print_live(live);
     }

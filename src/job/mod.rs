@@ -7,6 +7,7 @@ pub mod batch;
 mod bundled;
 mod error;
 mod files;
+mod host_cpu;
 mod http;
 mod live;
 mod memory;
@@ -26,6 +27,7 @@ pub use bundled::{
 };
 pub use error::JobError;
 pub use files::{beam_layout, picture_options, viewpoint};
+pub use host_cpu::{HostCpu, HostThreads};
 pub use http::HttpReport;
 pub use memory::MemoryUse;
 pub use out_dir::{clear_run_files, is_frame_file, run_files_in, RunFiles};
@@ -210,6 +212,9 @@ pub struct JobReport {
     /// Seconds spent encoding and writing the frames' files (the caller's callback
     /// included), on the thread that also waits for the GPU.
     pub write_s: f64,
+    /// The job's host CPU time per frame: its own threads' (see [`HostThreads`]), not
+    /// the Vulkan driver's; `None` for a one-frame job.
+    pub host_cpu: Option<HostCpu>,
     /// A rig's run: each sensor's own report, by name, in the rig's order (the fields
     /// above join them); empty for a run of one sensor.
     pub sensors: Vec<(String, JobReport)>,
@@ -283,7 +288,7 @@ pub fn run_job_live(
         let (Some(p), Some((encoder, http))) = (&lane.member.packets, start) else {
             continue;
         };
-        lane.packets = Some(PacketStream::start(p, encoder, http)?);
+        lane.packets = Some(PacketStream::start(p, encoder, http, &runner.host)?);
         write_packet_metadata(p, &lane.member.sensor, &mut lane.report)?;
         write_packet_calibration(p, &mut lane.report)?;
     }

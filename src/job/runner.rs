@@ -9,6 +9,7 @@
 
 use super::files::OutputPlan;
 use super::files::{create_out_dir, join_osi_frames, viewpoint, write_frame, write_run_files};
+use super::host_cpu::{HostCpuMeter, HostThreads};
 use super::live::LiveStream;
 use super::rig::{members, write_rig_files, Member, RigImu};
 use super::stream::PacketStream;
@@ -62,6 +63,9 @@ pub(super) struct Runner<'a> {
     imu: Option<RigImu>,
     /// The live topics, when the job publishes them.
     pub(super) live: Option<LiveStream>,
+    /// The job's own threads, whose CPU time is the job's host work.
+    pub(super) host: HostThreads,
+    meter: HostCpuMeter,
 }
 
 /// The driver's inputs for the job: its scene, sensors and motion, and the sun only
@@ -132,6 +136,7 @@ impl<'a> Runner<'a> {
             false => None,
         };
         let driver = driver.start(&ctx)?;
+        let host = HostThreads::default();
         for lane in &mut lanes {
             lane.report.device = format!("{} ({})", ctx.device_name, ctx.driver_info);
         }
@@ -149,6 +154,8 @@ impl<'a> Runner<'a> {
                 Some(_) => None,
             },
             live: None,
+            meter: HostCpuMeter::new(host.clone()),
+            host,
         };
         runner.queue = runner.items();
         Ok(runner)
@@ -173,6 +180,8 @@ impl<'a> Runner<'a> {
 
     /// Two frames in flight: while the GPU computes the next frame, the host writes one.
     pub(super) fn run(&mut self, frame_done: &mut dyn FnMut(&FrameDone)) -> Result<(), JobError> {
+        self.host.register_current();
+        self.host.register_worker_pool();
         loop {
             let next = self.next_item();
             if let Some(i) = next {
@@ -185,6 +194,7 @@ impl<'a> Runner<'a> {
                 }
             };
             self.finish_frame(done, frame_done)?;
+            self.meter.frame_done();
             if self.lanes[0].report.memory_first_frame.is_none() {
                 self.lanes[0].report.memory_first_frame = Some(MemoryUse::now(&self.ctx));
             }
@@ -373,6 +383,8 @@ impl<'a> Runner<'a> {
             self.lanes[0].report.live = Some(report);
         }
         self.lanes[0].report.dropped_frames += self.dropped;
+        // After the packet writers and the live publisher finished their last frame.
+        self.lanes[0].report.host_cpu = self.meter.finish();
         self.lanes[0].report.memory_end = Some(MemoryUse::now(&self.ctx));
         let messages = self.ctx.validation_messages();
         if !messages.is_empty() {
@@ -459,6 +471,8 @@ impl JobReport {
                 all.poses = r.poses.clone();
                 all.weather = r.weather.clone();
                 all.memory_first_frame = r.memory_first_frame;
+                // The job's threads are the rig's, counted once (in the first lane's).
+                all.host_cpu = r.host_cpu;
                 all.memory_end = r.memory_end;
                 all.live = r.live.clone();
             }

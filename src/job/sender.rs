@@ -3,6 +3,7 @@
 //! the queue is full (back-pressure, so memory stays flat); nothing is dropped on the
 //! way. The pcap file is written atomically: it appears, whole, when the stream ends.
 
+use super::host_cpu::HostThreads;
 use super::JobError;
 use crate::output::packets::{
     Pacing, Packet, PcapError, PcapOptions, PcapWriter, SendStats, UdpSink,
@@ -58,11 +59,17 @@ pub struct Sender {
 }
 
 impl Sender {
-    pub fn spawn(sinks: PacketSinks) -> Result<Sender, JobError> {
+    /// Starts the writer thread, counted among `host`'s threads while it runs.
+    pub fn spawn(sinks: PacketSinks, host: HostThreads) -> Result<Sender, JobError> {
         let (queue, rx) = sync_channel(QUEUE_FRAMES);
         let thread = std::thread::Builder::new()
             .name("packets".into())
-            .spawn(move || write_all(sinks, rx))
+            .spawn(move || {
+                host.register_current();
+                let written = write_all(sinks, rx);
+                host.retire_current();
+                written
+            })
             .map_err(JobError::Thread)?;
         Ok(Sender {
             queue: Some(queue),

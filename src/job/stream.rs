@@ -1,5 +1,6 @@
 //! A run's packets: encoded on the frame loop's thread, sent or written by the sender's.
 
+use super::host_cpu::HostThreads;
 use super::http::HttpApi;
 use super::sender::{FramePackets, PacketSinks, Sender};
 use super::{HttpReport, JobError, JobReport, PacketOutput, SenderReport};
@@ -31,6 +32,7 @@ impl PacketStream {
         p: &PacketOutput,
         encoder: Box<dyn PacketEncoder>,
         http: Option<HttpApi>,
+        host: &HostThreads,
     ) -> Result<Self, JobError> {
         let data_port = p.format.data_port(p.udp);
         let udp = p
@@ -47,7 +49,7 @@ impl PacketStream {
         });
         Ok(PacketStream {
             encoder,
-            sender: Sender::spawn(PacketSinks { udp, pcap })?,
+            sender: Sender::spawn(PacketSinks { udp, pcap }, host.clone())?,
             real_time: p.real_time,
             preloaded: p.preload.then(Vec::new),
             clock: None,
