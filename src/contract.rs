@@ -149,6 +149,31 @@ shared_constants! {
 }
 
 shared_constants! {
+    PACKETS: u32, "";
+    /// Invocations per workgroup of the Ouster packet pass; its CRC pass splits a
+    /// packet into this many stretches, one per invocation.
+    PACKET_GROUP = 256;
+    /// The packet pass's dispatches (`PacketParams::pass`): the pixels and headers,
+    /// then each packet's CRC.
+    PACKET_PASS_PIXELS = 0;
+    PACKET_PASS_CRC = 1;
+    /// Columns per Ouster lidar packet (the firmware's `columns_per_packet`).
+    OUSTER_COLUMNS_PER_PACKET = 16;
+    /// Encoder ticks per turn in the LEGACY column header.
+    OUSTER_ENCODER_TICKS = 90_112;
+}
+
+shared_constants! {
+    PACKET_FLOATS: f32, "";
+    /// Counts per unit of apparent peak signal R_app/r² (m⁻²) in `ouster.signal`: a 10 %
+    /// Lambertian target at 100 m reads 10, a white one at 10 m 10 000.
+    SIGNAL_COUNTS = 1.0e6;
+    /// Counts per unit of the beam's ambient level A_b in `ouster.near_ir`: a white
+    /// Lambertian surface facing the default sun reads about 1000.
+    NEAR_IR_COUNTS = 1000.0;
+}
+
+shared_constants! {
     WAVEFORM_FLOATS: f32, "";
     /// Clusters split where neighbouring records are farther apart than this many σ_r.
     CLUSTER_GAP_SIGMAS = 8.0;
@@ -354,6 +379,7 @@ pub fn glsl_header() -> String {
         curve_model::GLSL,
         colour_mode::GLSL,
         PALETTE,
+        PACKETS,
     ];
     for list in codes {
         for (name, value) in list {
@@ -361,7 +387,11 @@ pub fn glsl_header() -> String {
         }
         s.push('\n');
     }
-    for (name, value) in WAVEFORM_FLOATS.iter().chain(TRACE_FLOATS) {
+    for (name, value) in WAVEFORM_FLOATS
+        .iter()
+        .chain(TRACE_FLOATS)
+        .chain(PACKET_FLOATS)
+    {
         // `{:?}` always writes a decimal point or an exponent: a GLSL float literal.
         s.push_str(&format!("const float {name} = {value:?};\n"));
     }

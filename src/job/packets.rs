@@ -217,6 +217,24 @@ impl PacketFormat {
 
 /// `sensor` checked as an Ouster product in `profile`, its clock starting at `start`,
 /// its packets going to `to` (the options' default when `None`).
+/// The Ouster sensor whose lidar packets a member's frames make on the GPU: its
+/// packets', when they are Ouster's and the sensor measures by pulses.
+pub(super) fn gpu_packet_sensor(m: &Member) -> Result<Option<OusterSensor>, JobError> {
+    let Some(PacketOutput {
+        format: PacketFormat::Ouster(profile),
+        start,
+        udp,
+        ..
+    }) = m.packets
+    else {
+        return Ok(None);
+    };
+    if m.sensor.cw.is_some() {
+        return Ok(None);
+    }
+    Ok(Some(ouster_sensor(&m.sensor, profile, start, udp)?))
+}
+
 fn ouster_sensor(
     sensor: &Sensor,
     profile: OusterProfile,
@@ -343,7 +361,16 @@ impl PacketEncoder for WithImu {
         frame_start_s: f64,
         cloud: &PointCloud,
     ) -> Result<Vec<Packet>, PacketError> {
-        let mut packets = self.lidar.push_frame(frame, frame_start_s, cloud)?;
+        let lidar = self.lidar.push_frame(frame, frame_start_s, cloud)?;
+        self.push_made(frame, frame_start_s, lidar)
+    }
+
+    fn push_made(
+        &mut self,
+        _frame: u64,
+        frame_start_s: f64,
+        mut packets: Vec<Packet>,
+    ) -> Result<Vec<Packet>, PacketError> {
         self.generator.skip_to(frame_start_s);
         let samples = self
             .generator

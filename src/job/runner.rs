@@ -11,10 +11,12 @@ use super::files::OutputPlan;
 use super::files::{create_out_dir, join_osi_frames, viewpoint, write_frame, write_run_files};
 use super::host_cpu::{HostCpuMeter, HostThreads};
 use super::live::LiveStream;
+use super::packets::gpu_packet_sensor;
 use super::rig::{members, write_rig_files, Member, RigImu};
 use super::stream::PacketStream;
 use super::{FrameDone, JobError, JobOptions, JobReport, MemoryUse};
 use crate::gpu::Context;
+use crate::output::packets::OusterSensor;
 use crate::output::{rig_frame_messages, tf_static_message, McapBag, Viewpoint, RUN_BAG};
 use crate::sim::{DrivenFrame, DriverInputs, DriverPlan, DriverSensor, FrameDriver, FrameOutput};
 use crate::sim::{Play, Sun};
@@ -28,6 +30,8 @@ pub(super) struct Lane {
     pub(super) member: Member,
     pub(super) plan: OutputPlan,
     pub(super) packets: Option<PacketStream>,
+    /// The sensor whose lidar packets the GPU makes for this lane, if it makes them.
+    gpu_packets: Option<OusterSensor>,
     pub(super) report: JobReport,
 }
 
@@ -106,6 +110,7 @@ pub(super) fn lanes(opts: &JobOptions) -> Result<Vec<Lane>, JobError> {
         .map(|member| {
             Ok(Lane {
                 plan: OutputPlan::new(opts, &member)?,
+                gpu_packets: gpu_packet_sensor(&member)?,
                 member,
                 packets: None,
                 report: JobReport::default(),
@@ -135,7 +140,12 @@ impl<'a> Runner<'a> {
             true => Some(open_bag(opts, &lanes)?),
             false => None,
         };
-        let driver = driver.start(&ctx)?;
+        let mut driver = driver.start(&ctx)?;
+        for (i, lane) in lanes.iter().enumerate() {
+            if let Some(sensor) = &lane.gpu_packets {
+                driver.set_lane_packets(i, sensor)?;
+            }
+        }
         let host = HostThreads::default();
         for lane in &mut lanes {
             lane.report.device = format!("{} ({})", ctx.device_name, ctx.driver_info);
@@ -182,6 +192,8 @@ impl<'a> Runner<'a> {
     pub(super) fn run(&mut self, frame_done: &mut dyn FnMut(&FrameDone)) -> Result<(), JobError> {
         self.host.register_current();
         self.host.register_worker_pool();
+        let points = self.reads_points();
+        self.driver.set_read_points(points);
         loop {
             let next = self.next_item();
             if let Some(i) = next {
@@ -199,6 +211,13 @@ impl<'a> Runner<'a> {
                 self.lanes[0].report.memory_first_frame = Some(MemoryUse::now(&self.ctx));
             }
         }
+    }
+
+    /// Whether the host needs the frames' points: for files, a bag, live topics or
+    /// packets it encodes itself; not for packets the GPU makes.
+    fn reads_points(&self) -> bool {
+        let host_encodes = (self.lanes.iter()).any(|l| l.gpu_packets.is_none());
+        self.opts.clouds || self.bag.is_some() || self.live.is_some() || host_encodes
     }
 
     /// The next frame to simulate: in real time, a rig frame that would be ready only
@@ -263,10 +282,16 @@ impl<'a> Runner<'a> {
         frame_done: &mut dyn FnMut(&FrameDone),
     ) -> Result<(), JobError> {
         let cloud = self.driver.cloud(&done)?;
+        let read = self.reads_points();
         let lane = &mut self.lanes[done.lane];
         let report = &mut lane.report;
         report.record_times(&done.output);
-        report.points_per_frame.push(cloud.points.len());
+        // Without the points, their count (and no count by material).
+        let points = match read {
+            true => cloud.points.len(),
+            false => done.output.point_count,
+        };
+        report.points_per_frame.push(points);
         report.count_materials(&cloud.points);
         report
             .poses
@@ -276,7 +301,17 @@ impl<'a> Runner<'a> {
         report.weather.push((done.frame, weather.0, weather.1));
         if let Some(p) = &mut lane.packets {
             let t = self.driver.lane_frame_time(done.lane, done.frame);
-            let packets = p.encoder.push_frame(done.frame, t, &cloud)?;
+            let made = (lane.gpu_packets.as_ref().zip(done.output.packets.as_ref()))
+                .filter(|(_, g)| g.unfit_beam.is_none());
+            let packets = match made {
+                Some((sensor, gpu)) => {
+                    let lidar = sensor.packets_from_bytes(t, &gpu.bytes);
+                    p.encoder.push_made(done.frame, t, lidar)?
+                }
+                // The host's encoder, also for the error of a frame the GPU's could not
+                // carry.
+                None => p.encoder.push_frame(done.frame, t, &cloud)?,
+            };
             p.send(packets, done.submitted)?;
         }
         let files = match self.opts.clouds {
@@ -289,7 +324,7 @@ impl<'a> Runner<'a> {
             return Ok(());
         };
         group.left -= 1;
-        group.done.points += cloud.points.len();
+        group.done.points += points;
         group.done.files.extend(files);
         if done.lane == 0 {
             group.done.pose = viewpoint(done.settings.sensor_to_world);

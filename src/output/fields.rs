@@ -115,13 +115,12 @@ impl std::fmt::Debug for Field {
     }
 }
 
-/// Counts per unit of apparent peak signal R_app/r² (m⁻²) in `ouster.signal`: a 10 %
-/// Lambertian target at 100 m reads 10, a white one at 10 m 10 000.
-pub const SIGNAL_COUNTS: f32 = 1.0e6;
+/// Counts per unit of apparent peak signal R_app/r² (m⁻²) in `ouster.signal` (the GPU's
+/// packet pass computes it too: `contract`).
+pub use crate::contract::SIGNAL_COUNTS;
 
-/// Counts per unit of the beam's ambient level A_b in `ouster.near_ir`: a white
-/// Lambertian surface facing the default sun reads about 1000.
-pub const NEAR_IR_COUNTS: f32 = 1000.0;
+/// Counts per unit of the beam's ambient level A_b in `ouster.near_ir` (`contract`).
+pub use crate::contract::NEAR_IR_COUNTS;
 
 /// `v` rounded into 0..=`max`; NaN (a cell without a return) reads 0.
 fn counts(v: f32, max: f32) -> f32 {

@@ -61,7 +61,7 @@ pub use kernel::{
 pub use presets::{
     preset, preset_detail, preset_with, presets, PresetDetail, PresetInfo, PresetOptions,
 };
-pub use reflectivity::{calibrated_reflectivity, RETRO_FULL_SCALE};
+pub use reflectivity::{calibrated_reflectivity, reflectivity_steps, RETRO_FULL_SCALE};
 pub use rig::{load_rig, ros_name, Rig, RigClock, RigSensor, MAX_RIG_SENSORS};
 pub use subrays::{check_subrays, grid_rows, MAX_SUBRAYS};
 

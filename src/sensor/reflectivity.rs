@@ -25,9 +25,68 @@ pub fn calibrated_reflectivity(r_app: f32) -> u8 {
     retro.round().clamp(101.0, 255.0) as u8
 }
 
+/// The least apparent reflectance of each byte 1..=255 of [`calibrated_reflectivity`]:
+/// step k − 1 is the least positive f32 r whose byte is at least k, so that the byte of
+/// any r > 0 is the number of steps at or below it. A shader reads the byte so, by
+/// comparisons alone, exactly as the host computes it (its logarithm is not the host's).
+pub fn reflectivity_steps() -> [f32; 255] {
+    let mut steps = [f32::INFINITY; 255];
+    for (k, step) in (1u8..=255).zip(steps.iter_mut()) {
+        // Positive floats order as their bits do: the least bits whose byte reaches k.
+        let (mut lo, mut hi) = (1u32, f32::INFINITY.to_bits());
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            match calibrated_reflectivity(f32::from_bits(mid)) >= k {
+                true => hi = mid,
+                false => lo = mid + 1,
+            }
+        }
+        *step = f32::from_bits(lo);
+    }
+    steps
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The byte by the steps, as the GPU's packet pass reads it.
+    fn by_steps(steps: &[f32; 255], r: f32) -> u8 {
+        if r.is_nan() || r <= 0.0 {
+            return 0;
+        }
+        steps.iter().filter(|&&s| s <= r).count() as u8
+    }
+
+    #[test]
+    fn the_steps_give_every_reflectances_byte() {
+        let steps = reflectivity_steps();
+        // Around every step, and over the floats from 10⁻⁹ to 10⁶ (every 4097th bit
+        // pattern: all exponents, many significands), the steps give the host's byte.
+        let around = steps.iter().flat_map(|s| {
+            let b = s.to_bits();
+            [b - 1, b, b + 1].map(f32::from_bits)
+        });
+        let spread = (1e-9f32.to_bits()..1e6f32.to_bits())
+            .step_by(4097)
+            .map(f32::from_bits);
+        let specials = [
+            0.0,
+            -1.0,
+            f32::NAN,
+            1.0,
+            0.005,
+            0.995,
+            1000.0,
+            f32::INFINITY,
+        ];
+        for r in around.chain(spread).chain(specials) {
+            assert_eq!(by_steps(&steps, r), calibrated_reflectivity(r), "r = {r:e}");
+        }
+        // Byte 100 is white (1.0 reads 100, 0.995 rounds up to it), 101 just above it.
+        assert!(steps[99] <= 1.0 && steps[99] > 0.99, "{}", steps[99]);
+        assert!(steps[100] > 1.0 && steps[100] < 1.001, "{}", steps[100]);
+    }
 
     #[test]
     fn diffuse_targets_read_their_percent_and_retroreflectors_above_100() {

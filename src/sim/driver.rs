@@ -16,6 +16,7 @@
 //! time ([`FrameDriver::schedule`]). A one-sensor driver is a one-lane rig.
 
 use super::memory::check_frame_memory;
+use super::packets::{PacketEncoding, PacketRequest};
 use super::playback::Playback;
 use super::points::to_point_cloud;
 use super::slot::SensorBuffers;
@@ -24,6 +25,7 @@ use crate::contract::MAX_RECORDS_PER_BEAM;
 use crate::gpu::Context;
 use crate::material::{MaterialDb, MaterialMapping};
 use crate::model::{FrameExtent, FrameSettings, Medium, MediumSlots, PointCloud};
+use crate::output::packets::OusterSensor;
 use crate::scene::{Motion, Scenario, Scene};
 use crate::sensor::{Pose, Sensor, SubRaySample};
 use crate::weather::{Weather, WeatherTrack};
@@ -125,6 +127,8 @@ struct Lane {
     seed: u64,
     /// Its buffers on the device, made once by the driver's start.
     buffers: Option<Arc<SensorBuffers>>,
+    /// Its frames' Ouster packets, when they are made on the GPU.
+    packets: Option<(OusterSensor, Arc<PacketEncoding>)>,
 }
 
 /// A scene on the device with its sensors and its motion, stepping frames.
@@ -243,6 +247,7 @@ impl Lane {
             medium_slots: MediumSlots::default(),
             seed: s.seed,
             buffers: None,
+            packets: None,
         })
     }
 }
@@ -306,6 +311,28 @@ impl FrameDriver {
         if let Some(l) = self.lanes.get_mut(lane) {
             l.playback.set_start(start);
         }
+    }
+
+    /// Makes lane `lane`'s frames' lidar packets on the GPU, as `sensor`'s encoder lays
+    /// them out ([`FrameOutput::packets`]); the lane's sensor must be its beams.
+    pub fn set_lane_packets(&mut self, lane: usize, sensor: &OusterSensor) -> Result<(), SimError> {
+        let ctx = self.sim.context().clone();
+        let l = (self.lanes.get_mut(lane))
+            .ok_or_else(|| SimError::Input(format!("lane {lane} does not exist")))?;
+        if l.sensor.cw.is_some() {
+            return Err(SimError::Input(
+                "a continuous-wave sensor's packets are not made on the GPU".into(),
+            ));
+        }
+        let encoding = PacketEncoding::ouster(&ctx, sensor, l.sensor.beams.len())?;
+        l.packets = Some((sensor.clone(), Arc::new(encoding)));
+        Ok(())
+    }
+
+    /// Whether collected frames carry their points (by default they do): a caller
+    /// that only sends the packets made on the GPU skips reading them.
+    pub fn set_read_points(&mut self, read: bool) {
+        self.sim.set_read_points(read);
     }
 
     /// Lane `lane`'s frame period (s).
@@ -386,7 +413,10 @@ impl FrameDriver {
                 };
                 Work::Done(Box::new(self.sim.frame(&settings, capture)?))
             }
-            None => Work::OnDevice(self.sim.submit(&settings)?),
+            None => {
+                let packets = self.packet_request(lane, frame);
+                Work::OnDevice(self.sim.submit_with(&settings, packets.as_ref())?)
+            }
         };
         Ok(Submitted {
             lane,
@@ -394,6 +424,20 @@ impl FrameDriver {
             settings,
             submitted,
             work,
+        })
+    }
+
+    /// Frame `frame`'s packets of lane `lane`, if they are made on the GPU. A frame
+    /// whose timestamps do not fit has none: the host's encoder says why.
+    fn packet_request(&self, lane: usize, frame: u64) -> Option<PacketRequest> {
+        let l = &self.lanes[lane];
+        let (sensor, encoding) = l.packets.as_ref()?;
+        let start = l.playback.frame_time(frame);
+        Some(PacketRequest {
+            encoding: encoding.clone(),
+            // The header's frame id is 16 bits and wraps, as a sensor's does.
+            frame_id: frame as u16,
+            column_ns: sensor.column_timestamps_ns(start).ok()?,
         })
     }
 

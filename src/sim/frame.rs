@@ -9,6 +9,7 @@ use super::gpu_types::{CompactParams, FrameParams, GpuEcho, GpuPoint, GpuRecord,
 use super::hit_groups::{hit_groups, hit_records};
 use super::launch::LaunchTile;
 use super::memory::{check_need, MemoryNeed};
+use super::packets::{GpuPackets, PacketPipeline, PacketRequest};
 use super::scene_gpu::{GpuScene, SceneStats, TimeSlices};
 use super::shaders::{FrameShaders, WaveformBuild};
 use super::slot::{
@@ -49,6 +50,8 @@ pub struct PassTimes {
     pub trace_ms: f64,
     pub waveform_ms: f64,
     pub compaction_ms: f64,
+    /// The packet pass (0 when the frame's packets are not made on the GPU).
+    pub packets_ms: f64,
     /// Host: submission until the GPU finished.
     pub host_frame_ms: f64,
     /// Host: reading the points (and captures) out of mapped memory.
@@ -59,7 +62,13 @@ pub struct PassTimes {
 /// What one frame returns.
 #[derive(Debug, Clone, Default)]
 pub struct FrameOutput {
+    /// The points, unless the simulator was told not to read them
+    /// ([`Simulator::set_read_points`]).
     pub points: Vec<GpuPoint>,
+    /// How many points the frame has (also when they were not read).
+    pub point_count: usize,
+    /// The packets made on the GPU, when the frame was submitted with a request.
+    pub packets: Option<GpuPackets>,
     /// `beams × subrays × slots` records, when captured.
     pub records: Option<Vec<SubRayRecord>>,
     /// How those records are laid out: the frame's sensor's, when they were captured.
@@ -108,6 +117,11 @@ pub struct Simulator {
     ctx: Arc<Context>,
     /// Host time spent compiling shaders and creating the pipelines (ms).
     pub pipeline_ms: f64,
+    /// The packet pass, made when a frame first asks for packets.
+    packet_pipeline: Option<PacketPipeline>,
+    /// Whether [`collect`](Self::collect) reads the points (see
+    /// [`set_read_points`](Self::set_read_points)).
+    read_points: bool,
 }
 
 const TS_START: u32 = 0;
@@ -115,8 +129,9 @@ const TS_TLAS: u32 = 1;
 const TS_TRACE: u32 = 2;
 const TS_WAVEFORM: u32 = 3;
 const TS_COMPACT: u32 = 4;
+const TS_PACKETS: u32 = 5;
 /// Timestamps per frame.
-pub(super) const TIMESTAMPS: u32 = 5;
+pub(super) const TIMESTAMPS: u32 = 6;
 
 /// Frames that may be in flight at once (`Simulator::submit` / `collect`).
 pub const FRAMES_IN_FLIGHT: usize = 2;
@@ -200,6 +215,8 @@ impl Simulator {
             ceiling: None,
             ctx: ctx.clone(),
             pipeline_ms,
+            packet_pipeline: None,
+            read_points: true,
         })
     }
 
@@ -388,7 +405,27 @@ impl Simulator {
     /// the GPU computes this one; up to [`FRAMES_IN_FLIGHT`] may be outstanding. Collect
     /// each ticket with [`collect`](Self::collect), in any order.
     pub fn submit(&mut self, settings: &FrameSettings) -> Result<FrameTicket, SimError> {
+        self.submit_with(settings, None)
+    }
+
+    /// Whether [`collect`](Self::collect) reads a frame's points (by default it does).
+    /// A caller that needs only the packets made on the GPU skips them: the points
+    /// are still read for a frame whose packets could not carry one of them.
+    pub fn set_read_points(&mut self, read: bool) {
+        self.read_points = read;
+    }
+
+    /// [`submit`](Self::submit) that also makes the frame's packets on the GPU, in the
+    /// same submission, from its echoes.
+    pub fn submit_with(
+        &mut self,
+        settings: &FrameSettings,
+        packets: Option<&PacketRequest>,
+    ) -> Result<FrameTicket, SimError> {
         check_settings(settings)?;
+        if packets.is_some() && self.packet_pipeline.is_none() {
+            self.packet_pipeline = Some(PacketPipeline::new(&self.ctx)?);
+        }
         let sensor = self.current_sensor()?.clone();
         let slot_index = self.next_slot;
         let slot = &mut self.slots[slot_index];
@@ -398,13 +435,27 @@ impl Simulator {
             )));
         }
         slot.prepare(&self.ctx, &sensor, &self.pipelines)?;
+        let packets = match (packets, &self.packet_pipeline) {
+            (Some(request), Some(pipeline)) => {
+                if request.encoding.beams() != sensor.beam_count {
+                    return Err(SimError::Input(
+                        "the packets were set up for another sensor than the frame's".into(),
+                    ));
+                }
+                slot.packets.prepare(&self.ctx, request)?;
+                Some((pipeline, request))
+            }
+            _ => None,
+        };
         let at = Instant::now();
-        let tlas_update = record_frame(slot, &self.pipelines, &mut self.scene, &sensor, settings)?;
+        let passes = (&self.pipelines, packets);
+        let tlas_update = record_frame(slot, passes, &mut self.scene, &sensor, settings)?;
         let serial = NEXT_SERIAL.fetch_add(1, Ordering::Relaxed);
         slot.submitted = Some(Submitted {
             serial,
             tlas_update,
             at,
+            packet_bytes: packets.map(|(_, r)| r.encoding.frame_bytes()),
         });
         self.next_slot = (slot_index + 1) % FRAMES_IN_FLIGHT;
         Ok(FrameTicket {
@@ -433,10 +484,19 @@ impl Simulator {
         let mut times = pass_times(slot, &submitted)?;
         let read_start = Instant::now();
         let total = slot.total.read::<u32>(1)?[0] as usize;
-        let points = slot.points.read::<GpuPoint>(total)?;
+        let packets = (submitted.packet_bytes)
+            .map(|bytes| slot.packets.read(bytes))
+            .transpose()?;
+        let whole = packets.as_ref().is_some_and(|p| p.unfit_beam.is_none());
+        let points = match self.read_points || !whole {
+            true => slot.points.read::<GpuPoint>(total)?,
+            false => Vec::new(),
+        };
         times.host_readback_ms = read_start.elapsed().as_secs_f64() * 1e3;
         Ok(FrameOutput {
             points,
+            point_count: total,
+            packets,
             records: None,
             record_layout: None,
             echoes: None,
@@ -505,6 +565,7 @@ fn pass_times(slot: &FrameSlot, submitted: &Submitted) -> Result<PassTimes, SimE
         trace_ms: ms(TS_TLAS, TS_TRACE),
         waveform_ms: ms(TS_TRACE, TS_WAVEFORM),
         compaction_ms: ms(TS_WAVEFORM, TS_COMPACT),
+        packets_ms: ms(TS_COMPACT, TS_PACKETS),
         host_frame_ms: submitted.at.elapsed().as_secs_f64() * 1e3,
         host_readback_ms: 0.0,
         tlas_update: submitted.tlas_update,
@@ -561,10 +622,11 @@ fn check_settings(settings: &FrameSettings) -> Result<(), SimError> {
     Ok(())
 }
 
-/// Records and submits one frame from `slot`: TLAS update, trace, waveform, compaction.
+/// Records and submits one frame from `slot`: TLAS update, trace, waveform, compaction
+/// and, when asked for, the packets.
 fn record_frame(
     slot: &mut FrameSlot,
-    pipelines: &Pipelines,
+    (pipelines, packets): (&Pipelines, Option<(&PacketPipeline, &PacketRequest)>),
     scene: &mut GpuScene,
     sensor: &SensorBuffers,
     settings: &FrameSettings,
@@ -585,7 +647,7 @@ fn record_frame(
     // Handles, so that the recorder can be borrowed mutably below.
     let (points, host_points) = (slot.compaction_points().clone(), slot.points.clone());
     let staged = slot.points_device.is_some();
-    let (total, sweep) = (&slot.total, &slot.sweep);
+    let (total, sweep, slot_packets) = (&slot.total, &slot.sweep, &slot.packets);
     let update = slot.recorder.submit(|rec| {
         let buffers = (sweep, medium.as_ref());
         let (params, wave) = sensor_push_constants(rec, settings, sensor, buffers, scene)?;
@@ -644,9 +706,14 @@ fn record_frame(
         rec.barrier(&[Pass::Compute], &[Pass::Compute]);
         ts.write(rec, TS_WAVEFORM)?;
         record_compaction(rec, pipelines, sets, sensor, compact, staged)?;
-        // Captures copy the records and echoes out in a later submission.
-        rec.barrier(&[Pass::Compute], &[Pass::Transfer]);
         ts.write(rec, TS_COMPACT)?;
+        if let Some((pipeline, request)) = packets {
+            rec.barrier(&[Pass::Compute], &[Pass::Compute]);
+            slot_packets.record(rec, pipeline, sensor, request)?;
+        }
+        // Captures copy the records and echoes out in a later submission.
+        rec.barrier(&[Pass::Compute, Pass::Transfer], &[Pass::Transfer]);
+        ts.write(rec, TS_PACKETS)?;
         rec.barrier_to_host();
         Ok(update)
     })?;

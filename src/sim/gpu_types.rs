@@ -204,6 +204,38 @@ pub struct CompactParams {
     pub host_address: u64,
 }
 
+/// The Ouster packet pass's push constants (shaders/ouster_packets.comp).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Pod, Zeroable, PartialEq, Default)]
+pub struct PacketParams {
+    pub echoes_address: u64,
+    pub counts_address: u64,
+    /// The frame's packets back to back.
+    pub packets_address: u64,
+    /// The frame's error word and column timestamps.
+    pub frame_address: u64,
+    /// The sensor's reflectivity steps and CRC tables.
+    pub tables_address: u64,
+    /// PACKET_PASS_PIXELS or PACKET_PASS_CRC.
+    pub pass: u32,
+    pub channels: u32,
+    pub columns: u32,
+    pub max_returns: u32,
+    /// 4-byte words of one packet, of its header, of one column and its header, of
+    /// one pixel.
+    pub packet_words: u32,
+    pub header_words: u32,
+    pub column_words: u32,
+    pub column_header_words: u32,
+    pub pixel_words: u32,
+    pub frame_id: u32,
+    /// The initialization id and serial number's word (low, high half).
+    pub id_low: u32,
+    pub id_high: u32,
+    pub origin_offset: f32,
+    pub max_range_mm: u32,
+}
+
 /// [`SubRayRecord`] as the trace writes it and the waveform reads it.
 #[repr(C)]
 #[derive(Debug, Clone, Copy, Pod, Zeroable, PartialEq, Default)]
@@ -639,6 +671,35 @@ fn compact_params_layout() -> HostLayout {
             points_address,
             total_address,
             host_address
+        ]
+    )
+}
+
+/// The Ouster packet pass's push constants.
+pub fn packet_params_layout() -> HostLayout {
+    layout!(
+        PacketParams,
+        "PacketParams",
+        [
+            echoes_address,
+            counts_address,
+            packets_address,
+            frame_address,
+            tables_address,
+            pass,
+            channels,
+            columns,
+            max_returns,
+            packet_words,
+            header_words,
+            column_words,
+            column_header_words,
+            pixel_words,
+            frame_id,
+            id_low,
+            id_high,
+            origin_offset,
+            max_range_mm
         ]
     )
 }

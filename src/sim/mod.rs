@@ -13,6 +13,7 @@ pub mod gpu_types;
 mod hit_groups;
 mod launch;
 pub mod memory;
+mod packets;
 mod playback;
 mod points;
 mod scene_gpu;
@@ -34,6 +35,7 @@ pub use gpu_types::{
     GpuBeam, GpuEcho, GpuGeometry, GpuPoint, GpuRecord, GpuSubRay, WaveformParams,
 };
 pub use launch::LaunchTile;
+pub use packets::{GpuPackets, PacketEncoding, PacketRequest};
 pub use playback::{Playback, TIME_SLICES};
 pub use points::{gpu_beams, to_point_cloud};
 pub use scene_gpu::{SceneStats, TimeSlices};

@@ -90,6 +90,10 @@ const FILES: &[(&str, &str)] = &[
         include_str!("../../shaders/record_order.glsl"),
     ),
     ("order.comp", include_str!("../../shaders/order.comp")),
+    (
+        "ouster_packets.comp",
+        include_str!("../../shaders/ouster_packets.comp"),
+    ),
 ];
 
 /// The shader sources with the generated `contract.glsl`, as the simulator compiles
@@ -238,6 +242,16 @@ impl WaveformBuild {
             WaveformBuild::Binned => gpu::compile(src, self.file(), &[]),
         }
     }
+}
+
+/// The Ouster packet pass, its push constants checked against the host's; compiled
+/// when a sensor's packets are first made on the GPU.
+pub fn packet_shader() -> Result<Spirv, GpuError> {
+    let spirv = gpu::compile(&shader_sources(), "ouster_packets.comp", &[])?;
+    check_all(&[&spirv], &[super::gpu_types::packet_params_layout()])?;
+    // It reaches every buffer by address.
+    check_bindings("packets", &[&spirv], std::iter::empty())?;
+    Ok(spirv)
 }
 
 impl FrameShaders {

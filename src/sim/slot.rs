@@ -10,6 +10,7 @@
 use super::convert::gpu_subrays;
 use super::gpu_types::{GpuEcho, GpuMedium, GpuPoint, GpuRecord, GpuSweep};
 use super::launch::{self, LaunchTile};
+use super::packets::SlotPackets;
 use super::points::gpu_beams;
 use super::scene_gpu::GpuScene;
 use super::shaders::WaveformBuild;
@@ -260,6 +261,8 @@ pub(super) struct Submitted {
     pub serial: u64,
     pub tlas_update: Option<TlasUpdate>,
     pub at: Instant,
+    /// Bytes of the packets the frame makes on the GPU, if it makes them.
+    pub packet_bytes: Option<u64>,
 }
 
 /// One frame's command buffer, timestamps, descriptor sets and host-visible output.
@@ -280,6 +283,8 @@ pub(super) struct FrameSlot {
     pub medium: Arc<Buffer>,
     /// The sensor the sets and point buffer are made for.
     pub sensor: Option<Arc<SensorBuffers>>,
+    /// The packets a frame makes on the GPU, when it makes them.
+    pub packets: SlotPackets,
     pub submitted: Option<Submitted>,
 }
 
@@ -338,6 +343,7 @@ impl FrameSlot {
                 MemoryLocation::CpuToGpu,
             )?),
             sensor: None,
+            packets: SlotPackets::default(),
             submitted: None,
         })
     }

@@ -14,6 +14,7 @@ mod gltf_scenes;
 mod job;
 mod model;
 mod motion;
+mod packets;
 mod view;
 mod vs_reference;
 mod waveform;

@@ -54,10 +54,10 @@ mod ouster_imu;
 mod ouster_meta;
 
 pub use ouster::{
-    OusterFamily, OusterOptions, OusterProfile, OusterSensor, OusterTimestampMode,
-    COLUMNS_PER_PACKET, DEFAULT_SERIAL, IMU_PORT, LIDAR_PORT,
+    OusterFamily, OusterOptions, OusterPacketLayout, OusterProfile, OusterSensor,
+    OusterTimestampMode, COLUMNS_PER_PACKET, DEFAULT_SERIAL, IMU_PORT, LIDAR_PORT,
 };
-pub use ouster_encode::OusterEncoder;
+pub use ouster_encode::{crc64, crc64_byte_table, OusterEncoder};
 pub use ouster_http::{HttpExchange, OusterHttpError, OusterHttpServer, EXCHANGE_LOG};
 pub use ouster_imu::{OusterImuEncoder, IMU_PACKET_LEN};
 pub use ouster_meta::{OusterMetadata, FIRMWARE_VERSION};
@@ -114,4 +114,17 @@ pub trait PacketEncoder: Send {
 
     /// The packets still held (a partly filled last packet), at the end of a stream.
     fn finish(&mut self) -> Vec<Packet>;
+
+    /// The packets of frame `frame` whose lidar packets were made elsewhere (the GPU's
+    /// packet pass) in the layout this encoder writes, with what the encoder adds to
+    /// them (an Ouster sensor's IMU packets); by default the lidar packets alone.
+    fn push_made(
+        &mut self,
+        frame: u64,
+        frame_start_s: f64,
+        lidar: Vec<Packet>,
+    ) -> Result<Vec<Packet>, PacketError> {
+        let _ = (frame, frame_start_s);
+        Ok(lidar)
+    }
 }

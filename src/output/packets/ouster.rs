@@ -27,7 +27,7 @@ use std::fmt;
 
 /// Columns of one Ouster lidar packet (`columns_per_packet` of the metadata; the
 /// firmware's default, and what every lidar mode divides into).
-pub const COLUMNS_PER_PACKET: usize = 16;
+pub const COLUMNS_PER_PACKET: usize = crate::contract::OUSTER_COLUMNS_PER_PACKET as usize;
 
 /// The UDP port a sensor sends lidar packets to unless configured otherwise.
 pub const LIDAR_PORT: u16 = 7502;
@@ -409,6 +409,49 @@ impl OusterSensor {
     pub fn packets_per_frame(&self) -> usize {
         self.columns / COLUMNS_PER_PACKET
     }
+
+    /// Where the encoder puts what in a lidar packet, for a GPU pass that writes them.
+    pub fn packet_layout(&self) -> OusterPacketLayout {
+        let sizes = self.options.profile.sizes();
+        let o = &self.options;
+        OusterPacketLayout {
+            channels: self.channels,
+            columns: self.columns,
+            columns_per_packet: COLUMNS_PER_PACKET,
+            packet: sizes.packet(self.channels),
+            header: sizes.header,
+            column: sizes.column(self.channels),
+            column_header: sizes.column_header,
+            pixel: sizes.pixel,
+            footer: sizes.footer,
+            ids: u64::from(o.init_id) | (o.serial << 24),
+            origin_offset: self.origin_offset,
+            max_range_mm: o.profile.max_range_mm(),
+        }
+    }
+}
+
+/// The byte layout of an Ouster sensor's lidar packets (see `ouster_encode`): sizes in
+/// bytes, every one a multiple of 4.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct OusterPacketLayout {
+    pub channels: usize,
+    pub columns: usize,
+    pub columns_per_packet: usize,
+    pub packet: usize,
+    /// The packet header (0: LEGACY), one column with its header and footer, a
+    /// column's header, a pixel, the packet footer (whose last 8 bytes are the CRC).
+    pub header: usize,
+    pub column: usize,
+    pub column_header: usize,
+    pub pixel: usize,
+    pub footer: usize,
+    /// The header's initialization id and serial number word.
+    pub ids: u64,
+    /// Added to every range (m): Ouster measures from the lidar origin.
+    pub origin_offset: f32,
+    /// The range field's largest value.
+    pub max_range_mm: u32,
 }
 
 fn check_options(o: &OusterOptions) -> Result<(), String> {

@@ -38,7 +38,7 @@ use crate::output::{Point, PointCloud};
 use rayon::prelude::*;
 
 /// Encoder ticks per turn in the LEGACY column header.
-const ENCODER_TICKS: u64 = 90_112;
+const ENCODER_TICKS: u64 = crate::contract::OUSTER_ENCODER_TICKS as u64;
 
 /// Turns frames into the lidar packets of an [`OusterSensor`].
 #[derive(Debug)]
@@ -73,8 +73,9 @@ struct Return {
     range_mm: u32,
     reflectivity: u8,
     signal: u16,
-    /// The echo's peak R_app/r², which ranks returns (the detector's "strongest").
-    peak: f64,
+    /// The echo's peak R_app/r², which ranks returns (the detector's "strongest"), in
+    /// f32 as the GPU's packet pass computes it.
+    peak: f32,
 }
 
 impl Return {
@@ -109,6 +110,55 @@ impl Cell {
 }
 
 impl OusterSensor {
+    /// Column `col`'s timestamp in a frame that began `frame_start_s` after the stream
+    /// did: the stream's start plus the column's firing time (ns).
+    pub fn column_timestamp_ns(&self, frame_start_s: f64, col: usize) -> Result<u64, PacketError> {
+        let ns = ((frame_start_s + self.column_time[col]) * 1e9).round();
+        let start = self.options.start_ns;
+        // 2⁶⁴ as f64 is exact; anything at or above it does not fit.
+        let fits = ns < 18_446_744_073_709_551_616.0;
+        match start.checked_add(ns as u64).filter(|_| fits) {
+            Some(t) => Ok(t),
+            None => Err(PacketError::Point {
+                format: self.options.profile.format(),
+                message: format!(
+                    "column {col} fires {ns} ns after the stream began, which with the start \
+                     time {start} ns overflows the 64-bit timestamp"
+                ),
+            }),
+        }
+    }
+
+    /// Every column's timestamp in a frame that began `frame_start_s` after the stream
+    /// did (what the GPU's packet pass writes into the column headers).
+    pub fn column_timestamps_ns(&self, frame_start_s: f64) -> Result<Vec<u64>, PacketError> {
+        (0..self.columns)
+            .map(|col| self.column_timestamp_ns(frame_start_s, col))
+            .collect()
+    }
+
+    /// Packet `k` of a frame with its payload: sent when its last column has fired.
+    fn packet(&self, k: usize, frame_start_s: f64, payload: Vec<u8>) -> Packet {
+        let last = (k + 1) * COLUMNS_PER_PACKET - 1;
+        Packet {
+            time_s: frame_start_s + self.column_time[last],
+            port: self.options.udp_port_lidar,
+            payload,
+        }
+    }
+
+    /// A frame's packets from their payloads back to back (the GPU's packet pass writes
+    /// them so), each timed and addressed as the encoder's.
+    pub fn packets_from_bytes(&self, frame_start_s: f64, bytes: &[u8]) -> Vec<Packet> {
+        let size = self.options.profile.sizes().packet(self.channels);
+        (bytes
+            .chunks_exact(size)
+            .take(self.packets_per_frame())
+            .enumerate())
+        .map(|(k, payload)| self.packet(k, frame_start_s, payload.to_vec()))
+        .collect()
+    }
+
     /// An encoder of this sensor's frames, one per stream.
     pub fn encoder(&self) -> OusterEncoder {
         OusterEncoder {
@@ -218,14 +268,14 @@ impl OusterEncoder {
             ..BeamInfo::default()
         };
         let range_mm = self.range_mm(i, p, &info)?;
-        let peak = f64::from(p.intensity) / (f64::from(p.range) * f64::from(p.range));
+        let peak = p.intensity / (p.range * p.range);
         let r = Return {
             range_mm,
             reflectivity: p.reflectivity,
             signal: value(self.fields.signal, p, &info) as u16,
             // A point without a usable peak (NaN intensity) ranks last.
             peak: if peak.is_nan() {
-                f64::NEG_INFINITY
+                f32::NEG_INFINITY
             } else {
                 peak
             },
@@ -276,32 +326,12 @@ impl OusterEncoder {
         for i in 0..COLUMNS_PER_PACKET {
             let col = k * COLUMNS_PER_PACKET + i;
             let at = self.sizes.header + i * column_bytes;
-            let ts = self.timestamp_ns(frame_start_s, col)?;
+            let ts = self.sensor.column_timestamp_ns(frame_start_s, col)?;
             let pixels = &cells[i * channels..(i + 1) * channels];
             self.write_column(&mut buf[at..at + column_bytes], (frame_id, col, ts), pixels);
         }
         self.write_footer(&mut buf);
-        let last = (k + 1) * COLUMNS_PER_PACKET - 1;
-        Ok(Packet {
-            time_s: frame_start_s + self.sensor.column_time[last],
-            port: self.sensor.options.udp_port_lidar,
-            payload: buf,
-        })
-    }
-
-    /// Column `col`'s timestamp: the stream's start plus its firing time (ns).
-    fn timestamp_ns(&self, frame_start_s: f64, col: usize) -> Result<u64, PacketError> {
-        let ns = ((frame_start_s + self.sensor.column_time[col]) * 1e9).round();
-        let start = self.sensor.options.start_ns;
-        // 2⁶⁴ as f64 is exact; anything at or above it does not fit.
-        let fits = ns < 18_446_744_073_709_551_616.0;
-        match start.checked_add(ns as u64).filter(|_| fits) {
-            Some(t) => Ok(t),
-            None => Err(self.point_error(format!(
-                "column {col} fires {ns} ns after the stream began, which with the start \
-                 time {start} ns overflows the 64-bit timestamp"
-            ))),
-        }
+        Ok(self.sensor.packet(k, frame_start_s, buf))
     }
 
     /// The eUDP packet header; LEGACY has none.
@@ -420,8 +450,7 @@ fn put(buf: &mut [u8], at: usize, bytes: &[u8]) {
 /// final XOR all ones — the packet footer's CRC (ouster-sdk `PacketFormat::crc`).
 /// Eight bytes per step through eight tables ("slicing by 8"): the CRC of a frame's
 /// packets (4 MB at OS1-128 × 2048) was most of their encoding time one byte at a time.
-pub(crate) fn crc64(bytes: &[u8]) -> u64 {
-    const TABLES: [[u64; 256]; 8] = crc64_tables();
+pub fn crc64(bytes: &[u8]) -> u64 {
     let mut crc = !0u64;
     let mut words = bytes.chunks_exact(8);
     for w in &mut words {
@@ -434,6 +463,13 @@ pub(crate) fn crc64(bytes: &[u8]) -> u64 {
         crc = TABLES[0][((crc ^ u64::from(b)) & 0xff) as usize] ^ (crc >> 8);
     }
     !crc
+}
+
+const TABLES: [[u64; 256]; 8] = crc64_tables();
+
+/// The CRC-64/XZ register's step by one byte: `table[(r ^ byte) & 0xff] ^ (r >> 8)`.
+pub fn crc64_byte_table() -> &'static [u64; 256] {
+    &TABLES[0]
 }
 
 /// Table 0 is the byte-at-a-time table; table k advances a byte's remainder k bytes
