@@ -74,6 +74,9 @@ pub struct HilResult {
     /// encoding, writing, sending — by their CPU clocks, apart from the Vulkan driver's
     /// threads (ms; frames after the first).
     pub host_cpu_ms: Option<f64>,
+    /// The packets were encoded on the host from the frames' points, where the GPU
+    /// would make them (Ouster's).
+    pub host_packets: bool,
 }
 
 /// Every case of the workload, in order; `progress` hears of each before it runs.
@@ -93,6 +96,12 @@ pub fn measure_hil(
                     if thin { " thin" } else { "" }
                 ));
                 results.push(run_case(opts, (name, None), thin, sink, to)?);
+                if name == "os1-128" && thin && sink == HilSink::Udp {
+                    // The same with the packets encoded on the host: the ratio of the
+                    // host's work per frame, in one run.
+                    progress("os1-128 thin → Udp, packets encoded on the host");
+                    results.push(host_encoded(opts, (name, None), to)?);
+                }
             }
         }
     }
@@ -100,6 +109,10 @@ pub fn measure_hil(
     progress(&format!("os1-128 × {WIDE_COLUMNS} thin → Udp"));
     let wide = ("os1-128", Some(WIDE_COLUMNS));
     results.push(run_case(opts, wide, true, HilSink::Udp, to)?);
+    progress(&format!(
+        "os1-128 × {WIDE_COLUMNS} thin → Udp, packets encoded on the host"
+    ));
+    results.push(host_encoded(opts, wide, to)?);
     progress("vlp-16 thin → UDP in real time");
     results.push(run_case(
         opts,
@@ -112,6 +125,21 @@ pub fn measure_hil(
     Ok(results)
 }
 
+/// A thin UDP case whose packets are encoded on the host from the frames' points.
+fn host_encoded(
+    opts: &HilOptions,
+    sensor: (&str, Option<u32>),
+    to: SocketAddr,
+) -> Result<HilResult, BenchError> {
+    let mut job = job_options(opts, sensor, true, HilSink::Udp, to)?;
+    if let Some(p) = &mut job.packets {
+        p.on_host = true;
+    }
+    let mut result = run_job_case(job)?;
+    result.host_packets = true;
+    Ok(result)
+}
+
 /// A case of preset `name` (at `columns`, else its default) to `sink`.
 fn run_case(
     opts: &HilOptions,
@@ -120,7 +148,12 @@ fn run_case(
     sink: HilSink,
     to: SocketAddr,
 ) -> Result<HilResult, BenchError> {
-    let job = job_options(opts, (name, columns), thin, sink, to)?;
+    run_job_case(job_options(opts, (name, columns), thin, sink, to)?)
+}
+
+/// Runs a case's job and measures it.
+fn run_job_case(job: JobOptions) -> Result<HilResult, BenchError> {
+    let (name, sink) = (job.sensor.name.clone(), sink_of(&job));
     let beams = job.sensor.beams.len();
     let subrays = job.sensor.subrays;
     let start = Instant::now();
@@ -143,7 +176,7 @@ fn run_case(
         ),
     };
     Ok(HilResult {
-        sensor: name.to_string(),
+        sensor: name,
         beams,
         subrays,
         sink,
@@ -158,7 +191,18 @@ fn run_case(
             .map(|p| Stat::of(p.latency_ms.clone())),
         dropped_frames: report.dropped_frames,
         host_cpu_ms: report.host_cpu.map(|h| h.ms_per_frame),
+        host_packets: false,
     })
+}
+
+/// Where a job's frames go, as a case names it.
+fn sink_of(job: &JobOptions) -> HilSink {
+    match &job.packets {
+        None => HilSink::Files,
+        Some(p) if p.real_time => HilSink::UdpRealTime,
+        Some(p) if p.udp.is_some() => HilSink::Udp,
+        Some(_) => HilSink::Pcap,
+    }
 }
 
 fn job_options(
@@ -197,6 +241,7 @@ pub(super) fn job_for_sensor(
         start: Duration::ZERO,
         preload: false,
         http: None,
+        on_host: false,
     });
     Ok(JobOptions {
         scene: opts.scene.clone(),

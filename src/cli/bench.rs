@@ -480,7 +480,10 @@ fn print_hil_table(scene: &str, results: &[HilResult]) {
             r.sensor,
             r.beams,
             r.subrays,
-            format!("{:?}", r.sink),
+            match r.host_packets {
+                true => format!("{:?} (host)", r.sink),
+                false => format!("{:?}", r.sink),
+            },
             r.frames_per_s,
             r.points_per_s / 1e6,
             median,
@@ -493,7 +496,7 @@ fn print_hil_table(scene: &str, results: &[HilResult]) {
         "(latency: from a frame's GPU submission to its last packet sent, median and max; \
          dropped: frames skipped in real time; host ms: the job's own threads' CPU time \
          per frame — read-back, conversion, encoding, writing, sending — apart from the \
-         Vulkan driver's)"
+         Vulkan driver's; (host): packets encoded on the host, not on the GPU)"
     );
 }
 

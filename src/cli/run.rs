@@ -252,6 +252,7 @@ pub(super) fn job_options(args: &RunArgs) -> Result<JobOptions> {
             start: Duration::ZERO,
             preload: false,
             http: None,
+            on_host: false,
         });
     }
     Ok(opts)

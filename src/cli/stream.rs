@@ -82,6 +82,12 @@ pub(super) struct StreamArgs {
     /// ouster-sdk's SensorHttp reaches as HOST:PORT, and redirect port 80 to it.
     #[arg(long, value_name = "ADDR", value_parser = destination)]
     http: Option<SocketAddr>,
+    /// Encode Ouster lidar packets on the host from each frame's points, as the
+    /// reference encoder does, instead of on the GPU beside the frame (same bytes;
+    /// several times the host's CPU time per frame). Velodyne packets are always
+    /// encoded on the host
+    #[arg(long)]
+    host_packets: bool,
 }
 
 /// `stream --help`'s text for `--scenario`, which `run` shares but defaults otherwise.
@@ -234,6 +240,7 @@ fn packet_options(args: &StreamArgs, to: SocketAddr, opts: &mut JobOptions) -> R
         start,
         preload: args.preload,
         http: args.http,
+        on_host: args.host_packets,
     });
     Ok(())
 }

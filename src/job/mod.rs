@@ -166,6 +166,10 @@ pub struct PacketOutput {
     /// serving the packets' metadata; a `udp_dest` a client sets redirects the UDP
     /// packets from the next frame on. Ouster formats only.
     pub http: Option<std::net::SocketAddr>,
+    /// Encode the lidar packets on the host from the frames' points (the reference
+    /// encoders) even where the GPU makes them (Ouster's profiles): for comparing the
+    /// two, byte for byte and in host time.
+    pub on_host: bool,
 }
 
 /// The files of a run besides its frames.

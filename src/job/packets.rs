@@ -224,12 +224,13 @@ pub(super) fn gpu_packet_sensor(m: &Member) -> Result<Option<OusterSensor>, JobE
         format: PacketFormat::Ouster(profile),
         start,
         udp,
+        on_host,
         ..
     }) = m.packets
     else {
         return Ok(None);
     };
-    if m.sensor.cw.is_some() {
+    if on_host || m.sensor.cw.is_some() {
         return Ok(None);
     }
     Ok(Some(ouster_sensor(&m.sensor, profile, start, udp)?))
@@ -409,6 +410,7 @@ mod tests {
             start,
             preload: false,
             http: None,
+            on_host: false,
         };
         let opts = JobOptions {
             scene: Scene::default(),

@@ -605,6 +605,7 @@ mod tests {
                 start: std::time::Duration::ZERO,
                 preload: false,
                 http: None,
+                on_host: false,
             }),
             part: None,
         }
