@@ -157,6 +157,12 @@ shared_constants! {
     /// then each packet's CRC.
     PACKET_PASS_PIXELS = 0;
     PACKET_PASS_CRC = 1;
+    /// The Velodyne dispatch: each beam's two channels of its return mode.
+    PACKET_PASS_VELODYNE = 2;
+    /// Velodyne return modes (`output::packets::VelodyneReturnMode`).
+    VELODYNE_STRONGEST = 0;
+    VELODYNE_LAST = 1;
+    VELODYNE_DUAL = 2;
     /// Columns per Ouster lidar packet (the firmware's `columns_per_packet`).
     OUSTER_COLUMNS_PER_PACKET = 16;
     /// Encoder ticks per turn in the LEGACY column header.

@@ -82,10 +82,10 @@ pub(super) struct StreamArgs {
     /// ouster-sdk's SensorHttp reaches as HOST:PORT, and redirect port 80 to it.
     #[arg(long, value_name = "ADDR", value_parser = destination)]
     http: Option<SocketAddr>,
-    /// Encode Ouster lidar packets on the host from each frame's points, as the
-    /// reference encoder does, instead of on the GPU beside the frame (same bytes;
-    /// several times the host's CPU time per frame). Velodyne packets are always
-    /// encoded on the host
+    /// Encode the packets on the host from each frame's points, as the reference
+    /// encoders do, instead of from what the GPU makes beside the frame — Ouster's
+    /// packets whole, Velodyne's channels (same bytes; several times the host's CPU
+    /// time per frame)
     #[arg(long)]
     host_packets: bool,
 }

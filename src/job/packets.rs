@@ -4,13 +4,14 @@ use super::rig::Member;
 use super::{beam_layout, JobError, JobOptions, PacketOutput};
 use crate::model::{ImuGenerator, Standing, Trajectory};
 use crate::output::packets::{
-    hdl64e_calibration_yaml, OusterFamily, OusterImuEncoder, OusterMetadata, OusterOptions,
+    hdl64e_calibration_yaml, Made, OusterFamily, OusterImuEncoder, OusterMetadata, OusterOptions,
     OusterProfile, OusterSensor, OusterTimestampMode, Packet, PacketEncoder, PacketError,
     VelodyneEncoder, VelodyneModel, VelodyneOptions, VelodyneReturnMode, WithPositionPackets,
     LIDAR_PORT, VELODYNE_DATA_PORT,
 };
 use crate::output::PointCloud;
 use crate::sensor::{DualPolicy, ImuNoise, ImuSpec, Pose, ReturnMode, Sensor, OS1_IMU_RATE_HZ};
+use crate::sim::GpuPacketFormat;
 use glam::DVec3;
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -217,23 +218,25 @@ impl PacketFormat {
 
 /// `sensor` checked as an Ouster product in `profile`, its clock starting at `start`,
 /// its packets going to `to` (the options' default when `None`).
-/// The Ouster sensor whose lidar packets a member's frames make on the GPU: its
-/// packets', when they are Ouster's and the sensor measures by pulses.
-pub(super) fn gpu_packet_sensor(m: &Member) -> Result<Option<OusterSensor>, JobError> {
-    let Some(PacketOutput {
-        format: PacketFormat::Ouster(profile),
-        start,
-        udp,
-        on_host,
-        ..
-    }) = m.packets
-    else {
+/// What a member's frames make on the GPU for their packets: Ouster's lidar packets,
+/// Velodyne's channels; nothing for packets encoded on the host (`on_host`) or a
+/// continuous-wave sensor (its points are not the GPU's).
+pub(super) fn gpu_packet_format(m: &Member) -> Result<Option<GpuPacketFormat>, JobError> {
+    let Some(p) = &m.packets else {
         return Ok(None);
     };
-    if on_host || m.sensor.cw.is_some() {
+    if p.on_host || m.sensor.cw.is_some() {
         return Ok(None);
     }
-    Ok(Some(ouster_sensor(&m.sensor, profile, start, udp)?))
+    Ok(Some(match p.format {
+        PacketFormat::Ouster(profile) => {
+            GpuPacketFormat::Ouster(ouster_sensor(&m.sensor, profile, p.start, p.udp)?)
+        }
+        PacketFormat::Velodyne(model) => GpuPacketFormat::Velodyne {
+            model,
+            mode: velodyne_return_mode(&m.sensor, model)?,
+        },
+    }))
 }
 
 fn ouster_sensor(
@@ -363,15 +366,27 @@ impl PacketEncoder for WithImu {
         cloud: &PointCloud,
     ) -> Result<Vec<Packet>, PacketError> {
         let lidar = self.lidar.push_frame(frame, frame_start_s, cloud)?;
-        self.push_made(frame, frame_start_s, lidar)
+        Ok(self.with_imu(frame_start_s, lidar))
     }
 
     fn push_made(
         &mut self,
-        _frame: u64,
+        frame: u64,
         frame_start_s: f64,
-        mut packets: Vec<Packet>,
+        made: Made<'_>,
     ) -> Result<Vec<Packet>, PacketError> {
+        let lidar = self.lidar.push_made(frame, frame_start_s, made)?;
+        Ok(self.with_imu(frame_start_s, lidar))
+    }
+
+    fn finish(&mut self) -> Vec<Packet> {
+        self.lidar.finish()
+    }
+}
+
+impl WithImu {
+    /// A frame's lidar packets with the IMU packets of its time, by send time.
+    fn with_imu(&mut self, frame_start_s: f64, mut packets: Vec<Packet>) -> Vec<Packet> {
         self.generator.skip_to(frame_start_s);
         let samples = self
             .generator
@@ -379,11 +394,7 @@ impl PacketEncoder for WithImu {
         packets.extend(self.encoder.packets(&samples));
         // Stable: a lidar packet and an IMU packet of one time keep that order.
         packets.sort_by(|a, b| a.time_s.total_cmp(&b.time_s));
-        Ok(packets)
-    }
-
-    fn finish(&mut self) -> Vec<Packet> {
-        self.lidar.finish()
+        packets
     }
 }
 

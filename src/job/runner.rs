@@ -11,13 +11,14 @@ use super::files::OutputPlan;
 use super::files::{create_out_dir, join_osi_frames, viewpoint, write_frame, write_run_files};
 use super::host_cpu::{HostCpuMeter, HostThreads};
 use super::live::LiveStream;
-use super::packets::gpu_packet_sensor;
+use super::packets::gpu_packet_format;
 use super::rig::{members, write_rig_files, Member, RigImu};
 use super::stream::PacketStream;
 use super::{FrameDone, JobError, JobOptions, JobReport, MemoryUse};
 use crate::gpu::Context;
-use crate::output::packets::OusterSensor;
+use crate::output::packets::Made;
 use crate::output::{rig_frame_messages, tf_static_message, McapBag, Viewpoint, RUN_BAG};
+use crate::sim::GpuPacketFormat;
 use crate::sim::{DrivenFrame, DriverInputs, DriverPlan, DriverSensor, FrameDriver, FrameOutput};
 use crate::sim::{Play, Sun};
 use crate::weather::Weather;
@@ -30,8 +31,8 @@ pub(super) struct Lane {
     pub(super) member: Member,
     pub(super) plan: OutputPlan,
     pub(super) packets: Option<PacketStream>,
-    /// The sensor whose lidar packets the GPU makes for this lane, if it makes them.
-    gpu_packets: Option<OusterSensor>,
+    /// What the GPU makes of this lane's frames for their packets, if anything.
+    gpu_packets: Option<GpuPacketFormat>,
     pub(super) report: JobReport,
 }
 
@@ -110,7 +111,7 @@ pub(super) fn lanes(opts: &JobOptions) -> Result<Vec<Lane>, JobError> {
         .map(|member| {
             Ok(Lane {
                 plan: OutputPlan::new(opts, &member)?,
-                gpu_packets: gpu_packet_sensor(&member)?,
+                gpu_packets: gpu_packet_format(&member)?,
                 member,
                 packets: None,
                 report: JobReport::default(),
@@ -142,8 +143,8 @@ impl<'a> Runner<'a> {
         };
         let mut driver = driver.start(&ctx)?;
         for (i, lane) in lanes.iter().enumerate() {
-            if let Some(sensor) = &lane.gpu_packets {
-                driver.set_lane_packets(i, sensor)?;
+            if let Some(format) = &lane.gpu_packets {
+                driver.set_lane_packets(i, format)?;
             }
         }
         let host = HostThreads::default();
@@ -304,9 +305,14 @@ impl<'a> Runner<'a> {
             let made = (lane.gpu_packets.as_ref().zip(done.output.packets.as_ref()))
                 .filter(|(_, g)| g.unfit_beam.is_none());
             let packets = match made {
-                Some((sensor, gpu)) => {
+                Some((GpuPacketFormat::Ouster(sensor), gpu)) => {
                     let lidar = sensor.packets_from_bytes(t, &gpu.bytes);
-                    p.encoder.push_made(done.frame, t, lidar)?
+                    p.encoder.push_made(done.frame, t, Made::Packets(lidar))?
+                }
+                Some((GpuPacketFormat::Velodyne { .. }, gpu)) => {
+                    let channels = gpu.channels();
+                    p.encoder
+                        .push_made(done.frame, t, Made::VelodyneChannels(&channels))?
                 }
                 // The host's encoder, also for the error of a frame the GPU's could not
                 // carry.

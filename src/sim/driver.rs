@@ -16,7 +16,7 @@
 //! time ([`FrameDriver::schedule`]). A one-sensor driver is a one-lane rig.
 
 use super::memory::check_frame_memory;
-use super::packets::{PacketEncoding, PacketRequest};
+use super::packets::{GpuPacketFormat, PacketEncoding, PacketRequest};
 use super::playback::Playback;
 use super::points::to_point_cloud;
 use super::slot::SensorBuffers;
@@ -25,7 +25,6 @@ use crate::contract::MAX_RECORDS_PER_BEAM;
 use crate::gpu::Context;
 use crate::material::{MaterialDb, MaterialMapping};
 use crate::model::{FrameExtent, FrameSettings, Medium, MediumSlots, PointCloud};
-use crate::output::packets::OusterSensor;
 use crate::scene::{Motion, Scenario, Scene};
 use crate::sensor::{Pose, Sensor, SubRaySample};
 use crate::weather::{Weather, WeatherTrack};
@@ -127,8 +126,8 @@ struct Lane {
     seed: u64,
     /// Its buffers on the device, made once by the driver's start.
     buffers: Option<Arc<SensorBuffers>>,
-    /// Its frames' Ouster packets, when they are made on the GPU.
-    packets: Option<(OusterSensor, Arc<PacketEncoding>)>,
+    /// What its frames make on the GPU for their packets, if anything.
+    packets: Option<(GpuPacketFormat, Arc<PacketEncoding>)>,
 }
 
 /// A scene on the device with its sensors and its motion, stepping frames.
@@ -313,9 +312,14 @@ impl FrameDriver {
         }
     }
 
-    /// Makes lane `lane`'s frames' lidar packets on the GPU, as `sensor`'s encoder lays
-    /// them out ([`FrameOutput::packets`]); the lane's sensor must be its beams.
-    pub fn set_lane_packets(&mut self, lane: usize, sensor: &OusterSensor) -> Result<(), SimError> {
+    /// Makes what lane `lane`'s frames' packets are made of on the GPU, as the host's
+    /// encoder of `format` does ([`FrameOutput::packets`]); the lane's sensor must be
+    /// the format's beams.
+    pub fn set_lane_packets(
+        &mut self,
+        lane: usize,
+        format: &GpuPacketFormat,
+    ) -> Result<(), SimError> {
         let ctx = self.sim.context().clone();
         let l = (self.lanes.get_mut(lane))
             .ok_or_else(|| SimError::Input(format!("lane {lane} does not exist")))?;
@@ -324,8 +328,8 @@ impl FrameDriver {
                 "a continuous-wave sensor's packets are not made on the GPU".into(),
             ));
         }
-        let encoding = PacketEncoding::ouster(&ctx, sensor, l.sensor.beams.len())?;
-        l.packets = Some((sensor.clone(), Arc::new(encoding)));
+        let encoding = format.encoding(&ctx, l.sensor.beams.len())?;
+        l.packets = Some((format.clone(), Arc::new(encoding)));
         Ok(())
     }
 
@@ -431,13 +435,19 @@ impl FrameDriver {
     /// whose timestamps do not fit has none: the host's encoder says why.
     fn packet_request(&self, lane: usize, frame: u64) -> Option<PacketRequest> {
         let l = &self.lanes[lane];
-        let (sensor, encoding) = l.packets.as_ref()?;
-        let start = l.playback.frame_time(frame);
+        let (format, encoding) = l.packets.as_ref()?;
+        let column_ns = match format {
+            GpuPacketFormat::Ouster(sensor) => {
+                let start = l.playback.frame_time(frame);
+                sensor.column_timestamps_ns(start).ok()?
+            }
+            GpuPacketFormat::Velodyne { .. } => Vec::new(),
+        };
         Some(PacketRequest {
             encoding: encoding.clone(),
             // The header's frame id is 16 bits and wraps, as a sensor's does.
             frame_id: frame as u16,
-            column_ns: sensor.column_timestamps_ns(start).ok()?,
+            column_ns,
         })
     }
 

@@ -204,7 +204,7 @@ pub struct CompactParams {
     pub host_address: u64,
 }
 
-/// The Ouster packet pass's push constants (shaders/ouster_packets.comp).
+/// The packet pass's push constants (shaders/packets.comp).
 #[repr(C)]
 #[derive(Debug, Clone, Copy, Pod, Zeroable, PartialEq, Default)]
 pub struct PacketParams {
@@ -234,6 +234,10 @@ pub struct PacketParams {
     pub id_high: u32,
     pub origin_offset: f32,
     pub max_range_mm: u32,
+    /// Velodyne: VELODYNE_STRONGEST, VELODYNE_LAST or VELODYNE_DUAL.
+    pub return_mode: u32,
+    /// Velodyne: distance units per metre (500 or 250).
+    pub units_per_m: u32,
 }
 
 /// [`SubRayRecord`] as the trace writes it and the waveform reads it.
@@ -699,7 +703,9 @@ pub fn packet_params_layout() -> HostLayout {
             id_low,
             id_high,
             origin_offset,
-            max_range_mm
+            max_range_mm,
+            return_mode,
+            units_per_m
         ]
     )
 }

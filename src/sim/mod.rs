@@ -35,7 +35,7 @@ pub use gpu_types::{
     GpuBeam, GpuEcho, GpuGeometry, GpuPoint, GpuRecord, GpuSubRay, WaveformParams,
 };
 pub use launch::LaunchTile;
-pub use packets::{GpuPackets, PacketEncoding, PacketRequest};
+pub use packets::{GpuPacketFormat, GpuPackets, PacketEncoding, PacketRequest};
 pub use playback::{Playback, TIME_SLICES};
 pub use points::{gpu_beams, to_point_cloud};
 pub use scene_gpu::{SceneStats, TimeSlices};

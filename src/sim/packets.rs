@@ -1,19 +1,26 @@
-//! A frame's Ouster lidar packets made on the GPU (shaders/ouster_packets.comp), in the
-//! same submission as the frame, from its echo slots: the host only sends or writes
-//! them. The layouts are `output::packets::OusterEncoder`'s, which stays the reference
-//! the GPU's bytes are tested against; a frame with a point the packets cannot carry is
+//! What a frame's packets are made of, made on the GPU (shaders/packets.comp) in the
+//! same submission as the frame, from its echo slots: Ouster's lidar packets whole, so
+//! that the host only sends or writes them; Velodyne's channels (each beam's two
+//! returns of the return mode), which the host frames into packets, as their firings
+//! straddle frames. The host's encoders in `output::packets` stay the reference the
+//! GPU's bytes are tested against; a frame with a point the packets cannot carry is
 //! flagged, and the host encodes that one itself, for its error.
 
 use super::gpu_types::PacketParams;
 use super::shaders::packet_shader;
 use super::slot::SensorBuffers;
 use super::SimError;
-use crate::contract::{PACKET_GROUP, PACKET_PASS_CRC, PACKET_PASS_PIXELS};
+use crate::contract::{
+    PACKET_GROUP, PACKET_PASS_CRC, PACKET_PASS_PIXELS, PACKET_PASS_VELODYNE, VELODYNE_DUAL,
+    VELODYNE_LAST, VELODYNE_STRONGEST,
+};
 use crate::gpu::{
     exclusive, Buffer, BufferUsageFlags, ComputePipeline, Context, DescriptorSets, GpuError,
     MemoryLocation, Pass, Recording,
 };
-use crate::output::packets::{crc64, crc64_byte_table, OusterSensor};
+use crate::output::packets::{
+    crc64, crc64_byte_table, OusterSensor, VelodyneModel, VelodyneReturnMode,
+};
 use crate::sensor::reflectivity_steps;
 use std::sync::Arc;
 
@@ -30,8 +37,33 @@ pub struct PacketEncoding {
     tables: Arc<Buffer>,
     /// The push constants but the addresses, pass and frame id.
     params: PacketParams,
-    packets: u32,
+    /// Ouster's lidar packets per frame; `None`: Velodyne's channels.
+    packets: Option<u32>,
     beams: u32,
+}
+
+/// What a lane's frames make on the GPU for their packets.
+#[derive(Debug, Clone)]
+pub enum GpuPacketFormat {
+    /// This sensor's lidar packets.
+    Ouster(OusterSensor),
+    /// The channels of this model's packets in this return mode.
+    Velodyne {
+        model: VelodyneModel,
+        mode: VelodyneReturnMode,
+    },
+}
+
+impl GpuPacketFormat {
+    /// The encoding for frames of `beams` beams.
+    pub fn encoding(&self, ctx: &Arc<Context>, beams: usize) -> Result<PacketEncoding, SimError> {
+        match self {
+            GpuPacketFormat::Ouster(sensor) => PacketEncoding::ouster(ctx, sensor, beams),
+            GpuPacketFormat::Velodyne { model, mode } => {
+                PacketEncoding::velodyne(ctx, *model, *mode, beams)
+            }
+        }
+    }
 }
 
 /// A frame's packets to make: its frame id (16 bits, wrapping) and each column's
@@ -45,11 +77,23 @@ pub struct PacketRequest {
 /// A frame's packets as the GPU made them.
 #[derive(Debug, Clone, Default)]
 pub struct GpuPackets {
-    /// The packets' payloads back to back.
+    /// The packets' payloads back to back (Ouster), or each beam's two channel words
+    /// (Velodyne: see [`channels`](Self::channels)).
     pub bytes: Vec<u8>,
     /// The lowest beam with a point the packets cannot carry: then the bytes are not
     /// whole, and the host's encoder says what is wrong with it.
     pub unfit_beam: Option<u32>,
+}
+
+impl GpuPackets {
+    /// Velodyne's channels: per beam, `[single or last, strongest]`, each `distance |
+    /// reflectivity << 16`.
+    pub fn channels(&self) -> Vec<[u32; 2]> {
+        let word = |b: &[u8]| u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+        (self.bytes.chunks_exact(8))
+            .map(|c| [word(&c[..4]), word(&c[4..])])
+            .collect()
+    }
 }
 
 /// The packet pass's pipeline and its (empty) descriptor sets: it reaches every
@@ -104,7 +148,38 @@ impl PacketEncoding {
         Ok(PacketEncoding {
             tables,
             params,
-            packets: (layout.columns / layout.columns_per_packet) as u32,
+            packets: Some((layout.columns / layout.columns_per_packet) as u32),
+            beams: beams as u32,
+        })
+    }
+
+    /// Each beam's two channels (`[single or last, strongest]`, each `distance |
+    /// reflectivity << 16`) of a Velodyne `model` in return mode `mode`, for the host's
+    /// `VelodyneEncoder` to frame into packets.
+    pub fn velodyne(
+        ctx: &Arc<Context>,
+        model: VelodyneModel,
+        mode: VelodyneReturnMode,
+        beams: usize,
+    ) -> Result<PacketEncoding, SimError> {
+        let params = PacketParams {
+            channels: beams as u32,
+            columns: 1,
+            return_mode: match mode {
+                VelodyneReturnMode::Strongest => VELODYNE_STRONGEST,
+                VelodyneReturnMode::Last => VELODYNE_LAST,
+                VelodyneReturnMode::Dual => VELODYNE_DUAL,
+            },
+            units_per_m: model.units_per_m() as u32,
+            ..PacketParams::default()
+        };
+        let usage = BufferUsageFlags::STORAGE_BUFFER;
+        let tables = packet_tables(0, false);
+        let tables = Arc::new(Buffer::upload(ctx, "packet tables", &tables, usage)?);
+        Ok(PacketEncoding {
+            tables,
+            params,
+            packets: None,
             beams: beams as u32,
         })
     }
@@ -114,9 +189,12 @@ impl PacketEncoding {
         self.beams
     }
 
-    /// Bytes of a frame's packets.
+    /// Bytes of a frame's packets (Ouster) or channels (Velodyne: 8 per beam).
     pub fn frame_bytes(&self) -> u64 {
-        u64::from(self.packets) * u64::from(self.params.packet_words) * 4
+        match self.packets {
+            Some(n) => u64::from(n) * u64::from(self.params.packet_words) * 4,
+            None => u64::from(self.beams) * 8,
+        }
     }
 
     /// Bytes of a frame's error word and column timestamps.
@@ -251,6 +329,10 @@ impl SlotPackets {
             .as_ref()
             .ok_or_else(|| missing("packet columns"))?;
         let target = self.device.as_ref().unwrap_or(host);
+        let first_pass = match e.packets {
+            Some(_) => PACKET_PASS_PIXELS,
+            None => PACKET_PASS_VELODYNE,
+        };
         let params = PacketParams {
             echoes_address: rec.address_of(&sensor.echoes),
             counts_address: rec.address_of(&sensor.counts),
@@ -259,20 +341,20 @@ impl SlotPackets {
             tables_address: rec.address_of(&e.tables),
             frame_id: u32::from(request.frame_id),
             max_returns: sensor.max_returns,
-            pass: PACKET_PASS_PIXELS,
+            pass: first_pass,
             ..e.params
         };
         let groups = e.beams.div_ceil(PACKET_GROUP);
         let grid = [groups.min(65_535), groups.div_ceil(groups.min(65_535)), 1];
         let (p, sets) = (&pipeline.pipeline, &pipeline.sets);
         rec.dispatch(p, sets, bytemuck::bytes_of(&params), grid)?;
-        if e.has_crc() {
+        if let (Some(packets), true) = (e.packets, e.has_crc()) {
             rec.barrier(&[Pass::Compute], &[Pass::Compute]);
             let crc = PacketParams {
                 pass: PACKET_PASS_CRC,
                 ..params
             };
-            rec.dispatch(p, sets, bytemuck::bytes_of(&crc), [e.packets, 1, 1])?;
+            rec.dispatch(p, sets, bytemuck::bytes_of(&crc), [packets, 1, 1])?;
         }
         if let Some(device) = &self.device {
             rec.barrier(&[Pass::Compute], &[Pass::Transfer]);

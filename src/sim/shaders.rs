@@ -90,10 +90,7 @@ const FILES: &[(&str, &str)] = &[
         include_str!("../../shaders/record_order.glsl"),
     ),
     ("order.comp", include_str!("../../shaders/order.comp")),
-    (
-        "ouster_packets.comp",
-        include_str!("../../shaders/ouster_packets.comp"),
-    ),
+    ("packets.comp", include_str!("../../shaders/packets.comp")),
 ];
 
 /// The shader sources with the generated `contract.glsl`, as the simulator compiles
@@ -244,10 +241,10 @@ impl WaveformBuild {
     }
 }
 
-/// The Ouster packet pass, its push constants checked against the host's; compiled
-/// when a sensor's packets are first made on the GPU.
+/// The packet pass, its push constants checked against the host's; compiled when a
+/// sensor's packets are first made on the GPU.
 pub fn packet_shader() -> Result<Spirv, GpuError> {
-    let spirv = gpu::compile(&shader_sources(), "ouster_packets.comp", &[])?;
+    let spirv = gpu::compile(&shader_sources(), "packets.comp", &[])?;
     check_all(&[&spirv], &[super::gpu_types::packet_params_layout()])?;
     // It reaches every buffer by address.
     check_bindings("packets", &[&spirv], std::iter::empty())?;

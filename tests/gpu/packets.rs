@@ -1,20 +1,27 @@
-//! Lidar packets made on the GPU against the host's encoders, which are the reference
-//! (tests/formats checks those against ouster-sdk): for every Ouster profile, frames of
-//! the bundled street traced on the GPU give byte for byte the packets the host encodes
-//! from the same frames' points — headers, timestamps, frame ids, each pixel's ranked
-//! returns, reflectivity, signal, near-IR and the footers' CRCs.
+//! Packets made on the GPU against the host's encoders, which are the reference
+//! (tests/formats checks those against ouster-sdk and velodyne_decoder): frames of the
+//! bundled street traced on the GPU give byte for byte the packets the host encodes
+//! from the same frames' points — for every Ouster profile (headers, timestamps, frame
+//! ids, each pixel's ranked returns, reflectivity, signal, near-IR, the footers' CRCs)
+//! and every Velodyne model and return mode (each beam's channels, framed into packets
+//! whose firings straddle frames).
 
 use crate::support::{assert_no_validation_messages, context};
 use beamtrace::material::{MaterialDb, MaterialMapping};
 use beamtrace::output::packets::{
-    OusterFamily, OusterOptions, OusterProfile, OusterSensor, PacketEncoder,
+    Made, OusterFamily, OusterOptions, OusterProfile, OusterSensor, PacketEncoder, VelodyneEncoder,
+    VelodyneModel, VelodyneOptions, VelodyneReturnMode,
 };
 use beamtrace::output::BeamDesc;
 use beamtrace::scene::{load_scene, Scene};
 use beamtrace::sensor::{preset, Pose, Sensor};
-use beamtrace::sim::{to_point_cloud, DriverInputs, DriverSensor, FrameDriver, Play, Sun};
+use beamtrace::sensor::{DualPolicy, ReturnMode};
+use beamtrace::sim::{
+    to_point_cloud, DriverInputs, DriverSensor, FrameDriver, GpuPacketFormat, Play, Sun,
+};
 use glam::Vec3;
 use std::path::Path;
+use std::time::Duration;
 
 fn street() -> Scene {
     load_scene(&Path::new(env!("CARGO_MANIFEST_DIR")).join("scenes/street.glb"))
@@ -31,10 +38,8 @@ fn ouster_of(sensor: &Sensor, profile: OusterProfile) -> OusterSensor {
         .expect("an Ouster preset fits Ouster's packets")
 }
 
-/// Frames `frames` of `sensor` on the street, the GPU's packets beside the host
-/// encoder's from the same frames' points; asserts they are equal.
-fn assert_gpu_packets_equal_the_encoders(sensor: Sensor, profile: OusterProfile, frames: &[u64]) {
-    let ctx = context();
+/// A driver of `sensor` on the street, still, in sunlight.
+fn street_driver(sensor: &Sensor) -> FrameDriver {
     let scene = street();
     let materials = MaterialDb::builtin().expect("materials");
     let mapping = MaterialMapping::default();
@@ -52,35 +57,77 @@ fn assert_gpu_packets_equal_the_encoders(sensor: Sensor, profile: OusterProfile,
         }),
         weather: None,
     };
-    let mut driver = FrameDriver::new(&ctx, inputs).expect("the street on the device");
-    let ouster = ouster_of(&sensor, profile);
-    driver.set_lane_packets(0, &ouster).expect("packets");
-    let mut encoder = ouster.encoder();
+    FrameDriver::new(&context(), inputs).expect("the street on the device")
+}
+
+/// Frames `frames` of the driver's sensor: the packets of what the GPU made for
+/// `format` through one encoder, beside the packets of the same frames' points through
+/// another; asserts they are equal.
+fn assert_gpu_packets_equal_the_encoders(
+    driver: &mut FrameDriver,
+    format: &GpuPacketFormat,
+    mut encoders: [Box<dyn PacketEncoder>; 2],
+    frames: &[u64],
+) {
+    driver.set_lane_packets(0, format).expect("packets");
+    let beams = driver.sensor().beams.clone();
     for &frame in frames {
         let submitted = driver.submit(frame).expect("submit");
         let done = driver.collect(submitted).expect("collect");
         let gpu = done.output.packets.as_ref().expect("the frame's packets");
         assert_eq!(gpu.unfit_beam, None, "every point fits the packets");
-        let cloud = to_point_cloud(&sensor.beams, &done.output.points).expect("cloud");
+        let cloud = to_point_cloud(&beams, &done.output.points).expect("cloud");
         assert!(cloud.points.len() > 1000, "the street fills the view");
         let t = driver.frame_time(frame);
-        let host = encoder.push_frame(frame, t, &cloud).expect("host packets");
-        let made = ouster.packets_from_bytes(t, &gpu.bytes);
-        assert_eq!(made.len(), host.len(), "{profile}: packets per frame");
-        for (k, (g, h)) in made.iter().zip(&host).enumerate() {
-            assert_eq!((g.time_s, g.port), (h.time_s, h.port), "packet {k}");
-            if let Some(at) = (0..h.payload.len()).find(|&i| g.payload[i] != h.payload[i]) {
-                panic!(
-                    "{profile}, frame {frame}, packet {k}: byte {at} of {} differs \
-                     (GPU {:?}, host {:?})",
-                    h.payload.len(),
-                    &g.payload[at..(at + 16).min(h.payload.len())],
-                    &h.payload[at..(at + 16).min(h.payload.len())]
-                );
-            }
+        let host = encoders[0]
+            .push_frame(frame, t, &cloud)
+            .expect("host packets");
+        let channels = gpu.channels();
+        let made = match format {
+            GpuPacketFormat::Ouster(s) => Made::Packets(s.packets_from_bytes(t, &gpu.bytes)),
+            GpuPacketFormat::Velodyne { .. } => Made::VelodyneChannels(&channels),
+        };
+        let made = encoders[1].push_made(frame, t, made).expect("GPU packets");
+        assert_packets_equal(&made, &host, &format!("{format:?}, frame {frame}"));
+    }
+    let last = [encoders[0].finish(), encoders[1].finish()];
+    assert_packets_equal(&last[1], &last[0], "the last held firings");
+    assert_no_validation_messages(driver.context());
+}
+
+fn assert_packets_equal(
+    gpu: &[beamtrace::output::packets::Packet],
+    host: &[beamtrace::output::packets::Packet],
+    what: &str,
+) {
+    let what = &what[..what.len().min(120)];
+    assert_eq!(gpu.len(), host.len(), "{what}: packets");
+    for (k, (g, h)) in gpu.iter().zip(host).enumerate() {
+        assert_eq!((g.time_s, g.port), (h.time_s, h.port), "{what}: packet {k}");
+        assert_eq!(
+            g.payload.len(),
+            h.payload.len(),
+            "{what}: packet {k}'s size"
+        );
+        if let Some(at) = (0..h.payload.len()).find(|&i| g.payload[i] != h.payload[i]) {
+            let end = (at + 16).min(h.payload.len());
+            panic!(
+                "{what}, packet {k}: byte {at} of {} differs (GPU {:?}, host {:?})",
+                h.payload.len(),
+                &g.payload[at..end],
+                &h.payload[at..end]
+            );
         }
     }
-    assert_no_validation_messages(&ctx);
+}
+
+fn assert_ouster(sensor: Sensor, profile: OusterProfile, frames: &[u64]) {
+    let mut driver = street_driver(&sensor);
+    let ouster = ouster_of(&sensor, profile);
+    let encoders: [Box<dyn PacketEncoder>; 2] =
+        [Box::new(ouster.encoder()), Box::new(ouster.encoder())];
+    let format = GpuPacketFormat::Ouster(ouster);
+    assert_gpu_packets_equal_the_encoders(&mut driver, &format, encoders, frames);
 }
 
 #[test]
@@ -88,13 +135,61 @@ fn gpu_packets_of_the_dual_profile_are_the_encoders_bytes() {
     let sensor = preset("os1-64", Some(512)).expect("preset").thin();
     let dual = OusterProfile::Rng19Rfl8Sig16Nir16Dual;
     // Frame 65 537: its 16-bit frame id wraps to 1, its timestamps are 6 553.7 s in.
-    assert_gpu_packets_equal_the_encoders(sensor, dual, &[0, 65_537]);
+    assert_ouster(sensor, dual, &[0, 65_537]);
 }
 
 #[test]
 fn gpu_packets_of_the_single_return_and_legacy_profiles_are_the_encoders_bytes() {
     // Two returns per beam, of which the single-return profiles carry the strongest.
     let sensor = preset("os1-32", Some(1024)).expect("preset").thin();
-    assert_gpu_packets_equal_the_encoders(sensor.clone(), OusterProfile::Rng19Rfl8Sig16Nir16, &[3]);
-    assert_gpu_packets_equal_the_encoders(sensor, OusterProfile::Legacy, &[2]);
+    assert_ouster(sensor.clone(), OusterProfile::Rng19Rfl8Sig16Nir16, &[3]);
+    assert_ouster(sensor, OusterProfile::Legacy, &[2]);
+}
+
+/// Every return mode of `model`'s preset, made dual (two echoes a beam) so that each
+/// mode has echoes to choose from; three frames, whose firings straddle packets.
+fn assert_velodyne(model: VelodyneModel) {
+    let mut sensor = preset(model.preset(), None).expect("preset").thin();
+    sensor.detector.return_mode = ReturnMode::Dual(DualPolicy::StrongestLast);
+    sensor.detector.max_returns = 2;
+    let mut driver = street_driver(&sensor);
+    let beams = beamtrace::job::beam_layout(&sensor).beams().to_vec();
+    for mode in VelodyneReturnMode::ALL {
+        let options = VelodyneOptions {
+            model,
+            return_mode: mode,
+            start: Duration::from_secs_f64(1_700_000_123.25),
+        };
+        let encoder = || -> Box<dyn PacketEncoder> {
+            Box::new(
+                VelodyneEncoder::new(
+                    options,
+                    &beams,
+                    sensor.columns,
+                    f64::from(sensor.frame_rate),
+                )
+                .expect("the preset fits its packets"),
+            )
+        };
+        let format = GpuPacketFormat::Velodyne { model, mode };
+        assert_gpu_packets_equal_the_encoders(
+            &mut driver,
+            &format,
+            [encoder(), encoder()],
+            &[0, 1, 2],
+        );
+    }
+}
+
+#[test]
+fn gpu_channels_of_the_vlp16_and_hdl32e_frame_the_encoders_packets_in_every_mode() {
+    assert_velodyne(VelodyneModel::Vlp16);
+    assert_velodyne(VelodyneModel::Hdl32e);
+}
+
+#[test]
+fn gpu_channels_of_the_hdl64e_vlp32c_and_vls128_frame_the_encoders_packets_in_every_mode() {
+    assert_velodyne(VelodyneModel::Hdl64e);
+    assert_velodyne(VelodyneModel::Vlp32c);
+    assert_velodyne(VelodyneModel::Vls128);
 }

@@ -115,16 +115,33 @@ pub trait PacketEncoder: Send {
     /// The packets still held (a partly filled last packet), at the end of a stream.
     fn finish(&mut self) -> Vec<Packet>;
 
-    /// The packets of frame `frame` whose lidar packets were made elsewhere (the GPU's
-    /// packet pass) in the layout this encoder writes, with what the encoder adds to
-    /// them (an Ouster sensor's IMU packets); by default the lidar packets alone.
+    /// The packets of frame `frame` from what the GPU made of it (see [`Made`]), with
+    /// what the encoder adds (an Ouster sensor's IMU packets, a Velodyne's position
+    /// packets): the same packets as [`push_frame`](Self::push_frame) of the frame's
+    /// points. By default, lidar packets pass as they are and channels are refused.
     fn push_made(
         &mut self,
         frame: u64,
         frame_start_s: f64,
-        lidar: Vec<Packet>,
+        made: Made<'_>,
     ) -> Result<Vec<Packet>, PacketError> {
         let _ = (frame, frame_start_s);
-        Ok(lidar)
+        match made {
+            Made::Packets(lidar) => Ok(lidar),
+            Made::VelodyneChannels(_) => Err(PacketError::Sensor {
+                format: "packets",
+                message: "this encoder takes no Velodyne channels".into(),
+            }),
+        }
     }
+}
+
+/// What the GPU made of a frame for its packets.
+pub enum Made<'a> {
+    /// The lidar packets themselves (Ouster's).
+    Packets(Vec<Packet>),
+    /// Per beam, the two channels a Velodyne return mode reports ([single or last,
+    /// strongest]), each `distance | reflectivity << 16` (see
+    /// [`VelodyneEncoder::push_made`]).
+    VelodyneChannels(&'a [[u32; 2]]),
 }

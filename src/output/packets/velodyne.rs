@@ -106,7 +106,7 @@
 
 use super::velodyne_hdl64::S3Status;
 use super::velodyne_model::{BlockSlot, VelodyneModel, BLOCKS, CHANNELS};
-use super::{Packet, PacketEncoder, PacketError};
+use super::{Made, Packet, PacketEncoder, PacketError};
 use crate::output::{BeamDesc, Point, PointCloud};
 use std::collections::VecDeque;
 use std::time::Duration;
@@ -311,7 +311,9 @@ impl VelodyneEncoder {
             p.beam as usize / lasers
         );
         let unit = model.distance_unit_m();
-        let units = (f64::from(p.range) / unit).round();
+        // By the units per metre (500 or 250), a product exact in f64 (a GPU pass
+        // computes it the same, in integers).
+        let units = (f64::from(p.range) * model.units_per_m()).round();
         if units > 65535.0 {
             Err(self.error(format!(
                 "{at} lies at {} m, beyond the {:.2} m the packets carry (65535 × {} mm): \
@@ -469,6 +471,50 @@ impl PacketEncoder for VelodyneEncoder {
             )));
         }
         let chosen = self.select(cloud)?;
+        Ok(self.push_chosen(frame, frame_start_s, &chosen))
+    }
+
+    /// Takes per beam the two channels of the return mode as the GPU's packet pass
+    /// chose them (`Made::VelodyneChannels`: `distance | reflectivity << 16`, as
+    /// [`select`](Self::select) chooses them from the frame's points).
+    fn push_made(
+        &mut self,
+        frame: u64,
+        frame_start_s: f64,
+        made: Made<'_>,
+    ) -> Result<Vec<Packet>, PacketError> {
+        let Made::VelodyneChannels(words) = made else {
+            return Err(self.error("Velodyne packets are made from channels, not packets".into()));
+        };
+        if words.len() != self.beams {
+            return Err(self.error(format!(
+                "{} beams' channels for a sensor of {} beams",
+                words.len(),
+                self.beams
+            )));
+        }
+        let channel = |w: u32| Channel {
+            distance: w as u16,
+            reflectivity: (w >> 16) as u8,
+        };
+        let chosen: Vec<[Channel; 2]> = (words.iter()).map(|w| w.map(channel)).collect();
+        Ok(self.push_chosen(frame, frame_start_s, &chosen))
+    }
+
+    fn finish(&mut self) -> Vec<Packet> {
+        self.flush().into_iter().collect()
+    }
+}
+
+impl VelodyneEncoder {
+    /// The frame's whole packets from its chosen channels (per beam), the firings that
+    /// do not fill one held for the next frame.
+    fn push_chosen(
+        &mut self,
+        frame: u64,
+        frame_start_s: f64,
+        chosen: &[[Channel; 2]],
+    ) -> Vec<Packet> {
         let mut out = Vec::new();
         if self
             .last_frame
@@ -477,18 +523,14 @@ impl PacketEncoder for VelodyneEncoder {
             out.extend(self.flush());
         }
         self.last_frame = Some(frame);
-        let firings = self.firings(frame_start_s, &chosen);
+        let firings = self.firings(frame_start_s, chosen);
         self.pending.extend(firings);
         while self.pending.len() >= self.per_packet {
             let firings: Vec<Firing> = self.pending.drain(..self.per_packet).collect();
             let sent = firings[self.per_packet - 1].time_s + self.period_s;
             out.push(self.packet(&firings, sent));
         }
-        Ok(out)
-    }
-
-    fn finish(&mut self) -> Vec<Packet> {
-        self.flush().into_iter().collect()
+        out
     }
 }
 

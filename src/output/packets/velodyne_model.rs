@@ -168,6 +168,14 @@ impl VelodyneModel {
         }
     }
 
+    /// Distance units per metre: 500 (2 mm) or 250 (4 mm).
+    pub fn units_per_m(self) -> f64 {
+        match self {
+            VelodyneModel::Vlp32c | VelodyneModel::Vls128 => 250.0,
+            _ => 500.0,
+        }
+    }
+
     /// The farthest range a data packet carries (m): 65535 distance units.
     pub fn max_range_m(self) -> f64 {
         65535.0 * self.distance_unit_m()

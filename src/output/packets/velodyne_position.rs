@@ -17,7 +17,7 @@
 //! sentence gives 0° N 0° E, standing still.
 
 use super::utc::Utc;
-use super::{Packet, PacketEncoder, PacketError};
+use super::{Made, Packet, PacketEncoder, PacketError};
 use crate::output::PointCloud;
 use std::time::Duration;
 
@@ -109,6 +109,16 @@ impl WithPositionPackets {
     }
 }
 
+impl WithPositionPackets {
+    /// A frame's data packets with the position packets between them.
+    fn with_positions(&mut self, frame_start_s: f64, data: Vec<Packet>) -> Vec<Packet> {
+        let start_s = self.start_s;
+        self.next_second
+            .get_or_insert_with(|| (start_s + frame_start_s).ceil() as i64);
+        self.interleave(data)
+    }
+}
+
 impl PacketEncoder for WithPositionPackets {
     fn push_frame(
         &mut self,
@@ -117,10 +127,17 @@ impl PacketEncoder for WithPositionPackets {
         cloud: &PointCloud,
     ) -> Result<Vec<Packet>, PacketError> {
         let data = self.inner.push_frame(frame, frame_start_s, cloud)?;
-        let start_s = self.start_s;
-        self.next_second
-            .get_or_insert_with(|| (start_s + frame_start_s).ceil() as i64);
-        Ok(self.interleave(data))
+        Ok(self.with_positions(frame_start_s, data))
+    }
+
+    fn push_made(
+        &mut self,
+        frame: u64,
+        frame_start_s: f64,
+        made: Made<'_>,
+    ) -> Result<Vec<Packet>, PacketError> {
+        let data = self.inner.push_made(frame, frame_start_s, made)?;
+        Ok(self.with_positions(frame_start_s, data))
     }
 
     fn finish(&mut self) -> Vec<Packet> {

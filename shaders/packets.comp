@@ -1,7 +1,7 @@
 #version 460
-// A frame's Ouster lidar packets, made from its echo slots after the waveform pass in
-// the layouts output::packets::OusterEncoder writes (that host encoder is the reference
-// they are tested against, byte for byte). Two dispatches of this shader:
+// What a frame's packets are made of, from its echo slots after the waveform pass, as
+// the host's encoders in output::packets make it (they are the reference this is
+// tested against, byte for byte). Ouster's lidar packets whole, in two dispatches:
 //   PACKET_PASS_PIXELS: an invocation per beam (pixel): its returns ranked as the host
 //                       ranks them, its pixel's words; channel 0 also writes its column's
 //                       header (and LEGACY's column footer), and column 0 of a packet the
@@ -12,6 +12,10 @@
 //                       its stretch (a 64 × 64 bit matrix per invocation, made on the
 //                       host); the CRC is linear, so the XOR of those, with the initial
 //                       value's own advance through the whole message, is the packet's.
+// Velodyne's packets hold firings that straddle frames, which the host frames; one
+// dispatch gives it what goes into them:
+//   PACKET_PASS_VELODYNE: an invocation per beam: the two channels its return mode
+//                       reports, as VelodyneEncoder::select chooses them.
 // Every value is computed as the host computes it in IEEE arithmetic: products and sums
 // (correctly rounded in Vulkan), divisions in integers (a shader's division may be 2.5
 // ulp off), rounding by comparison, the reflectivity byte from its steps (the host's
@@ -42,6 +46,8 @@ struct PacketParams {
     uint id_high;
     float origin_offset;        // m, added to every range (Ouster measures from its origin)
     uint max_range_mm;          // the range field's largest value
+    uint return_mode;           // Velodyne: VELODYNE_STRONGEST, _LAST or _DUAL
+    uint units_per_m;           // Velodyne: distance units per metre (500 or 250)
 };
 
 layout(buffer_reference, scalar, buffer_reference_align = 4) readonly buffer EchoesIn {
@@ -126,15 +132,16 @@ uint counts(float v, float max_count) {
     return uint(clamp(t, 0.0, max_count));
 }
 
-// output::fields' ouster.range: s · 1000 (exact in 34 bits) rounded half away from zero
-// into a u32, in integers.
-uint range_mm(float s) {
+// round(f64(s) · per_m) into a u32, as the host computes output::fields' ouster.range
+// (per_m 1000) and Velodyne's distance (500 or 250): the product is exact in 34 bits,
+// rounded half away from zero in integers.
+uint fixed_point(float s, uint per_m) {
     if (!(s > 0.0)) return 0u;
     if (isinf(s)) return 0xffffffffu;
     uint m;
     int e;
     split(s, m, e);
-    uint64_t v = uint64_t(m) * 1000ul;
+    uint64_t v = uint64_t(m) * uint64_t(per_m);
     if (e >= 0) return e > 8 ? 0xffffffffu : uint(min(v << uint(e), 0xfffffffful));
     uint shift = uint(-e);
     if (shift >= 63u) return 0u;
@@ -193,7 +200,7 @@ bool pixel_returns(uint b, out Return first, out Return second, out uint near_ir
         Echo e = echoes.v[b * params.max_returns + k];
         if (isnan(e.range) || isinf(e.range) || e.range < 0.0) return false;
         precise float from_origin = e.range + params.origin_offset;
-        uint mm = range_mm(from_origin);
+        uint mm = fixed_point(from_origin, 1000u);
         if (mm > params.max_range_mm || mm == 0u) return false;
         precise float r2 = e.range * e.range;
         precise float scaled = SIGNAL_COUNTS * e.reflectance;
@@ -298,8 +305,85 @@ void crc(uint packet, uint t) {
     if (t == 0u) put64(w, base + words, ~(tables.crc_init ^ partial[0]));
 }
 
+// Velodyne's strongest of echoes sorted[0..n): the highest intensity, the nearest of
+// equals (the first); NaN is the weakest.
+uint strongest_of(uint sorted[MAX_RETURNS], float intensity[MAX_RETURNS], uint n) {
+    uint best = sorted[0];
+    for (uint i = 1u; i < n; ++i) {
+        float a = isnan(intensity[sorted[i]]) ? uintBitsToFloat(0xff800000u) : intensity[sorted[i]];
+        float b = isnan(intensity[best]) ? uintBitsToFloat(0xff800000u) : intensity[best];
+        if (a > b) best = sorted[i];
+    }
+    return best;
+}
+
+// Beam b's echoes sorted by distance, then range, then return order; false when one
+// of them cannot be carried (beyond 65535 units, rounding to 0, not a distance).
+bool velodyne_echoes(uint b, out uint sorted[MAX_RETURNS], out uint words[MAX_RETURNS],
+                     out float range[MAX_RETURNS], out float intensity[MAX_RETURNS], out uint n) {
+    PacketTables tables = PacketTables(params.tables_address);
+    EchoesIn echoes = EchoesIn(params.echoes_address);
+    n = min(CountsIn(params.counts_address).v[b], params.max_returns);
+    for (uint k = 0u; k < n; ++k) {
+        Echo e = echoes.v[b * params.max_returns + k];
+        if (isnan(e.range) || isinf(e.range) || e.range < 0.0) return false;
+        uint units = fixed_point(e.range, params.units_per_m);
+        if (units > 65535u || units == 0u) return false;
+        words[k] = units | (reflectivity(tables, e.reflectance) << 16);
+        range[k] = e.range;
+        intensity[k] = e.reflectance;
+        uint at = k;
+        // Insertion: after every echo of a smaller distance, or of the same and a
+        // smaller or equal range (equal keys keep the return order).
+        while (at > 0u) {
+            uint o = sorted[at - 1u];
+            bool after = (words[o] & 0xffffu) < units
+                || ((words[o] & 0xffffu) == units && range[o] <= e.range);
+            if (after) break;
+            sorted[at] = o;
+            at -= 1u;
+        }
+        sorted[at] = k;
+    }
+    return true;
+}
+
+void velodyne(uint b) {
+    if (b >= params.channels * params.columns) return;
+    uint sorted[MAX_RETURNS];
+    uint words[MAX_RETURNS];
+    float range[MAX_RETURNS];
+    float intensity[MAX_RETURNS];
+    uint n;
+    if (!velodyne_echoes(b, sorted, words, range, intensity, n)) {
+        fail(b);
+        return;
+    }
+    Words out_words = Words(params.packets_address);
+    if (n == 0u) {
+        out_words.v[2u * b] = 0u;
+        out_words.v[2u * b + 1u] = 0u;
+        return;
+    }
+    uint last = sorted[n - 1u];
+    uint first = last;
+    uint second = last;
+    if (params.return_mode == VELODYNE_STRONGEST) {
+        first = strongest_of(sorted, intensity, n);
+        second = first;
+    } else if (params.return_mode == VELODYNE_DUAL && n > 1u) {
+        second = strongest_of(sorted, intensity, n - 1u);
+    }
+    out_words.v[2u * b] = words[first];
+    out_words.v[2u * b + 1u] = words[second];
+}
+
 void main() {
     uint g = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
+    if (params.pass == PACKET_PASS_VELODYNE) {
+        velodyne(g * PACKET_GROUP + gl_LocalInvocationID.x);
+        return;
+    }
     if (params.pass == PACKET_PASS_CRC) {
         uint packets = params.columns / OUSTER_COLUMNS_PER_PACKET;
         if (g < packets) crc(g, gl_LocalInvocationID.x);
