@@ -193,3 +193,75 @@ fn gpu_channels_of_the_hdl64e_vlp32c_and_vls128_frame_the_encoders_packets_in_ev
     assert_velodyne(VelodyneModel::Vlp32c);
     assert_velodyne(VelodyneModel::Vls128);
 }
+
+/// A point beyond what a VLP-16's packets carry (131.07 m): the GPU flags the frame,
+/// its points are read back all the same, and the host's encoder names the point.
+#[test]
+fn a_point_the_packets_cannot_carry_is_flagged_and_the_encoder_says_why() {
+    let mut sensor = preset("vlp-16", None).expect("preset").ideal().thin();
+    sensor.max_range = 200.0;
+    let scene =
+        beamtrace::job::procedural_scene("wall:distance=150,size=400,material=sign_reflecting")
+            .expect("wall");
+    let materials = MaterialDb::builtin().expect("materials");
+    let mapping = MaterialMapping::default();
+    let inputs = DriverInputs {
+        scene: &scene,
+        scene_name: "wall",
+        sensors: DriverSensor::one(sensor.clone(), 7),
+        materials: &materials,
+        mapping: &mapping,
+        vehicle_pose: Pose::default(),
+        play: Play::Still,
+        sun: None,
+        weather: None,
+    };
+    let mut driver = FrameDriver::new(&context(), inputs).expect("the wall on the device");
+    let model = VelodyneModel::Vlp16;
+    let mode = VelodyneReturnMode::Strongest;
+    driver
+        .set_lane_packets(0, &GpuPacketFormat::Velodyne { model, mode })
+        .expect("packets");
+    driver.set_read_points(false);
+    let submitted = driver.submit(0).expect("submit");
+    let done = driver.collect(submitted).expect("collect");
+    let gpu = done.output.packets.as_ref().expect("the frame's packets");
+    let cloud = to_point_cloud(&sensor.beams, &done.output.points).expect("cloud");
+    let far = cloud.points.iter().map(|p| p.range).fold(0.0f32, f32::max);
+    let beam = gpu.unfit_beam.unwrap_or_else(|| {
+        panic!(
+            "a point at 150 m does not fit ({} points, {far} m)",
+            done.output.point_count
+        )
+    });
+    assert_eq!(
+        cloud.points.len(),
+        done.output.point_count,
+        "the points were read"
+    );
+    let first = cloud
+        .points
+        .iter()
+        .find(|p| p.range > 131.07)
+        .expect("a far point");
+    assert_eq!(
+        beam, first.beam,
+        "the lowest beam beyond the packets' range"
+    );
+    let beams = beamtrace::job::beam_layout(&sensor).beams().to_vec();
+    let options = VelodyneOptions {
+        model,
+        return_mode: mode,
+        start: Duration::ZERO,
+    };
+    let mut encoder = VelodyneEncoder::new(
+        options,
+        &beams,
+        sensor.columns,
+        f64::from(sensor.frame_rate),
+    )
+    .expect("encoder");
+    let e = encoder.push_frame(0, 0.0, &cloud).expect_err("refused");
+    assert!(e.to_string().contains("beyond the 131.07 m"), "{e}");
+    assert_no_validation_messages(driver.context());
+}
