@@ -150,8 +150,8 @@ shared_constants! {
 
 shared_constants! {
     PACKETS: u32, "";
-    /// Invocations per workgroup of the Ouster packet pass; its CRC pass splits a
-    /// packet into this many stretches, one per invocation.
+    /// Invocations per workgroup of the packet pass (shaders/packets.comp); its CRC
+    /// dispatch splits an Ouster packet into this many stretches, one per invocation.
     PACKET_GROUP = 256;
     /// The packet pass's dispatches (`PacketParams::pass`): the pixels and headers,
     /// then each packet's CRC.

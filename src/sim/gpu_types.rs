@@ -679,7 +679,7 @@ fn compact_params_layout() -> HostLayout {
     )
 }
 
-/// The Ouster packet pass's push constants.
+/// The packet pass's push constants.
 pub fn packet_params_layout() -> HostLayout {
     layout!(
         PacketParams,
