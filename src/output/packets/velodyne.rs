@@ -476,7 +476,7 @@ impl PacketEncoder for VelodyneEncoder {
 
     /// Takes per beam the two channels of the return mode as the GPU's packet pass
     /// chose them (`Made::VelodyneChannels`: `distance | reflectivity << 16`, as
-    /// [`select`](Self::select) chooses them from the frame's points).
+    /// the encoder chooses them from the frame's points).
     fn push_made(
         &mut self,
         frame: u64,
