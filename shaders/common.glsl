@@ -38,6 +38,27 @@ struct Point {
     uint bounces;
 };
 
+// One point as the host's files take it (model::Point, which this mirrors): the
+// compaction writes these instead of Points when it converts the cloud itself. The
+// host's 16- and 8-bit fields share words here, low half first.
+struct CloudPoint {
+    float x;
+    float y;
+    float z;
+    float intensity;
+    float range;
+    float azimuth;              // the beam's (rad)
+    float elevation;
+    uint beam;
+    uint instance;
+    float epw;
+    float ambient;
+    float time;                 // the beam's firing time
+    uint ring_class;            // ring | class << 16
+    uint index_count;           // return index | return count << 16
+    uint material_reflectivity_bounce; // material | reflectivity << 16 | bounce << 24
+};
+
 // One sub-ray of the beam kernel: angular offset from the beam centre, its weight, and
 // the width of its stratification cell (0 = no jitter).
 struct SubRay {

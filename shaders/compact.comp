@@ -16,6 +16,7 @@
 #extension GL_EXT_scalar_block_layout : require
 #include "common.glsl"
 #include "waveform_types.glsl"
+#include "reflectivity.glsl"
 
 layout(local_size_x = COMPACT_GROUP) in;
 
@@ -27,11 +28,21 @@ struct CompactParams {
     uint64_t points_address;    // Point[beam_count * max_returns]
     uint64_t total_address;     // uint: points written
     uint64_t host_address;      // COPY: Point[beam_count * max_returns], host-visible
+    uint64_t angles_address;    // cloud: each beam's azimuth and elevation (rad)
+    uint64_t steps_address;     // cloud: the reflectivity steps
+    uint cloud;                 // 1: write CloudPoints (the host's layout), not Points
+    uint unused;
 };
 // The output arrives by address so that each frame in flight writes its own
 // host-visible buffers without a descriptor set of its own.
 layout(buffer_reference, scalar, buffer_reference_align = 4) writeonly buffer PointBuffer {
     Point v[];
+};
+layout(buffer_reference, scalar, buffer_reference_align = 4) writeonly buffer CloudBuffer {
+    CloudPoint v[];
+};
+layout(buffer_reference, scalar, buffer_reference_align = 4) readonly buffer AnglesIn {
+    vec2 v[];
 };
 layout(buffer_reference, scalar, buffer_reference_align = 4) writeonly buffer TotalBuffer {
     uint v;
@@ -81,6 +92,32 @@ void copy_points(uint g, uint t) {
     }
 }
 
+// The host's point of echo e of beam b at p (sim::to_point_cloud's conversion): the
+// beam's angles, ring and firing time, the reflectivity byte, the 16- and 8-bit fields
+// cut as Rust's `as` cuts them.
+CloudPoint cloud_point(uint b, Beam beam, Echo e, vec3 p) {
+    vec2 angles = AnglesIn(params.angles_address).v[b];
+    uint reflectivity = reflectivity_byte(ReflectivitySteps(params.steps_address), e.reflectance);
+    CloudPoint q;
+    q.x = p.x;
+    q.y = p.y;
+    q.z = p.z;
+    q.intensity = e.reflectance;
+    q.range = e.range;
+    q.azimuth = angles.x;
+    q.elevation = angles.y;
+    q.beam = b;
+    q.instance = e.instance_id;
+    q.epw = e.epw;
+    q.ambient = e.ambient;
+    q.time = beam.time;
+    q.ring_class = (beam.ring & 0xffffu) | (e.class_id << 16);
+    q.index_count = (e.return_index & 0xffffu) | (e.return_count << 16);
+    q.material_reflectivity_bounce = (e.material & 0xffffu) | (reflectivity << 16)
+        | (min(e.bounces, 255u) << 24);
+    return q;
+}
+
 void main() {
     uint t = gl_LocalInvocationID.x;
     // Groups spread over x and y of the dispatch grid; the grid may hold spare ones.
@@ -121,6 +158,11 @@ void main() {
         for (uint k = 0u; k < n; ++k) {
             Echo e = echoes[b * params.max_returns + k];
             vec3 p = beam.origin + beam.direction * e.range;
+            if (params.cloud != 0u) {
+                CloudBuffer(params.points_address).v[offset] = cloud_point(b, beam, e, p);
+                offset += 1u;
+                continue;
+            }
             Point q;
             q.x = p.x;
             q.y = p.y;

@@ -23,6 +23,7 @@
 #extension GL_EXT_scalar_block_layout : require
 #include "common.glsl"
 #include "waveform_types.glsl"
+#include "reflectivity.glsl"
 
 layout(local_size_x = PACKET_GROUP) in;
 
@@ -150,17 +151,10 @@ uint fixed_point(float s, uint per_m) {
     return uint(min(q, 0xfffffffful));
 }
 
-// sensor::calibrated_reflectivity(r): how many of the steps r reaches.
+// sensor::calibrated_reflectivity(r), by the steps in the tables.
 uint reflectivity(PacketTables t, float r) {
-    if (isnan(r) || r <= 0.0) return 0u;
-    uint lo = 0u;
-    uint hi = 255u;
-    while (lo < hi) {
-        uint mid = (lo + hi) / 2u;
-        if (t.reflectivity_steps[mid] <= r) lo = mid + 1u;
-        else hi = mid;
-    }
-    return lo;
+    // The steps lie after the CRC's initial term and byte table.
+    return reflectivity_byte(ReflectivitySteps(params.tables_address + 8ul + 2048ul), r);
 }
 
 struct Return {

@@ -18,8 +18,8 @@ use super::{FrameDone, JobError, JobOptions, JobReport, MemoryUse};
 use crate::gpu::Context;
 use crate::output::packets::Made;
 use crate::output::{rig_frame_messages, tf_static_message, McapBag, Viewpoint, RUN_BAG};
-use crate::sim::GpuPacketFormat;
 use crate::sim::{DrivenFrame, DriverInputs, DriverPlan, DriverSensor, FrameDriver, FrameOutput};
+use crate::sim::{GpuPacketFormat, ReadPoints};
 use crate::sim::{Play, Sun};
 use crate::weather::Weather;
 use std::collections::VecDeque;
@@ -193,8 +193,11 @@ impl<'a> Runner<'a> {
     pub(super) fn run(&mut self, frame_done: &mut dyn FnMut(&FrameDone)) -> Result<(), JobError> {
         self.host.register_current();
         self.host.register_worker_pool();
-        let points = self.reads_points();
-        self.driver.set_read_points(points);
+        // The cloud converted on the GPU where the host writes it.
+        self.driver.set_read_points(match self.reads_points() {
+            true => ReadPoints::Cloud,
+            false => ReadPoints::CountOnly,
+        });
         loop {
             let next = self.next_item();
             if let Some(i) = next {
@@ -279,10 +282,10 @@ impl<'a> Runner<'a> {
 
     fn finish_frame(
         &mut self,
-        done: DrivenFrame,
+        mut done: DrivenFrame,
         frame_done: &mut dyn FnMut(&FrameDone),
     ) -> Result<(), JobError> {
-        let cloud = self.driver.cloud(&done)?;
+        let cloud = self.driver.take_cloud(&mut done)?;
         let read = self.reads_points();
         let lane = &mut self.lanes[done.lane];
         let report = &mut lane.report;

@@ -20,7 +20,7 @@ use super::packets::{GpuPacketFormat, PacketEncoding, PacketRequest};
 use super::playback::Playback;
 use super::points::to_point_cloud;
 use super::slot::SensorBuffers;
-use super::{Capture, FrameOutput, FrameTicket, SimError, Simulator, Sun};
+use super::{Capture, FrameOutput, FrameTicket, ReadPoints, SimError, Simulator, Sun};
 use crate::contract::MAX_RECORDS_PER_BEAM;
 use crate::gpu::Context;
 use crate::material::{MaterialDb, MaterialMapping};
@@ -333,9 +333,9 @@ impl FrameDriver {
         Ok(())
     }
 
-    /// Whether collected frames carry their points (by default they do): a caller
-    /// that only sends the packets made on the GPU skips reading them.
-    pub fn set_read_points(&mut self, read: bool) {
+    /// What collected frames carry of their points (by default the GPU's records; see
+    /// [`ReadPoints`]). A continuous-wave lane's frames always carry their records.
+    pub fn set_read_points(&mut self, read: ReadPoints) {
         self.sim.set_read_points(read);
     }
 
@@ -524,13 +524,24 @@ impl FrameDriver {
         all.into_iter().map(|(_, l, f)| (l, f)).collect()
     }
 
+    /// [`cloud`](Self::cloud), taking the cloud the GPU converted where it did.
+    pub fn take_cloud(&self, f: &mut DrivenFrame) -> Result<PointCloud, SimError> {
+        match f.output.cloud.take() {
+            Some(cloud) if self.lanes[f.lane].sensor.cw.is_none() => Ok(cloud),
+            _ => self.cloud(f),
+        }
+    }
+
     /// The frame's points: the GPU's, or for a continuous-wave sensor the phasor
     /// measurement of its return records (`model::cw`).
     pub fn cloud(&self, f: &DrivenFrame) -> Result<PointCloud, SimError> {
         let (sensor, out) = (&self.lanes[f.lane].sensor, &f.output);
         let (Some(cw), Some(records), Some(layout)) = (&sensor.cw, &out.records, out.record_layout)
         else {
-            return to_point_cloud(&sensor.beams, &out.points);
+            return match &out.cloud {
+                Some(cloud) => Ok(cloud.clone()),
+                None => to_point_cloud(&sensor.beams, &out.points),
+            };
         };
         let points =
             crate::model::cw::frame_points(&sensor.beams, records, layout, &f.settings, cw);

@@ -26,7 +26,7 @@ use crate::gpu::{
 };
 use crate::material::MaterialDb;
 use crate::model::{
-    BinGrid, Echo, FrameExtent, FrameSettings, RecordLayout, SceneTables, SubRayRecord,
+    BinGrid, Echo, FrameExtent, FrameSettings, PointCloud, RecordLayout, SceneTables, SubRayRecord,
 };
 use crate::scene::Scene;
 use crate::sensor::{Beam, SubRaySample, MAX_SUBRAYS};
@@ -59,12 +59,29 @@ pub struct PassTimes {
     pub tlas_update: Option<TlasUpdate>,
 }
 
+/// What [`Simulator::collect`] reads of a frame's points.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ReadPoints {
+    /// The GPU's point records ([`FrameOutput::points`]).
+    #[default]
+    Records,
+    /// The cloud in the host's layout, converted by the compaction itself
+    /// ([`FrameOutput::cloud`]: what [`to_point_cloud`](super::to_point_cloud) makes of
+    /// the records, byte for byte).
+    Cloud,
+    /// Their count alone — but the records of a frame whose packets made on the GPU
+    /// could not carry one of its points, for the host's encoder to say which.
+    CountOnly,
+}
+
 /// What one frame returns.
 #[derive(Debug, Clone, Default)]
 pub struct FrameOutput {
-    /// The points, unless the simulator was told not to read them
-    /// ([`Simulator::set_read_points`]).
+    /// The GPU's point records, when they were read ([`ReadPoints::Records`]).
     pub points: Vec<GpuPoint>,
+    /// The points in the host's layout, when the GPU converted them
+    /// ([`ReadPoints::Cloud`]).
+    pub cloud: Option<PointCloud>,
     /// How many points the frame has (also when they were not read).
     pub point_count: usize,
     /// The packets made on the GPU, when the frame was submitted with a request.
@@ -119,9 +136,8 @@ pub struct Simulator {
     pub pipeline_ms: f64,
     /// The packet pass, made when a frame first asks for packets.
     packet_pipeline: Option<PacketPipeline>,
-    /// Whether [`collect`](Self::collect) reads the points (see
-    /// [`set_read_points`](Self::set_read_points)).
-    read_points: bool,
+    /// What [`collect`](Self::collect) reads of the points.
+    read_points: ReadPoints,
 }
 
 const TS_START: u32 = 0;
@@ -216,7 +232,7 @@ impl Simulator {
             ctx: ctx.clone(),
             pipeline_ms,
             packet_pipeline: None,
-            read_points: true,
+            read_points: ReadPoints::Records,
         })
     }
 
@@ -408,10 +424,11 @@ impl Simulator {
         self.submit_with(settings, None)
     }
 
-    /// Whether [`collect`](Self::collect) reads a frame's points (by default it does).
-    /// A caller that needs only the packets made on the GPU skips them: the points
-    /// are still read for a frame whose packets could not carry one of them.
-    pub fn set_read_points(&mut self, read: bool) {
+    /// What [`collect`](Self::collect) reads of the points of the frames submitted
+    /// from now on (by default the GPU's records): the cloud, converted on the GPU, for
+    /// a caller that writes it; only their count for one that sends only the packets
+    /// made on the GPU.
+    pub fn set_read_points(&mut self, read: ReadPoints) {
         self.read_points = read;
     }
 
@@ -449,13 +466,15 @@ impl Simulator {
         };
         let at = Instant::now();
         let passes = (&self.pipelines, packets);
-        let tlas_update = record_frame(slot, passes, &mut self.scene, &sensor, settings)?;
+        let cloud = self.read_points == ReadPoints::Cloud;
+        let tlas_update = record_frame(slot, passes, &mut self.scene, (&sensor, cloud), settings)?;
         let serial = NEXT_SERIAL.fetch_add(1, Ordering::Relaxed);
         slot.submitted = Some(Submitted {
             serial,
             tlas_update,
             at,
             packet_bytes: packets.map(|(_, r)| r.encoding.frame_bytes()),
+            read_points: self.read_points,
         });
         self.next_slot = (slot_index + 1) % FRAMES_IN_FLIGHT;
         Ok(FrameTicket {
@@ -488,13 +507,18 @@ impl Simulator {
             .map(|bytes| slot.packets.read(bytes))
             .transpose()?;
         let whole = packets.as_ref().is_some_and(|p| p.unfit_beam.is_none());
-        let points = match self.read_points || !whole {
-            true => slot.points.read::<GpuPoint>(total)?,
-            false => Vec::new(),
+        let (points, cloud) = match submitted.read_points {
+            ReadPoints::Cloud => {
+                let points = slot.points.read::<crate::model::Point>(total)?;
+                (Vec::new(), Some(PointCloud { points }))
+            }
+            ReadPoints::CountOnly if whole => (Vec::new(), None),
+            _ => (slot.points.read::<GpuPoint>(total)?, None),
         };
         times.host_readback_ms = read_start.elapsed().as_secs_f64() * 1e3;
         Ok(FrameOutput {
             points,
+            cloud,
             point_count: total,
             packets,
             records: None,
@@ -628,7 +652,7 @@ fn record_frame(
     slot: &mut FrameSlot,
     (pipelines, packets): (&Pipelines, Option<(&PacketPipeline, &PacketRequest)>),
     scene: &mut GpuScene,
-    sensor: &SensorBuffers,
+    (sensor, cloud): (&SensorBuffers, bool),
     settings: &FrameSettings,
 ) -> Result<Option<TlasUpdate>, SimError> {
     exclusive(&mut slot.sweep, "a frame slot's sweep poses")?
@@ -651,11 +675,15 @@ fn record_frame(
     let update = slot.recorder.submit(|rec| {
         let buffers = (sweep, medium.as_ref());
         let (params, wave) = sensor_push_constants(rec, settings, sensor, buffers, scene)?;
+        let point = match cloud {
+            true => std::mem::size_of::<crate::model::Point>(),
+            false => std::mem::size_of::<GpuPoint>(),
+        };
         let compact = CompactParams {
             beam_count: sensor.beam_count,
             max_returns: sensor.max_returns,
             pass: COMPACT_PASS_SUMS,
-            point_words: (std::mem::size_of::<GpuPoint>() / 4) as u32,
+            point_words: (point / 4) as u32,
             points_address: rec.address_of(&points),
             total_address: rec.address_of(total),
             host_address: if staged {
@@ -663,6 +691,10 @@ fn record_frame(
             } else {
                 0
             },
+            angles_address: rec.address_of(&sensor.angles),
+            steps_address: rec.address_of(&sensor.reflectivity_steps),
+            cloud: u32::from(cloud),
+            unused: 0,
         };
         // Frames of one sensor share the records and echoes: this frame's passes start
         // after the previous frame's have finished (the barrier's first scope covers

@@ -202,6 +202,13 @@ pub struct CompactParams {
     /// Device address of the host-visible buffer the copy pass copies the points into
     /// (unused by the other passes).
     pub host_address: u64,
+    /// When it converts the cloud: each beam's azimuth and elevation (`[f32; 2]`), and
+    /// the reflectivity steps (`sensor::reflectivity_steps`).
+    pub angles_address: u64,
+    pub steps_address: u64,
+    /// 1: the points are written as the host's `model::Point`s (`CloudPoint`).
+    pub cloud: u32,
+    pub unused: u32,
 }
 
 /// The packet pass's push constants (shaders/packets.comp).
@@ -549,6 +556,7 @@ pub fn echo_layouts() -> Vec<HostLayout> {
         waveform_params_layout(),
         point_layout(),
         compact_params_layout(),
+        cloud_point_layout(),
     ]
 }
 
@@ -674,9 +682,44 @@ fn compact_params_layout() -> HostLayout {
             point_words,
             points_address,
             total_address,
-            host_address
+            host_address,
+            angles_address,
+            steps_address,
+            cloud,
+            unused
         ]
     )
+}
+
+/// The host's point as the compaction writes it when it converts the cloud: its 16-
+/// and 8-bit fields share words (`CloudPoint` in shaders/common.glsl).
+fn cloud_point_layout() -> HostLayout {
+    use crate::model::Point;
+    let at = |offset: usize| offset as u32;
+    HostLayout {
+        name: "CloudPoint",
+        members: vec![
+            ("x", at(offset_of!(Point, x))),
+            ("y", at(offset_of!(Point, y))),
+            ("z", at(offset_of!(Point, z))),
+            ("intensity", at(offset_of!(Point, intensity))),
+            ("range", at(offset_of!(Point, range))),
+            ("azimuth", at(offset_of!(Point, azimuth))),
+            ("elevation", at(offset_of!(Point, elevation))),
+            ("beam", at(offset_of!(Point, beam))),
+            ("instance", at(offset_of!(Point, instance))),
+            ("epw", at(offset_of!(Point, epw))),
+            ("ambient", at(offset_of!(Point, ambient))),
+            ("time", at(offset_of!(Point, time))),
+            ("ring_class", at(offset_of!(Point, ring))),
+            ("index_count", at(offset_of!(Point, return_index))),
+            (
+                "material_reflectivity_bounce",
+                at(offset_of!(Point, material)),
+            ),
+        ],
+        size: size_of::<Point>() as u32,
+    }
 }
 
 /// The packet pass's push constants.
@@ -723,9 +766,35 @@ mod tests {
             ("WaveformParams", size_of::<WaveformParams>()),
             ("CompactParams", size_of::<CompactParams>()),
             ("DepositParams", size_of::<DepositParams>()),
+            ("PacketParams", size_of::<PacketParams>()),
         ];
         for (name, size) in sizes {
             assert!(size <= 128, "{name}: {size} bytes of push constants");
         }
+    }
+
+    #[test]
+    fn the_cloud_points_shared_words_hold_the_hosts_small_fields_low_half_first() {
+        // CloudPoint's ring_class, index_count and material_reflectivity_bounce words
+        // are model::Point's u16 and u8 fields side by side, little-endian.
+        use crate::model::Point;
+        let p = Point {
+            ring: 0x0102,
+            class: 0x0304,
+            return_index: 0x0506,
+            return_count: 0x0708,
+            material: 0x090a,
+            reflectivity: 0x0b,
+            bounce: 0x0c,
+            ..Point::default()
+        };
+        let bytes = bytemuck::bytes_of(&p);
+        let word = |at: usize| {
+            u32::from_le_bytes([bytes[at], bytes[at + 1], bytes[at + 2], bytes[at + 3]])
+        };
+        assert_eq!(size_of::<Point>(), 60);
+        assert_eq!(word(offset_of!(Point, ring)), 0x0304_0102);
+        assert_eq!(word(offset_of!(Point, return_index)), 0x0708_0506);
+        assert_eq!(word(offset_of!(Point, material)), 0x0c0b_090a);
     }
 }

@@ -50,8 +50,10 @@ impl MemoryNeed {
     /// The memory of frames of `e`: the same sizes `SensorBuffers` and the frame slots
     /// allocate.
     pub fn of(e: &FrameExtent) -> MemoryNeed {
-        let points = bytes(e.echoes(), size_of::<GpuPoint>());
         let cloud = bytes(e.echoes(), size_of::<crate::model::Point>());
+        // The slots hold the GPU's point records or the host's points, as read.
+        let slot_point = size_of::<GpuPoint>().max(size_of::<crate::model::Point>());
+        let points = bytes(e.echoes(), slot_point);
         let mut need = MemoryNeed {
             device: vec![
                 Part {
@@ -338,10 +340,8 @@ mod tests {
         );
         assert_eq!(get("echoes"), 2000 * size_of::<GpuEcho>() as u64);
         assert_eq!(get("echo counts"), 4000);
-        assert_eq!(
-            need.host_visible[0].bytes,
-            2 * 2000 * size_of::<GpuPoint>() as u64
-        );
+        let slot_point = size_of::<GpuPoint>().max(size_of::<crate::model::Point>());
+        assert_eq!(need.host_visible[0].bytes, 2 * 2000 * slot_point as u64);
     }
 
     #[test]

@@ -28,8 +28,8 @@ pub use driver::{
     Play, Submitted,
 };
 pub use frame::{
-    Capture, DevicePoints, FrameOutput, FrameSummary, FrameTicket, PassTimes, Simulator,
-    FRAMES_IN_FLIGHT,
+    Capture, DevicePoints, FrameOutput, FrameSummary, FrameTicket, PassTimes, ReadPoints,
+    Simulator, FRAMES_IN_FLIGHT,
 };
 pub use gpu_types::{
     GpuBeam, GpuEcho, GpuGeometry, GpuPoint, GpuRecord, GpuSubRay, WaveformParams,

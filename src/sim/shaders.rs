@@ -91,6 +91,10 @@ const FILES: &[(&str, &str)] = &[
     ),
     ("order.comp", include_str!("../../shaders/order.comp")),
     ("packets.comp", include_str!("../../shaders/packets.comp")),
+    (
+        "reflectivity.glsl",
+        include_str!("../../shaders/reflectivity.glsl"),
+    ),
 ];
 
 /// The shader sources with the generated `contract.glsl`, as the simulator compiles

@@ -22,8 +22,8 @@ use crate::gpu::{
     exclusive, Buffer, BufferUsageFlags, CommandRecorder, ComputePipeline, Context, DescriptorSets,
     GpuError, MemoryLocation, RayTracingPipeline, Spirv, Timestamps, TlasUpdate,
 };
-use crate::model::{FrameExtent, RecordLayout};
-use crate::sensor::{Beam, SubRaySample};
+use crate::model::{FrameExtent, Point, RecordLayout};
+use crate::sensor::{reflectivity_steps, Beam, SubRaySample};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -39,6 +39,10 @@ pub(super) struct SensorBuffers {
     pub counts: Arc<Buffer>,
     /// The compaction's per-workgroup point counts.
     pub group_sums: Arc<Buffer>,
+    /// Each beam's azimuth and elevation, and the reflectivity steps: what the
+    /// compaction needs to convert the cloud into the host's points itself.
+    pub angles: Arc<Buffer>,
+    pub reflectivity_steps: Arc<Buffer>,
     /// The binned waveform's bins and ambient sums of a batch of beams, for sensors of
     /// more records per beam than the record waveform sorts.
     pub binned: Option<BinnedBuffers>,
@@ -83,6 +87,11 @@ pub fn order_words(records_per_beam: u32) -> u64 {
 pub(super) fn order_bytes(beams: u64, records_per_beam: u64) -> u64 {
     let words = order_words(u32::try_from(records_per_beam).unwrap_or(u32::MAX));
     beams.saturating_mul(words).saturating_mul(4)
+}
+
+/// Each beam's azimuth and elevation (rad), as the host's points carry them.
+fn beam_angles(beams: &[Beam]) -> Vec<[f32; 2]> {
+    beams.iter().map(|b| [b.azimuth, b.elevation]).collect()
 }
 
 /// Workgroups of the compaction for `beams` beams (at least one).
@@ -151,6 +160,18 @@ impl SensorBuffers {
             )?,
             counts: device_buffer("echo counts", n_beams * 4)?,
             group_sums: device_buffer("compaction group sums", compact_groups(n_beams) * 4)?,
+            angles: Arc::new(Buffer::upload(
+                ctx,
+                "beam angles",
+                &beam_angles(beams),
+                storage,
+            )?),
+            reflectivity_steps: Arc::new(Buffer::upload(
+                ctx,
+                "reflectivity steps",
+                &reflectivity_steps(),
+                storage,
+            )?),
             binned,
             order,
             beam_count: beams.len() as u32,
@@ -173,9 +194,11 @@ impl SensorBuffers {
         }
     }
 
-    /// Bytes of the points a frame of this sensor may produce.
+    /// Bytes of the points a frame of this sensor may produce, as the GPU's records
+    /// or as the host's points, whichever is larger.
     fn point_bytes(&self) -> u64 {
-        self.beam_count as u64 * self.max_returns as u64 * std::mem::size_of::<GpuPoint>() as u64
+        let point = std::mem::size_of::<GpuPoint>().max(std::mem::size_of::<Point>());
+        self.beam_count as u64 * self.max_returns as u64 * point as u64
     }
 }
 
@@ -263,6 +286,8 @@ pub(super) struct Submitted {
     pub at: Instant,
     /// Bytes of the packets the frame makes on the GPU, if it makes them.
     pub packet_bytes: Option<u64>,
+    /// What `collect` reads of its points (the compaction wrote them for that).
+    pub read_points: super::frame::ReadPoints,
 }
 
 /// One frame's command buffer, timestamps, descriptor sets and host-visible output.

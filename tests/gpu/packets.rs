@@ -1,10 +1,11 @@
-//! Packets made on the GPU against the host's encoders, which are the reference
-//! (tests/formats checks those against ouster-sdk and velodyne_decoder): frames of the
-//! bundled street traced on the GPU give byte for byte the packets the host encodes
-//! from the same frames' points — for every Ouster profile (headers, timestamps, frame
-//! ids, each pixel's ranked returns, reflectivity, signal, near-IR, the footers' CRCs)
-//! and every Velodyne model and return mode (each beam's channels, framed into packets
-//! whose firings straddle frames).
+//! Packets and clouds made on the GPU against the host's encoders and conversion, which
+//! are the reference (tests/formats checks the encoders against ouster-sdk and
+//! velodyne_decoder): frames of the bundled street traced on the GPU give byte for byte
+//! the packets the host encodes from the same frames' points — for every Ouster profile
+//! (headers, timestamps, frame ids, each pixel's ranked returns, reflectivity, signal,
+//! near-IR, the footers' CRCs) and every Velodyne model and return mode (each beam's
+//! channels, framed into packets whose firings straddle frames) — and the cloud the
+//! compaction converts is the host's conversion of the same frame.
 
 use crate::support::{assert_no_validation_messages, context};
 use beamtrace::material::{MaterialDb, MaterialMapping};
@@ -222,7 +223,7 @@ fn a_point_the_packets_cannot_carry_is_flagged_and_the_encoder_says_why() {
     driver
         .set_lane_packets(0, &GpuPacketFormat::Velodyne { model, mode })
         .expect("packets");
-    driver.set_read_points(false);
+    driver.set_read_points(beamtrace::sim::ReadPoints::CountOnly);
     let submitted = driver.submit(0).expect("submit");
     let done = driver.collect(submitted).expect("collect");
     let gpu = done.output.packets.as_ref().expect("the frame's packets");
@@ -264,4 +265,39 @@ fn a_point_the_packets_cannot_carry_is_flagged_and_the_encoder_says_why() {
     let e = encoder.push_frame(0, 0.0, &cloud).expect_err("refused");
     assert!(e.to_string().contains("beyond the 131.07 m"), "{e}");
     assert_no_validation_messages(driver.context());
+}
+
+/// The cloud the compaction converts into the host's points itself is, byte for byte,
+/// what `to_point_cloud` makes of the same frame's GPU records: positions, the beams'
+/// angles, rings and firing times, the reflectivity byte (retroreflective signs
+/// included), the narrowed fields.
+#[test]
+fn the_cloud_converted_on_the_gpu_is_the_hosts_conversion() {
+    use beamtrace::sim::ReadPoints;
+    for sensor in [
+        preset("os1-64", Some(512)).expect("preset").thin(),
+        preset("vlp-16", None).expect("preset"),
+    ] {
+        let mut driver = street_driver(&sensor);
+        let mut frames = Vec::new();
+        for read in [ReadPoints::Records, ReadPoints::Cloud] {
+            driver.set_read_points(read);
+            let submitted = driver.submit(1).expect("submit");
+            let mut done = driver.collect(submitted).expect("collect");
+            frames.push(driver.take_cloud(&mut done).expect("cloud"));
+        }
+        let (host, gpu) = (&frames[0], &frames[1]);
+        assert!(host.points.len() > 1000, "the street fills the view");
+        assert_eq!(gpu.points.len(), host.points.len(), "{}", sensor.name);
+        for (i, (g, h)) in gpu.points.iter().zip(&host.points).enumerate() {
+            assert!(
+                bytemuck::bytes_of(g) == bytemuck::bytes_of(h),
+                "{} point {i}: GPU {g:?}, host {h:?}",
+                sensor.name
+            );
+        }
+        let retro = host.points.iter().filter(|p| p.reflectivity > 100).count();
+        assert!(retro > 0, "{}: signs read above 100", sensor.name);
+        assert_no_validation_messages(driver.context());
+    }
 }
