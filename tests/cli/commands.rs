@@ -872,6 +872,7 @@ fn stream_help_describes_every_option() {
             "--fast",
             "--preload",
             "--pcap",
+            "--host-packets",
             "--http",
             "--ros2",
             "--ros2-namespace",
@@ -1153,10 +1154,12 @@ fn bench_follows_bounces_and_checks_them_against_the_reference() {
     assert!(bad.stderr.contains("--max-bounces"), "{}", bad.stderr);
 }
 
-/// `bench --hil` runs whole jobs for each sensor, beam and sink, plus a real-time
-/// stream, and reports each: a packet sink's frames carry a latency, files do not,
-/// every case but the real-time one simulates all its frames, and the pcap case
-/// leaves a whole capture (libpcap's magic number, little-endian).
+/// `bench --hil` runs whole jobs for each sensor, beam and sink, the OS1-128 at 2048
+/// columns, the OS1-128's thin UDP cases again with the packets encoded on the host,
+/// plus a real-time stream, and reports each: a packet sink's frames carry a latency,
+/// files do not, every case but the real-time one simulates all its frames and
+/// reports the host CPU time of its frames after the first, and the pcap case leaves
+/// a whole capture (libpcap's magic number, little-endian).
 #[test]
 fn bench_hil_reports_every_case() {
     let tmp = tempfile::tempdir().unwrap();
@@ -1179,7 +1182,14 @@ fn bench_hil_reports_every_case() {
     assert!(o.success, "{}", o.stderr);
     let results: serde_json::Value = serde_json::from_slice(&fs::read(&json).unwrap()).unwrap();
     let results = results.as_array().expect("a list of cases");
-    assert_eq!(results.len(), 2 * 2 * 3 + 1, "{results:#?}");
+    // 2 sensors × thin or not × 3 sinks, the OS1-128 thin to UDP on the host, the
+    // 2048-column case on the GPU and the host, the real-time stream.
+    assert_eq!(results.len(), 2 * 2 * 3 + 1 + 2 + 1, "{results:#?}");
+    let on_host: Vec<_> = (results.iter())
+        .filter(|r| r["host_packets"] == true)
+        .map(|r| (r["sensor"].as_str().unwrap(), r["beams"].as_u64().unwrap()))
+        .collect();
+    assert_eq!(on_host, [("os1-128", 131_072), ("os1-128", 262_144)]);
     for r in results {
         let sink = r["sink"].as_str().unwrap();
         assert_eq!(r["latency"].is_null(), sink == "files", "{r}");
@@ -1187,6 +1197,7 @@ fn bench_hil_reports_every_case() {
         if sink != "udp-real-time" {
             assert_eq!(r["frames"], 2, "{r}");
             assert!(r["points_per_s"].as_f64().unwrap() > 0.0, "{r}");
+            assert!(r["host_cpu_ms"].as_f64().unwrap() > 0.0, "{r}");
         }
     }
     let pcap = fs::read(out.join("packets.pcap")).expect("the pcap case's capture");
