@@ -41,24 +41,29 @@ fn ouster_of(sensor: &Sensor, profile: OusterProfile) -> OusterSensor {
 
 /// A driver of `sensor` on the street, still, in sunlight.
 fn street_driver(sensor: &Sensor) -> FrameDriver {
-    let scene = street();
+    let sun = Sun {
+        direction: Vec3::new(0.3, 0.2, 1.0).normalize(),
+        irradiance: 1.0,
+    };
+    driver_on(&street(), "street", sensor, Some(sun))
+}
+
+/// A driver of `sensor` on `scene`, still.
+fn driver_on(scene: &Scene, name: &str, sensor: &Sensor, sun: Option<Sun>) -> FrameDriver {
     let materials = MaterialDb::builtin().expect("materials");
     let mapping = MaterialMapping::default();
     let inputs = DriverInputs {
-        scene: &scene,
-        scene_name: "street",
+        scene,
+        scene_name: name,
         sensors: DriverSensor::one(sensor.clone(), 7),
         materials: &materials,
         mapping: &mapping,
         vehicle_pose: Pose::default(),
         play: Play::Still,
-        sun: Some(Sun {
-            direction: Vec3::new(0.3, 0.2, 1.0).normalize(),
-            irradiance: 1.0,
-        }),
+        sun,
         weather: None,
     };
-    FrameDriver::new(&context(), inputs).expect("the street on the device")
+    FrameDriver::new(&context(), inputs).expect("the scene on the device")
 }
 
 /// Frames `frames` of the driver's sensor: the packets of what the GPU made for
@@ -201,23 +206,9 @@ fn gpu_channels_of_the_hdl64e_vlp32c_and_vls128_frame_the_encoders_packets_in_ev
 fn a_point_the_packets_cannot_carry_is_flagged_and_the_encoder_says_why() {
     let mut sensor = preset("vlp-16", None).expect("preset").ideal().thin();
     sensor.max_range = 200.0;
-    let scene =
-        beamtrace::job::procedural_scene("wall:distance=150,size=400,material=sign_reflecting")
-            .expect("wall");
-    let materials = MaterialDb::builtin().expect("materials");
-    let mapping = MaterialMapping::default();
-    let inputs = DriverInputs {
-        scene: &scene,
-        scene_name: "wall",
-        sensors: DriverSensor::one(sensor.clone(), 7),
-        materials: &materials,
-        mapping: &mapping,
-        vehicle_pose: Pose::default(),
-        play: Play::Still,
-        sun: None,
-        weather: None,
-    };
-    let mut driver = FrameDriver::new(&context(), inputs).expect("the wall on the device");
+    let spec = "wall:distance=150,size=400,material=sign_reflecting";
+    let scene = beamtrace::job::procedural_scene(spec).expect("wall");
+    let mut driver = driver_on(&scene, "wall", &sensor, None);
     let model = VelodyneModel::Vlp16;
     let mode = VelodyneReturnMode::Strongest;
     driver
