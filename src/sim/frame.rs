@@ -675,27 +675,8 @@ fn record_frame(
     let update = slot.recorder.submit(|rec| {
         let buffers = (sweep, medium.as_ref());
         let (params, wave) = sensor_push_constants(rec, settings, sensor, buffers, scene)?;
-        let point = match cloud {
-            true => std::mem::size_of::<crate::model::Point>(),
-            false => std::mem::size_of::<GpuPoint>(),
-        };
-        let compact = CompactParams {
-            beam_count: sensor.beam_count,
-            max_returns: sensor.max_returns,
-            pass: COMPACT_PASS_SUMS,
-            point_words: (point / 4) as u32,
-            points_address: rec.address_of(&points),
-            total_address: rec.address_of(total),
-            host_address: if staged {
-                rec.address_of(&host_points)
-            } else {
-                0
-            },
-            angles_address: rec.address_of(&sensor.angles),
-            steps_address: rec.address_of(&sensor.reflectivity_steps),
-            cloud: u32::from(cloud),
-            unused: 0,
-        };
+        let host = staged.then_some(&host_points);
+        let compact = compact_params(rec, sensor, (&points, host, total), cloud);
         // Frames of one sensor share the records and echoes: this frame's passes start
         // after the previous frame's have finished (the barrier's first scope covers
         // earlier submissions too, uploads included).
@@ -750,6 +731,34 @@ fn record_frame(
         Ok(update)
     })?;
     Ok(update)
+}
+
+/// The compaction's push constants for `sensor`'s frame written into `points` (and
+/// copied into `host`, when staged), its count into `total`; `cloud`: as the host's
+/// points.
+fn compact_params(
+    rec: &mut Recording<'_>,
+    sensor: &SensorBuffers,
+    (points, host, total): (&Arc<Buffer>, Option<&Arc<Buffer>>, &Arc<Buffer>),
+    cloud: bool,
+) -> CompactParams {
+    let point = match cloud {
+        true => std::mem::size_of::<crate::model::Point>(),
+        false => std::mem::size_of::<GpuPoint>(),
+    };
+    CompactParams {
+        beam_count: sensor.beam_count,
+        max_returns: sensor.max_returns,
+        pass: COMPACT_PASS_SUMS,
+        point_words: (point / 4) as u32,
+        points_address: rec.address_of(points),
+        total_address: rec.address_of(total),
+        host_address: host.map_or(0, |h| rec.address_of(h)),
+        angles_address: rec.address_of(&sensor.angles),
+        steps_address: rec.address_of(&sensor.reflectivity_steps),
+        cloud: u32::from(cloud),
+        unused: 0,
+    }
 }
 
 /// The compaction's dispatches: each group's point count, then the points after the
