@@ -313,9 +313,8 @@ impl<'a> Runner<'a> {
                     p.encoder.push_made(done.frame, t, Made::Packets(lidar))?
                 }
                 Some((GpuPacketFormat::Velodyne { .. }, gpu)) => {
-                    let channels = gpu.channels();
-                    p.encoder
-                        .push_made(done.frame, t, Made::VelodyneChannels(&channels))?
+                    let channels = Made::VelodyneChannels(&gpu.channels);
+                    p.encoder.push_made(done.frame, t, channels)?
                 }
                 // The host's encoder, also for the error of a frame the GPU's could not
                 // carry.

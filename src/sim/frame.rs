@@ -473,7 +473,7 @@ impl Simulator {
             serial,
             tlas_update,
             at,
-            packet_bytes: packets.map(|(_, r)| r.encoding.frame_bytes()),
+            packet_read: packets.map(|(_, r)| r.encoding.read()),
             read_points: self.read_points,
         });
         self.next_slot = (slot_index + 1) % FRAMES_IN_FLIGHT;
@@ -503,8 +503,8 @@ impl Simulator {
         let mut times = pass_times(slot, &submitted)?;
         let read_start = Instant::now();
         let total = slot.total.read::<u32>(1)?[0] as usize;
-        let packets = (submitted.packet_bytes)
-            .map(|bytes| slot.packets.read(bytes))
+        let packets = (submitted.packet_read)
+            .map(|what| slot.packets.read(what))
             .transpose()?;
         let whole = packets.as_ref().is_some_and(|p| p.unfit_beam.is_none());
         let (points, cloud) = match submitted.read_points {

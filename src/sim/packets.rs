@@ -77,23 +77,23 @@ pub struct PacketRequest {
 /// A frame's packets as the GPU made them.
 #[derive(Debug, Clone, Default)]
 pub struct GpuPackets {
-    /// The packets' payloads back to back (Ouster), or each beam's two channel words
-    /// (Velodyne: see [`channels`](Self::channels)).
+    /// Ouster's packets' payloads back to back.
     pub bytes: Vec<u8>,
+    /// Velodyne's channels: per beam, `[single or last, strongest]`, each `distance |
+    /// reflectivity << 16`.
+    pub channels: Vec<[u32; 2]>,
     /// The lowest beam with a point the packets cannot carry: then the bytes are not
     /// whole, and the host's encoder says what is wrong with it.
     pub unfit_beam: Option<u32>,
 }
 
-impl GpuPackets {
-    /// Velodyne's channels: per beam, `[single or last, strongest]`, each `distance |
-    /// reflectivity << 16`.
-    pub fn channels(&self) -> Vec<[u32; 2]> {
-        let word = |b: &[u8]| u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
-        (self.bytes.chunks_exact(8))
-            .map(|c| [word(&c[..4]), word(&c[4..])])
-            .collect()
-    }
+/// What a frame's collection reads of its packets.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum PacketRead {
+    /// This many bytes of payloads.
+    Packets(u64),
+    /// The channels of this many beams.
+    Channels(u32),
 }
 
 /// The packet pass's pipeline and its (empty) descriptor sets: it reaches every
@@ -187,6 +187,14 @@ impl PacketEncoding {
     /// Beams of the frames these packets carry.
     pub fn beams(&self) -> u32 {
         self.beams
+    }
+
+    /// What a frame's collection reads.
+    pub(super) fn read(&self) -> PacketRead {
+        match self.packets {
+            Some(_) => PacketRead::Packets(self.frame_bytes()),
+            None => PacketRead::Channels(self.beams),
+        }
     }
 
     /// Bytes of a frame's packets (Ouster) or channels (Velodyne: 8 per beam).
@@ -300,17 +308,26 @@ impl SlotPackets {
         Ok(())
     }
 
-    /// Reads a finished frame's packets (`bytes` of them).
-    pub fn read(&self, bytes: u64) -> Result<GpuPackets, SimError> {
+    /// Reads a finished frame's packets or channels.
+    pub fn read(&self, what: PacketRead) -> Result<GpuPackets, SimError> {
         let frame = self
             .frame
             .as_ref()
             .ok_or_else(|| missing("packet columns"))?;
         let error = frame.read::<u32>(1)?[0];
         let host = self.host.as_ref().ok_or_else(|| missing("packets"))?;
-        Ok(GpuPackets {
-            bytes: host.read::<u8>(bytes as usize)?,
-            unfit_beam: (error != NO_ERROR).then_some(error),
+        let unfit_beam = (error != NO_ERROR).then_some(error);
+        Ok(match what {
+            PacketRead::Packets(bytes) => GpuPackets {
+                bytes: host.read::<u8>(bytes as usize)?,
+                channels: Vec::new(),
+                unfit_beam,
+            },
+            PacketRead::Channels(beams) => GpuPackets {
+                bytes: Vec::new(),
+                channels: host.read::<[u32; 2]>(beams as usize)?,
+                unfit_beam,
+            },
         })
     }
 

@@ -284,8 +284,8 @@ pub(super) struct Submitted {
     pub serial: u64,
     pub tlas_update: Option<TlasUpdate>,
     pub at: Instant,
-    /// Bytes of the packets the frame makes on the GPU, if it makes them.
-    pub packet_bytes: Option<u64>,
+    /// What to read of the packets the frame makes on the GPU, if it makes them.
+    pub packet_read: Option<super::packets::PacketRead>,
     /// What `collect` reads of its points (the compaction wrote them for that).
     pub read_points: super::frame::ReadPoints,
 }

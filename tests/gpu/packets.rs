@@ -88,10 +88,9 @@ fn assert_gpu_packets_equal_the_encoders(
         let host = encoders[0]
             .push_frame(frame, t, &cloud)
             .expect("host packets");
-        let channels = gpu.channels();
         let made = match format {
             GpuPacketFormat::Ouster(s) => Made::Packets(s.packets_from_bytes(t, &gpu.bytes)),
-            GpuPacketFormat::Velodyne { .. } => Made::VelodyneChannels(&channels),
+            GpuPacketFormat::Velodyne { .. } => Made::VelodyneChannels(&gpu.channels),
         };
         let made = encoders[1].push_made(frame, t, made).expect("GPU packets");
         assert_packets_equal(&made, &host, &format!("{format:?}, frame {frame}"));

@@ -371,24 +371,26 @@ impl VelodyneEncoder {
     /// The packet of `firings` (a whole packet's), sent at `sent_s`.
     fn packet(&mut self, firings: &[Firing], sent_s: f64) -> Packet {
         let per_block = self.options.model.lasers_per_block();
-        let mut payload = Vec::with_capacity(VELODYNE_PAYLOAD_LEN);
-        for slot in &self.slots {
+        // Written in place (a VLS-128 in dual mode sends a packet per firing, 1 876 a
+        // frame): an empty block stays zeros.
+        let mut payload = vec![0u8; VELODYNE_PAYLOAD_LEN];
+        for (slot, block) in self.slots.iter().zip(payload.chunks_exact_mut(BLOCK_BYTES)) {
             let Some(s) = slot else {
-                payload.extend_from_slice(&[0; BLOCK_BYTES]);
                 continue;
             };
-            payload.extend_from_slice(&VelodyneModel::bank_flag(s.bank));
-            payload.extend_from_slice(&azimuth_field(firings[s.firing].azimuth).to_le_bytes());
-            for j in 0..CHANNELS {
+            block[..2].copy_from_slice(&VelodyneModel::bank_flag(s.bank));
+            block[2..4].copy_from_slice(&azimuth_field(firings[s.firing].azimuth).to_le_bytes());
+            for (j, point) in block[4..].chunks_exact_mut(3).enumerate() {
                 let firing = &firings[s.firing + j / per_block];
                 let c = firing.lasers[s.bank * CHANNELS + j % per_block][s.copy];
-                payload.extend_from_slice(&c.distance.to_le_bytes());
-                payload.push(c.reflectivity);
+                point[..2].copy_from_slice(&c.distance.to_le_bytes());
+                point[2] = c.reflectivity;
             }
         }
         let t0 = firings[0].time_s;
-        payload.extend_from_slice(&self.timestamp_us(t0).to_le_bytes());
-        payload.extend_from_slice(&self.last_bytes(t0));
+        let end = BLOCKS * BLOCK_BYTES;
+        payload[end..end + 4].copy_from_slice(&self.timestamp_us(t0).to_le_bytes());
+        payload[end + 4..].copy_from_slice(&self.last_bytes(t0));
         Packet {
             time_s: sent_s,
             port: VELODYNE_DATA_PORT,
@@ -439,16 +441,14 @@ impl VelodyneEncoder {
         Some(self.packet(&firings, last_time + self.period_s))
     }
 
-    /// The column firings of a frame's chosen channels (per beam, in beam order).
-    fn firings(&self, frame_start_s: f64, chosen: &[[Channel; 2]]) -> Vec<Firing> {
+    /// The column firings of a frame whose beam b has the channels `chosen(b)`.
+    fn firings(&self, frame_start_s: f64, chosen: impl Fn(usize) -> [Channel; 2]) -> Vec<Firing> {
         let lasers = self.options.model.lasers();
-        self.columns
-            .iter()
-            .zip(chosen.chunks(lasers))
-            .map(|(column, channels)| {
+        (self.columns.iter().enumerate())
+            .map(|(m, column)| {
                 let mut firing = self.empty_firing(frame_start_s + column.time_s, column.azimuth);
-                for (k, c) in channels.iter().enumerate() {
-                    firing.lasers[self.laser_of[k]] = *c;
+                for k in 0..lasers {
+                    firing.lasers[self.laser_of[k]] = chosen(m * lasers + k);
                 }
                 firing
             })
@@ -471,7 +471,7 @@ impl PacketEncoder for VelodyneEncoder {
             )));
         }
         let chosen = self.select(cloud)?;
-        Ok(self.push_chosen(frame, frame_start_s, &chosen))
+        Ok(self.push_chosen(frame, frame_start_s, |b| chosen[b]))
     }
 
     /// Takes per beam the two channels of the return mode as the GPU's packet pass
@@ -497,8 +497,7 @@ impl PacketEncoder for VelodyneEncoder {
             distance: w as u16,
             reflectivity: (w >> 16) as u8,
         };
-        let chosen: Vec<[Channel; 2]> = (words.iter()).map(|w| w.map(channel)).collect();
-        Ok(self.push_chosen(frame, frame_start_s, &chosen))
+        Ok(self.push_chosen(frame, frame_start_s, |b| words[b].map(channel)))
     }
 
     fn finish(&mut self) -> Vec<Packet> {
@@ -513,7 +512,7 @@ impl VelodyneEncoder {
         &mut self,
         frame: u64,
         frame_start_s: f64,
-        chosen: &[[Channel; 2]],
+        chosen: impl Fn(usize) -> [Channel; 2],
     ) -> Vec<Packet> {
         let mut out = Vec::new();
         if self
