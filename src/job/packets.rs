@@ -4,12 +4,11 @@ use super::rig::Member;
 use super::{beam_layout, JobError, JobOptions, PacketOutput};
 use crate::model::{ImuGenerator, Standing, Trajectory};
 use crate::output::packets::{
-    hdl64e_calibration_yaml, Made, OusterFamily, OusterImuEncoder, OusterMetadata, OusterOptions,
+    hdl64e_calibration_yaml, OusterFamily, OusterImuEncoder, OusterMetadata, OusterOptions,
     OusterProfile, OusterSensor, OusterTimestampMode, Packet, PacketEncoder, PacketError,
-    VelodyneEncoder, VelodyneModel, VelodyneOptions, VelodyneReturnMode, WithPositionPackets,
-    LIDAR_PORT, VELODYNE_DATA_PORT,
+    SidePackets, VelodyneEncoder, VelodyneModel, VelodyneOptions, VelodyneReturnMode,
+    WithPositionPackets, WithSide, LIDAR_PORT, VELODYNE_DATA_PORT,
 };
-use crate::output::PointCloud;
 use crate::sensor::{DualPolicy, ImuNoise, ImuSpec, Pose, ReturnMode, Sensor, OS1_IMU_RATE_HZ};
 use crate::sim::GpuPacketFormat;
 use glam::DVec3;
@@ -322,12 +321,14 @@ pub(super) fn job_encoder(
         Some(track) => Box::new(track.clone()),
         None => Box::new(Standing::at(opts.vehicle_pose)),
     };
-    Ok(Box::new(WithImu {
-        lidar,
-        encoder: ouster.imu_encoder(),
-        generator: ImuGenerator::new(&spec, m.seed)?,
-        trajectory,
-        period: 1.0 / f64::from(m.sensor.frame_rate),
+    Ok(Box::new(WithSide {
+        encoder: lidar,
+        side: ImuPackets {
+            encoder: ouster.imu_encoder(),
+            generator: ImuGenerator::new(&spec, m.seed)?,
+            trajectory,
+            period: 1.0 / f64::from(m.sensor.frame_rate),
+        },
     }))
 }
 
@@ -348,45 +349,18 @@ pub fn ouster_imu(sensor: &Sensor, family: OusterFamily) -> ImuSpec {
     }
 }
 
-/// A lidar encoder with the IMU packets of each frame's time, [t, t + period), merged in
-/// by send time. Frames not pushed (dropped in real time) send no IMU packets either.
-struct WithImu {
-    lidar: Box<dyn PacketEncoder>,
+/// The IMU packets of each frame's time, [t, t + period), merged into its lidar
+/// packets by send time. Frames not pushed (dropped in real time) send no IMU packets
+/// either.
+struct ImuPackets {
     encoder: OusterImuEncoder,
     generator: ImuGenerator,
     trajectory: Box<dyn Trajectory + Send>,
     period: f64,
 }
 
-impl PacketEncoder for WithImu {
-    fn push_frame(
-        &mut self,
-        frame: u64,
-        frame_start_s: f64,
-        cloud: &PointCloud,
-    ) -> Result<Vec<Packet>, PacketError> {
-        let lidar = self.lidar.push_frame(frame, frame_start_s, cloud)?;
-        Ok(self.with_imu(frame_start_s, lidar))
-    }
-
-    fn push_made(
-        &mut self,
-        frame: u64,
-        frame_start_s: f64,
-        made: Made<'_>,
-    ) -> Result<Vec<Packet>, PacketError> {
-        let lidar = self.lidar.push_made(frame, frame_start_s, made)?;
-        Ok(self.with_imu(frame_start_s, lidar))
-    }
-
-    fn finish(&mut self) -> Vec<Packet> {
-        self.lidar.finish()
-    }
-}
-
-impl WithImu {
-    /// A frame's lidar packets with the IMU packets of its time, by send time.
-    fn with_imu(&mut self, frame_start_s: f64, mut packets: Vec<Packet>) -> Vec<Packet> {
+impl SidePackets for ImuPackets {
+    fn frame(&mut self, frame_start_s: f64, mut packets: Vec<Packet>) -> Vec<Packet> {
         self.generator.skip_to(frame_start_s);
         let samples = self
             .generator
@@ -403,7 +377,7 @@ mod tests {
     use super::*;
     use crate::gpu::ContextOptions;
     use crate::material::{MaterialDb, MaterialMapping};
-    use crate::output::{FieldSet, Format};
+    use crate::output::{FieldSet, Format, PointCloud};
     use crate::scene::Scene;
     use crate::sensor::preset;
     use glam::Vec3;

@@ -41,7 +41,7 @@ pub use velodyne_decode::{
 pub use velodyne_hdl64::hdl64e_calibration_yaml;
 pub use velodyne_model::VelodyneModel;
 pub use velodyne_position::{
-    gprmc_sentence, position_packet, WithPositionPackets, VELODYNE_POSITION_LEN,
+    gprmc_sentence, position_packet, PositionPackets, WithPositionPackets, VELODYNE_POSITION_LEN,
     VELODYNE_POSITION_PORT,
 };
 
@@ -133,6 +133,53 @@ pub trait PacketEncoder: Send {
                 message: "this encoder takes no Velodyne channels".into(),
             }),
         }
+    }
+}
+
+/// Packets a sensor sends beside its encoder's (a Velodyne's position packets, an
+/// Ouster's IMU packets), merged in by [`WithSide`].
+pub trait SidePackets: Send {
+    /// A frame's packets (it began `frame_start_s` into the stream) with this side's
+    /// packets of its time merged in by send time.
+    fn frame(&mut self, frame_start_s: f64, packets: Vec<Packet>) -> Vec<Packet>;
+
+    /// The encoder's last packets, at the end of a stream, with what is due among
+    /// them; by default they pass as they are.
+    fn finish(&mut self, packets: Vec<Packet>) -> Vec<Packet> {
+        packets
+    }
+}
+
+/// An encoder with a side's packets merged into each frame's.
+pub struct WithSide<S> {
+    pub encoder: Box<dyn PacketEncoder>,
+    pub side: S,
+}
+
+impl<S: SidePackets> PacketEncoder for WithSide<S> {
+    fn push_frame(
+        &mut self,
+        frame: u64,
+        frame_start_s: f64,
+        cloud: &PointCloud,
+    ) -> Result<Vec<Packet>, PacketError> {
+        let packets = self.encoder.push_frame(frame, frame_start_s, cloud)?;
+        Ok(self.side.frame(frame_start_s, packets))
+    }
+
+    fn push_made(
+        &mut self,
+        frame: u64,
+        frame_start_s: f64,
+        made: Made<'_>,
+    ) -> Result<Vec<Packet>, PacketError> {
+        let packets = self.encoder.push_made(frame, frame_start_s, made)?;
+        Ok(self.side.frame(frame_start_s, packets))
+    }
+
+    fn finish(&mut self) -> Vec<Packet> {
+        let packets = self.encoder.finish();
+        self.side.finish(packets)
     }
 }
 

@@ -17,8 +17,7 @@
 //! sentence gives 0° N 0° E, standing still.
 
 use super::utc::Utc;
-use super::{Made, Packet, PacketEncoder, PacketError};
-use crate::output::PointCloud;
+use super::{Packet, PacketEncoder, SidePackets, WithSide};
 use std::time::Duration;
 
 /// The UDP port Velodyne sensors send position packets to.
@@ -70,22 +69,28 @@ pub fn position_packet(unix_s: i64, time_s: f64) -> Packet {
 /// An encoder's data packets with the position packets of the same clock between them,
 /// in time order: one at each whole second of Unix time `start` + stream time from the
 /// first frame's start up to the last data packet's time.
-pub struct WithPositionPackets {
-    inner: Box<dyn PacketEncoder>,
+pub type WithPositionPackets = WithSide<PositionPackets>;
+
+/// The position packets of a stream whose clock starts at Unix time `start`.
+pub struct PositionPackets {
     start_s: f64,
     /// The next Unix second to send a position packet for, from the first frame's start.
     next_second: Option<i64>,
 }
 
 impl WithPositionPackets {
-    pub fn new(inner: Box<dyn PacketEncoder>, start: Duration) -> Self {
-        WithPositionPackets {
-            inner,
-            start_s: start.as_secs_f64(),
-            next_second: None,
+    pub fn new(encoder: Box<dyn PacketEncoder>, start: Duration) -> Self {
+        WithSide {
+            encoder,
+            side: PositionPackets {
+                start_s: start.as_secs_f64(),
+                next_second: None,
+            },
         }
     }
+}
 
+impl PositionPackets {
     /// `data` with the position packets due up to its last packet's time.
     fn interleave(&mut self, mut data: Vec<Packet>) -> Vec<Packet> {
         let (Some(until), Some(next)) = (
@@ -109,39 +114,15 @@ impl WithPositionPackets {
     }
 }
 
-impl WithPositionPackets {
-    /// A frame's data packets with the position packets between them.
-    fn with_positions(&mut self, frame_start_s: f64, data: Vec<Packet>) -> Vec<Packet> {
+impl SidePackets for PositionPackets {
+    fn frame(&mut self, frame_start_s: f64, data: Vec<Packet>) -> Vec<Packet> {
         let start_s = self.start_s;
         self.next_second
             .get_or_insert_with(|| (start_s + frame_start_s).ceil() as i64);
         self.interleave(data)
     }
-}
 
-impl PacketEncoder for WithPositionPackets {
-    fn push_frame(
-        &mut self,
-        frame: u64,
-        frame_start_s: f64,
-        cloud: &PointCloud,
-    ) -> Result<Vec<Packet>, PacketError> {
-        let data = self.inner.push_frame(frame, frame_start_s, cloud)?;
-        Ok(self.with_positions(frame_start_s, data))
-    }
-
-    fn push_made(
-        &mut self,
-        frame: u64,
-        frame_start_s: f64,
-        made: Made<'_>,
-    ) -> Result<Vec<Packet>, PacketError> {
-        let data = self.inner.push_made(frame, frame_start_s, made)?;
-        Ok(self.with_positions(frame_start_s, data))
-    }
-
-    fn finish(&mut self) -> Vec<Packet> {
-        let data = self.inner.finish();
+    fn finish(&mut self, data: Vec<Packet>) -> Vec<Packet> {
         self.interleave(data)
     }
 }

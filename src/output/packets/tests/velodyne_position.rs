@@ -2,6 +2,8 @@
 //! NMEA 0183's `$GPRMC` sentence; velodyne_decoder's and pynmea2's view is in
 //! tests/formats/velodyne_models.rs.
 use super::*;
+use crate::output::packets::PacketError;
+use crate::output::PointCloud;
 
 /// 2023-11-14 22:59:59 UTC.
 const SECOND: i64 = 1_700_002_799;
