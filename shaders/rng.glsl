@@ -29,6 +29,7 @@ float rng_gaussian(uint a, uint b) {
 uint stream_jitter(uint sub) { return 2u + 2u * sub; }
 uint stream_echo_noise(uint echo, uint j) { return 0x10000u + 8u * echo + j; }
 uint stream_false_alarm(uint j) { return 0x20000u + j; }
+uint stream_detection_level(uint j) { return 0x28000u + j; }
 uint stream_particle(uint sub, uint j) { return 0x40000000u + 16u * sub + j; }
 
 #endif

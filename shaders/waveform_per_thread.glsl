@@ -121,7 +121,7 @@ int run_end(Grid g, Lone r, int guess, int k_hi, float t, out float v, out float
 // scans.
 bool scan_lone(inout Beam b, inout Scan s, Grid g, Dominant d, int n, int k_lo, int k_hi,
                float reach) {
-    float t = max(p.threshold, 0.0) + b.noise_floor;
+    float t = (max(p.threshold, 0.0) + b.noise_floor) * b.level;
     if (p.curve_model != CURVE_THRESHOLD || !(t > 0.0)) return false;
     if (k_hi <= k_lo) return true;  // no bin reaches t
     Lone r = Lone(sh_range[d.c0], sh_signal[d.c0], reach);

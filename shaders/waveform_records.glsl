@@ -68,7 +68,7 @@ void write_no_echoes(uint beam, uint t, uint group) {
 void threshold_window(Beam b, Grid g, uint c0, uint c1, int n, out int k_lo, out int k_hi) {
     k_lo = 0;
     k_hi = n;
-    float t = max(p.threshold, 0.0) + b.noise_floor;
+    float t = (max(p.threshold, 0.0) + b.noise_floor) * b.level;
     if (p.curve_model != CURVE_THRESHOLD || !(t > 0.0)) return;
     float s = 0.0;
     for (uint i = c0; i < c1; i++) s += sh_signal[i];

@@ -38,17 +38,28 @@ struct Beam {
     uint beam;
     float ambient;      // A_b
     float noise_floor;  // k·sqrt(A_b)
+    float level;        // the detection level: T_eff = (T(r) + k·sqrt(A_b))·level
     float hold;         // ranges below it count as it in the threshold
     uint echo_counter;
     uint n_cand;        // candidates, `first` included
     Echo first;
 };
 
+// Step 5's detection level of beam `beam`: 1 + pd_width·z, z ~ N(0, 1) clamped to ±3,
+// at least 0.1; exactly 1 without a roll-off (as detection_level in the reference).
+float detection_level(uint beam) {
+    if (p.pd_width <= 0.0) return 1.0;
+    uint a = rng_hash(p.seed_lo, p.seed_hi, p.frame, beam, stream_detection_level(0u));
+    uint b = rng_hash(p.seed_lo, p.seed_hi, p.frame, beam, stream_detection_level(1u));
+    float z = clamp(rng_gaussian(a, b), -3.0, 3.0);
+    return max(1.0 + p.pd_width * z, 0.1);
+}
+
 // Beam `beam` of ambient level `ambient` (A_b), with no echo yet.
 Beam new_beam(uint beam, float ambient) {
     Echo none = Echo(0.0, 0.0, 0.0, 0.0, 0.0, 0u, 0u, 0u, 0u, 0u, 0u);
-    return Beam(beam, ambient, p.ambient_k * sqrt(ambient), max(p.min_range, p.bin_width),
-                0u, 0u, none);
+    return Beam(beam, ambient, p.ambient_k * sqrt(ambient), detection_level(beam),
+                max(p.min_range, p.bin_width), 0u, 0u, none);
 }
 
 // The state of the echo scan over a stretch of bins.
@@ -131,16 +142,6 @@ uint draw(Beam b, uint stream) {
     return rng_hash(p.seed_lo, p.seed_hi, p.frame, b.beam, stream);
 }
 
-// Standard normal CDF, Abramowitz & Stegun 7.1.26 (as normal_cdf in the reference).
-float normal_cdf(float x) {
-    float z = abs(x) * 0.70710678118654752440;
-    float t = 1.0 / (1.0 + 0.3275911 * z);
-    float poly = t * (0.254829592 + t * (-0.284496736 + t * (1.421413741
-        + t * (-1.453152027 + t * 1.061405429))));
-    float erfc_z = poly * exp(-z * z);
-    return x >= 0.0 ? 1.0 - 0.5 * erfc_z : 0.5 * erfc_z;
-}
-
 // T(r): the datasheet threshold, or R_L(r)/r^2 when a curve model replaces it, at least
 // 0; ranges below `hold` count as `hold`.
 float curve_threshold(float hold, float r) {
@@ -161,9 +162,9 @@ float curve_threshold(float hold, float r) {
     return max(t, 0.0);
 }
 
-// T_eff(r) = T(r) + k·sqrt(A_b).
+// T_eff(r) = (T(r) + k·sqrt(A_b))·level.
 float t_eff(Beam b, float r) {
-    return curve_threshold(b.hold, r) + b.noise_floor;
+    return (curve_threshold(b.hold, r) + b.noise_floor) * b.level;
 }
 
 void push(inout Beam b, Echo e) {
@@ -194,14 +195,7 @@ bool noise_and_detection(Beam b, uint e, float t, inout float range, inout float
                  0.0);
     }
     a = clip(a);
-    bool detected;
-    if (p.pd_width > 0.0 && t > 0.0) {
-        detected = rng_uniform(draw(b, stream_echo_noise(e, 4u)))
-            < normal_cdf((a - t) / (p.pd_width * t));
-    } else {
-        detected = a > t;
-    }
-    if (!detected) return false;
+    if (!(a > t)) return false;
     float snr_term = t > 0.0 ? p.range_sigma_snr * t / a : 0.0;
     float sigma = sqrt(p.range_sigma * p.range_sigma + snr_term * snr_term);
     if (sigma > 0.0) {

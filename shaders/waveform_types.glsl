@@ -51,7 +51,7 @@ struct WaveformParams {
     float range_sigma;      // m, constant range jitter
     float range_sigma_snr;  // m, jitter range_sigma_snr / SNR, SNR = a / T_eff
     float amplitude_noise;  // relative sigma of multiplicative amplitude noise
-    float pd_width;         // P(detect) = Phi((a - T_eff) / (pd_width T_eff)); 0 = hard cut
+    float pd_width;         // sigma of the beam's detection level (P_d = Phi((a/T - 1)/pd_width)); 0 = hard cut
     float false_alarm_rate; // expected false echoes per beam and frame
     float min_range;        // echoes nearer (the blind zone) are dropped, as farther
     float max_range;        // than max_range, before the return selection

@@ -23,7 +23,7 @@ use crate::material::{MaterialDb, MaterialMapping};
 use crate::model::{Echo, FrameSettings};
 use crate::reference::CpuSimulator;
 use crate::scene::Scene;
-use crate::sensor::{preset, Pose, Sampling, Sensor};
+use crate::sensor::{preset_with, Pose, PresetOptions, Sampling, Sensor};
 use crate::sim::{Capture, DriverInputs, DriverSensor, FrameDriver, Play, Simulator, Sun};
 use crate::weather::Weather;
 use glam::Vec3;
@@ -44,7 +44,15 @@ impl BenchSensor {
     /// The sensor with `columns` columns (`None`: its default).
     fn make(&self, columns: Option<u32>) -> Result<Sensor, BenchError> {
         Ok(match self {
-            BenchSensor::Preset(name) => preset(name, columns)?,
+            // A case scales the preset's pattern, in or outside its device's modes.
+            BenchSensor::Preset(name) => preset_with(
+                name,
+                &PresetOptions {
+                    columns,
+                    any_mode: true,
+                    ..PresetOptions::default()
+                },
+            )?,
             BenchSensor::Build(build) => build(columns.unwrap_or(1))?,
         })
     }

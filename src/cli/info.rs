@@ -2,7 +2,9 @@
 
 use anyhow::{bail, Result};
 use beamtrace::gpu::list_devices;
-use beamtrace::sensor::{preset_detail, presets, BeamKernel, Detector, DualPolicy, Sensor};
+use beamtrace::sensor::{
+    load_sensor, names_a_file, preset_detail, presets, BeamKernel, Detector, DualPolicy, Sensor,
+};
 
 /// The presets with the channels, columns and beams of their default sensors (a
 /// rosette's beams are its points, not channels × columns).
@@ -29,14 +31,27 @@ pub(super) fn print_sensors() -> Result<()> {
     Ok(())
 }
 
-/// `beamtrace sensors --detail NAME`.
+/// `beamtrace sensors --detail NAME`: a preset, or a sensor file as `run` loads it.
 pub(super) fn print_sensor_detail(name: &str) -> Result<()> {
+    if names_a_file(name) {
+        let s = load_sensor(name)?;
+        println!("{} — the sensor of {name}", s.name);
+        print_sensor(&s);
+        return Ok(());
+    }
     let d = preset_detail(name)?;
-    let s = &d.sensor;
     println!("{} — {}", d.info.name, d.info.description);
     if !d.aliases.is_empty() {
         println!("  aliases: {}", d.aliases.join(", "));
     }
+    print_sensor(&d.sensor);
+    println!("  return modes (`--return-mode`): {}", d.return_modes.join(", "));
+    println!("  vendor conventions: {}", d.conventions);
+    Ok(())
+}
+
+/// What every sensor has: pattern, range, beam, receiver, frame and fields.
+fn print_sensor(s: &Sensor) {
     println!(
         "  pattern: {} channels × {} columns = {} beams per frame at {} Hz",
         s.channels,
@@ -68,8 +83,6 @@ pub(super) fn print_sensor_detail(name: &str) -> Result<()> {
     println!(
         "          intensity = apparent reflectance (1.0 = white Lambertian at normal incidence)"
     );
-    println!("  vendor conventions: {}", d.conventions);
-    Ok(())
 }
 
 /// The units the clouds give range and the beam angles in, from the writers' own field

@@ -56,7 +56,8 @@ enum Command {
     /// frame) and run.json (what was run, on which device).
     Run(run::RunArgs),
     /// List the sensor presets with their beam counts and fields of view; `--detail
-    /// NAME` shows one preset's beam, receiver, noise, units and vendor conventions.
+    /// NAME` shows one preset's beam, receiver, noise, units and vendor conventions
+    /// (`--detail FILE` a sensor file's).
     Sensors(SensorsArgs),
     /// Show the Vulkan devices, their ray-tracing support and limits.
     Info,
@@ -107,8 +108,9 @@ struct CompletionsArgs {
 #[derive(clap::Args)]
 struct SensorsArgs {
     /// One preset (name or alias): its defaults — beam kernel and sub-rays, receiver,
-    /// noise — with units, and how its rings, azimuth and returns compare with the
-    /// vendor's own data.
+    /// noise, return modes — with units, and how its rings, azimuth and returns compare
+    /// with the vendor's own data. Or a sensor file (.yaml, .csv): the sensor `run
+    /// --sensor FILE` simulates.
     #[arg(long, value_name = "NAME")]
     detail: Option<String>,
 }

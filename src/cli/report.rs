@@ -75,7 +75,10 @@ pub(super) fn check_shard_out(out: &Path) -> Result<()> {
 
 /// The summary's last line: the IR materials the points came from, by share.
 pub(super) fn material_shares(report: &JobReport, db: &MaterialDb) -> Option<String> {
-    let total: u64 = report.points_per_material.iter().sum::<u64>() + report.false_alarm_points;
+    let weather = ["fog", "rain", "snow"].into_iter().zip(report.weather_points);
+    let total: u64 = report.points_per_material.iter().sum::<u64>()
+        + report.false_alarm_points
+        + report.weather_points.iter().sum::<u64>();
     if total == 0 {
         return None;
     }
@@ -94,6 +97,9 @@ pub(super) fn material_shares(report: &JobReport, db: &MaterialDb) -> Option<Str
         .collect();
     if report.false_alarm_points > 0 {
         used.push((report.false_alarm_points, "false alarms".into()));
+    }
+    for (name, n) in weather.filter(|&(_, n)| n > 0) {
+        used.push((n, format!("weather ({name})")));
     }
     used.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
     let shares: Vec<String> = used

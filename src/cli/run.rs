@@ -59,6 +59,13 @@ pub(super) struct SimArgs {
     /// no beam footprint (no mixed pixels, echo widening or blooming).
     #[arg(long)]
     thin: bool,
+    /// Return mode, as the device's setting: strongest, first, last, dual (the
+    /// vendor's: Velodyne strongest + last, Ouster strongest + second strongest, i.e.
+    /// its RNG19_RFL8_SIG16_NIR16_DUAL profile) or all. A preset takes only the modes
+    /// its device has (`beamtrace sensors --detail NAME` lists them). Default: the
+    /// sensor's own (a preset: its firmware's default).
+    #[arg(long, value_name = "MODE")]
+    return_mode: Option<String>,
     /// Vulkan device index (see `beamtrace info`); default: the best ray-tracing device.
     #[arg(long)]
     device: Option<usize>,
@@ -326,6 +333,7 @@ pub(super) fn sim_options(args: &SimArgs, unscripted: Unscripted) -> Result<JobO
         seed: args.seed,
         ideal: args.ideal,
         thin: args.thin,
+        return_mode: args.return_mode.clone(),
         device: args.device,
         validate: args.validate,
         position: args.position,

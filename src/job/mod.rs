@@ -187,10 +187,12 @@ pub struct JobReport {
     pub run_files: Vec<PathBuf>,
     pub points_per_frame: Vec<usize>,
     /// Points of all frames by IR material (indexed by the material id, the database's
-    /// order; a point's `material` field), false alarms left out.
+    /// order; a point's `material` field), false alarms and weather left out.
     pub points_per_material: Vec<u64>,
     /// Points of all frames that are false alarms (noise echoes, no surface: instance 0).
     pub false_alarm_points: u64,
+    /// Points of all frames whose dominant return is the medium: fog, rain, snow.
+    pub weather_points: [u64; 3],
     pub device: String,
     pub trace_ms: Vec<f64>,
     /// GPU time of each frame's passes (TLAS, trace, waveform, compaction), ms.

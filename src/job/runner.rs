@@ -505,6 +505,9 @@ impl JobReport {
                 all.points_per_material[m] += n;
             }
             all.false_alarm_points += r.false_alarm_points;
+            for (sum, n) in all.weather_points.iter_mut().zip(r.weather_points) {
+                *sum += n;
+            }
             all.trace_ms.extend(&r.trace_ms);
             all.gpu_ms.extend(&r.gpu_ms);
             all.dropped_frames += r.dropped_frames;
@@ -526,7 +529,14 @@ impl JobReport {
     }
 
     fn count_materials(&mut self, points: &[crate::model::Point]) {
+        use crate::weather::material_id::{FOG, RAIN, SNOW};
         for p in points {
+            // A medium's echo carries no instance either: it is weather, not noise.
+            let medium = [FOG, RAIN, SNOW].iter().position(|&m| m == u32::from(p.material));
+            if let Some(k) = medium {
+                self.weather_points[k] += 1;
+                continue;
+            }
             if p.instance == 0 {
                 self.false_alarm_points += 1;
                 continue;

@@ -53,6 +53,8 @@ pub struct SimSpec {
     pub ideal: bool,
     /// One ray per beam ([`Sensor::thin`]).
     pub thin: bool,
+    /// The return mode instead of the sensor's own ([`Sensor::with_return_mode`]).
+    pub return_mode: Option<String>,
     /// Vulkan device index; `None`: the best ray-tracing device.
     pub device: Option<usize>,
     /// The Vulkan validation layer on, its messages recorded.
@@ -86,6 +88,7 @@ impl Default for SimSpec {
             seed: 0,
             ideal: false,
             thin: false,
+            return_mode: None,
             device: None,
             validate: false,
             position: Vec3::ZERO,
@@ -182,15 +185,18 @@ impl SimSpec {
             Some(path) => Some(load_rig(path)?),
             None => None,
         };
-        let rig = rig.map(|mut rig| {
-            for m in &mut rig.sensors {
-                m.sensor = self.switches(m.sensor.clone());
+        let rig = match rig {
+            Some(mut rig) => {
+                for m in &mut rig.sensors {
+                    m.sensor = self.switches(m.sensor.clone())?;
+                }
+                Some(rig)
             }
-            rig
-        });
+            None => None,
+        };
         let sensor = match &rig {
             Some(rig) => rig.sensors[0].sensor.clone(),
-            None => self.switches(load_sensor_with(&self.sensor, self.policy())?),
+            None => self.switches(load_sensor_with(&self.sensor, self.policy())?)?,
         };
         let (materials, mapping) = self.load_materials(&scene, &mut notices)?;
         let frames = self.frames(&scene.scene, scenario.as_ref(), &sensor, &mut notices)?;
@@ -247,15 +253,18 @@ impl SimSpec {
         }
     }
 
-    /// `sensor` with `ideal` and `thin` applied.
-    fn switches(&self, mut sensor: Sensor) -> Sensor {
+    /// `sensor` with `return_mode`, `ideal` and `thin` applied.
+    fn switches(&self, mut sensor: Sensor) -> Result<Sensor, JobError> {
+        if let Some(mode) = &self.return_mode {
+            sensor = sensor.with_return_mode(mode)?;
+        }
         if self.ideal {
             sensor = sensor.ideal();
         }
         if self.thin {
             sensor = sensor.thin();
         }
-        sensor
+        Ok(sensor)
     }
 
     /// The material database and mapping, checked against the scene.

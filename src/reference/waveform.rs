@@ -18,7 +18,7 @@
 //!    total order that looks at the content before the slot, so a beam whose slots are
 //!    permuted gives bit-identical echoes. The ambient level A_b = Σ a_i over the
 //!    non-empty slots in that order; the effective threshold at range r is
-//!    T_eff(r) = max(T(r), 0) + k·√A_b, where T(r) is the datasheet threshold T for the
+//!    T_eff(r) = (max(T(r), 0) + k·√A_b)·ℓ (ℓ the beam's detection level, step 5), where T(r) is the datasheet threshold T for the
 //!    threshold model and R_L(ρ)/ρ² for a curve model, ρ = max(r, min_range, Δr) — the
 //!    amplitude at which a target's R_app meets the curve. A curve thus *replaces* the
 //!    physical threshold, for forming echoes and for detecting them alike: it extends
@@ -52,9 +52,17 @@
 //!    sorted order. Echoes are numbered e = 0, 1, … in range order over the whole beam.
 //! 5. **Noise, detection, limits** (echo e, draws from stream `echo_noise(e, j)`;
 //!    T_eff below is T_eff(r_peak), the threshold at the refined peak):
-//!    amplitude a' = min(a_sat, a·max(0, 1 + amplitude_rel·N(j=2,3))); detected if U(j=4) <
-//!    Φ((a' − T_eff)/(pd_width·T_eff)) when pd_width > 0 and T_eff > 0, else if a' > T_eff
-//!    (with a curve and no noise: R_app = a'·r² > R_L(r));
+//!    amplitude a' = min(a_sat, a·max(0, 1 + amplitude_rel·N(j=2,3))); detected if a' > T_eff
+//!    (with a curve and no noise: R_app = a'·r² > R_L(r)). The roll-off of the detection
+//!    probability comes from the beam's **detection level** ℓ = max(0.1, 1 + pd_width·z),
+//!    z ~ N(0, 1) clamped to ±3 from stream `detection_level(0, 1)` (ℓ = 1 when pd_width
+//!    is 0): every T_eff of the beam — steps 1 and 4 as well — is (T(r) + k·√A_b)·ℓ, the
+//!    comparator level of a receiver whose noise moves it from pulse to pulse. An echo
+//!    of peak a thus forms and is detected with P_d = Φ((a/T_eff − 1)/pd_width): 50 % at
+//!    the threshold — the datasheets' "> 50 % detection probability" at their range —
+//!    16 % at (1 − pd_width)·T_eff and 84 % at (1 + pd_width)·T_eff (a target below the
+//!    mean threshold is found, as on a real receiver), and its EPW is measured at the
+//!    level it crossed;
 //!    SNR = a'/T_eff and the range jitter σ = √(range_sigma_m² + (range_sigma_snr_m/SNR)²)
 //!    moves the estimated range by σ·N(j=0,1) (EPW keeps the noiseless waveform's value);
 //!    then echoes outside [min_range, max_range] are dropped (those of the blind zone
@@ -220,22 +228,6 @@ fn sorted_records(records: &[SubRayRecord]) -> Vec<Sorted> {
         .collect();
     kept.sort_by(record_order);
     kept
-}
-
-/// Standard normal CDF (Abramowitz & Stegun 7.1.26 for erfc, |error| < 1.5e-7): a
-/// closed form that GLSL, which has no erf, evaluates the same way.
-pub(crate) fn normal_cdf(x: f32) -> f32 {
-    let z = x.abs() * std::f32::consts::FRAC_1_SQRT_2;
-    let t = 1.0 / (1.0 + 0.327_591_1 * z);
-    let poly = t
-        * (0.254_829_6
-            + t * (-0.284_496_74 + t * (1.421_413_7 + t * (-1.453_152_1 + t * 1.061_405_4))));
-    let erfc = poly * (-z * z).exp();
-    if x >= 0.0 {
-        1.0 - 0.5 * erfc
-    } else {
-        0.5 * erfc
-    }
 }
 
 /// The detection threshold T(r) at range r before ambient noise, with the shader's f32
@@ -409,6 +401,8 @@ pub(super) struct Beam<'a> {
     ambient: f32,
     /// k·√A_b, added to the threshold at every range.
     noise_floor: f32,
+    /// The beam's detection level: T_eff is (T(r) + k·√A_b) times this (step 5).
+    level: f32,
     /// Ranges below this count as this in T(r) (step 1).
     hold: f32,
     echo_counter: u32,
@@ -425,6 +419,7 @@ impl<'a> Beam<'a> {
             beam,
             ambient,
             noise_floor: w.ambient_k * ambient.sqrt(),
+            level: detection_level(frame, beam),
             hold: frame.min_range.max(w.bin_width),
             echo_counter: 0,
             candidates: Vec::with_capacity(MAX_CANDIDATES as usize),
@@ -450,9 +445,9 @@ impl<'a> Beam<'a> {
         }
     }
 
-    /// T_eff(r) = T(r) + k·√A_b.
+    /// T_eff(r) = (T(r) + k·√A_b)·level.
     pub(super) fn t_eff(&self, r: f32) -> f32 {
-        curve_threshold(self.w, self.hold, r) + self.noise_floor
+        (curve_threshold(self.w, self.hold, r) + self.noise_floor) * self.level
     }
 
     fn cluster(&mut self, recs: &[Sorted]) {
@@ -597,12 +592,7 @@ impl<'a> Beam<'a> {
             a *= (1.0 + n.amplitude_rel * rng::gaussian(draw(2), draw(3))).max(0.0);
         }
         let a = self.clip(a);
-        let detected = if n.pd_width > 0.0 && t > 0.0 {
-            rng::uniform(draw(4)) < normal_cdf((a - t) / (n.pd_width * t))
-        } else {
-            a > t
-        };
-        if !detected {
+        if !(a > t) {
             return None;
         }
         let snr_term = if t > 0.0 {
@@ -666,6 +656,18 @@ impl<'a> Beam<'a> {
             self.candidates[weakest] = echo;
         }
     }
+}
+
+/// Step 5's detection level of beam `beam` in `frame`: 1 + pd_width·z, z ~ N(0, 1)
+/// clamped to ±3, at least 0.1; exactly 1 without a roll-off.
+fn detection_level(frame: &FrameSettings, beam: u32) -> f32 {
+    let w = frame.waveform.noise.pd_width;
+    if w <= 0.0 {
+        return 1.0;
+    }
+    let draw = |j| rng::hash(frame.seed, frame.frame, beam, rng::stream::detection_level(j));
+    let z = rng::gaussian(draw(0), draw(1)).clamp(-3.0, 3.0);
+    (1.0 + w * z).max(0.1)
 }
 
 /// `a` comes before `b` in range order (ties: the stronger first).

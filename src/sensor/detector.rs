@@ -145,7 +145,10 @@ pub struct Noise {
     pub range_sigma_snr_m: f32,
     /// Relative σ of multiplicative amplitude noise.
     pub amplitude_rel: f32,
-    /// Width of the detection-probability roll-off, relative to T_eff (0 = hard cut).
+    /// Width of the detection-probability roll-off: σ of each beam's detection level,
+    /// relative to T_eff, so that an echo of peak a is detected with probability
+    /// P_d = Φ((a/T_eff − 1)/pd_width) — 50 % at the threshold, 16 % and 84 % at
+    /// (1 ∓ pd_width)·T_eff (`reference::waveform`, step 5). 0 = hard cut.
     pub pd_width: f32,
     /// Expected false echoes per beam per frame.
     pub false_alarm_rate: f32,

@@ -32,8 +32,8 @@ use super::kernel::BeamKernel;
 use super::patterns::{self, ExplicitSpec, GridSpec, Pattern};
 use super::presets::preset_with;
 use super::{
-    default_mount, CwSampling, CwSettings, Detection, Detector, Pose, PresetOptions, Sampling,
-    Sensor, SensorError,
+    default_mount, CwSampling, CwSettings, Detection, Detector, Pose, PresetOptions,
+    ReflectivityScale, Sampling, Sensor, SensorError,
 };
 use crate::config::{load_yaml, set_given, ConfigError, PathPolicy};
 use glam::Vec3;
@@ -300,6 +300,7 @@ fn generic_sensor(name: String, p: Pattern, frame_rate: f32) -> Sensor {
         detector: Detector::default(),
         cw: None,
         max_bounces: 1,
+        reflectivity: ReflectivityScale::STANDARD,
     }
 }
 
@@ -378,6 +379,7 @@ fn build(file: SensorFile, src: &Source) -> Result<Sensor, SensorError> {
         lines: p.lines,
         points: p.points,
         frame_rate: file.frame_rate,
+        any_mode: false,
     };
     let mut sensor = match &p.preset {
         Some(name) => preset_sensor(name, &options, path)?,

@@ -46,6 +46,7 @@ use glam::{Affine3A, Quat, Vec3};
 use std::path::PathBuf;
 
 pub use cw::{CwSampling, CwSettings, SPEED_OF_LIGHT};
+use detector::MAX_RETURNS;
 pub use detector::{
     Detector, DualPolicy, Noise, RangeCurve, RangeEstimator, RangeLimit, ReturnMode,
     WaveformSettings,
@@ -59,9 +60,12 @@ pub use kernel::{
     sigma as gaussian_sigma, BeamKernel, Sampling, Spot, SubRaySample, Support, Table1d,
 };
 pub use presets::{
-    preset, preset_detail, preset_with, presets, PresetDetail, PresetInfo, PresetOptions,
+    preset, preset_detail, preset_return_modes, preset_with, presets, PresetDetail, PresetInfo,
+    PresetOptions,
 };
-pub use reflectivity::{calibrated_reflectivity, reflectivity_steps, RETRO_FULL_SCALE};
+pub use reflectivity::{
+    calibrated_reflectivity, reflectivity_steps, ReflectivityScale, RETRO_FULL_SCALE,
+};
 pub use rig::{load_rig, ros_name, Rig, RigClock, RigSensor, MAX_RIG_SENSORS};
 pub use subrays::{check_subrays, grid_rows, MAX_SUBRAYS};
 
@@ -185,6 +189,8 @@ pub struct Sensor {
     /// default) is single bounce; up to [`MAX_BOUNCES`](crate::contract::MAX_BOUNCES)
     /// let mirrors and refracting glass send it on (DESIGN §6).
     pub max_bounces: u32,
+    /// The 8-bit calibrated reflectivity's scale (points' `reflectivity`, packets).
+    pub reflectivity: ReflectivityScale,
 }
 
 /// A sensor could not be made: bad file, unknown preset, bad CSV line or bad value.
@@ -254,6 +260,48 @@ impl Sensor {
     pub fn thin(mut self) -> Self {
         self.subrays = 1;
         self
+    }
+
+    /// The same sensor reporting `mode` (`strongest`, `first`, `last`, `dual` — the
+    /// sensor's own dual policy — or `all`), with as many returns per beam as the mode
+    /// gives. A preset takes only the modes its device has ([`preset_return_modes`]); the
+    /// error lists them.
+    pub fn with_return_mode(mut self, mode: &str) -> Result<Self, SensorError> {
+        let names = ["strongest", "first", "last", "dual", "all"];
+        let key = mode.trim().to_ascii_lowercase();
+        if !names.contains(&key.as_str()) {
+            return Err(SensorError::invalid(
+                "return_mode",
+                format!(
+                    "unknown return mode `{}`: give {}",
+                    crate::config::shorten(mode),
+                    names.join(", ")
+                ),
+            ));
+        }
+        if let Some(has) = preset_return_modes(&self.name) {
+            if !has.contains(&key.as_str()) {
+                return Err(SensorError::invalid(
+                    "return_mode",
+                    format!(
+                        "a {} has no `{key}` return mode; its modes are {}",
+                        self.name,
+                        has.join(", ")
+                    ),
+                ));
+            }
+        }
+        let d = &mut self.detector;
+        (d.return_mode, d.max_returns) = match key.as_str() {
+            "strongest" => (ReturnMode::Strongest, 1),
+            "first" => (ReturnMode::First, 1),
+            "last" => (ReturnMode::Last, 1),
+            "dual" => (ReturnMode::Dual(d.native_dual), 2),
+            // A multi-echo device keeps its own echo count.
+            _ if d.return_mode == ReturnMode::All => (ReturnMode::All, d.max_returns),
+            _ => (ReturnMode::All, MAX_RETURNS),
+        };
+        Ok(self)
     }
 
     /// Checks every value a caller could have set by hand. Field names follow the YAML

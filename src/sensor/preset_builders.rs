@@ -7,7 +7,8 @@ use super::kernel::{fwhm_to_1e2, BeamKernel};
 use super::patterns::{self, column_sweep, rotating, steps_inclusive, uniform_lasers, Laser};
 use super::velodyne::{VelodyneLasers, HDL32E, HDL64E_S3, VLP16, VLP32C, VLS128};
 use super::{
-    default_mount, domain, CwSettings, Detection, PresetOptions, Sampling, Sensor, SensorError,
+    default_mount, domain, CwSettings, Detection, PresetOptions, ReflectivityScale, Sampling,
+    Sensor, SensorError,
 };
 
 /// Sensor-wide defaults of a preset.
@@ -46,7 +47,9 @@ pub(crate) const DIVERGENCE_SUBRAYS: u32 = 9;
 /// few percent. An estimate: no sheet publishes it.
 const AMPLITUDE_REL: f32 = 0.05;
 /// Detection-probability roll-off of every preset: P_d rises from 16 % to 84 % between
-/// 0.9 and 1.1 × the threshold. An estimate: sheets give P_d only at one range.
+/// 0.9 and 1.1 × the threshold, through 50 % at it — where the sheets that name a
+/// detection probability at their range (Ouster: "> 50 % detection probability") put
+/// it. The width is an estimate: sheets give P_d only at one range.
 const PD_WIDTH: f32 = 0.1;
 
 /// The receivers' saturation (largest waveform amplitude) in every preset: a white
@@ -144,6 +147,7 @@ fn assemble(name: &str, p: patterns::Pattern, d: &Defaults, frame_rate: f32) -> 
         },
         cw: None,
         max_bounces: 1,
+        reflectivity: ReflectivityScale::STANDARD,
     }
 }
 
@@ -346,8 +350,12 @@ pub(crate) fn vlp32c(o: &PresetOptions) -> Result<Sensor, SensorError> {
 /// Prime datasheet: the laser table of `sensor::velodyne::VLS128` (+15°..−25°, eight
 /// azimuth offsets up to ±6.354°, groups of eight lasers 2.665 µs apart, 53.3 µs per
 /// sequence); 903 nm; "up to 245 m" (read as for the VLP-16); range accuracy ±3 cm.
+/// Its calibrated reflectivity reads diffuse 0–100 % as 0–110 and retroreflectors as
+/// 111–255 (VLS-128 user manual, "Calibrated Reflectivity").
 pub(crate) fn vls128(o: &PresetOptions) -> Result<Sensor, SensorError> {
-    velodyne("vls-128", &VLS128, o, velodyne_defaults(245.0, 0.03))
+    let mut s = velodyne("vls-128", &VLS128, o, velodyne_defaults(245.0, 0.03))?;
+    s.reflectivity = ReflectivityScale::VLS128;
+    Ok(s)
 }
 
 /// Velodyne spins at the chosen rpm with a fixed firing cycle, so the columns follow
@@ -361,6 +369,9 @@ fn velodyne(
 ) -> Result<Sensor, SensorError> {
     only(name, o, &["columns", "horizontal_resolution_deg"])?;
     let f = frame_rate(o, d.frame_rate)?;
+    if !o.any_mode {
+        velodyne_rpm(name, f, table.rpm)?;
+    }
     let from_rpm = || {
         domain::count(
             "frame_rate (columns at this rate)",
@@ -371,6 +382,25 @@ fn velodyne(
     let columns = turn_columns(o, from_rpm)?;
     let lasers = velodyne_lasers(table);
     Ok(assemble(name, turning(&lasers, columns, f, 0.0)?, &d, f))
+}
+
+/// Refuses a frame rate outside the motor speeds `rpm` (min, max) the model's manual
+/// allows, in the manual's steps of 60 rpm (1 Hz).
+fn velodyne_rpm(name: &str, f: f32, (lo, hi): (u32, u32)) -> Result<(), SensorError> {
+    let rpm = f64::from(f) * 60.0;
+    let stepped = (rpm / 60.0 - (rpm / 60.0).round()).abs() < 1e-6;
+    if stepped && (f64::from(lo)..=f64::from(hi)).contains(&rpm) {
+        return Ok(());
+    }
+    Err(SensorError::invalid(
+        "frame_rate",
+        format!(
+            "{name} spins at {lo}–{hi} rpm in steps of 60 rpm, i.e. {}–{} Hz in whole Hz; \
+             {f} Hz ({rpm:.0} rpm) is not one of its motor speeds",
+            lo / 60,
+            hi / 60
+        ),
+    ))
 }
 
 // ---------------------------------------------------------------- Ouster
@@ -389,16 +419,20 @@ pub(crate) enum Ouster {
 /// (`lidar_origin_to_beam_origin_mm` of its metadata); the OS0/OS2 offsets are left at
 /// zero. Ranges: the sheets' "10 % target, > 50 % detection probability, no sunlight"
 /// figures as we read them (OS0 50 m, OS1 120 m, OS2 240 m) — check the revision of
-/// your unit's sheet. The 16-channel OS1 is laid out on the same 45° here; the
+/// your unit's sheet — at the mode the sheet quotes, other modes by
+/// [`ouster_dwell_range`]. Minimum range 0.5 m: the firmware's default
+/// `min_range_threshold_cm` of 50 (firmware user manual, configuration parameters). The 16-channel OS1 is laid out on the same 45° here; the
 /// gen-1 OS-1-16 had 33.2° (±16.6°): load its beam table as a CSV for that unit.
-/// Ouster's rev7 firmware reports two returns per beam ("dual returns": the strongest
-/// and the second strongest, in that order in its packets; our points come in range
-/// order), which is the presets' default and their `return_mode: dual`.
+/// Returns: the firmware's default lidar profile, `udp_profile_lidar:
+/// RNG19_RFL8_SIG16_NIR16`, carries one return per pixel, the strongest; that is the
+/// presets' default. Its dual profile (`RNG19_RFL8_SIG16_NIR16_DUAL`: the strongest and
+/// the second strongest, in that order in its packets; our points come in range order)
+/// is what `return_mode: dual` and `--return-mode dual` select.
 fn ouster_detector() -> Detector {
     Detector {
-        return_mode: ReturnMode::Dual(DualPolicy::StrongestSecond),
+        return_mode: ReturnMode::Strongest,
         native_dual: DualPolicy::StrongestSecond,
-        max_returns: 2,
+        max_returns: 1,
         ..Detector::default()
     }
 }
@@ -448,7 +482,7 @@ pub(crate) fn ouster_within_bounds(family: Ouster, channels: u32, columns: u32, 
             11.25,
             0.0,
             Defaults {
-                min_range: 1.0,
+                min_range: 0.5,
                 max_range: 400.0,
                 frame_rate: 10.0,
                 wavelength_nm: 865.0,
@@ -460,12 +494,31 @@ pub(crate) fn ouster_within_bounds(family: Ouster, channels: u32, columns: u32, 
         ),
     };
     let lasers = uniform_lasers(half, -half, channels);
-    assemble(
+    let mut sensor = assemble(
         &ouster_name(family, channels),
         rotating(&lasers, columns, f64::from(f), radius),
         &d,
         f,
-    )
+    );
+    sensor.detection.reference_range *= ouster_dwell_range(family, columns, f);
+    sensor
+}
+
+/// How far a lidar mode reaches against the mode the sheet's range is given for
+/// (OS0/OS1 1024 × 10, OS2 2048 × 10). Ouster's lasers fire at a fixed rate, so a pixel
+/// averages N ∝ 1 / (columns × Hz) pulses; averaging N pulses lowers the noise, and so
+/// the threshold, by √N, and a 1/r² echo then reaches N^¼ as far: 2^¼ = 1.19 per
+/// halving of the pixel rate. Ouster's "Estimated Range Multiplier" table (firmware user
+/// manual, "Sensor Performance by Operating Configuration", signal multiplier 1×) gives
+/// 1.19 (512 × 10), 1.00 (1024 × 10, 512 × 20) and 0.84 (2048 × 10, 1024 × 20) for the
+/// OS0/OS1, and the same steps from 2048 × 10 for the OS2.
+fn ouster_dwell_range(family: Ouster, columns: u32, f: f32) -> f32 {
+    let sheet_rate = match family {
+        Ouster::Os2 => 2048.0 * 10.0,
+        Ouster::Os0 | Ouster::Os1 => 1024.0 * 10.0,
+    };
+    let pulses = sheet_rate / (f64::from(columns) * f64::from(f));
+    pulses.powf(0.25) as f32
 }
 
 /// Ouster beams: the OS1 sheet gives 0.18° FWHM divergence for 128 channels and 0.13°
@@ -483,10 +536,20 @@ fn ouster_beam(channels: u32) -> (BeamKernel, u32) {
 /// The sheet's repeatability, ±1.5 cm at SNR 250 and ±10 cm at SNR 12 (1σ), fitted
 /// by σ² = σ₀² + (k/SNR)²: σ₀ = 1.42 cm, k = 1.19 m. Our SNR is the echo's amplitude
 /// over its threshold, Ouster's a photon-count ratio: taking one for the other is an
-/// assumption. False positives: the rev 7 sheets' 1 in 10 000 points.
+/// assumption. False positives: the rev 7 sheets' 1 in 10 000 points. The detection
+/// roll-off from the sheets' two probabilities: the OS1 rev 6 sheet reaches 80 %
+/// targets at 120 m with > 50 % and at 100 m with > 90 % detection probability, so a
+/// 1/r² echo (120/100)² = 1.44 × the threshold is found 90 % of the time: pd_width =
+/// 0.44 / Φ⁻¹(0.9) = 0.44 / 1.2816 = 0.34.
 fn ouster_noise() -> Noise {
-    sheet_noise(0.0142, 1.19, 1e-4)
+    Noise {
+        pd_width: OUSTER_PD_WIDTH,
+        ..sheet_noise(0.0142, 1.19, 1e-4)
+    }
 }
+
+/// [`ouster_noise`]'s roll-off: ((120 m / 100 m)² − 1) / Φ⁻¹(0.9).
+const OUSTER_PD_WIDTH: f32 = 0.34;
 
 fn ouster_name(family: Ouster, channels: u32) -> String {
     let prefix = match family {
@@ -502,10 +565,46 @@ pub(crate) fn ouster(
     channels: u32,
     o: &PresetOptions,
 ) -> Result<Sensor, SensorError> {
-    only(&ouster_name(family, channels), o, &["columns"])?;
+    let name = ouster_name(family, channels);
+    only(&name, o, &["columns"])?;
     let f = frame_rate(o, 10.0)?;
     let columns = columns(u64::from(o.columns.unwrap_or(1024)))?;
+    if !o.any_mode {
+        ouster_lidar_mode(&name, columns, f)?;
+    }
     ouster_sensor(family, channels, columns, f)
+}
+
+/// The `lidar_mode`s of Ouster's firmware (columns × Hz): the firmware accepts no other
+/// column count or rate (Ouster firmware user manual, `lidar_mode`). 4096 × 5 is left
+/// out: only some OS1 hardware takes it.
+pub(crate) const OUSTER_LIDAR_MODES: [(u32, u32); 5] =
+    [(512, 10), (512, 20), (1024, 10), (1024, 20), (2048, 10)];
+
+/// Refuses columns × rate that is not one of [`OUSTER_LIDAR_MODES`], naming those.
+fn ouster_lidar_mode(name: &str, columns: u32, f: f32) -> Result<(), SensorError> {
+    let known = OUSTER_LIDAR_MODES
+        .iter()
+        .any(|&(c, r)| c == columns && f == r as f32);
+    if known {
+        return Ok(());
+    }
+    let modes = OUSTER_LIDAR_MODES
+        .iter()
+        .map(|(c, r)| format!("{c}x{r}"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let field = match OUSTER_LIDAR_MODES.iter().any(|&(c, _)| c == columns) {
+        true => "frame_rate",
+        false => "columns",
+    };
+    Err(SensorError::invalid(
+        field,
+        format!(
+            "{name} has no lidar mode of {columns} columns at {f} Hz; its firmware's modes \
+             (columns x Hz) are {modes}"
+        ),
+    ))
 }
 
 // ---------------------------------------------------------------- scanners

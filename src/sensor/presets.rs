@@ -30,6 +30,10 @@ pub struct PresetOptions {
     pub points: Option<u32>,
     /// Frame rate (Hz); a Velodyne's columns follow from it.
     pub frame_rate: Option<f32>,
+    /// Columns and rates outside the modes the device has, for benchmarks that scale a
+    /// preset's pattern. No sensor file or command line sets it: a preset refuses modes
+    /// its device does not have.
+    pub any_mode: bool,
 }
 
 type Builder = fn(&PresetOptions) -> Result<Sensor, SensorError>;
@@ -38,6 +42,8 @@ struct Entry {
     info: PresetInfo,
     aliases: &'static [&'static str],
     build: Builder,
+    /// The return modes the device has (`Sensor::with_return_mode`'s names).
+    return_modes: &'static [&'static str],
     /// How the vendor numbers rings and returns, and what our fields mean for this
     /// preset where that differs from the vendor's driver (`beamtrace sensors --detail`).
     conventions: &'static str,
@@ -50,6 +56,8 @@ pub struct PresetDetail {
     pub info: PresetInfo,
     pub aliases: &'static [&'static str],
     pub conventions: &'static str,
+    /// The return modes the device has.
+    pub return_modes: &'static [&'static str],
     pub sensor: Sensor,
 }
 
@@ -67,6 +75,13 @@ where decoders place it from the packets' block azimuth; azimuth counter-clockwi
 x (the vendor's packets count clockwise from y, in hundredths of a degree); \
 `intensity` is the apparent reflectance, `reflectivity` the vendor's 8-bit calibrated \
 scale (0–100 diffuse %, 101–255 retroreflectors).";
+
+/// Velodyne's return mode settings (VLP-16, HDL-32E, HDL-64E S3, VLP-32C and VLS-128
+/// manuals: strongest, last, dual).
+const VELODYNE_MODES: &[&str] = &["strongest", "last", "dual"];
+
+/// Ouster's lidar profiles: single return (the strongest) and dual.
+const OUSTER_MODES: &[&str] = &["strongest", "dual"];
 
 const OUSTER: &str = "ring 0 = the top beam, as in Ouster's data; azimuth counter-clockwise \
 from x; `intensity` is the \
@@ -100,6 +115,7 @@ macro_rules! ouster_entry {
             info: info($name, $desc, $ch, 1024, (-180.0, 180.0), (-$half, $half)),
             aliases: $aliases,
             build: |o| b::ouster($fam, $ch, o),
+            return_modes: OUSTER_MODES,
             conventions: OUSTER,
         }
     };
@@ -120,6 +136,7 @@ const REGISTRY: &[Entry] = &[
         ),
         aliases: &["velodyne-vlp-16", "puck"],
         build: b::vlp16,
+        return_modes: VELODYNE_MODES,
         conventions: VELODYNE,
     },
     Entry {
@@ -133,6 +150,7 @@ const REGISTRY: &[Entry] = &[
         ),
         aliases: &["velodyne-hdl-32e", "hdl-32"],
         build: b::hdl32e,
+        return_modes: VELODYNE_MODES,
         conventions: VELODYNE,
     },
     Entry {
@@ -146,6 +164,7 @@ const REGISTRY: &[Entry] = &[
         ),
         aliases: &["velodyne-hdl-64e", "hdl-64", "hdl-64e-s2", "hdl-64e-s3"],
         build: b::hdl64e,
+        return_modes: VELODYNE_MODES,
         conventions: VELODYNE_TIMED,
     },
     Entry {
@@ -159,6 +178,7 @@ const REGISTRY: &[Entry] = &[
         ),
         aliases: &["velodyne-vlp-32c", "ultra-puck", "vlp-32"],
         build: b::vlp32c,
+        return_modes: VELODYNE_MODES,
         conventions: VELODYNE_TIMED,
     },
     Entry {
@@ -172,6 +192,7 @@ const REGISTRY: &[Entry] = &[
         ),
         aliases: &["velodyne-vls-128", "alpha-prime", "vls128"],
         build: b::vls128,
+        return_modes: VELODYNE_MODES,
         conventions: VELODYNE_TIMED,
     },
     ouster_entry!(
@@ -265,6 +286,7 @@ const REGISTRY: &[Entry] = &[
         ),
         aliases: &["lux-4l", "ibeo-4l", "ibeo-lux"],
         build: b::ibeo_lux_4l,
+        return_modes: &["strongest", "first", "last", "all"],
         conventions: SCANNER,
     },
     Entry {
@@ -278,6 +300,7 @@ const REGISTRY: &[Entry] = &[
         ),
         aliases: &["hokuyo-urg-04lx", "hokuyo"],
         build: b::urg04lx,
+        return_modes: &["strongest"],
         conventions: "one plane at elevation 0, ring 0; azimuth counter-clockwise from x, \
             swept counter-clockwise as the URG's steps 44..=725 (step 384 = straight \
             ahead); single return; range in m (SCIP: mm).",
@@ -293,6 +316,7 @@ const REGISTRY: &[Entry] = &[
         ),
         aliases: &["blickfeld-cube-1", "cube1", "blickfeld"],
         build: b::cube1,
+        return_modes: &["strongest"],
         conventions: "ring = scan line, 0 = the top line; lines alternate direction as \
             the resonant mirror swings; azimuth counter-clockwise from x; single return.",
     },
@@ -307,6 +331,7 @@ const REGISTRY: &[Entry] = &[
         ),
         aliases: &["valeo-scala-2", "scala-gen2", "scala2"],
         build: b::scala2,
+        return_modes: &["strongest"],
         conventions: SCANNER,
     },
     Entry {
@@ -320,6 +345,7 @@ const REGISTRY: &[Entry] = &[
         ),
         aliases: &["mid-40", "livox", "rosette"],
         build: b::livox_rosette,
+        return_modes: &["strongest"],
         conventions: "one ring (0): a non-repetitive rosette, points in firing order; \
             x forward as Livox's own frame; single return.",
     },
@@ -364,6 +390,12 @@ pub fn preset_with(name: &str, options: &PresetOptions) -> Result<Sensor, Sensor
     Ok(sensor)
 }
 
+/// The return modes of the device preset `name` is, `None` when no preset has that
+/// name (a sensor of the user's own, which takes every mode).
+pub fn preset_return_modes(name: &str) -> Option<&'static [&'static str]> {
+    entry(name).ok().map(|e| e.return_modes)
+}
+
 /// A preset's listing, conventions and default sensor, by name or alias.
 pub fn preset_detail(name: &str) -> Result<PresetDetail, SensorError> {
     let e = entry(name)?;
@@ -371,6 +403,7 @@ pub fn preset_detail(name: &str) -> Result<PresetDetail, SensorError> {
         info: e.info,
         aliases: e.aliases,
         conventions: e.conventions,
+        return_modes: e.return_modes,
         sensor: preset_with(e.info.name, &PresetOptions::default())?,
     })
 }

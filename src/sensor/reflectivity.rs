@@ -1,49 +1,89 @@
 //! The 8-bit calibrated reflectivity Velodyne and Ouster sensors report next to (or
-//! instead of) a raw intensity. Both vendors publish the same shape: 0–100 is the
-//! reflectance of a diffuse (Lambertian) target in percent, linear; 101–255 is for
-//! retroreflectors, 255 an ideal one (Velodyne VLP-16 manual, "Calibrated
-//! Reflectivity"; Ouster firmware manual, "Calibrated Reflectivity"). Neither publishes
-//! its curve above 100, so beamtrace maps apparent reflectance logarithmically from 1 to
+//! instead of) a raw intensity. Both vendors publish the same shape: a linear part for
+//! diffuse (Lambertian) targets, then a part for retroreflectors up to 255, an ideal
+//! one. The diffuse part spans 0–100 (diffuse 0–100 %) on most models (VLP-16 manual,
+//! "Calibrated Reflectivity"; Ouster firmware manual, "Calibrated Reflectivity"), 0–110
+//! on the VLS-128, whose retroreflectors read 111–255 (VLS-128 user manual, "Calibrated
+//! Reflectivity"): [`ReflectivityScale`]. Neither vendor publishes its curve above the
+//! diffuse part, so beamtrace maps apparent reflectance logarithmically from 1 to
 //! [`RETRO_FULL_SCALE`]: the range of retroreflective sheeting, whose coefficients put
 //! it 10²–10³ × above a white diffuse target.
 
 /// The apparent reflectance that reads 255: an ideal retroreflector (ours).
 pub const RETRO_FULL_SCALE: f32 = 1000.0;
 
-/// The vendors' 8-bit reflectivity of apparent reflectance `r_app` (1.0 = a white
-/// Lambertian target at normal incidence): round(100·r_app) up to 1.0, then
-/// 101 + 154·log(r_app)/log([`RETRO_FULL_SCALE`]), saturating at 255. NaN and negative
-/// values read 0.
-pub fn calibrated_reflectivity(r_app: f32) -> u8 {
-    if r_app.is_nan() || r_app <= 0.0 {
-        return 0;
-    }
-    if r_app <= 1.0 {
-        return (100.0 * r_app).round() as u8;
-    }
-    let retro = 101.0 + 154.0 * r_app.ln() / RETRO_FULL_SCALE.ln();
-    retro.round().clamp(101.0, 255.0) as u8
+/// A vendor's 8-bit scale: the byte of a white (100 %) diffuse target; diffuse targets
+/// read linearly below it, retroreflectors above it up to 255.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReflectivityScale {
+    pub white: u8,
 }
 
-/// The least apparent reflectance of each byte 1..=255 of [`calibrated_reflectivity`]:
-/// step k − 1 is the least positive f32 r whose byte is at least k, so that the byte of
-/// any r > 0 is the number of steps at or below it. A shader reads the byte so, by
-/// comparisons alone, exactly as the host computes it (its logarithm is not the host's).
-pub fn reflectivity_steps() -> [f32; 255] {
-    let mut steps = [f32::INFINITY; 255];
-    for (k, step) in (1u8..=255).zip(steps.iter_mut()) {
-        // Positive floats order as their bits do: the least bits whose byte reaches k.
-        let (mut lo, mut hi) = (1u32, f32::INFINITY.to_bits());
-        while lo < hi {
-            let mid = lo + (hi - lo) / 2;
-            match calibrated_reflectivity(f32::from_bits(mid)) >= k {
-                true => hi = mid,
-                false => lo = mid + 1,
-            }
+impl ReflectivityScale {
+    /// 0–100 diffuse, 101–255 retroreflectors (Ouster, and Velodyne but the VLS-128).
+    pub const STANDARD: ReflectivityScale = ReflectivityScale { white: 100 };
+    /// The VLS-128's: 0–110 diffuse, 111–255 retroreflectors.
+    pub const VLS128: ReflectivityScale = ReflectivityScale { white: 110 };
+
+    /// The byte of apparent reflectance `r_app` (1.0 = a white Lambertian target at
+    /// normal incidence): round(white·r_app) up to 1.0, then
+    /// white + 1 + (254 − white)·log(r_app)/log([`RETRO_FULL_SCALE`]), saturating at
+    /// 255. NaN and negative values read 0.
+    pub fn byte(self, r_app: f32) -> u8 {
+        if r_app.is_nan() || r_app <= 0.0 {
+            return 0;
         }
-        *step = f32::from_bits(lo);
+        let white = f32::from(self.white);
+        if r_app <= 1.0 {
+            return (white * r_app).round() as u8;
+        }
+        let retro = white + 1.0 + (254.0 - white) * r_app.ln() / RETRO_FULL_SCALE.ln();
+        retro.round().clamp(white + 1.0, 255.0) as u8
     }
-    steps
+
+    /// The apparent reflectance R_app byte `b` stands for: diffuse linearly up to white,
+    /// retroreflectors on the log scale up to [`RETRO_FULL_SCALE`] (the inverse of
+    /// [`byte`](Self::byte) up to its rounding).
+    pub fn reflectance(self, b: u8) -> f32 {
+        let white = f32::from(self.white);
+        if b <= self.white {
+            f32::from(b) / white
+        } else {
+            RETRO_FULL_SCALE.powf((f32::from(b) - white - 1.0) / (254.0 - white))
+        }
+    }
+
+    /// The least apparent reflectance of each byte 1..=255 of [`byte`](Self::byte):
+    /// step k − 1 is the least positive f32 r whose byte is at least k, so that the byte
+    /// of any r > 0 is the number of steps at or below it. A shader reads the byte so,
+    /// by comparisons alone, exactly as the host computes it (its logarithm is not the
+    /// host's).
+    pub fn steps(self) -> [f32; 255] {
+        let mut steps = [f32::INFINITY; 255];
+        for (k, step) in (1u8..=255).zip(steps.iter_mut()) {
+            // Positive floats order as their bits do: the least bits whose byte reaches k.
+            let (mut lo, mut hi) = (1u32, f32::INFINITY.to_bits());
+            while lo < hi {
+                let mid = lo + (hi - lo) / 2;
+                match self.byte(f32::from_bits(mid)) >= k {
+                    true => hi = mid,
+                    false => lo = mid + 1,
+                }
+            }
+            *step = f32::from_bits(lo);
+        }
+        steps
+    }
+}
+
+/// [`ReflectivityScale::STANDARD`]'s byte of `r_app`.
+pub fn calibrated_reflectivity(r_app: f32) -> u8 {
+    ReflectivityScale::STANDARD.byte(r_app)
+}
+
+/// [`ReflectivityScale::STANDARD`]'s steps.
+pub fn reflectivity_steps() -> [f32; 255] {
+    ReflectivityScale::STANDARD.steps()
 }
 
 #[cfg(test)]
@@ -110,6 +150,33 @@ mod tests {
         ];
         for (r, want) in cases {
             assert_eq!(calibrated_reflectivity(r), want, "R_app {r}");
+        }
+    }
+
+    #[test]
+    fn the_vls128_maps_diffuse_to_0_110_and_retroreflectors_to_111_255() {
+        // VLS-128 user manual, "Calibrated Reflectivity": diffuse 0–100 % → 0–110,
+        // retroreflectors 111–255.
+        let s = ReflectivityScale::VLS128;
+        let cases = [
+            (0.0, 0),
+            (0.1, 11),
+            (0.5, 55),
+            (1.0, 110),
+            (1.001, 111),
+            (1000.0, 255),
+            (1e6, 255),
+        ];
+        for (r, want) in cases {
+            assert_eq!(s.byte(r), want, "R_app {r}");
+        }
+        let steps = s.steps();
+        for r in [0.05f32, 0.5, 0.999, 1.0, 1.5, 30.0, 999.0] {
+            assert_eq!(by_steps(&steps, r), s.byte(r), "r = {r:e}");
+        }
+        // A decoder reads each byte back as the reflectance that writes it.
+        for b in 0..=255u8 {
+            assert_eq!(s.byte(s.reflectance(b)), b, "byte {b}");
         }
     }
 }

@@ -41,6 +41,10 @@ pub mod stream {
     pub fn echo_noise(echo: u32, j: u32) -> u32 {
         0x10000 + 8 * echo + j
     }
+    /// The beam's detection level, a pair of hashes (+0, +1) for one normal draw.
+    pub fn detection_level(j: u32) -> u32 {
+        0x28000 + j
+    }
     /// Draw `j` of the beam's false alarms.
     pub fn false_alarm(j: u32) -> u32 {
         0x20000 + j

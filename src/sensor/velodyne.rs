@@ -19,6 +19,8 @@ pub(crate) struct VelodyneLasers {
     pub count: usize,
     /// Time from one firing sequence to the next (s).
     pub cycle_s: f64,
+    /// The motor speeds the manual allows (rpm, min and max; set in steps of 60 rpm).
+    pub rpm: (u32, u32),
     pub elevation_deg: fn(usize) -> f64,
     /// The manual's azimuth offset δ (deg): the laser points δ clockwise (seen from
     /// above) of the azimuth its data block reports.
@@ -50,6 +52,7 @@ fn in_id_order(k: usize) -> usize {
 pub(crate) const VLP16: VelodyneLasers = VelodyneLasers {
     count: 16,
     cycle_s: 55.296e-6,
+    rpm: (300, 1200),
     elevation_deg: |i| {
         let i = i as f64;
         if i % 2.0 == 0.0 {
@@ -76,6 +79,7 @@ const VLP16_HEIGHT_MM: [f32; 16] = [
 pub(crate) const HDL32E: VelodyneLasers = VelodyneLasers {
     count: 32,
     cycle_s: 46.08e-6,
+    rpm: (300, 1200),
     elevation_deg: |i| {
         let k = if i % 2 == 0 { i / 2 } else { 16 + (i - 1) / 2 };
         -92.0 / 3.0 + k as f64 * 4.0 / 3.0
@@ -95,6 +99,7 @@ pub(crate) const HDL32E: VelodyneLasers = VelodyneLasers {
 pub(crate) const HDL64E_S3: VelodyneLasers = VelodyneLasers {
     count: 64,
     cycle_s: 57.6e-6,
+    rpm: (300, 1200),
     elevation_deg: |i| {
         if i < 32 {
             2.0 - i as f64 / 3.0
@@ -159,6 +164,7 @@ fn optics_height(k_m: f64, elevation_deg: f64) -> f32 {
 pub(crate) const VLP32C: VelodyneLasers = VelodyneLasers {
     count: 32,
     cycle_s: 55.296e-6,
+    rpm: (300, 1200),
     elevation_deg: |i| VLP32C_TABLE[i].0,
     azimuth_offset_deg: |i| VLP32C_TABLE[i].1,
     delay_s: |i| (i / 2) as f64 * 2.304e-6,
@@ -201,6 +207,7 @@ const VLS128_SLOT_S: f64 = 2.665e-6;
 pub(crate) const VLS128: VelodyneLasers = VelodyneLasers {
     count: 128,
     cycle_s: 20.0 * VLS128_SLOT_S,
+    rpm: (300, 1200),
     elevation_deg: |i| VLS128_ELEVATION[i],
     azimuth_offset_deg: |i| VLS128_OFFSET[i % 8],
     delay_s: |i| {

@@ -350,6 +350,7 @@ impl FrameDriver {
         let l = &mut self.lanes[lane];
         let sensor = &l.sensor;
         self.sim.set_max_bounces(sensor.max_bounces)?;
+        self.sim.set_reflectivity(sensor.reflectivity);
         let subrays = l.subrays.len() as u32;
         l.medium_slots = MediumSlots::for_run(&self.weather, sensor, subrays);
         let slots = self.sim.record_slots() + l.medium_slots.total();
@@ -540,7 +541,7 @@ impl FrameDriver {
         else {
             return match &out.cloud {
                 Some(cloud) => Ok(cloud.clone()),
-                None => to_point_cloud(&sensor.beams, &out.points),
+                None => to_point_cloud(&sensor.beams, &out.points, sensor.reflectivity),
             };
         };
         let points =

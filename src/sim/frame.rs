@@ -29,7 +29,7 @@ use crate::model::{
     BinGrid, Echo, FrameExtent, FrameSettings, PointCloud, RecordLayout, SceneTables, SubRayRecord,
 };
 use crate::scene::Scene;
-use crate::sensor::{Beam, SubRaySample, MAX_SUBRAYS};
+use crate::sensor::{Beam, ReflectivityScale, SubRaySample, MAX_SUBRAYS};
 use glam::Mat4;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -127,6 +127,8 @@ pub struct Simulator {
     sensor: Option<Arc<SensorBuffers>>,
     /// Surfaces a path may meet, for the next [`set_sensor`](Self::set_sensor).
     max_bounces: u32,
+    /// The reflectivity byte's scale, for the next [`set_sensor`](Self::set_sensor).
+    reflectivity: ReflectivityScale,
     pipelines: Pipelines,
     scene: GpuScene,
     /// The raw trace ceiling, made on first use ([`trace_ceiling`](Simulator::trace_ceiling)).
@@ -226,6 +228,7 @@ impl Simulator {
             next_slot: 0,
             sensor: None,
             max_bounces: 1,
+            reflectivity: ReflectivityScale::STANDARD,
             pipelines,
             scene: gpu_scene,
             ceiling: None,
@@ -257,6 +260,12 @@ impl Simulator {
         }
         self.max_bounces = max_bounces;
         Ok(())
+    }
+
+    /// The scale of the reflectivity byte the points carry (`Sensor::reflectivity`),
+    /// for the sensors set from now on: call it before [`set_sensor`](Self::set_sensor).
+    pub fn set_reflectivity(&mut self, scale: ReflectivityScale) {
+        self.reflectivity = scale;
     }
 
     /// The scene's geometry table on the device: a [`GpuGeometry`](super::GpuGeometry)
@@ -313,7 +322,13 @@ impl Simulator {
         let build = self.pipelines.waveform.build_for(layout);
         check_need(&self.ctx, MemoryNeed::of_build(&extent, build))?;
         self.pipelines.waveform.make(&self.ctx, build)?;
-        let mut buffers = SensorBuffers::new(&self.ctx, beams, subrays, slots, max_returns, build)?;
+        let mut buffers = SensorBuffers::new(
+            &self.ctx,
+            (beams, subrays),
+            (slots, max_returns),
+            build,
+            self.reflectivity,
+        )?;
         buffers.max_bounces = self.max_bounces;
         self.sensor = Some(Arc::new(buffers));
         Ok(())

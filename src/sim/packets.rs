@@ -21,7 +21,7 @@ use crate::gpu::{
 use crate::output::packets::{
     crc64, crc64_byte_table, OusterSensor, VelodyneModel, VelodyneReturnMode,
 };
-use crate::sensor::reflectivity_steps;
+use crate::sensor::ReflectivityScale;
 use std::sync::Arc;
 
 /// The error word of a frame whose points all fit.
@@ -142,7 +142,7 @@ impl PacketEncoding {
             ..PacketParams::default()
         };
         let crc = layout.footer > 0;
-        let tables = packet_tables(params.packet_words, crc);
+        let tables = packet_tables(params.packet_words, crc, ReflectivityScale::STANDARD);
         let usage = BufferUsageFlags::STORAGE_BUFFER;
         let tables = Arc::new(Buffer::upload(ctx, "packet tables", &tables, usage)?);
         Ok(PacketEncoding {
@@ -174,7 +174,7 @@ impl PacketEncoding {
             ..PacketParams::default()
         };
         let usage = BufferUsageFlags::STORAGE_BUFFER;
-        let tables = packet_tables(0, false);
+        let tables = packet_tables(0, false, model.reflectivity_scale());
         let tables = Arc::new(Buffer::upload(ctx, "packet tables", &tables, usage)?);
         Ok(PacketEncoding {
             tables,
@@ -220,7 +220,7 @@ impl PacketEncoding {
 /// through a packet's message, the byte table, the 255 reflectivity steps (two per
 /// word, a spare 4 bytes last), then for each of the CRC pass's invocations the matrix
 /// that advances its stretch's register through the bytes after it.
-fn packet_tables(packet_words: u32, crc: bool) -> Vec<u64> {
+fn packet_tables(packet_words: u32, crc: bool, scale: ReflectivityScale) -> Vec<u64> {
     let table = crc64_byte_table();
     let message = (packet_words.saturating_sub(2) * 4) as usize;
     let mut words = vec![match crc {
@@ -229,7 +229,7 @@ fn packet_tables(packet_words: u32, crc: bool) -> Vec<u64> {
         false => 0,
     }];
     words.extend_from_slice(table);
-    let steps = reflectivity_steps();
+    let steps = scale.steps();
     let step = |i: usize| steps.get(i).map_or(0, |s| u64::from(s.to_bits()));
     words.extend((0..128).map(|i| step(2 * i) | (step(2 * i + 1) << 32)));
     if crc {
@@ -424,7 +424,7 @@ mod tests {
         let table = crc64_byte_table();
         let words = 1000usize;
         let message: Vec<u8> = (0..words * 4).map(|i| (i * 7 + i / 13) as u8).collect();
-        let tables = packet_tables(words as u32 + 2, true);
+        let tables = packet_tables(words as u32 + 2, true, ReflectivityScale::STANDARD);
         let (init, matrices) = (tables[0], &tables[1 + 256 + 128..]);
         let per = words.div_ceil(PACKET_GROUP as usize);
         let mut sum = init;

@@ -4,7 +4,7 @@
 use super::gpu_types::{GpuBeam, GpuPoint};
 use super::SimError;
 use crate::model::{Point, PointCloud};
-use crate::sensor::{calibrated_reflectivity, Beam};
+use crate::sensor::{Beam, ReflectivityScale};
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -23,7 +23,11 @@ pub fn gpu_beams(beams: &[Beam]) -> Vec<GpuBeam> {
 
 /// Points in the sensor frame, in beam order then return order. A point naming a beam
 /// the sensor does not have is an error (the frame was simulated for another sensor).
-pub fn to_point_cloud(beams: &[Beam], points: &[GpuPoint]) -> Result<PointCloud, SimError> {
+pub fn to_point_cloud(
+    beams: &[Beam],
+    points: &[GpuPoint],
+    scale: ReflectivityScale,
+) -> Result<PointCloud, SimError> {
     // In one part per core, written in place, one pass: at 262 144 beams this is
     // milliseconds a frame, and a streamed frame waits for it. Measured on 2 cores
     // (benches/RESULTS.md), rayon's `collect` of the same map took 1.3–1.6× as long,
@@ -39,7 +43,7 @@ pub fn to_point_cloud(beams: &[Beam], points: &[GpuPoint]) -> Result<PointCloud,
         .for_each(|(slots, points)| {
             for (slot, p) in slots.iter_mut().zip(points) {
                 slot.write(match beams.get(p.beam as usize) {
-                    Some(beam) => point(p, beam),
+                    Some(beam) => point(p, beam, scale),
                     None => {
                         missing.store(true, Ordering::Relaxed);
                         Point::default()
@@ -63,7 +67,7 @@ pub fn to_point_cloud(beams: &[Beam], points: &[GpuPoint]) -> Result<PointCloud,
 }
 
 /// GPU point `p` of `beam` as a point of the cloud.
-fn point(p: &GpuPoint, beam: &Beam) -> Point {
+fn point(p: &GpuPoint, beam: &Beam, scale: ReflectivityScale) -> Point {
     Point {
         x: p.x,
         y: p.y,
@@ -82,7 +86,7 @@ fn point(p: &GpuPoint, beam: &Beam) -> Point {
         material: p.material as u16,
         ambient: p.ambient,
         time: beam.time,
-        reflectivity: calibrated_reflectivity(p.intensity),
+        reflectivity: scale.byte(p.intensity),
         bounce: p.bounces.min(u32::from(u8::MAX)) as u8,
     }
 }
@@ -109,7 +113,7 @@ mod tests {
             range: 10.0,
             ..GpuPoint::default()
         };
-        let cloud = to_point_cloud(&[beam(0), beam(7)], &[p]).expect("cloud");
+        let cloud = to_point_cloud(&[beam(0), beam(7)], &[p], ReflectivityScale::STANDARD).expect("cloud");
         let q = cloud.points[0];
         assert_eq!(
             (q.ring, q.azimuth, q.elevation, q.time),
@@ -124,7 +128,7 @@ mod tests {
             beam: 2,
             ..GpuPoint::default()
         };
-        let e = to_point_cloud(&[beam(0), beam(1)], &[p]).unwrap_err();
+        let e = to_point_cloud(&[beam(0), beam(1)], &[p], ReflectivityScale::STANDARD).unwrap_err();
         assert!(
             e.to_string().contains("beam 2 but the sensor has 2 beams"),
             "{e}"

@@ -23,7 +23,7 @@ use crate::gpu::{
     GpuError, MemoryLocation, RayTracingPipeline, Spirv, Timestamps, TlasUpdate,
 };
 use crate::model::{FrameExtent, Point, RecordLayout};
-use crate::sensor::{reflectivity_steps, Beam, SubRaySample};
+use crate::sensor::{Beam, ReflectivityScale, SubRaySample};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -104,11 +104,10 @@ pub(super) fn compact_groups(beams: u64) -> u64 {
 impl SensorBuffers {
     pub fn new(
         ctx: &Arc<Context>,
-        beams: &[Beam],
-        subrays: &[SubRaySample],
-        slots: u32,
-        max_returns: u32,
+        (beams, subrays): (&[Beam], &[SubRaySample]),
+        (slots, max_returns): (u32, u32),
         waveform: WaveformBuild,
+        reflectivity: ReflectivityScale,
     ) -> Result<SensorBuffers, SimError> {
         let storage = BufferUsageFlags::STORAGE_BUFFER;
         let readable = storage | BufferUsageFlags::TRANSFER_SRC;
@@ -169,7 +168,7 @@ impl SensorBuffers {
             reflectivity_steps: Arc::new(Buffer::upload(
                 ctx,
                 "reflectivity steps",
-                &reflectivity_steps(),
+                &reflectivity.steps(),
                 storage,
             )?),
             binned,

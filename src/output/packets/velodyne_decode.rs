@@ -22,6 +22,7 @@ use super::velodyne::{VelodyneReturnMode, VELODYNE_PAYLOAD_LEN};
 use super::velodyne_model::{VelodyneModel, BLOCKS, CHANNELS};
 use super::DecodedFrame;
 use crate::output::{Point, PointCloud};
+use crate::sensor::ReflectivityScale;
 
 const BLOCK_BYTES: usize = 100;
 const DUAL: u8 = 0x39;
@@ -48,15 +49,10 @@ pub fn velodyne_model_of(payload: &[u8]) -> Option<VelodyneModel> {
         .find(|m| m.product_id() == Some(id))
 }
 
-/// The apparent reflectance R_app a calibrated reflectivity byte stands for: 0–100 %
-/// diffuse linearly, 101–255 retroreflectors on a log scale up to R_app = 1000 (the
-/// inverse of `sensor::calibrated_reflectivity`).
+/// The apparent reflectance R_app a calibrated reflectivity byte of the 0–100 scale
+/// stands for ([`ReflectivityScale::reflectance`]).
 pub fn reflectance_of_byte(b: u8) -> f32 {
-    if b <= 100 {
-        f32::from(b) / 100.0
-    } else {
-        1000f32.powf((f32::from(b) - 101.0) / 154.0)
-    }
+    ReflectivityScale::STANDARD.reflectance(b)
 }
 
 /// One firing sequence: its azimuth (0.01°), and per laser distance and reflectivity.
@@ -218,7 +214,7 @@ fn push_points(model: VelodyneModel, f: &Firing, t0_us: f64, cloud: &mut PointCl
                 x: range * cos_w * phi.cos(),
                 y: range * cos_w * phi.sin(),
                 z: model.laser_height_m(laser) + range * sin_w,
-                intensity: reflectance_of_byte(refl),
+                intensity: model.reflectivity_scale().reflectance(refl),
                 reflectivity: refl,
                 range,
                 ring: laser as u16,

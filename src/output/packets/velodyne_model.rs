@@ -4,6 +4,7 @@
 use super::velodyne::VelodyneReturnMode;
 use super::PacketError;
 use crate::sensor::velodyne::{VelodyneLasers, HDL32E, HDL64E_S3, VLP16, VLP32C, VLS128};
+use crate::sensor::ReflectivityScale;
 
 /// Blocks of a data packet.
 pub(crate) const BLOCKS: usize = 12;
@@ -173,6 +174,15 @@ impl VelodyneModel {
         match self {
             VelodyneModel::Vlp32c | VelodyneModel::Vls128 => 250.0,
             _ => 500.0,
+        }
+    }
+
+    /// The scale of the reflectivity byte its packets carry: the VLS-128's own
+    /// (0–110 diffuse), the others' 0–100 (their manuals, "Calibrated Reflectivity").
+    pub fn reflectivity_scale(self) -> ReflectivityScale {
+        match self {
+            VelodyneModel::Vls128 => ReflectivityScale::VLS128,
+            _ => ReflectivityScale::STANDARD,
         }
     }
 
