@@ -143,7 +143,9 @@ fn bench_frame(c: &mut Criterion, s: &Setup) -> Result<()> {
             let mut buf = Vec::new();
             group.bench_function(BenchmarkId::new("points_pcd", columns), |b| {
                 b.iter(|| {
-                    let cloud = to_point_cloud(&sensor.beams, black_box(&points)).expect("points");
+                    let cloud =
+                        to_point_cloud(&sensor.beams, black_box(&points), sensor.reflectivity)
+                            .expect("points");
                     buf.clear();
                     write_pcd_to(&mut buf, &cloud, PcdEncoding::Binary).expect("writing to a Vec");
                     buf.len()
@@ -151,9 +153,12 @@ fn bench_frame(c: &mut Criterion, s: &Setup) -> Result<()> {
             });
             // The host's share of a streamed frame: points, then the sensor's packets.
             group.bench_function(BenchmarkId::new("points", columns), |b| {
-                b.iter(|| to_point_cloud(&sensor.beams, black_box(&points)).expect("points"))
+                b.iter(|| {
+                    to_point_cloud(&sensor.beams, black_box(&points), sensor.reflectivity)
+                        .expect("points")
+                })
             });
-            let cloud = to_point_cloud(&sensor.beams, &points)?;
+            let cloud = to_point_cloud(&sensor.beams, &points, sensor.reflectivity)?;
             let format = PacketFormat::for_sensor(&sensor).context("OS1-128 has packets")?;
             let mut encoder = format.encoder(&sensor, Duration::ZERO, None)?;
             group.bench_function(BenchmarkId::new("packets", columns), |b| {

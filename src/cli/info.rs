@@ -45,7 +45,10 @@ pub(super) fn print_sensor_detail(name: &str) -> Result<()> {
         println!("  aliases: {}", d.aliases.join(", "));
     }
     print_sensor(&d.sensor);
-    println!("  return modes (`--return-mode`): {}", d.return_modes.join(", "));
+    println!(
+        "  return modes (`--return-mode`): {}",
+        d.return_modes.join(", ")
+    );
     println!("  vendor conventions: {}", d.conventions);
     Ok(())
 }

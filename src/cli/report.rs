@@ -75,7 +75,9 @@ pub(super) fn check_shard_out(out: &Path) -> Result<()> {
 
 /// The summary's last line: the IR materials the points came from, by share.
 pub(super) fn material_shares(report: &JobReport, db: &MaterialDb) -> Option<String> {
-    let weather = ["fog", "rain", "snow"].into_iter().zip(report.weather_points);
+    let weather = ["fog", "rain", "snow"]
+        .into_iter()
+        .zip(report.weather_points);
     let total: u64 = report.points_per_material.iter().sum::<u64>()
         + report.false_alarm_points
         + report.weather_points.iter().sum::<u64>();

@@ -532,7 +532,9 @@ impl JobReport {
         use crate::weather::material_id::{FOG, RAIN, SNOW};
         for p in points {
             // A medium's echo carries no instance either: it is weather, not noise.
-            let medium = [FOG, RAIN, SNOW].iter().position(|&m| m == u32::from(p.material));
+            let medium = [FOG, RAIN, SNOW]
+                .iter()
+                .position(|&m| m == u32::from(p.material));
             if let Some(k) = medium {
                 self.weather_points[k] += 1;
                 continue;

@@ -31,3 +31,7 @@ pub use waveform::{beam_echoes, echo_slots, frame_echoes};
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+#[path = "tests/datasheet.rs"]
+mod datasheet_tests;

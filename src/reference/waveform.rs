@@ -592,7 +592,9 @@ impl<'a> Beam<'a> {
             a *= (1.0 + n.amplitude_rel * rng::gaussian(draw(2), draw(3))).max(0.0);
         }
         let a = self.clip(a);
-        if !(a > t) {
+        // NaN is never detected, as in the shader.
+        let detected = a > t;
+        if !detected {
             return None;
         }
         let snr_term = if t > 0.0 {
@@ -665,7 +667,14 @@ fn detection_level(frame: &FrameSettings, beam: u32) -> f32 {
     if w <= 0.0 {
         return 1.0;
     }
-    let draw = |j| rng::hash(frame.seed, frame.frame, beam, rng::stream::detection_level(j));
+    let draw = |j| {
+        rng::hash(
+            frame.seed,
+            frame.frame,
+            beam,
+            rng::stream::detection_level(j),
+        )
+    };
     let z = rng::gaussian(draw(0), draw(1)).clamp(-3.0, 3.0);
     (1.0 + w * z).max(0.1)
 }

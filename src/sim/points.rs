@@ -113,7 +113,8 @@ mod tests {
             range: 10.0,
             ..GpuPoint::default()
         };
-        let cloud = to_point_cloud(&[beam(0), beam(7)], &[p], ReflectivityScale::STANDARD).expect("cloud");
+        let cloud =
+            to_point_cloud(&[beam(0), beam(7)], &[p], ReflectivityScale::STANDARD).expect("cloud");
         let q = cloud.points[0];
         assert_eq!(
             (q.ring, q.azimuth, q.elevation, q.time),

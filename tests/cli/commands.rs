@@ -157,6 +157,32 @@ fn unknown_preset_lists_presets() {
     );
 }
 
+/// Ouster's firmware has a single-return and a dual profile and no "last" (firmware
+/// user manual, `udp_profile_lidar`); Ouster's lidar modes have no 2048 × 20.
+#[test]
+fn run_refuses_a_return_mode_or_lidar_mode_the_device_lacks() {
+    let (_tmp, out) = workspace();
+    let o = beamtrace(&[
+        "run",
+        "--sensor",
+        "os1-64",
+        "--return-mode",
+        "last",
+        "--out",
+        s(&out),
+    ]);
+    assert_clean_failure(&o, &out, &["no `last` return mode", "strongest, dual"]);
+    let (_tmp, out) = workspace();
+    let sensor = out.with_file_name("os1-2048x20.yaml");
+    std::fs::write(
+        &sensor,
+        "pattern: { preset: os1-64, columns: 2048 }\nframe_rate: 20\n",
+    )
+    .unwrap();
+    let o = beamtrace(&["run", "--sensor", s(&sensor), "--out", s(&out)]);
+    assert_clean_failure(&o, &out, &["frame_rate", "1024x20, 2048x10"]);
+}
+
 // ---------------------------------------------------------------- scenes
 
 /// One triangle 10 m ahead (glTF y up, so the world's x = 10 plane is glTF x = 10) with
@@ -1010,6 +1036,20 @@ fn sensors_detail_shows_a_presets_datasheet_values_and_conventions() {
     assert!(os
         .stdout
         .contains("dual return (`return_mode: dual`): strongest and second strongest"));
+    assert!(os
+        .stdout
+        .contains("return modes (`--return-mode`): strongest, dual"));
+    // A sensor file, as `run --sensor FILE` loads it (the unknown-preset message offers
+    // one).
+    let file = beamtrace(&["sensors", "--detail", "configs/sensors/vlp16-dual.yaml"]);
+    assert!(file.success, "{}", file.stderr);
+    assert!(
+        file.stdout
+            .contains("the sensor of configs/sensors/vlp16-dual.yaml")
+            && file.stdout.contains("Dual(StrongestLast) returns"),
+        "{}",
+        file.stdout
+    );
     let bad = beamtrace(&["sensors", "--detail", "vlp-17"]);
     assert!(!bad.success);
     assert!(

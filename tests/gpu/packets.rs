@@ -82,7 +82,8 @@ fn assert_gpu_packets_equal_the_encoders(
         let done = driver.collect(submitted).expect("collect");
         let gpu = done.output.packets.as_ref().expect("the frame's packets");
         assert_eq!(gpu.unfit_beam, None, "every point fits the packets");
-        let cloud = to_point_cloud(&beams, &done.output.points, ReflectivityScale::STANDARD).expect("cloud");
+        let cloud = to_point_cloud(&beams, &done.output.points, ReflectivityScale::STANDARD)
+            .expect("cloud");
         assert!(cloud.points.len() > 1000, "the street fills the view");
         let t = driver.frame_time(frame);
         let host = encoders[0]
@@ -217,7 +218,8 @@ fn a_point_the_packets_cannot_carry_is_flagged_and_the_encoder_says_why() {
     let submitted = driver.submit(0).expect("submit");
     let done = driver.collect(submitted).expect("collect");
     let gpu = done.output.packets.as_ref().expect("the frame's packets");
-    let cloud = to_point_cloud(&sensor.beams, &done.output.points, sensor.reflectivity).expect("cloud");
+    let cloud =
+        to_point_cloud(&sensor.beams, &done.output.points, sensor.reflectivity).expect("cloud");
     let far = cloud.points.iter().map(|p| p.range).fold(0.0f32, f32::max);
     let beam = gpu.unfit_beam.unwrap_or_else(|| {
         panic!(

@@ -331,7 +331,7 @@ fn sizes_are_refused_from_their_counts_before_anything_is_made() {
         ("pattern: { preset: os1-128, columns: 1000000 }\n", "pattern.columns"),
         ("pattern: { preset: cube-1, lines: 4000000000 }\n", "pattern.lines"),
         ("pattern: { preset: livox, points: 4000000000 }\n", "pattern.points"),
-        ("pattern: { preset: vlp-16 }\nframe_rate: 0.001\n", "frame_rate (columns"),
+        ("pattern: { preset: vlp-16 }\nframe_rate: 0.001\n", "frame_rate"),
         (
             "pattern:\n  grid: { h_fov_deg: [-180, 180], v_fov_deg: [-1, 1], h_res_deg: 1e-30, channels: 2 }\n",
             "pattern.grid.h_res_deg (columns)",

@@ -162,8 +162,9 @@ fn example_files_load() {
 
 #[test]
 fn dual_is_the_vendors_and_each_policy_can_be_named() {
-    // Presets: Ouster's dual (strongest + second strongest) is the OS presets' default;
-    // Velodyne's default stays `strongest`, its dual is strongest + last.
+    // Presets: the OS presets' default is the firmware's single-return profile
+    // (RNG19_RFL8_SIG16_NIR16), their dual strongest + second strongest; Velodyne's
+    // default is `strongest`, its dual strongest + last.
     let velodyne = ReturnMode::Dual(DualPolicy::StrongestLast);
     let ouster = ReturnMode::Dual(DualPolicy::StrongestSecond);
     for name in ["vlp-16", "hdl-32e", "hdl-64e"] {
@@ -173,7 +174,12 @@ fn dual_is_the_vendors_and_each_policy_can_be_named() {
     }
     for name in ["os0-32", "os1-64", "os2-128"] {
         let d = preset(name, None).unwrap().detector;
-        assert_eq!((d.return_mode, d.max_returns), (ouster, 2), "{name}");
+        assert_eq!(
+            (d.return_mode, d.max_returns),
+            (ReturnMode::Strongest, 1),
+            "{name}"
+        );
+        assert_eq!(d.native_dual, DualPolicy::StrongestSecond, "{name}");
     }
     let mode = |base: &str, mode: &str| {
         let text = format!("pattern: {{ preset: {base} }}\ndetector: {{ return_mode: {mode} }}\n");

@@ -418,3 +418,154 @@ fn timed_velodynes_fire_each_laser_at_its_manuals_time_and_offset() {
         "upper and lower lasers in pairs"
     );
 }
+
+/// Ouster firmware user manual, `udp_profile_lidar`: "RNG19_RFL8_SIG16_NIR16 (default)",
+/// one return per pixel; its dual profile only when asked for.
+#[test]
+fn ouster_presets_report_one_return_unless_dual_is_asked_for() {
+    for name in ["os0-64", "os1-128", "os2-32"] {
+        let s = preset(name, None).unwrap();
+        assert_eq!(s.detector.return_mode, ReturnMode::Strongest, "{name}");
+        assert_eq!(s.detector.max_returns, 1, "{name}");
+        let dual = s.with_return_mode("dual").unwrap();
+        assert_eq!(
+            dual.detector.return_mode,
+            ReturnMode::Dual(DualPolicy::StrongestSecond)
+        );
+        assert_eq!(dual.detector.max_returns, 2);
+    }
+    // A Velodyne's dual is its own (strongest and last), and its factory mode strongest.
+    let v = preset("vlp-16", None).unwrap();
+    assert_eq!(v.detector.return_mode, ReturnMode::Strongest);
+    let dual = v.with_return_mode("DUAL").unwrap();
+    assert_eq!(
+        dual.detector.return_mode,
+        ReturnMode::Dual(DualPolicy::StrongestLast)
+    );
+}
+
+#[test]
+fn return_modes_a_device_lacks_are_refused_with_the_ones_it_has() {
+    // Ouster: single and dual profiles, no "last"; Velodyne: strongest, last, dual, no
+    // "first" (their manuals).
+    let e = preset("os1-64", None)
+        .unwrap()
+        .with_return_mode("last")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("no `last` return mode") && e.contains("strongest, dual"),
+        "{e}"
+    );
+    let e = preset("vls-128", None)
+        .unwrap()
+        .with_return_mode("first")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("strongest, last, dual"), "{e}");
+    let e = preset("vlp-16", None)
+        .unwrap()
+        .with_return_mode("both")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("unknown return mode `both`"), "{e}");
+    // A sensor of the user's own takes every mode.
+    let mut own = preset("vlp-16", None).unwrap();
+    own.name = "my-lidar".into();
+    let all = own.with_return_mode("all").unwrap();
+    assert_eq!(all.detector.return_mode, ReturnMode::All);
+}
+
+fn mode(name: &str, columns: u32, hz: f32) -> Result<Sensor, SensorError> {
+    preset_with(
+        name,
+        &PresetOptions {
+            columns: Some(columns),
+            frame_rate: Some(hz),
+            ..PresetOptions::default()
+        },
+    )
+}
+
+/// Ouster firmware user manual, `lidar_mode`: 512x10, 512x20, 1024x10, 1024x20, 2048x10.
+#[test]
+fn ouster_presets_take_only_the_firmwares_lidar_modes() {
+    for (c, hz) in [
+        (512, 10.0),
+        (512, 20.0),
+        (1024, 10.0),
+        (1024, 20.0),
+        (2048, 10.0),
+    ] {
+        mode("os1-64", c, hz).unwrap_or_else(|e| panic!("{c}x{hz}: {e}"));
+    }
+    for (c, hz, field) in [
+        (1000, 10.0, "columns"),
+        (2048, 20.0, "frame_rate"),
+        (1024, 15.0, "frame_rate"),
+        (4096, 5.0, "columns"),
+    ] {
+        let e = mode("os2-128", c, hz).unwrap_err().to_string();
+        assert!(
+            e.contains(field) && e.contains("512x10, 512x20, 1024x10, 1024x20, 2048x10"),
+            "{c}x{hz}: {e}"
+        );
+    }
+}
+
+/// VLP-32C user manual §8.3 (and the VLP-16's): 300 to 1200 rpm in increments of 60.
+#[test]
+fn velodyne_presets_take_only_their_motor_speeds() {
+    let rate = |name: &str, hz: f32| {
+        preset_with(
+            name,
+            &PresetOptions {
+                frame_rate: Some(hz),
+                ..PresetOptions::default()
+            },
+        )
+    };
+    for hz in [5.0, 10.0, 13.0, 20.0] {
+        rate("vlp-16", hz).unwrap_or_else(|e| panic!("{hz} Hz: {e}"));
+    }
+    for hz in [2.0, 25.0, 10.5] {
+        let e = rate("vlp-32c", hz).unwrap_err().to_string();
+        assert!(
+            e.contains("frame_rate") && e.contains("300–1200 rpm"),
+            "{hz} Hz: {e}"
+        );
+    }
+}
+
+/// Ouster firmware user manual, "Sensor Performance by Operating Configuration",
+/// estimated range multipliers at signal multiplier 1×, per lidar mode: OS0/OS1 against
+/// 1024x10, the OS2 against 2048x10. (reference/tests/datasheet.rs measures the range
+/// itself; here the datasheet pair that sets the threshold.)
+#[test]
+fn ouster_modes_reach_as_far_as_ouster_tabulates() {
+    // (columns, Hz, OS0/OS1 multiplier, OS2 multiplier)
+    let table = [
+        (512, 10.0, 1.19, 1.41),
+        (1024, 10.0, 1.00, 1.19),
+        (2048, 10.0, 0.84, 1.00),
+        (512, 20.0, 1.00, 1.19),
+        (1024, 20.0, 0.84, 1.00),
+    ];
+    let range = |name: &str, c: u32, hz: f32| mode(name, c, hz).unwrap().detection.reference_range;
+    for name in ["os0-32", "os1-64", "os2-128"] {
+        let os2 = name.starts_with("os2");
+        let sheet = if os2 {
+            range(name, 2048, 10.0)
+        } else {
+            range(name, 1024, 10.0)
+        };
+        for (c, hz, m01, m2) in table {
+            let want = if os2 { m2 } else { m01 };
+            let got = range(name, c, hz) / sheet;
+            assert!(
+                (got - want).abs() < 0.01,
+                "{name} {c}x{hz}: {got} vs {want}"
+            );
+        }
+    }
+}
