@@ -21,7 +21,7 @@ use beamtrace::material::{MaterialDb, MaterialMapping};
 use beamtrace::output::{write_pcd_to, PcdEncoding};
 use beamtrace::reference::CpuSimulator;
 use beamtrace::scene::Scene;
-use beamtrace::sensor::{preset, Pose, Sensor};
+use beamtrace::sensor::{preset_with, Pose, PresetOptions, Sensor};
 use beamtrace::sim::{
     to_point_cloud, Capture, DriverInputs, DriverSensor, FrameDriver, Play, Simulator,
 };
@@ -94,7 +94,13 @@ fn bench_build(c: &mut Criterion, s: &Setup) -> Result<()> {
 
 fn bench_frame(c: &mut Criterion, s: &Setup) -> Result<()> {
     let sensor_of = |(columns, n): (u32, u32)| -> Result<Sensor> {
-        let mut sensor = preset(SENSOR, Some(columns))?;
+        // The cases scale the preset's columns, in or outside its lidar modes.
+        let options = PresetOptions {
+            columns: Some(columns),
+            any_mode: true,
+            ..PresetOptions::default()
+        };
+        let mut sensor = preset_with(SENSOR, &options)?;
         sensor.subrays = n;
         Ok(sensor)
     };

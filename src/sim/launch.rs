@@ -235,7 +235,7 @@ mod tests {
         let step = (vlp.beams[1].elevation - vlp.beams[0].elevation).to_degrees();
         assert!((step - 16.0).abs() < 1e-3, "{step}");
         assert_eq!(column_length(&rings("vlp-16", 30)), Some(16));
-        assert_eq!(column_length(&rings("os1-128", 16)), Some(128));
+        assert_eq!(column_length(&rings("os1-128", 512)), Some(128));
         assert_eq!(column_length(&rings("hdl-32e", 7)), Some(32));
     }
 

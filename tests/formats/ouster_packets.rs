@@ -17,7 +17,7 @@ use beamtrace::output::packets::{
     PacketEncoder, PacketError,
 };
 use beamtrace::output::{BeamDesc, Point, PointCloud};
-use beamtrace::sensor::{preset, Sensor};
+use beamtrace::sensor::{preset, preset_with, PresetOptions, Sensor};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
@@ -624,7 +624,17 @@ fn sensors_that_are_no_ouster_lidar_mode_are_refused_with_what_is_needed() {
         e.contains("columns; Ouster's lidar modes have 512, 1024 or 2048"),
         "{e}"
     );
-    let e = refusal(&preset("os1-64", Some(1000)).unwrap(), OusterFamily::Os1);
+    // The preset refuses 1000 columns itself; a sensor built off its modes reaches the
+    // packets' own check.
+    let off_mode = PresetOptions {
+        columns: Some(1000),
+        any_mode: true,
+        ..PresetOptions::default()
+    };
+    let e = refusal(
+        &preset_with("os1-64", &off_mode).unwrap(),
+        OusterFamily::Os1,
+    );
     assert!(e.contains("1000 columns"), "{e}");
     let e = refusal(&preset("os1-16", Some(512)).unwrap(), OusterFamily::Os2);
     assert!(e.contains("OS2 has [32, 64, 128] channels"), "{e}");
