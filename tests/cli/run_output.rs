@@ -214,8 +214,19 @@ fn check_run_record(out: &Path) {
 fn ouster_fields_are_an_image_of_rings_with_a_file_per_return() {
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("o");
-    let stdout = run(&out, &["--sensor", "os1-16", "--fields", "ouster"]);
-    // The OS1 reports two returns; ouster-ros publishes the second as a cloud of its own.
+    let stdout = run(
+        &out,
+        &[
+            "--sensor",
+            "os1-16",
+            "--return-mode",
+            "dual",
+            "--fields",
+            "ouster",
+        ],
+    );
+    // The OS1's dual profile reports two returns; ouster-ros publishes the second as a
+    // cloud of its own.
     assert_eq!(
         names_in(&out),
         [

@@ -293,8 +293,9 @@ fn check_columns(got: &Value, sensor: &Sensor, start_ns: u64, frame_start: f64) 
 }
 
 /// How far a packet's range (mm) may lie from the point's: half the 1 mm step, plus
-/// the f32 sum of range and origin offset (`ouster.range`), a few 10⁻⁴ mm at 500 m.
-const MM_QUANTUM: f64 = 0.5 + 1e-3;
+/// the rounding of the encoder's f32 sum of range and origin offset and its f32 scaling
+/// to mm (`ouster.range`): an ulp of each, 0.004 mm at 50 m, 0.03 mm at 500 m.
+const MM_QUANTUM: f64 = 0.5 + 0.04;
 
 /// Sensor time (ns) of the test streams' start.
 const START_NS: u64 = 1_700_000_000_000_000_000;
@@ -805,7 +806,12 @@ fn a_simulated_street_frame_decodes_to_its_points() {
     use beamtrace::sensor::Pose;
     use beamtrace::sim::Sun;
     let dir = tempfile::tempdir().unwrap();
-    let sensor = preset("os1-64", Some(512)).unwrap().thin();
+    // The dual profile, whose second return the decoder reads too.
+    let sensor = preset("os1-64", Some(512))
+        .unwrap()
+        .with_return_mode("dual")
+        .unwrap()
+        .thin();
     let opts = JobOptions {
         scene: beamtrace::scene::load_scene(
             &Path::new(env!("CARGO_MANIFEST_DIR")).join("scenes/street.glb"),

@@ -15,7 +15,7 @@ use beamtrace::output::packets::{
 };
 use beamtrace::output::BeamDesc;
 use beamtrace::scene::{load_scene, Scene};
-use beamtrace::sensor::{preset, Pose, ReflectivityScale, Sensor};
+use beamtrace::sensor::{preset, Pose, Sensor};
 use beamtrace::sensor::{DualPolicy, ReturnMode};
 use beamtrace::sim::{
     to_point_cloud, DriverInputs, DriverSensor, FrameDriver, GpuPacketFormat, Play, Sun,
@@ -77,13 +77,13 @@ fn assert_gpu_packets_equal_the_encoders(
 ) {
     driver.set_lane_packets(0, format).expect("packets");
     let beams = driver.sensor().beams.clone();
+    let scale = driver.sensor().reflectivity;
     for &frame in frames {
         let submitted = driver.submit(frame).expect("submit");
         let done = driver.collect(submitted).expect("collect");
         let gpu = done.output.packets.as_ref().expect("the frame's packets");
         assert_eq!(gpu.unfit_beam, None, "every point fits the packets");
-        let cloud = to_point_cloud(&beams, &done.output.points, ReflectivityScale::STANDARD)
-            .expect("cloud");
+        let cloud = to_point_cloud(&beams, &done.output.points, scale).expect("cloud");
         assert!(cloud.points.len() > 1000, "the street fills the view");
         let t = driver.frame_time(frame);
         let host = encoders[0]
