@@ -121,9 +121,6 @@ fn an_os1_reaches_a_10_percent_wall_as_far_as_its_sheet_in_each_lidar_mode() {
         let sensor = ouster_mode("os1-128", columns, hz);
         let want = 120.0 * multiplier;
         let got = half_detection_range(&sensor, "lambertian_10", (0.6 * want, 1.6 * want));
-        eprintln!(
-            "os1-128 {columns}x{hz}: 10 % wall at 50 % detection {got:.1} m (sheet {want:.1} m)"
-        );
         assert!(
             (got / want - 1.0).abs() < 0.03,
             "{columns}x{hz}: half the beams detect a 10 % wall out to {got:.1} m, sheet {want:.1} m"
