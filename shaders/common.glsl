@@ -104,9 +104,10 @@ struct InstanceInfo {
     uint pad1;
 };
 
-// One IR material: class and its two tables in the shared table buffer, each
+// One IR material: class and its tables in the shared table buffer, each
 // REFLECTANCE_STEPS + 1 samples over 0..90 degrees: R(theta) of the sensor's own pulse,
-// and the diffuse part alone, which is all that sunlight sends to the sensor.
+// the diffuse part alone, which is all that sunlight sends to the sensor, and a pane's
+// transmission and reflection shares (two tables from pane_offset; zeros if opaque).
 struct Material {
     uint class_id;              // MATERIAL_* (contract.glsl)
     float transmission;         // one-way power transmission (transparent class)
@@ -115,7 +116,7 @@ struct Material {
     float mirror_reflectance;   // power sent on in the mirror direction (mirror class)
     float ior;                  // index of refraction of a refracting pane; 0: none
     float reflectance_normal;   // F0 of a pane (transparent class)
-    uint pad0;
+    uint pane_offset;           // first sample of the pane's transmission, then reflection
 };
 
 // SubRayRecord, the trace's output, lives in waveform_types.glsl (shared with the
@@ -221,6 +222,7 @@ struct HitPayload {
     uint transparent_count;
     float tr_t[MAX_TRANSPARENT];
     float tr_reflectance[MAX_TRANSPARENT];
+    float tr_transmission[MAX_TRANSPARENT];   // one-way share the crossing passes
     uint tr_instance[MAX_TRANSPARENT];
     uint tr_material[MAX_TRANSPARENT];
 };

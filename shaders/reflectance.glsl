@@ -33,4 +33,15 @@ float material_diffuse_reflectance(uint m, float cos_theta) {
     return table_sample(materials[m].diffuse_offset, cos_theta);
 }
 
+// The share of the power one crossing of pane m passes at incidence cos_theta
+// (IrMaterial::pane_transmission).
+float pane_transmission(uint m, float cos_theta) {
+    return table_sample(materials[m].pane_offset, cos_theta);
+}
+
+// The share pane m sends on in the mirror direction (IrMaterial::pane_reflection).
+float pane_reflection(uint m, float cos_theta) {
+    return table_sample(materials[m].pane_offset + REFLECTANCE_STEPS + 1u, cos_theta);
+}
+
 #endif

@@ -203,6 +203,60 @@ impl IrMaterial {
         f0 + (1.0 - f0) * m.powi(5)
     }
 
+    /// The index of refraction the pane's Fresnel terms use: its `ior`, or for a thin
+    /// pane the one its F0 implies, n = (1 + √F0)/(1 − √F0) (F0 = ((n − 1)/(n + 1))²).
+    pub fn pane_index(&self) -> f32 {
+        self.ior.unwrap_or_else(|| {
+            let s = self.reflectance_normal.clamp(0.0, 0.99).sqrt();
+            (1.0 + s) / (1.0 - s)
+        })
+    }
+
+    /// The share of the power reaching the pane at incidence cos θ from air that goes on
+    /// in the mirror direction: a thin pane's two faces together 2F/(1 + F) of the exact
+    /// unpolarised Fresnel F (incoherent sum of the multiple reflections between them,
+    /// lossless), a refracting solid's face F; 0 for every other class.
+    pub fn pane_reflection(&self, cos_theta: f32) -> f32 {
+        if self.class != MaterialClass::Transparent {
+            return 0.0;
+        }
+        let f = fresnel_dielectric(cos_theta.clamp(0.0, 1.0), 1.0, self.pane_index());
+        match self.ior {
+            Some(_) => f,
+            None => 2.0 * f / (1.0 + f),
+        }
+    }
+
+    /// The share that passes one crossing at incidence cos θ from air: 1 − R(θ) of the
+    /// Fresnel terms above, times the pane's absorption, so that `transmission` is the
+    /// crossing's value at normal incidence. A thin pane's absorption grows with the path
+    /// length inside it, 1/cos θ_t (Beer–Lambert, θ_t by Snell's law); a refracting
+    /// solid's per face is fixed (its inside path is traced). 0 for opaque classes.
+    pub fn pane_transmission(&self, cos_theta: f32) -> f32 {
+        if self.class != MaterialClass::Transparent {
+            return 0.0;
+        }
+        let c = cos_theta.clamp(0.0, 1.0);
+        let n = self.pane_index();
+        let f = fresnel_dielectric(c, 1.0, n);
+        let f0 = fresnel_dielectric(1.0, 1.0, n);
+        match self.ior {
+            Some(_) => {
+                let face = self.transmission.sqrt();
+                (1.0 - f) * (face / (1.0 - f0)).min(1.0)
+            }
+            None => {
+                let lossless = |f: f32| (1.0 - f) / (1.0 + f);
+                let inside = (self.transmission / lossless(f0)).min(1.0);
+                let cos_t = (1.0 - (1.0 - c * c) / (n * n)).max(0.0).sqrt();
+                if cos_t <= 0.0 {
+                    return 0.0;
+                }
+                lossless(f) * inside.powf(1.0 / cos_t)
+            }
+        }
+    }
+
     /// One-way power transmission: the pane's for transparent materials, 0 (opaque) for
     /// every other class.
     pub fn transmission(&self) -> f32 {
@@ -212,8 +266,8 @@ impl IrMaterial {
         }
     }
 
-    /// Two-way transmission (out and back through the pane): the factor a return from
-    /// behind the pane is multiplied by.
+    /// Two-way transmission at normal incidence (out and back through the pane): the
+    /// factor a return from straight behind the pane is multiplied by.
     pub fn two_way_transmission(&self) -> f32 {
         let t = self.transmission();
         t * t
@@ -251,4 +305,19 @@ pub fn interpolate_angle_table(table: &[f32; ANGLE_TABLE_BINS], theta_deg: f32) 
     let i = (x.floor() as usize).min(ANGLE_TABLE_BINS - 2);
     let f = x - i as f32;
     table[i] * (1.0 - f) + table[i + 1] * f
+}
+
+/// Fresnel reflectance of unpolarised light at a smooth interface from index `n1` into
+/// `n2`, for the cosine of the incidence angle; 1 beyond the critical angle (Born & Wolf
+/// §1.5; the GLSL `fresnel_dielectric` in trace.rgen is the same expression).
+pub fn fresnel_dielectric(cos_i: f32, n1: f32, n2: f32) -> f32 {
+    let eta = n1 / n2;
+    let sin2_t = eta * eta * (1.0 - cos_i * cos_i).max(0.0);
+    if sin2_t >= 1.0 {
+        return 1.0;
+    }
+    let cos_t = (1.0 - sin2_t).sqrt();
+    let rs = (n1 * cos_i - n2 * cos_t) / (n1 * cos_i + n2 * cos_t);
+    let rp = (n1 * cos_t - n2 * cos_i) / (n1 * cos_t + n2 * cos_i);
+    0.5 * (rs * rs + rp * rp)
 }

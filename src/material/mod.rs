@@ -16,7 +16,8 @@ mod schema;
 mod wavelength;
 
 pub use ir::{
-    interpolate_angle_table, IrMaterial, MaterialClass, SpecularLobe, WavelengthValues,
+    fresnel_dielectric, interpolate_angle_table, IrMaterial, MaterialClass, SpecularLobe,
+    WavelengthValues,
     ANGLE_TABLE_BINS, ANGLE_TABLE_STEP_DEG,
 };
 pub use schema::{DEFAULT_LOBE_EXPONENT, DEFAULT_SPECULAR_GAIN};

@@ -404,10 +404,10 @@ impl RawValues {
             "one-way power transmission, e.g. 0.9",
         )?
         .0;
-        check_energy(m.reflectance_normal, m.transmission)?;
         m.specular_gain = self.specular_gain.map_or(DEFAULT_SPECULAR_GAIN, |g| g.0);
         m.lobe_exponent = self.lobe_exponent.map_or(DEFAULT_LOBE_EXPONENT, |n| n.0);
         m.ior = self.ior.map(|n| n.0);
+        check_energy(m)?;
         Ok(())
     }
 
@@ -460,19 +460,34 @@ fn wavelength_values(m: &IrMaterial, w: RawWavelength) -> Result<WavelengthValue
         );
     }
     if m.class == MaterialClass::Transparent {
-        let f0 = values.reflectance_normal.unwrap_or(m.reflectance_normal);
-        let t = values.transmission.unwrap_or(m.transmission);
-        check_energy(f0, t)?;
+        let mut at = m.clone();
+        at.reflectance_normal = values.reflectance_normal.unwrap_or(m.reflectance_normal);
+        at.transmission = values.transmission.unwrap_or(m.transmission);
+        check_energy(&at)?;
     }
     Ok(values)
 }
 
 /// A pane cannot reflect and transmit more than it receives.
-fn check_energy(reflectance_normal: f32, transmission: f32) -> Result<(), String> {
-    if reflectance_normal + transmission > 1.0 {
+fn check_energy(m: &IrMaterial) -> Result<(), String> {
+    // What the pane's own Fresnel terms let through at normal incidence, without any
+    // absorption: the most `transmission` can be (a solid crosses two faces).
+    let lossless = match m.ior {
+        Some(_) => {
+            let f = crate::material::fresnel_dielectric(1.0, 1.0, m.pane_index());
+            (1.0 - f) * (1.0 - f)
+        }
+        None => {
+            let f = m.reflectance_normal;
+            (1.0 - f) / (1.0 + f)
+        }
+    };
+    if m.transmission > lossless + 1e-6 {
         return Err(format!(
-            "`reflectance_normal` ({reflectance_normal}) + `transmission` ({transmission}) \
-             exceeds 1: a pane cannot return and pass on more power than reaches it"
+            "`transmission` ({}) exceeds {lossless:.4}, what a pane with `reflectance_normal` \
+             {} passes without absorbing anything (its faces reflect the rest): a pane \
+             cannot return and pass on more power than reaches it; lower `transmission`",
+            m.transmission, m.reflectance_normal
         ));
     }
     Ok(())

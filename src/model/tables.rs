@@ -50,6 +50,12 @@ pub struct MaterialEntry {
     /// in the same table: what light from another direction (the sun) sends to the
     /// sensor, since glints and retroreflection go back towards their source.
     pub diffuse_offset: u32,
+    /// First of `2 × (REFLECTANCE_STEPS + 1)` samples in the same table: the share of
+    /// the power one crossing of the pane passes at θ
+    /// ([`IrMaterial::pane_transmission`](crate::material::IrMaterial::pane_transmission)),
+    /// then the share it sends on in the mirror direction (`pane_reflection`); zeros for
+    /// opaque classes.
+    pub pane_offset: u32,
 }
 
 /// An alpha texture: bytes in [`SceneTables::texels`], row-major, top row first.
@@ -148,6 +154,8 @@ impl SceneTables {
         for m in &db.materials {
             let table_offset = self.push_samples(|c| m.reflectance_at(c));
             let diffuse_offset = self.push_samples(|c| m.diffuse_reflectance_at(c));
+            let pane_offset = self.push_samples(|c| m.pane_transmission(c));
+            self.push_samples(|c| m.pane_reflection(c));
             self.materials.push(MaterialEntry {
                 class: m.class,
                 // A refracting material is a closed solid whose every face a ray
@@ -162,6 +170,7 @@ impl SceneTables {
                 reflectance_normal: m.reflectance_normal,
                 table_offset,
                 diffuse_offset,
+                pane_offset,
             });
         }
     }
@@ -258,6 +267,19 @@ impl SceneTables {
     /// shaders interpolate it.
     pub fn diffuse_reflectance(&self, m: u32, cos_theta: f32) -> f32 {
         self.sample(self.materials[m as usize].diffuse_offset, cos_theta)
+    }
+
+    /// The share of the power one crossing of pane `m` passes at incidence cos θ, exactly
+    /// as the shaders interpolate it (the GLSL `pane_transmission`).
+    pub fn pane_transmission(&self, m: u32, cos_theta: f32) -> f32 {
+        self.sample(self.materials[m as usize].pane_offset, cos_theta)
+    }
+
+    /// The share of the power pane `m` sends on in the mirror direction at incidence
+    /// cos θ, exactly as the shaders interpolate it (the GLSL `pane_reflection`).
+    pub fn pane_reflection(&self, m: u32, cos_theta: f32) -> f32 {
+        let offset = self.materials[m as usize].pane_offset + REFLECTANCE_STEPS + 1;
+        self.sample(offset, cos_theta)
     }
 
     /// The table starting at `offset`, linear in θ between its 0.25° samples (the GLSL

@@ -6,6 +6,7 @@
 //! the records land in the same slots.
 
 use crate::contract::PATH_STACK;
+use crate::material::fresnel_dielectric;
 use crate::model::MaterialEntry;
 use glam::Vec3;
 
@@ -105,12 +106,14 @@ impl PathStack {
     /// A pane met at `t` with normal `n` (facing the ray) splits the ray. With an index
     /// of refraction, each face of the solid reflects the exact Fresnel share and
     /// refracts the rest by Snell's law, losing the solid's absorption half per face;
-    /// without one, the pane is thin: both faces reflect 2F/(1 + F) of Schlick's F, and
-    /// `transmission` passes straight on. `entering`: the ray meets the side the
-    /// winding faces.
-    pub fn push_glass(&mut self, p: &PathRay, t: f32, n: Vec3, entering: bool, m: &MaterialEntry) {
+    /// without one, the pane is thin: it reflects `reflection` and passes `passed` (its
+    /// tables at this incidence, [`crate::material::IrMaterial::pane_reflection`] and
+    /// `pane_transmission`) straight on. `entering`: the ray meets the side the winding
+    /// faces.
+    pub fn push_glass(&mut self, p: &PathRay, t: f32, n: Vec3, entering: bool, pane: Pane) {
         let cos_i = (-p.dir).dot(n).clamp(0.0, 1.0);
         let mirrored = reflect(p.dir, n);
+        let m = pane.material;
         if m.ior > 0.0 {
             let n2 = if entering { m.ior } else { 1.0 };
             let f = fresnel_dielectric(cos_i, p.medium, n2);
@@ -121,13 +124,18 @@ impl PathStack {
             let refracted = p.next(t, -n, bent, p.throughput * (1.0 - f) * absorbed, n2);
             self.push_pair(reflected, refracted);
         } else {
-            let r0 = m.reflectance_normal;
-            let f = r0 + (1.0 - r0) * (1.0 - cos_i).powi(5);
-            let reflected = p.next(t, n, mirrored, p.throughput * 2.0 * f / (1.0 + f), p.medium);
-            let passed = p.next(t, -n, p.dir, p.throughput * m.transmission, p.medium);
+            let reflected = p.next(t, n, mirrored, p.throughput * pane.reflection, p.medium);
+            let passed = p.next(t, -n, p.dir, p.throughput * pane.transmission, p.medium);
             self.push_pair(reflected, passed);
         }
     }
+}
+
+/// A pane as a split sees it: its material and its tabulated shares at the incidence.
+pub(super) struct Pane<'a> {
+    pub material: &'a MaterialEntry,
+    pub reflection: f32,
+    pub transmission: f32,
 }
 
 /// GLSL's `reflect`: `i` mirrored about the unit normal `n`.
@@ -145,20 +153,6 @@ fn refract(i: Vec3, n: Vec3, eta: f32) -> Vec3 {
     } else {
         eta * i - (eta * cos + k.sqrt()) * n
     }
-}
-
-/// Fresnel reflectance of unpolarised light at a smooth interface from index `n1` into
-/// `n2`, for the cosine of the incidence angle; 1 beyond the critical angle.
-fn fresnel_dielectric(cos_i: f32, n1: f32, n2: f32) -> f32 {
-    let eta = n1 / n2;
-    let sin2_t = eta * eta * (1.0 - cos_i * cos_i).max(0.0);
-    if sin2_t >= 1.0 {
-        return 1.0;
-    }
-    let cos_t = (1.0 - sin2_t).sqrt();
-    let rs = (n1 * cos_i - n2 * cos_t) / (n1 * cos_i + n2 * cos_t);
-    let rp = (n1 * cos_t - n2 * cos_i) / (n1 * cos_t + n2 * cos_i);
-    0.5 * (rs * rs + rp * rp)
 }
 
 #[cfg(test)]

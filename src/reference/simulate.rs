@@ -3,7 +3,7 @@
 //! shadow rays, the same path trees through mirrors and panes, the same tables —
 //! written as the same return records in the same slots.
 
-use super::path::{PathRay, PathStack};
+use super::path::{Pane, PathRay, PathStack};
 use super::{BeamBins, Bvh, Hit, ReferenceError};
 use crate::contract::{MAX_BOUNCES, MAX_TRANSPARENT, SAME_CROSSING};
 use crate::material::{MaterialClass, MaterialDb};
@@ -69,6 +69,8 @@ struct Surface {
 struct Note {
     t: f32,
     reflectance: f32,
+    /// One-way share the crossing passes at its incidence.
+    transmission: f32,
     instance: u32,
     material: u32,
 }
@@ -342,7 +344,15 @@ impl CpuSimulator {
         let m = &self.tables.materials[s.material as usize];
         match s.kind {
             SurfaceKind::Mirror => stack.push_mirror(p, h.t, s.normal, m.mirror_reflectance),
-            SurfaceKind::Glass => stack.push_glass(p, h.t, s.normal, h.front_face, m),
+            SurfaceKind::Glass => {
+                let cos = (-p.dir).dot(s.normal).clamp(0.0, 1.0);
+                let pane = Pane {
+                    material: m,
+                    reflection: self.tables.pane_reflection(s.material, cos),
+                    transmission: self.tables.pane_transmission(s.material, cos),
+                };
+                stack.push_glass(p, h.t, s.normal, h.front_face, pane);
+            }
             SurfaceKind::Returns | SurfaceKind::Absorbed => {}
         }
     }
@@ -370,6 +380,7 @@ impl CpuSimulator {
             let note = Note {
                 t: h.t,
                 reflectance: self.tables.reflectance(g.material, cos),
+                transmission: self.tables.pane_transmission(g.material, cos.abs()),
                 instance: h.instance,
                 material: g.material,
             };
@@ -381,10 +392,10 @@ impl CpuSimulator {
 
     /// Two-way transmission of the noted transparent surfaces nearer than `t`.
     fn transmission_before(&self, notes: &[Note], t: f32) -> f32 {
-        notes.iter().filter(|n| n.t < t).fold(1.0f32, |acc, n| {
-            let one_way = self.tables.materials[n.material as usize].transmission;
-            acc * one_way * one_way
-        })
+        notes
+            .iter()
+            .filter(|n| n.t < t)
+            .fold(1.0f32, |acc, n| acc * n.transmission * n.transmission)
     }
 
     /// The return of a surface at distance `t` along ray `p` (opaque or transparent

@@ -500,8 +500,37 @@ pub(crate) fn ouster_within_bounds(family: Ouster, channels: u32, columns: u32, 
         &d,
         f,
     );
-    sensor.detection.reference_range *= ouster_dwell_range(family, columns, f);
+    let dwell = ouster_dwell_range(family, columns, f);
+    sensor.detection.reference_range *= dwell;
+    if let Some((reflectance, range)) = ouster_sun_figure(family) {
+        sensor.detector.ambient_k = sun_coupling(&sensor.detection, reflectance, range * dwell);
+    }
     sensor
+}
+
+/// The Ouster rev 06 sheets' ranges in full sun: "Range (10 % Lambertian reflectivity,
+/// 1024 @ 10 Hz mode) … @ > 50 % detection probability, 100 klx sunlight" — OS0 20 m,
+/// OS1 55 m (datasheet-rev06-v2p4-os0, -os1, optical performance). Their 80 % figures
+/// (OS0 50 m, OS1 120 m) are what the model is checked against. The OS2 sheets we have
+/// quote no range in sunlight: its sun coupling is left at 0.
+fn ouster_sun_figure(family: Ouster) -> Option<(f32, f32)> {
+    match family {
+        Ouster::Os0 => Some((0.10, 20.0)),
+        Ouster::Os1 => Some((0.10, 55.0)),
+        Ouster::Os2 => None,
+    }
+}
+
+/// The ambient factor k of the noise floor T + k·√A_b (paper 000 §II-A: the sun's
+/// background is shot noise, its σ grows as √A) that makes a Lambertian target of
+/// `reflectance` lit head-on by a full sun (irradiance 1 = 100 klx, so A_b =
+/// `reflectance`) reach `range` at half detection, where the night's threshold is
+/// `detection`'s: reflectance/range² = T + k·√reflectance.
+fn sun_coupling(detection: &Detection, reflectance: f32, range: f32) -> f32 {
+    let night = detection.reference_reflectance
+        / (detection.reference_range * detection.reference_range);
+    let in_sun = reflectance / (range * range);
+    ((in_sun - night) / reflectance.sqrt()).max(0.0)
 }
 
 /// How far a lidar mode reaches against the mode the sheet's range is given for

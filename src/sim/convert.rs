@@ -53,7 +53,7 @@ pub(super) fn gpu_material(m: &MaterialEntry) -> GpuMaterial {
         mirror_reflectance: m.mirror_reflectance,
         ior: m.ior,
         reflectance_normal: m.reflectance_normal,
-        pad0: 0,
+        pane_offset: m.pane_offset,
     }
 }
 

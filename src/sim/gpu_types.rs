@@ -84,7 +84,8 @@ pub struct GpuMaterial {
     pub ior: f32,
     /// F0 of a pane (transparent class).
     pub reflectance_normal: f32,
-    pub pad0: u32,
+    /// First sample of the pane's transmission table, followed by its reflection table.
+    pub pane_offset: u32,
 }
 
 #[repr(C)]
@@ -474,7 +475,7 @@ pub fn trace_layouts() -> Vec<HostLayout> {
                 mirror_reflectance,
                 ior,
                 reflectance_normal,
-                pad0
+                pane_offset
             ]
         ),
         subray_record_layout(),

@@ -163,19 +163,6 @@ fn mirror_with_single_bounce_reports_only_itself() {
     }
 }
 
-/// Fresnel's reflectance of unpolarised light from index n1 into n2 (1 beyond the
-/// critical angle).
-fn fresnel(cos_i: f32, n1: f32, n2: f32) -> f32 {
-    let sin_t = n1 / n2 * (1.0 - cos_i * cos_i).sqrt();
-    if sin_t >= 1.0 {
-        return 1.0;
-    }
-    let cos_t = (1.0 - sin_t * sin_t).sqrt();
-    let rs = (n1 * cos_i - n2 * cos_t) / (n1 * cos_i + n2 * cos_t);
-    let rp = (n1 * cos_t - n2 * cos_i) / (n1 * cos_t + n2 * cos_i);
-    0.5 * (rs * rs + rp * rp)
-}
-
 /// glass_solid (configs/materials.yaml).
 const N_GLASS: f32 = 1.51;
 const T_GLASS: f32 = 0.90;
@@ -260,6 +247,36 @@ fn glass_slab_answers_with_its_fresnel_return_and_reflects_its_share() {
         "reflected R {} expected {expected}",
         reflectance(mirrored)
     );
+}
+
+#[test]
+fn a_thin_pane_passes_one_minus_its_fresnel_reflection_at_every_bounce_count() {
+    // glass (configs/materials.yaml): a thin pane of F0 0.04 (n = 1.5) passing 0.90
+    // head on, at x = 8 before a 10 % wall at x = 10, wide enough for 85°. Each face
+    // reflects Fresnel's F(θ); the pane passes (1 − F)/(1 + F) of what reaches it,
+    // less its bulk absorption τ^(1/cos θt), τ = 0.90·1.04/0.96; the wall behind reads
+    // 0.1·cos θ times that, out and back — whether the ray splits at the pane or not.
+    let beams = grid((0.0, 85.0), (0.0, 0.0), 5.0);
+    for max_bounces in [1, 3] {
+        let (slots, recs) = records("glass_wall:size=400", &beams, max_bounces);
+        for (b, beam) in beams.iter().enumerate() {
+            let c = beam.direction().x;
+            let deg = c.acos().to_degrees();
+            let rs = of_beam(&recs, slots, b);
+            let wall = rs
+                .iter()
+                .find(|r| (r.range - 10.0 / c).abs() < 1e-2)
+                .unwrap_or_else(|| panic!("{deg:.0}°, {max_bounces} bounces: no wall: {rs:?}"));
+            let through = glass_pane_transmission(c);
+            let want = 0.1 * c * through * through;
+            assert!(
+                (reflectance(wall) - want).abs() < 0.01 * want,
+                "{deg:.0}°, {max_bounces} bounces: wall R {} want {want} (Fresnel-blind: {})",
+                reflectance(wall),
+                0.1 * c * 0.81
+            );
+        }
+    }
 }
 
 /// Whether two records of one slot agree: both empty, or the same surface met by the

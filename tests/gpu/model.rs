@@ -1103,8 +1103,8 @@ fn glass_dims_a_ray_through_a_shared_edge_or_vertex_once() {
     // The glass_wall pane at 8 m is a 4 × 4 grid of 5 m cells (vertices at y, z = 0, ±5,
     // ±10). Thin rays through its centre vertex, through the shared edges y = 0 and
     // z = 0, and (control) inside a cell hit the 10 % wall 2 m behind it through one
-    // pane: R_app = 0.90²·0.10·cos θ (one-way transmission 0.90, configs/materials.yaml),
-    // however many of the pane's triangles the crossing point belongs to.
+    // pane: R_app = T(θ)²·0.10·cos θ (the thin pane's Fresnel transmission, 0.90 head
+    // on: `glass_pane_transmission`), however many of the pane's triangles the crossing point belongs to.
     let scene = procedural("glass_wall:distance=8");
     let across = (2.5f32 / 8.0).atan().to_degrees();
     let beams = vec![
@@ -1127,7 +1127,7 @@ fn glass_dims_a_ray_through_a_shared_edge_or_vertex_once() {
                 (e[1].range - 10.0 / cos).abs() < 0.01,
                 "{who} beam {b}: {e:?}"
             );
-            let want = 0.90 * 0.90 * 0.10 * cos;
+            let want = glass_pane_transmission(cos).powi(2) * 0.10 * cos;
             assert!(
                 (e[1].reflectance - want).abs() < 0.01 * want,
                 "{who} beam {b}: wall R_app {} want {want}",

@@ -172,6 +172,30 @@ pub fn procedural(spec: &str) -> Scene {
     beamtrace::job::procedural_scene(spec).expect("procedural scene")
 }
 
+/// Fresnel's reflectance of unpolarised light from index n1 into n2 (1 beyond the
+/// critical angle).
+pub fn fresnel(cos_i: f32, n1: f32, n2: f32) -> f32 {
+    let sin_t = n1 / n2 * (1.0 - cos_i * cos_i).sqrt();
+    if sin_t >= 1.0 {
+        return 1.0;
+    }
+    let cos_t = (1.0 - sin_t * sin_t).sqrt();
+    let rs = (n1 * cos_i - n2 * cos_t) / (n1 * cos_i + n2 * cos_t);
+    let rp = (n1 * cos_t - n2 * cos_i) / (n1 * cos_t + n2 * cos_i);
+    0.5 * (rs * rs + rp * rp)
+}
+
+/// One-way transmission of the bundled thin `glass` (configs/materials.yaml: F0 0.04,
+/// so n = 1.5, and 0.90 head on) at incidence cos θ: its faces pass (1 − F)/(1 + F)
+/// of Fresnel's F (the incoherent sum over the reflections between them), its bulk
+/// τ^(1/cos θt) with τ = 0.90·1.04/0.96 (Beer–Lambert along the refracted path).
+pub fn glass_pane_transmission(cos_i: f32) -> f32 {
+    let f = fresnel(cos_i, 1.0, 1.5);
+    let cos_t = (1.0 - (1.0 - cos_i * cos_i) / 2.25).sqrt();
+    let tau = 0.90f32 * 1.04 / 0.96;
+    (1.0 - f) / (1.0 + f) * tau.powf(1.0 / cos_t)
+}
+
 /// R(θ) the record implies for a whole (weight 1) sub-ray: s·r².
 pub fn reflectance(r: &SubRayRecord) -> f32 {
     r.signal * r.range * r.range

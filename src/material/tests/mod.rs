@@ -383,7 +383,8 @@ fn class_parameters_are_required_and_checked() {
     let energy = parse_err(&format!(
         "{HEAD}  a: {{ class: transparent, reflectance_normal: 0.2, transmission: 0.9, source: t }}\n"
     ));
-    assert!(energy.contains("exceeds 1"), "{energy}");
+    // F0 0.2: the faces reflect 2·0.2/1.2, so at most 0.8/1.2 = 0.667 passes.
+    assert!(energy.contains("exceeds 0.6667"), "{energy}");
     let absorber = parse_err(&format!(
         "{HEAD}  a: {{ class: absorbent, reflectance: 0.1, source: t }}\n"
     ));
@@ -514,4 +515,95 @@ fn unknown_material_lists_known_ones() {
         err.contains("unobtanium") && err.contains("asphalt"),
         "{err}"
     );
+}
+
+/// Unpolarised Fresnel reflectance from air into index `n` at incidence `deg`, written
+/// out from the s and p amplitudes (Born & Wolf §1.5.2) for the tests below.
+fn fresnel_air(deg: f32, n: f32) -> f32 {
+    let (si, ci) = (deg.to_radians().sin(), deg.to_radians().cos());
+    let st = si / n;
+    let ct = (1.0 - st * st).sqrt();
+    let rs = (ci - n * ct) / (ci + n * ct);
+    let rp = (ct - n * ci) / (ct + n * ci);
+    (rs * rs + rp * rp) / 2.0
+}
+
+#[test]
+fn a_thin_pane_passes_what_fresnel_leaves_at_every_angle() {
+    // A lossless thin pane of n = 1.5 (F0 = 0.04) passes (1 − F)/(1 + F) and reflects
+    // 2F/(1 + F): the incoherent sum over the reflections between its two faces.
+    let lossless = (1.0 - 0.04) / (1.0 + 0.04);
+    let text = format!(
+        "{HEAD}  a: {{ class: transparent, reflectance_normal: 0.04, transmission: {lossless}, source: t }}\n"
+    );
+    let db = MaterialDb::from_text(&text, Path::new("m.yaml")).expect("database");
+    let pane = mat(&db, "a");
+    for deg in (0..=85).step_by(5).map(|d| d as f32) {
+        let f = fresnel_air(deg, 1.5);
+        let (t, r) = (
+            pane.pane_transmission(cos_deg(deg)),
+            pane.pane_reflection(cos_deg(deg)),
+        );
+        assert!((t - (1.0 - f) / (1.0 + f)).abs() < 1e-5, "{deg}°: T {t}");
+        assert!((r - 2.0 * f / (1.0 + f)).abs() < 1e-5, "{deg}°: R {r}");
+        assert!((t + r - 1.0).abs() < 1e-5, "{deg}°: T + R = {}", t + r);
+    }
+    // Brewster's angle, atan 1.5: only the s wave reflects, Rs = sin²(θi − θt)/sin²(θi + θt).
+    let b = 1.5f32.atan();
+    let t_b = (b.sin() / 1.5).asin();
+    let rs = ((b - t_b).sin() / (b + t_b).sin()).powi(2);
+    let f = rs / 2.0;
+    assert!((pane.pane_reflection(b.cos()) - 2.0 * f / (1.0 + f)).abs() < 1e-5);
+}
+
+#[test]
+fn bundled_glass_absorbs_along_its_path_and_passes_its_sheet_value_head_on() {
+    // configs/materials.yaml: glass passes 0.90 at normal incidence. Off normal, the
+    // faces pass (1 − F)/(1 + F) and the bulk τ^(1/cos θt), τ = 0.90/(0.96/1.04).
+    let db = db();
+    let glass = mat(&db, "glass");
+    assert!((glass.pane_transmission(1.0) - 0.90).abs() < 1e-5);
+    let tau = 0.90f32 / (0.96 / 1.04);
+    for deg in [30.0f32, 60.0, 70.0, 80.0] {
+        let f = fresnel_air(deg, 1.5);
+        let cos_t = (1.0 - (deg.to_radians().sin() / 1.5).powi(2)).sqrt();
+        let want = (1.0 - f) / (1.0 + f) * tau.powf(1.0 / cos_t);
+        let got = glass.pane_transmission(cos_deg(deg));
+        assert!((got - want).abs() < 1e-4, "{deg}°: T {got}, want {want}");
+    }
+    // At 70° a pane passes about 20 % less than head on, not the same share.
+    assert!(glass.pane_transmission(cos_deg(70.0)) < 0.8 * 0.90);
+}
+
+#[test]
+fn no_material_sends_on_more_power_than_reaches_it() {
+    // Energy at one hit: what is scattered diffusely (the albedo, R(0°) of the diffuse
+    // part), sent on in the mirror direction (a mirror's share, a pane's reflection) and
+    // passed through (a pane's transmission) is at most what arrives, at every incidence,
+    // for every bundled material at every wavelength it has. (Glints and retroreflection
+    // redistribute the same albedo into a narrow cone; they carry no power of their own.)
+    let base = db();
+    let mut wavelengths: Vec<f32> = base.materials.iter().flat_map(|m| m.wavelengths()).collect();
+    wavelengths.sort_by(f32::total_cmp);
+    wavelengths.dedup();
+    for nm in wavelengths {
+        let db = base.for_wavelength(nm);
+        for m in &db.materials {
+            for deg in (0..90).map(|d| d as f32) {
+                let c = cos_deg(deg);
+                let diffuse = m.diffuse_reflectance_at(1.0);
+                let out =
+                    diffuse + m.mirror_reflectance + m.pane_reflection(c) + m.pane_transmission(c);
+                assert!(
+                    out <= 1.0 + 1e-6,
+                    "{} at {nm} nm, {deg}°: sends on {out} of 1 (diffuse {diffuse}, mirror {}, \
+                     pane R {}, pane T {})",
+                    m.name,
+                    m.mirror_reflectance,
+                    m.pane_reflection(c),
+                    m.pane_transmission(c)
+                );
+            }
+        }
+    }
 }
