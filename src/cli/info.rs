@@ -128,6 +128,12 @@ fn print_cw(cw: &beamtrace::sensor::CwSettings) {
     }
     let [a, b, c] = cw.phase_bias;
     println!("  phase bias: Δφ' = Δφ − ({a} L² + {b} L + {c}) rad, L the received amplitude");
+    if cw.bias_saturation > 0.0 {
+        println!(
+            "    held at L = {} (the receiver saturates: nearer, brighter surfaces shift no farther)",
+            cw.bias_saturation
+        );
+    }
 }
 
 fn kernel_text(k: &BeamKernel) -> String {

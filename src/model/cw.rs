@@ -115,7 +115,11 @@ pub fn measure(
             } => dft_phase(z, samples, sample_noise * threshold, draws, i),
         };
         let [a, b, c] = cw.phase_bias;
-        phases[i] = (measured - (a * l * l + b * l + c)).rem_euclid(std::f64::consts::TAU);
+        let lb = match cw.bias_saturation {
+            s if s > 0.0 => l.min(s),
+            _ => l,
+        };
+        phases[i] = (measured - (a * lb * lb + b * lb + c)).rem_euclid(std::f64::consts::TAU);
     }
     Some(CwMeasurement {
         range: unwrap(phases, cw, max_range),
@@ -257,6 +261,7 @@ mod tests {
             frequencies_hz: CwSettings::URG_04LX_FREQUENCIES_HZ,
             sampling,
             phase_bias: [0.0; 3],
+            bias_saturation: 0.0,
         }
     }
 

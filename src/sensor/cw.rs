@@ -24,6 +24,9 @@ pub struct CwSettings {
     pub sampling: CwSampling,
     /// a, b, c of the phase bias a L² + b L + c (rad; L in signal units).
     pub phase_bias: [f64; 3],
+    /// The received amplitude L (signal units) past which the bias stops growing: the
+    /// receiver saturates, so nearer or brighter surfaces shift no farther (0: never).
+    pub bias_saturation: f64,
 }
 
 impl CwSettings {
@@ -49,7 +52,10 @@ impl CwSettings {
     /// there) and about a millimetre for a white target at 1 m. Its phase bias, b = −0.01
     /// rad per unit of received amplitude, puts a white surface at 0.5 m 1.8 cm farther
     /// than a black one beside it (paper 002 Fig. 1's staircase); an illustrative value
-    /// where no published calibration exists — fit a real unit's.
+    /// where no published calibration exists — fit a real unit's. The bias stops growing
+    /// at L = 4 (a white target at 0.47 m): 2.1 cm at most, inside the sheet's ±30 mm
+    /// accuracy from its 20 mm minimum range to 1 m (URG-04LX specification); without
+    /// the limit a white wall at 6 cm would read 1.3 m too far.
     pub const URG_04LX: CwSettings = CwSettings {
         frequencies_hz: Self::URG_04LX_FREQUENCIES_HZ,
         sampling: CwSampling::Dft {
@@ -57,6 +63,7 @@ impl CwSettings {
             sample_noise: 0.3,
         },
         phase_bias: [0.0, -0.01, 0.0],
+        bias_saturation: 4.0,
     };
 
     /// Checks every value; `max_range` must lie within the unambiguous range.
@@ -94,6 +101,7 @@ impl CwSettings {
         for (i, c) in self.phase_bias.iter().enumerate() {
             super::domain::PHASE_BIAS.check(&format!("cw.phase_bias[{i}]"), *c)?;
         }
+        super::domain::BIAS_SATURATION.check("cw.bias_saturation", self.bias_saturation)?;
         Ok(())
     }
 }

@@ -128,6 +128,8 @@ pub const CW_SAMPLES: Domain = Domain::closed(3.0, 4096.0, "");
 pub const CW_SAMPLE_NOISE: Domain = Domain::closed(0.0, 1000.0, "");
 /// Phase-bias polynomial coefficients (rad per power of the amplitude).
 pub const PHASE_BIAS: Domain = Domain::closed(-1000.0, 1000.0, "");
+/// The amplitude past which a CW receiver's phase bias stops growing (signal units).
+pub const BIAS_SATURATION: Domain = Domain::closed(0.0, 1e6, "");
 /// A Lambertian reflectance (datasheet pairs).
 pub const REFLECTANCE: Domain = Domain::above(0.0, 1.0, "");
 /// A datasheet pair's range (m).

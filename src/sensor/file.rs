@@ -82,6 +82,8 @@ struct CwSpec {
     sample_noise: Option<f32>,
     /// a, b, c of Δφ' = Δφ − (aL² + bL + c) (rad).
     phase_bias: Option<[f64; 3]>,
+    /// The received amplitude past which the bias stops growing (0: never).
+    bias_saturation: Option<f64>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -543,6 +545,9 @@ fn cw_from(mut cw: CwSettings, s: CwSpec) -> CwSettings {
     }
     if let Some(b) = s.phase_bias {
         cw.phase_bias = b;
+    }
+    if let Some(l) = s.bias_saturation {
+        cw.bias_saturation = l;
     }
     let (old_samples, old_noise) = match cw.sampling {
         CwSampling::Dft {

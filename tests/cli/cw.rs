@@ -112,6 +112,23 @@ fn the_phase_bias_puts_a_dark_surface_nearer_than_a_bright_one() {
 }
 
 #[test]
+fn a_white_wall_reads_within_the_sheet_s_accuracy_from_its_minimum_range() {
+    // URG-04LX specification: accuracy ±30 mm from 20 mm to 1 m on white Kent paper
+    // (90 % here). The preset as it comes (sample noise, phase bias), straight ahead.
+    for d in [0.03, 0.06, 0.1, 0.3, 0.6, 1.0] {
+        let dir = tempfile::tempdir().unwrap();
+        let scene = format!("wall:distance={d},material=lambertian_90");
+        let cloud = scan(dir.path(), &scene, "urg-04lx", &[]);
+        let r = range_of(&cloud, AHEAD);
+        assert!(
+            (r - d).abs() <= 0.030,
+            "a white wall at {d} m reads {r:.4} m: {:+.1} mm, sheet ±30 mm",
+            (r - d) * 1e3
+        );
+    }
+}
+
+#[test]
 fn the_preset_s_sample_noise_spreads_weak_returns_more_than_strong_ones() {
     // σ per sample = 0.3 × the threshold (0.9/4²): the range σ ≈ 0.3·T·√(2/30)/a ·
     // c/(4π f1), 2.2 mm for a 90 % wall at 1 m (a = 0.9) and 20 mm for 10 % at 1 m.
