@@ -17,8 +17,7 @@ mod wavelength;
 
 pub use ir::{
     fresnel_dielectric, interpolate_angle_table, IrMaterial, MaterialClass, SpecularLobe,
-    WavelengthValues,
-    ANGLE_TABLE_BINS, ANGLE_TABLE_STEP_DEG,
+    WavelengthValues, ANGLE_TABLE_BINS, ANGLE_TABLE_STEP_DEG,
 };
 pub use schema::{DEFAULT_LOBE_EXPONENT, DEFAULT_SPECULAR_GAIN};
 pub use wavelength::WAVELENGTH_MATCH_NM;

@@ -393,7 +393,7 @@ mod tests {
         assert_eq!(t.materials.len(), db.materials.len());
         assert_eq!(
             t.reflectance.len(),
-            2 * db.materials.len() * (REFLECTANCE_STEPS as usize + 1)
+            4 * db.materials.len() * (REFLECTANCE_STEPS as usize + 1)
         );
         assert!(!t.texels.is_empty() && t.texels.len().is_multiple_of(4));
     }

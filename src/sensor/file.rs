@@ -298,7 +298,7 @@ fn generic_sensor(name: String, p: Pattern, frame_rate: f32) -> Sensor {
             div_v: GENERIC.divergence,
         },
         subrays: GENERIC.subrays,
-        sampling: Sampling::Grid,
+        sampling: Sampling::Stratified,
         detector: Detector::default(),
         cw: None,
         max_bounces: 1,

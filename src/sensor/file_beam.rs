@@ -4,7 +4,7 @@
 //! beam:
 //!   kernel: { type: gaussian, divergence_deg: [0.18, 0.18] }   # full angles at 1/e²
 //!   subrays: 64
-//!   sampling: grid            # grid | stratified | importance
+//!   sampling: stratified      # stratified (default) | grid | importance
 //! detector:
 //!   pulse_duration_ns: 5
 //!   range_resolution_m: 0.05

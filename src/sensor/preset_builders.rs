@@ -139,7 +139,7 @@ fn assemble(name: &str, p: patterns::Pattern, d: &Defaults, frame_rate: f32) -> 
         },
         kernel: d.beam.0.clone(),
         subrays: d.beam.1,
-        sampling: Sampling::Grid,
+        sampling: Sampling::Stratified,
         detector: Detector {
             noise: d.noise,
             saturation: SATURATION,
@@ -527,8 +527,8 @@ fn ouster_sun_figure(family: Ouster) -> Option<(f32, f32)> {
 /// `reflectance`) reach `range` at half detection, where the night's threshold is
 /// `detection`'s: reflectance/range² = T + k·√reflectance.
 fn sun_coupling(detection: &Detection, reflectance: f32, range: f32) -> f32 {
-    let night = detection.reference_reflectance
-        / (detection.reference_range * detection.reference_range);
+    let night =
+        detection.reference_reflectance / (detection.reference_range * detection.reference_range);
     let in_sun = reflectance / (range * range);
     ((in_sun - night) / reflectance.sqrt()).max(0.0)
 }

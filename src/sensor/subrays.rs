@@ -78,10 +78,44 @@ impl BeamKernel {
         }
         let raster = Raster::new(self)?;
         Ok(match mode {
-            Sampling::Grid => raster.cells(n, true),
-            Sampling::Stratified => raster.cells(n, false),
+            Sampling::Grid => raster.cells(n, false),
+            Sampling::Stratified => raster.cells(n, true),
             Sampling::Importance => raster.importance(n),
         })
+    }
+}
+
+/// The width of the uniform window, centred on a cell's centre of mass `mean`, whose
+/// spread is the cell's power's (second moment `second`): √12·σ, so that the jittered
+/// sub-ray's mean and variance are the cell's and an edge crossing the cell is covered
+/// in proportion to the power beyond it to second order — where a window over the whole
+/// cell would spread a peaked cell's power out to its far edges. Kept inside the cell.
+fn jitter_window(mean: f64, second: f64, (lo, hi): (f64, f64)) -> f64 {
+    let sigma = (second - mean * mean).max(0.0).sqrt();
+    let reach = 2.0 * (mean - lo).min(hi - mean).max(0.0);
+    (12f64.sqrt() * sigma).min(reach)
+}
+
+impl BeamKernel {
+    /// The n cells `grid` and `stratified` sampling use for a kernel sampled as a whole
+    /// (not a core + halo): (h0, h1, v0, v1) each, in the sub-rays' order.
+    pub fn cell_bounds(&self, n: u32) -> Result<Vec<[f64; 4]>, SensorError> {
+        self.validate()?;
+        let raster = Raster::new(self)?;
+        let rows = grid_rows(n);
+        let ny = rows.len();
+        let mut out = Vec::with_capacity(n as usize);
+        for (r, &cols) in rows.iter().enumerate() {
+            let (ja, jb) = (r * raster.nv / ny, (r + 1) * raster.nv / ny);
+            for c in 0..cols as usize {
+                let (ia, ib) = (
+                    c * raster.nh / cols as usize,
+                    (c + 1) * raster.nh / cols as usize,
+                );
+                out.push([raster.eh[ia], raster.eh[ib], raster.ev[ja], raster.ev[jb]]);
+            }
+        }
+        Ok(out)
     }
 }
 
@@ -255,51 +289,61 @@ impl Raster {
         })
     }
 
-    fn cells(&self, n: u32, centroid: bool) -> Vec<SubRaySample> {
+    /// The n cells' sub-rays: at each cell's centre of mass with its mass as weight;
+    /// `jitter`: with the uniform window that has the cell's spread of power
+    /// ([`jitter_window`]).
+    fn cells(&self, n: u32, jitter: bool) -> Vec<SubRaySample> {
         let rows = grid_rows(n);
         let ny = rows.len();
         let mut out = Vec::with_capacity(n as usize);
         let (nh, nv) = (self.nh, self.nv);
-        let mut col_mass = vec![0.0; nh];
-        let mut col_vmom = vec![0.0; nh];
+        // Per raster column, within the row band: mass, and its first and second
+        // moments in Δv.
+        let mut col = vec![[0.0f64; 3]; nh];
         for (r, &cols) in rows.iter().enumerate() {
             let ja = r * nv / ny;
             let jb = (r + 1) * nv / ny;
-            col_mass.iter_mut().for_each(|x| *x = 0.0);
-            col_vmom.iter_mut().for_each(|x| *x = 0.0);
+            col.iter_mut().for_each(|x| *x = [0.0; 3]);
             for j in ja..jb {
                 let row = &self.mass[j * nh..(j + 1) * nh];
-                for i in 0..nh {
-                    col_mass[i] += row[i];
-                    col_vmom[i] += row[i] * self.mv[j];
+                let v = self.mv[j];
+                for (c, &m) in col.iter_mut().zip(row) {
+                    c[0] += m;
+                    c[1] += m * v;
+                    c[2] += m * v * v;
                 }
             }
             let cols = cols as usize;
             for c in 0..cols {
                 let ia = c * nh / cols;
                 let ib = (c + 1) * nh / cols;
-                let m: f64 = col_mass[ia..ib].iter().sum();
+                let cell = &col[ia..ib];
+                let m: f64 = cell.iter().map(|x| x[0]).sum();
                 let (h_lo, h_hi) = (self.eh[ia], self.eh[ib]);
                 let (v_lo, v_hi) = (self.ev[ja], self.ev[jb]);
-                let (mut dh, mut dv) = (0.5 * (h_lo + h_hi), 0.5 * (v_lo + v_hi));
-                if centroid && m > 0.0 {
-                    let hm: f64 = (ia..ib).map(|i| col_mass[i] * self.mh[i]).sum();
-                    let vm: f64 = col_vmom[ia..ib].iter().sum();
-                    dh = hm / m;
-                    dv = vm / m;
-                }
-                let (jh, jv) = if centroid {
-                    (0.0, 0.0)
-                } else {
-                    (h_hi - h_lo, v_hi - v_lo)
-                };
-                out.push(SubRaySample {
-                    dh: dh as f32,
-                    dv: dv as f32,
+                let mut sample = SubRaySample {
+                    dh: (0.5 * (h_lo + h_hi)) as f32,
+                    dv: (0.5 * (v_lo + v_hi)) as f32,
                     weight: m as f32,
-                    jitter_h: jh as f32,
-                    jitter_v: jv as f32,
-                });
+                    jitter_h: 0.0,
+                    jitter_v: 0.0,
+                };
+                if m > 0.0 {
+                    let h1: f64 = (ia..ib).map(|i| col[i][0] * self.mh[i]).sum::<f64>() / m;
+                    let h2: f64 = (ia..ib)
+                        .map(|i| col[i][0] * self.mh[i].powi(2))
+                        .sum::<f64>()
+                        / m;
+                    let v1 = cell.iter().map(|x| x[1]).sum::<f64>() / m;
+                    let v2 = cell.iter().map(|x| x[2]).sum::<f64>() / m;
+                    sample.dh = h1 as f32;
+                    sample.dv = v1 as f32;
+                    if jitter {
+                        sample.jitter_h = jitter_window(h1, h2, (h_lo, h_hi)) as f32;
+                        sample.jitter_v = jitter_window(v1, v2, (v_lo, v_hi)) as f32;
+                    }
+                }
+                out.push(sample);
             }
         }
         out

@@ -386,6 +386,9 @@ fn urg_with(bias: [f64; 3], sample_noise: f32) -> Sensor {
         sample_noise,
     };
     urg.cw = Some(cw);
+    // Fixed sub-rays: the scan and the fit's simulations then see one footprint, and
+    // the residuals are the sample noise alone, which the tolerances below are sized to.
+    urg.sampling = crate::sensor::Sampling::Grid;
     urg
 }
 

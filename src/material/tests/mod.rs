@@ -583,7 +583,11 @@ fn no_material_sends_on_more_power_than_reaches_it() {
     // for every bundled material at every wavelength it has. (Glints and retroreflection
     // redistribute the same albedo into a narrow cone; they carry no power of their own.)
     let base = db();
-    let mut wavelengths: Vec<f32> = base.materials.iter().flat_map(|m| m.wavelengths()).collect();
+    let mut wavelengths: Vec<f32> = base
+        .materials
+        .iter()
+        .flat_map(|m| m.wavelengths())
+        .collect();
     wavelengths.sort_by(f32::total_cmp);
     wavelengths.dedup();
     for nm in wavelengths {

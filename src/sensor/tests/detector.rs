@@ -421,7 +421,7 @@ fn presets_have_valid_beams_and_detectors() {
     }
     let d = default_sensor();
     assert!(matches!(d.kernel, BeamKernel::CoreHalo { .. }));
-    assert_eq!((d.subrays, d.sampling), (16, Sampling::Grid));
+    assert_eq!((d.subrays, d.sampling), (16, Sampling::Stratified));
 }
 
 /// The presets' range noise against their sheets: VLP-16 ±3 cm, HDL-32E ±2 cm typical
