@@ -47,6 +47,8 @@ class Simulator:
     scenario:    a scenario YAML file (vehicle track, object keyframes, weather).
     thin:        one ray per beam instead of the beam's sub-rays (faster; no footprint).
     ideal:       no measurement noise.
+    return_mode: the return mode instead of the sensor's default ("strongest", "last",
+                 "dual", …, as ``run --return-mode``); one the device lacks is an error.
     seed:        seed of the noise; same seed, same bytes.
     sun:         True (the default sun, azimuth 135°, elevation 45°), False (night), or
                  (azimuth_deg, elevation_deg[, irradiance]).
@@ -75,6 +77,7 @@ class Simulator:
         scenario: Optional[str] = None,
         thin: bool = False,
         ideal: bool = False,
+        return_mode: Optional[str] = None,
         seed: int = 0,
         sun: Union[bool, Sequence[float]] = True,
         weather: Optional[str] = None,
@@ -99,6 +102,7 @@ class Simulator:
             scenario=_path(scenario),
             thin=bool(thin),
             ideal=bool(ideal),
+            return_mode=return_mode,
             seed=int(seed),
             sun=_sun(sun),
             night=sun is False,

@@ -53,6 +53,7 @@ class Simulator:
         scenario: Optional[str] = None,
         thin: bool = False,
         ideal: bool = False,
+        return_mode: Optional[str] = None,
         seed: int = 0,
         sun: Union[bool, Sequence[float]] = True,
         weather: Optional[str] = None,

@@ -82,9 +82,9 @@ fn sun_of(sun: Option<(f32, f32, f32)>, night: bool) -> PyResult<Option<Sun>> {
 #[pymethods]
 impl NativeSession {
     #[new]
-    #[pyo3(signature = (*, scene, sensor, rig, scenario, thin, ideal, seed, sun, night,
-        weather, materials, material_map, strict_materials, fields, world, position,
-        yaw_deg, device, validate, allow_outside_paths))]
+    #[pyo3(signature = (*, scene, sensor, rig, scenario, thin, ideal, return_mode, seed,
+        sun, night, weather, materials, material_map, strict_materials, fields, world,
+        position, yaw_deg, device, validate, allow_outside_paths))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -94,6 +94,7 @@ impl NativeSession {
         scenario: Option<PathBuf>,
         thin: bool,
         ideal: bool,
+        return_mode: Option<String>,
         seed: u64,
         sun: Option<(f32, f32, f32)>,
         night: bool,
@@ -125,6 +126,7 @@ impl NativeSession {
             seed,
             ideal,
             thin,
+            return_mode,
             device,
             validate,
             position: Vec3::from(position),

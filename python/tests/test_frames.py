@@ -110,3 +110,14 @@ def test_a_rigs_frames_in_flight_keep_each_sensor_to_its_time(cli):
     for k, (_, frames) in enumerate(seen):
         for name, frame in frames.items():
             assert_same_bits(frame, read_pcd(out / name / f"frame_{k:06d}.pcd"))
+
+
+def test_a_return_mode_equals_run_with_it(cli):
+    # An Ouster's firmware default is single return; dual is its other profile.
+    with beamtrace.Simulator(sensor="os1-64", thin=True, return_mode="dual") as sim:
+        frame = sim.frame()
+    out = cli("--sensor", "os1-64", "--thin", "--return-mode", "dual")
+    assert_same_bits(frame, read_pcd(out / "frame_000000.pcd"))
+    assert frame["return_count"].max() == 2
+    with pytest.raises(beamtrace.Error, match="last"):
+        beamtrace.Simulator(sensor="os1-64", thin=True, return_mode="last")

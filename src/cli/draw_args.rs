@@ -36,7 +36,7 @@ pub(super) struct SimArgs {
     /// Seed of the random draws (noise).
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
-    /// No measurement noise.
+    /// No measurement noise, sub-rays fixed on their grid.
     #[arg(long)]
     pub ideal: bool,
     /// One ray per beam instead of the beam's sub-rays (faster).

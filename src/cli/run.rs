@@ -52,7 +52,8 @@ pub(super) struct SimArgs {
     #[arg(long, default_value_t = 0)]
     seed: u64,
     /// No measurement noise: the sensor's range jitter, amplitude noise, detection
-    /// roll-off and false alarms off (every seed gives the same points).
+    /// roll-off and false alarms off, and the sub-rays fixed on their grid instead of
+    /// jittered per frame (every seed gives the same points).
     #[arg(long)]
     ideal: bool,
     /// One ray per beam along its centre instead of the beam's sub-rays: faster, but

@@ -16,6 +16,8 @@ pub struct BeamDesc {
     pub time: f32,
     /// Distance of the beam's origin from the sensor origin (m).
     pub origin_offset: f32,
+    /// Azimuth of the beam's origin seen from the spin axis (rad; 0 when on it).
+    pub origin_azimuth: f32,
 }
 
 /// The sensor's beams as the writers see them: each beam's ring ranks by elevation and,
@@ -33,8 +35,23 @@ pub struct BeamLayout {
 struct Grid {
     rings: usize,
     columns: usize,
-    /// Per beam: its column.
+    /// Per beam: its column in its ring's firing order (time, then decreasing azimuth).
     column: Vec<usize>,
+    /// Per beam: its column by where it points — on a full turn, ring by ring the
+    /// firing column shifted by the ring's azimuth offset in whole columns (Ouster's
+    /// `pixel_shift_by_row`, so that the rows are destaggered as ouster-sdk's
+    /// `destagger` and ouster-ros lay them out); elsewhere the firing column.
+    aligned: Vec<usize>,
+}
+
+impl Grid {
+    /// A beam's column in `style`: ring rows are destaggered, firing rows are not.
+    fn column_of(&self, beam: usize, style: GridStyle) -> usize {
+        match style {
+            GridStyle::RingRows => self.aligned[beam],
+            GridStyle::FiringRows => self.column[beam],
+        }
+    }
 }
 
 impl BeamLayout {
@@ -47,6 +64,7 @@ impl BeamLayout {
                 elevation: b.elevation,
                 time: b.time,
                 origin_offset: b.origin.length(),
+                origin_azimuth: b.origin.y.atan2(b.origin.x),
             })
             .collect();
         BeamLayout::new(beams, sensor.columns)
@@ -129,8 +147,9 @@ fn ring_ranks(beams: &[BeamDesc]) -> Vec<Option<usize>> {
 }
 
 /// The grid the beams form: a pattern of two columns or more whose every ring holds
-/// one beam per column, each ring's beams in columns of decreasing azimuth (clockwise
-/// seen from above, the spinning sensors' order), firing order between equal azimuths.
+/// one beam per column. Each ring's beams take columns in firing order (by time, then
+/// by decreasing azimuth: clockwise seen from above, the spinning sensors' order) and,
+/// by where they point, in decreasing azimuth from +180° on a full turn.
 fn grid_of(
     beams: &[BeamDesc],
     rank: &[Option<usize>],
@@ -157,9 +176,22 @@ fn grid_of(
         ));
     }
     let mut column = vec![0; beams.len()];
+    let mut aligned = vec![0; beams.len()];
+    let by_azimuth = |a: &usize, b: &usize| beams[*b].azimuth.total_cmp(&beams[*a].azimuth);
     for ring in present {
         let mut order = ring.clone();
-        order.sort_by(|&a, &b| beams[b].azimuth.total_cmp(&beams[a].azimuth));
+        order.sort_by(by_azimuth);
+        let shift = full_turn_shift(beams, &order);
+        for (c, &i) in order.iter().enumerate() {
+            aligned[i] = (c as i64 + shift).rem_euclid(columns as i64) as usize;
+        }
+        // Firing order: by time, then by decreasing azimuth (a pattern without times).
+        order.sort_by(|a, b| {
+            beams[*a]
+                .time
+                .total_cmp(&beams[*b].time)
+                .then(by_azimuth(a, b))
+        });
         for (c, &i) in order.iter().enumerate() {
             column[i] = c;
         }
@@ -168,7 +200,27 @@ fn grid_of(
         rings,
         columns,
         column,
+        aligned,
     })
+}
+
+/// For a ring whose beams (`order`: by decreasing azimuth) turn a full circle in even
+/// steps, the whole columns that put its first beam where an unshifted ring's column 0
+/// points, +180° (the spinning patterns' column 0, Ouster's encoder angle 0): a ring
+/// pointing a clockwise of its column moves round(a / step) columns on. 0 for a
+/// partial sweep.
+fn full_turn_shift(beams: &[BeamDesc], order: &[usize]) -> i64 {
+    let n = order.len();
+    let (Some(&first), Some(&last)) = (order.first(), order.last()) else {
+        return 0;
+    };
+    let step = std::f64::consts::TAU / n as f64;
+    let span = f64::from(beams[first].azimuth) - f64::from(beams[last].azimuth);
+    if n < 2 || (span - (n - 1) as f64 * step).abs() > 0.5 * step {
+        return 0;
+    }
+    let behind = std::f64::consts::PI - f64::from(beams[first].azimuth);
+    (behind / step).round() as i64
 }
 
 /// One file's worth of an organized frame.
@@ -217,7 +269,7 @@ pub fn organize(
         let p = &cloud.points[i];
         let beam = p.beam as usize;
         let info = layout.info(p.beam).map_err(OutputError::Organize)?;
-        let col = grid.column[beam];
+        let col = grid.column_of(beam, how.style);
         let cell = match how.style {
             GridStyle::RingRows => layer * per_file + usize::from(info.ring_from_top) * width + col,
             GridStyle::FiringRows => {
@@ -305,7 +357,7 @@ fn empty_cells(
     let mut out = vec![Point::default(); cells];
     for (i, b) in layout.beams.iter().enumerate() {
         let info = layout.info[i];
-        let col = grid.column[i];
+        let col = grid.column_of(i, style);
         let p = Point {
             x: f32::NAN,
             y: f32::NAN,

@@ -570,6 +570,7 @@ mod tests {
                 elevation: 0.1 - 0.05 * (b % 4) as f32,
                 time: 0.0,
                 origin_offset: 0.015,
+                origin_azimuth: 0.0,
             })
             .collect();
         crate::output::BeamLayout::new(beams, 2)

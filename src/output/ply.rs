@@ -457,6 +457,7 @@ mod tests {
                 elevation: 0.0,
                 time: 0.0,
                 origin_offset: 0.0,
+                origin_azimuth: 0.0,
             })
             .collect();
         let layout = crate::output::BeamLayout::new(beams, 2);

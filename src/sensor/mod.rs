@@ -240,10 +240,14 @@ impl Sensor {
     }
 
     /// The same sensor without measurement noise: no range jitter, amplitude noise,
-    /// detection roll-off or false alarms, so every frame and seed gives the same points
-    /// (for tests and for reference data, not for data meant to look measured).
+    /// detection roll-off or false alarms, and fixed sub-rays (stratified sampling's
+    /// jitter per frame becomes its grid), so every frame and seed gives the same
+    /// points (for tests and for reference data, not for data meant to look measured).
     pub fn ideal(mut self) -> Self {
         self.detector.noise = Noise::default();
+        if self.sampling == Sampling::Stratified {
+            self.sampling = Sampling::Grid;
+        }
         if let Some(CwSettings {
             sampling: CwSampling::Dft { sample_noise, .. },
             ..

@@ -46,8 +46,10 @@ fn channels_of(lasers: &[Laser]) -> u32 {
 
 /// Column-major sweep: every laser fires once per column at `azimuth_deg(col)` and
 /// `time_s(col)`, offset by its own `azimuth_deg` and `delay_s`. `origin_radius` (m)
-/// puts each beam's origin on a circle around the spin axis in the beam's azimuth, as
-/// on sensors whose optics sit off the axis.
+/// puts each beam's origin on a circle around the spin axis at its column's azimuth, as
+/// on sensors whose optics sit off the axis: the lens turns with the column, and a
+/// laser's own azimuth offset is where it points through it (Ouster's beam intrinsics:
+/// the origin on the encoder angle, the direction off it by `beam_azimuth_angles`).
 /// Callers bound `lasers × columns` with [`domain::beams`] first: this allocates them.
 pub(crate) fn column_sweep(
     lasers: &[Laser],
@@ -61,7 +63,8 @@ pub(crate) fn column_sweep(
         let (column_az, t) = (azimuth_deg(col), time_s(col));
         for l in lasers {
             let az = wrap((column_az + l.azimuth_deg).to_radians());
-            let radial = Vec3::new(az.cos() as f32, az.sin() as f32, 0.0) * origin_radius;
+            let lens = column_az.to_radians();
+            let radial = Vec3::new(lens.cos() as f32, lens.sin() as f32, 0.0) * origin_radius;
             beams.push(Beam {
                 azimuth: az as f32,
                 elevation: l.elevation_deg.to_radians() as f32,

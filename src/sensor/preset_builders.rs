@@ -493,7 +493,11 @@ pub(crate) fn ouster_within_bounds(family: Ouster, channels: u32, columns: u32, 
             },
         ),
     };
-    let lasers = uniform_lasers(half, -half, channels);
+    let mut lasers = uniform_lasers(half, -half, channels);
+    for l in &mut lasers {
+        // Laser azimuths are counter-clockwise, Ouster's clockwise.
+        l.azimuth_deg = -ouster_beam_azimuth_deg(family, l.ring);
+    }
     let mut sensor = assemble(
         &ouster_name(family, channels),
         rotating(&lasers, columns, f64::from(f), radius),
@@ -506,6 +510,23 @@ pub(crate) fn ouster_within_bounds(family: Ouster, channels: u32, columns: u32, 
         sensor.detector.ambient_k = sun_coupling(&sensor.detection, reflectance, range * dwell);
     }
     sensor
+}
+
+/// Where channel `ring` points clockwise of its column's encoder angle (deg), Ouster's
+/// `beam_azimuth_angles`: the channels sit in four columns of the detector, so the
+/// offsets repeat every four rows. OS1: a rev 06 OS1's intrinsics, 4.23°, 1.41°,
+/// −1.41°, −4.23° (to 0.02°, the example intrinsics of rev 06 OS1 sensor descriptions;
+/// every unit's differ slightly — load its metadata's for a unit). The OS0 and OS2 put
+/// the same detector behind a lens of twice and half the OS1's field of view (90°,
+/// 22.5°): twice and half the angles, our estimate.
+fn ouster_beam_azimuth_deg(family: Ouster, ring: u32) -> f64 {
+    const OS1: [f64; 4] = [4.23, 1.41, -1.41, -4.23];
+    let scale = match family {
+        Ouster::Os0 => 2.0,
+        Ouster::Os1 => 1.0,
+        Ouster::Os2 => 0.5,
+    };
+    scale * OS1[(ring % 4) as usize]
 }
 
 /// The Ouster rev 06 sheets' ranges in full sun: "Range (10 % Lambertian reflectivity,

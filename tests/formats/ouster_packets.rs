@@ -302,7 +302,7 @@ const START_NS: u64 = 1_700_000_000_000_000_000;
 
 /// The metadata as ouster-sdk parsed it: the product, lidar mode and profile, the
 /// beams as the datasheet spaces them, and Ouster's frames.
-fn check_info(info: &Value, sensor: &Sensor, family: &str, profile: OusterProfile, stagger: bool) {
+fn check_info(info: &Value, sensor: &Sensor, family: &str, profile: OusterProfile) {
     let (w, n) = (sensor.columns as usize, sensor.channels as usize);
     assert_eq!(info["critical"], serde_json::json!([]), "validator: {info}");
     assert_eq!(info["warning"], serde_json::json!([]), "validator: {info}");
@@ -324,12 +324,16 @@ fn check_info(info: &Value, sensor: &Sensor, family: &str, profile: OusterProfil
     assert_eq!(info["columns_per_packet"], 16);
     assert_eq!(info["pixels_per_column"], n);
     assert_eq!(info["column_window"], serde_json::json!([0, w - 1]));
-    // A staggered sensor's channels point as a real OS-1-128's (its metadata in
-    // ouster-sdk's tests): 4.2°, 1.4°, −1.4°, −4.2° clockwise of the column, which it
-    // shifts by 12, 4, −4, −12 pixels at 1024 columns.
-    let (azimuth, shifts) = match stagger {
-        true => (STAGGER_DEG.map(|d| -d).to_vec(), vec![12, 4, -4, -12]),
-        false => (vec![0.0], vec![0]),
+    // The channels point as a real OS1's (rev 06 intrinsics): 4.23°, 1.41°, −1.41°,
+    // −4.23° clockwise of the column, which an OS-1-128 at 1024 columns shifts by 12, 4,
+    // −4, −12 pixels (its metadata in ouster-sdk's tests); the OS0's lens of twice the
+    // field of view doubles the angles, and its pixel shifts at 512 columns are the
+    // OS1's at 1024, at 1024 twice those.
+    let (azimuth, shifts): (Vec<f64>, Vec<i64>) = match (family, w) {
+        ("1", 1024) => (STAGGER_DEG.to_vec(), vec![12, 4, -4, -12]),
+        ("0", 512) => (STAGGER_DEG.map(|d| 2.0 * d).to_vec(), vec![12, 4, -4, -12]),
+        ("0", 1024) => (STAGGER_DEG.map(|d| 2.0 * d).to_vec(), vec![24, 8, -8, -24]),
+        _ => panic!("no expected stagger for OS{family} at {w} columns"),
     };
     let shift: Vec<i64> = (0..n).map(|ch| shifts[ch % shifts.len()]).collect();
     assert_eq!(info["pixel_shift_by_row"], serde_json::json!(shift));
@@ -338,7 +342,7 @@ fn check_info(info: &Value, sensor: &Sensor, family: &str, profile: OusterProfil
         (Some("127.0.0.1"), Some(7502))
     );
     // Datasheets: OS0 90° and OS1 45° vertical field of view, beams evenly spaced,
-    // channel 0 at the top; no azimuth offsets.
+    // channel 0 at the top.
     let half = if family == "0" { 45.0 } else { 22.5 };
     let alt: Vec<f64> = info["beam_altitude_angles"]
         .as_array()
@@ -429,42 +433,31 @@ fn check_packets(
     }
 }
 
-/// How far beamtrace's staggered test sensor turns its channels (deg, counter-clockwise),
-/// channel by channel in fours.
-const STAGGER_DEG: [f64; 4] = [-4.2, -1.4, 1.4, 4.2];
-
-/// `sensor` with its channels turned by [`STAGGER_DEG`] off their columns, as Ouster's
-/// channels point off theirs.
-fn staggered(mut sensor: Sensor) -> Sensor {
-    let n = sensor.channels as usize;
-    for (b, beam) in sensor.beams.iter_mut().enumerate() {
-        beam.azimuth += (STAGGER_DEG[b % n % 4] as f32).to_radians();
-    }
-    sensor
-}
+/// How far a rev 06 OS1's channels point clockwise of their column (deg), channel by
+/// channel in fours (its beam intrinsics, to 0.02°).
+const STAGGER_DEG: [f64; 4] = [4.23, 1.41, -1.41, -4.23];
 
 /// Decodes every profile's packets of two synthetic frames (and an empty third, after
 /// which ouster-sdk's batcher hands out the second) of an OS1-128 × 1024 and an
-/// OS0-32 × 512, and of an OS0-32 × 1024 whose channels point off their columns.
+/// OS0-32 × 512 and 1024, the channels pointing off their columns as the presets' do.
 #[test]
 fn ouster_sdk_decodes_every_pixel_of_every_profile_and_size() {
     use OusterProfile::*;
     // Packet sizes by the manual's layouts: LEGACY 16 × (16 + n·12 + 4); eUDP
     // 32 + 16 × (12 + n·12 or n·16) + 32.
     let cases = [
-        ("os1-128", 1024, "1", Legacy, 24_896, false),
-        ("os1-128", 1024, "1", Rng19Rfl8Sig16Nir16, 24_832, false),
-        ("os1-128", 1024, "1", Rng19Rfl8Sig16Nir16Dual, 33_024, false),
-        ("os0-32", 512, "0", Legacy, 6_464, false),
-        ("os0-32", 512, "0", Rng19Rfl8Sig16Nir16Dual, 8_448, false),
-        ("os0-32", 1024, "0", Rng19Rfl8Sig16Nir16, 6_400, true),
+        ("os1-128", 1024, "1", Legacy, 24_896),
+        ("os1-128", 1024, "1", Rng19Rfl8Sig16Nir16, 24_832),
+        ("os1-128", 1024, "1", Rng19Rfl8Sig16Nir16Dual, 33_024),
+        ("os0-32", 512, "0", Legacy, 6_464),
+        ("os0-32", 512, "0", Rng19Rfl8Sig16Nir16Dual, 8_448),
+        ("os0-32", 1024, "0", Rng19Rfl8Sig16Nir16, 6_400),
     ];
     let dir = tempfile::tempdir().unwrap();
     let mut files = Vec::new();
     let mut built = Vec::new();
-    for (i, &(name, columns, family, profile, _, stagger)) in cases.iter().enumerate() {
+    for (i, &(name, columns, family, profile, _)) in cases.iter().enumerate() {
         let sensor = preset(name, Some(columns)).unwrap();
-        let sensor = if stagger { staggered(sensor) } else { sensor };
         let fam = if family == "0" {
             OusterFamily::Os0
         } else {
@@ -483,11 +476,11 @@ fn ouster_sdk_decodes_every_pixel_of_every_profile_and_size() {
         built.push((sensor, frames, packets));
     }
     let decoded = decode(dir.path(), &files);
-    for (((name, _, family, profile, size, stagger), (sensor, frames, packets)), got) in
+    for (((name, _, family, profile, size), (sensor, frames, packets)), got) in
         cases.iter().zip(&built).zip(&decoded)
     {
         let what = format!("{name} {profile}");
-        check_info(&got["info"], sensor, family, *profile, *stagger);
+        check_info(&got["info"], sensor, family, *profile);
         assert_eq!(
             got["packet_size"], *size,
             "{what}: ouster-sdk's packet size"

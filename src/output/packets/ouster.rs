@@ -341,9 +341,9 @@ const ELEVATION_TOLERANCE: f64 = 1e-6;
 const AZIMUTH_TOLERANCE_DEG: f64 = 1e-3;
 /// Beam origins may differ by this much (m).
 const ORIGIN_TOLERANCE: f64 = 1e-6;
-/// Ouster puts a beam's origin on its column's encoder angle, beamtrace on the beam's
-/// own azimuth: with an origin offset, a beam may point off its column only as far as
-/// moves its origin by this much (m), well under the packets' 1 mm.
+/// Ouster puts a beam's origin on its column's encoder angle: a beam's origin may lie
+/// off it only as far as moves the origin by this much (m), well under the packets'
+/// 1 mm.
 const ORIGIN_SHIFT_TOLERANCE: f64 = 1e-4;
 /// The channels of a column must fire within this much of each other (s).
 const TIME_TOLERANCE: f64 = 1e-9;
@@ -369,7 +369,8 @@ impl OusterSensor {
         check_order(beams, channels).map_err(err)?;
         let altitude_deg = altitudes(beams, channels).map_err(err)?;
         let origin_offset = origin_offset(beams).map_err(err)?;
-        let azimuth_deg = azimuth_offsets(beams, channels, origin_offset).map_err(err)?;
+        let azimuth_deg = azimuth_offsets(beams, channels).map_err(err)?;
+        check_origins_on_columns(beams, channels, origin_offset).map_err(err)?;
         let column_time = column_times(beams, channels).map_err(err)?;
         Ok(OusterSensor {
             options,
@@ -605,7 +606,7 @@ fn wrap_deg(a: f64) -> f64 {
 
 /// Each channel's azimuth offset (deg, clockwise of its column's encoder angle), the
 /// same in every column: the mean over the columns.
-fn azimuth_offsets(beams: &[BeamDesc], channels: usize, origin: f32) -> Result<Vec<f64>, String> {
+fn azimuth_offsets(beams: &[BeamDesc], channels: usize) -> Result<Vec<f64>, String> {
     let columns = beams.len() / channels;
     let offset = |i: usize| {
         let az = f64::from(beams[i].azimuth).to_degrees();
@@ -628,18 +629,36 @@ fn azimuth_offsets(beams: &[BeamDesc], channels: usize, origin: f32) -> Result<V
             ));
         }
         let mean = first + all.iter().map(|o| wrap_deg(o - first)).sum::<f64>() / columns as f64;
-        let shift = f64::from(origin) * mean.to_radians().abs();
-        if shift > ORIGIN_SHIFT_TOLERANCE {
-            return Err(format!(
-                "ring {ch} points {mean}° off its column with its origin {origin} m off the \
-                 axis; Ouster puts the origin on the column's angle, {:.2} mm from where \
-                 beamtrace puts it",
-                shift * 1e3
-            ));
-        }
         out.push(mean);
     }
     Ok(out)
+}
+
+/// Ouster's beam origins lie on their column's encoder angle, whatever way the beam
+/// points (ouster-sdk's XYZ: n·(cos θ_encoder, sin θ_encoder)); so must the beams'.
+fn check_origins_on_columns(
+    beams: &[BeamDesc],
+    channels: usize,
+    origin: f32,
+) -> Result<(), String> {
+    if origin <= 0.0 {
+        return Ok(());
+    }
+    let columns = beams.len() / channels;
+    for (i, b) in beams.iter().enumerate() {
+        let column = column_azimuth_deg(i / channels, columns);
+        let off = wrap_deg(f64::from(b.origin_azimuth).to_degrees() - column);
+        let shift = f64::from(origin) * off.to_radians().abs();
+        if shift > ORIGIN_SHIFT_TOLERANCE {
+            return Err(format!(
+                "beam {i}'s origin lies {off:.3}° off its column's angle, {origin} m off the \
+                 axis; Ouster puts every beam's origin on its column's encoder angle, {:.2} \
+                 mm from this one",
+                shift * 1e3
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Each column's firing time: all its channels fire together, columns one after another.

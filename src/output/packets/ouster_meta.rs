@@ -25,7 +25,7 @@
 //!
 //! Beams: `beam_altitude_angles` are the channels' elevations (deg, channel 0 the top
 //! beam); `beam_azimuth_angles` how far each channel points clockwise of its column's
-//! encoder angle (0 for the presets); `lidar_origin_to_beam_origin_mm` and
+//! encoder angle (the presets: `ouster_beam_azimuth_deg`, staggered ±4.2°, ±1.4° on the OS1); `lidar_origin_to_beam_origin_mm` and
 //! `beam_to_lidar_transform`'s x translation the distance of the beams' origins from
 //! the spin axis (the OS1 presets' 15.806 mm). Ouster measures range from the lidar
 //! origin, to which the packets' range adds that distance (`ouster.range`).

@@ -12,6 +12,7 @@ fn grid_layout(rings: u32, columns: u32) -> BeamLayout {
                 elevation: (10.0 - 5.0 * r as f32).to_radians(),
                 time: 0.01 * c as f32,
                 origin_offset: 0.0,
+                origin_azimuth: 0.0,
             });
         }
     }
@@ -54,6 +55,7 @@ fn vlp16_rings_count_up_from_the_lowest_laser_as_velodyne_pointcloud_does() {
                 elevation: (e as f32).to_radians(),
                 time: 0.0,
                 origin_offset: 0.0,
+                origin_azimuth: 0.0,
             })
         })
         .collect();
@@ -183,6 +185,7 @@ fn patterns_that_are_not_grids_are_named_as_such() {
             elevation: (i as f32 * 0.11).cos() * 0.2,
             time: 0.0,
             origin_offset: 0.0,
+            origin_azimuth: 0.0,
         })
         .collect();
     let mut holed: Vec<BeamDesc> = (0..8)
@@ -192,6 +195,7 @@ fn patterns_that_are_not_grids_are_named_as_such() {
             elevation: (i % 4) as f32 * -0.1,
             time: 0.0,
             origin_offset: 0.0,
+            origin_azimuth: 0.0,
         })
         .collect();
     holed.pop();
@@ -217,6 +221,71 @@ fn patterns_that_are_not_grids_are_named_as_such() {
         assert!(
             e.contains("grid of rings × columns") && e.contains(want),
             "{e}"
+        );
+    }
+}
+
+#[test]
+fn ring_rows_of_a_staggered_full_turn_are_destaggered_as_ouster_sdk_does() {
+    // 4 rings × 16 columns turning a full circle from +180°, ring r pointing a_r
+    // clockwise of its column (Ouster's beam_azimuth_angles) and its origin on the
+    // column's angle. ouster-sdk's `destagger` moves row u by pixel_shift_by_row[u] =
+    // round(a_u / step) columns: beam (m, u) lands in column (m + shift_u) mod W.
+    let (rings, columns) = (4u32, 16u32);
+    let step = 360.0 / columns as f64;
+    let offsets = [2.3 * step, 0.4 * step, -0.6 * step, -3.2 * step];
+    let shifts = [2i64, 0, -1, -3];
+    let wrap = |a: f64| (a + 180.0).rem_euclid(360.0) - 180.0;
+    let mut beams = Vec::new();
+    for m in 0..columns {
+        for r in 0..rings {
+            let column = 180.0 - step * m as f64;
+            let az = wrap(column - offsets[r as usize]);
+            beams.push(BeamDesc {
+                ring: r,
+                azimuth: (if az <= -180.0 { az + 360.0 } else { az }).to_radians() as f32,
+                elevation: (10.0 - 5.0 * r as f32).to_radians(),
+                time: 0.001 * m as f32,
+                origin_offset: 0.0,
+                origin_azimuth: 0.0,
+            });
+        }
+    }
+    let layout = BeamLayout::new(beams, columns);
+    let cloud = PointCloud {
+        points: (0..rings * columns)
+            .map(|b| point(b, 0, 0.5, b as f32))
+            .collect(),
+    };
+    let how = Organize {
+        style: GridStyle::RingRows,
+        order: LayerOrder::Nearest,
+        layers: 1,
+    };
+    let files = organize(&cloud, &layout, how).unwrap();
+    let got = tags(&files[0]);
+    let w = columns as usize;
+    for m in 0..columns as usize {
+        for r in 0..rings as usize {
+            let col = (m as i64 + shifts[r]).rem_euclid(w as i64) as usize;
+            let beam = (m * rings as usize + r) as f32;
+            assert_eq!(got[r * w + col], Some(beam), "ring {r}, column {m}");
+        }
+    }
+    // Firing rows keep the firing order: column m is beam m's.
+    let how = Organize {
+        style: GridStyle::FiringRows,
+        ..how
+    };
+    let rows = tags(&organize(&cloud, &layout, how).unwrap()[0]);
+    let lowest = rings as usize - 1;
+    for m in 0..w {
+        assert!(rows[m * rings as usize..(m + 1) * rings as usize]
+            .iter()
+            .all(|t| t.is_some()));
+        assert_eq!(
+            rows[m * rings as usize],
+            Some((m * rings as usize + lowest) as f32)
         );
     }
 }

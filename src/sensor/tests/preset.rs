@@ -132,17 +132,19 @@ fn firing_times_lie_within_the_frame() {
 
 #[test]
 fn spinning_sensors_turn_clockwise_and_the_urg_counter_clockwise() {
-    for name in ["vlp-16", "os1-64", "hdl-64e"] {
+    // Ring 0's own azimuth offset: an OS1's top channel points 4.23° clockwise of its
+    // column (rev 06 beam intrinsics); the Velodynes' first laser none.
+    for (name, offset) in [("vlp-16", 0.0), ("os1-64", 4.23), ("hdl-64e", 0.0)] {
         let s = preset(name, None).unwrap();
         let c = s.channels as usize;
         // Column 0 behind the sensor, then azimuth decreasing one step per column.
         assert!(
-            (s.beams[0].azimuth.to_degrees() - 180.0).abs() < 1e-3,
+            (s.beams[0].azimuth.to_degrees() - (180.0 - offset)).abs() < 1e-3,
             "{name}"
         );
         let step = 360.0 / s.columns as f32;
         let a1 = s.beams[c].azimuth.to_degrees();
-        assert!((a1 - (180.0 - step)).abs() < 1e-3, "{name}: {a1}");
+        assert!((a1 - (180.0 - offset - step)).abs() < 1e-3, "{name}: {a1}");
         let quarter = s.beams[c * (s.columns as usize / 4)].time;
         assert!(
             (quarter - s.period() / 4.0).abs() < 1e-3 * s.period(),
@@ -202,12 +204,14 @@ fn ouster_columns_are_configurable() {
         assert_eq!(s.beams.len(), 128 * w as usize);
         assert_eq!(s.columns, w);
     }
-    // Beam origins sit 15.806 mm off the axis, in the beam's azimuth.
+    // Beam origins sit 15.806 mm off the axis at their column's angle, the top beam
+    // pointing 4.23° clockwise of it (Ouster's beam intrinsics; rev 06 OS1).
     let s = preset("os1-128", None).unwrap();
     let b = s.beams[0];
     assert!((b.origin.length() - 0.015_806).abs() < 1e-6);
-    let horizontal = glam::Vec3::new(b.direction().x, b.direction().y, 0.0).normalize();
-    assert!(b.origin.normalize().dot(horizontal) > 0.999_99);
+    let lens = b.origin.y.atan2(b.origin.x).to_degrees();
+    assert!((lens - 180.0).abs() < 1e-3 || (lens + 180.0).abs() < 1e-3, "{lens}");
+    assert!((b.azimuth.to_degrees() - (180.0 - 4.23)).abs() < 1e-3);
 }
 
 /// Paper 004 §5.2: a 1.72 m wide car 20 m ahead gets 7, 14, 28 points per row at
@@ -236,7 +240,17 @@ fn car_at_20_m_gets_7_14_28_points_per_row() {
     for (w, n, n_centred) in [(512u32, 7usize, 7usize), (1024, 14, 15), (2048, 28, 29)] {
         let s = preset("os1-128", Some(w)).unwrap();
         let ring = 64; // just below the horizon
-        assert_eq!(count(&s, ring, half_fine_step), n, "{w} columns");
+        // Where the ring's beam nearest straight ahead crosses x = 20 m: the ring points
+        // off its columns (Ouster's stagger), so not at y = 0.
+        let ahead = s
+            .beams
+            .iter()
+            .filter(|b| b.ring == ring)
+            .min_by(|a, b| a.azimuth.abs().total_cmp(&b.azimuth.abs()))
+            .unwrap();
+        let d = ahead.direction();
+        let y_beam = ahead.origin.y + (20.0 - ahead.origin.x) / d.x * d.y;
+        assert_eq!(count(&s, ring, y_beam + half_fine_step), n, "{w} columns");
         // Over one coarse step of lateral positions: n almost always, never off by more.
         let positions = 200;
         let mut exact = 0;
@@ -251,7 +265,7 @@ fn car_at_20_m_gets_7_14_28_points_per_row() {
             "{w} columns: {exact}/{positions}"
         );
         // Centred on a beam: 2·⌊half-width / step⌋ + 1 = 2·⌊3.502⌋ + 1, 2·⌊7.004⌋ + 1, ….
-        assert_eq!(count(&s, ring, 0.0), n_centred, "{w} columns, centred");
+        assert_eq!(count(&s, ring, y_beam), n_centred, "{w} columns, centred");
     }
 }
 

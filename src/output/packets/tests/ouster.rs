@@ -18,6 +18,7 @@ fn grid(channels: usize, columns: usize, rate: f32, half: f32, offset: f32) -> V
                 elevation: el.to_radians(),
                 time: m as f32 / columns as f32 / rate,
                 origin_offset: offset,
+                origin_azimuth: az.to_radians(),
             });
         }
     }
@@ -104,17 +105,24 @@ fn lidar_modes_are_ousters() {
 }
 
 #[test]
-fn a_beam_off_its_column_with_an_origin_offset_is_refused() {
+fn a_beam_origin_off_its_column_is_refused_a_beam_pointing_off_it_is_not() {
     // Ouster puts the origin on the column's angle: 15.8 mm × 1° = 0.28 mm off.
     let mut beams = grid(16, 512, 10.0, 22.5, 0.015_806);
     for b in beams.iter_mut().filter(|b| b.ring == 2) {
-        b.azimuth += 1f32.to_radians();
+        b.origin_azimuth += 1f32.to_radians();
     }
     let options = OusterOptions::new(OusterFamily::Os1, OusterProfile::Legacy);
-    let e = OusterSensor::new(options, &beams, 512, 10.0)
+    let e = OusterSensor::new(options.clone(), &beams, 512, 10.0)
         .unwrap_err()
         .to_string();
-    assert!(e.contains("ring 2") && e.contains("0.28 mm"), "{e}");
+    assert!(e.contains("beam 2's origin") && e.contains("0.28 mm"), "{e}");
+    // Pointing 4.23° off its column from an origin on it is what a real OS1's beam does.
+    let mut beams = grid(16, 512, 10.0, 22.5, 0.015_806);
+    for b in beams.iter_mut().filter(|b| b.ring == 2) {
+        b.azimuth -= 4.23f32.to_radians();
+    }
+    let sensor = OusterSensor::new(options, &beams, 512, 10.0).expect("staggered beams");
+    assert!((sensor.azimuth_deg[2] - 4.23).abs() < 1e-3);
 }
 
 #[test]

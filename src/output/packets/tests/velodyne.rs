@@ -41,6 +41,7 @@ fn beams(model: VelodyneModel, columns: u32, rate: f64) -> Vec<BeamDesc> {
                 elevation: e.to_radians() as f32,
                 time: (f / rate) as f32,
                 origin_offset: 0.0,
+                origin_azimuth: 0.0,
             });
         }
     }
@@ -379,6 +380,7 @@ fn a_sensor_with_other_beams_is_refused_with_what_the_packets_need() {
             elevation: 0.0,
             time: 0.0,
             origin_offset: 0.0,
+            origin_azimuth: 0.0,
         })
         .collect();
     let msg = refusal(Vlp16, &grid, 1024, 10.0);
