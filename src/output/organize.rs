@@ -312,9 +312,9 @@ fn layer_of_each(
         let within = match order {
             LayerOrder::Nearest => p.return_index.cmp(&q.return_index),
             LayerOrder::Last => q.return_index.cmp(&p.return_index),
-            LayerOrder::Strongest => q
-                .intensity
-                .total_cmp(&p.intensity)
+            // The echo's peak R_app/r², as the detector and the packets rank returns.
+            LayerOrder::Strongest => peak(q)
+                .total_cmp(&peak(p))
                 .then(p.return_index.cmp(&q.return_index)),
         };
         p.beam.cmp(&q.beam).then(within)
@@ -337,6 +337,11 @@ fn layer_of_each(
         out.push((i, k));
     }
     Ok(out)
+}
+
+/// A return's peak amplitude R_app/r² (DESIGN §4), what "strongest" ranks by.
+fn peak(p: &Point) -> f32 {
+    p.intensity / (p.range * p.range)
 }
 
 /// The points of cells without a return, for one file: NaN position, intensity, range,

@@ -100,6 +100,7 @@ fn layout() -> BeamLayout {
             elevation: 0.1 - 0.05 * (b % 4) as f32,
             time: 0.001 * b as f32,
             origin_offset: 0.015,
+            origin_azimuth: 0.0,
         })
         .collect();
     BeamLayout::new(beams, 2)

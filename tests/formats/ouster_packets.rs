@@ -263,6 +263,42 @@ fn check_pixels(got: &Value, sensor: &Sensor, want: &Synthetic, returns: usize, 
     }
 }
 
+/// Our organized frame (Ouster's convention: ring rows, the strongest return first)
+/// holds in each cell the first return ouster-sdk's `destagger` puts there: the rows
+/// shifted by the metadata's `pixel_shift_by_row` as ouster-ros publishes them.
+fn check_destaggered(got: &Value, sensor: &Sensor, want: &Synthetic) {
+    use beamtrace::output::{organize, GridStyle, LayerOrder, Organize};
+    let (w, n) = (sensor.columns as usize, sensor.channels as usize);
+    let sdk = array(
+        &got["fields"]["RANGE_DESTAGGERED"],
+        "destaggered",
+        i64::from_le_bytes,
+    );
+    assert_eq!(sdk.len(), w * n, "destaggered pixels");
+    let how = Organize {
+        style: GridStyle::RingRows,
+        order: LayerOrder::Strongest,
+        layers: 2,
+    };
+    let layout = beamtrace::job::beam_layout(sensor);
+    let ours = organize(&want.cloud, &layout, how).expect("organized");
+    let offset_mm = f64::from(sensor.beams[0].origin.length()) * 1000.0;
+    for (px, p) in ours[0].cloud.points.iter().enumerate() {
+        let (row, col) = (px / w, px % w);
+        let what = format!("row {row}, column {col}");
+        if p.range.is_nan() {
+            assert_eq!(sdk[px], 0, "{what}: ouster-sdk has a return, we none");
+            continue;
+        }
+        let mm = f64::from(p.range) * 1000.0 + offset_mm;
+        assert!(
+            (sdk[px] as f64 - mm).abs() <= MM_QUANTUM,
+            "{what}: ouster-sdk {} mm, ours {mm} mm",
+            sdk[px]
+        );
+    }
+}
+
 /// Column headers: measurement id = column, status valid, timestamp = the stream's
 /// start + the frame's start + the column's firing time (columns evenly spread over
 /// the turn, datasheet), within the f32 firing times' few ns.
@@ -499,6 +535,7 @@ fn ouster_sdk_decodes_every_pixel_of_every_profile_and_size() {
             assert_eq!(f["frame_id"], 41 + k as u64, "{what}");
             check_columns(f, sensor, START_NS, 4.1 + 0.1 * k as f64);
             check_pixels(f, sensor, want, profile.returns(), h);
+            check_destaggered(f, sensor, want);
         }
     }
 }

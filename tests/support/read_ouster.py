@@ -7,7 +7,8 @@ PACKETS.bin holds UDP payloads, each preceded by its length as a little-endian u
 For each pair the output holds the metadata as ouster-sdk parsed it (and the issues
 its validator found), each packet's header as ouster-sdk reads it, and each frame the
 FrameBatcher assembled: column headers, and the files in OUT_DIR that hold its channel
-fields (little-endian int64, staggered, row-major, rows = channels) and the XYZLut's
+fields (little-endian int64, staggered, row-major, rows = channels; and the first
+range destaggered by ouster-sdk's `destagger`, RANGE_DESTAGGERED) and the XYZLut's
 points of each return (little-endian float64 x y z per pixel, metres, Ouster's
 sensor frame).
 """
@@ -79,12 +80,15 @@ def save(array, dtype, path):
     return path
 
 
-def describe_frame(frame, xyzlut, prefix):
+def describe_frame(frame, info, xyzlut, prefix):
     fields = {}
     for name in frame.fields:
         a = frame.field(name)
         if a.ndim == 2:
             fields[name] = save(a, "<i8", f"{prefix}_{name}.i64")
+    # The first return's range as ouster-sdk destaggers it (pixel_shift_by_row).
+    destaggered = core.destagger(info, frame.field("RANGE"))
+    fields["RANGE_DESTAGGERED"] = save(destaggered, "<i8", f"{prefix}_RANGE_destaggered.i64")
     xyz = {}
     for name in ("RANGE", "RANGE2"):
         if frame.has_field(name):
@@ -121,7 +125,7 @@ def decode(out_dir, case, meta_path, packets_path):
         packets.append(describe_packet(p, info, payload))
         if batcher.batch(p, frame):
             prefix = os.path.join(out_dir, f"case{case}_frame{len(frames)}")
-            frames.append(describe_frame(frame, xyzlut, prefix))
+            frames.append(describe_frame(frame, info, xyzlut, prefix))
             frame = core.LidarFrame(info)
     return {
         "info": describe_info(info, issues),

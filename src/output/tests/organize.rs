@@ -114,10 +114,18 @@ fn ring_rows_put_each_return_in_its_cell_and_layer_and_nan_elsewhere() {
 }
 
 #[test]
-fn strongest_first_puts_the_brighter_echo_in_the_first_layer() {
+fn strongest_first_puts_the_echo_of_the_larger_peak_in_the_first_layer() {
+    // Strongest as the detector (and Ouster's packets) rank it: the peak R_app/r², not
+    // R_app — a bright far echo can be the weaker one.
     let layout = grid_layout(3, 4);
+    let at = |range: f32, p: Point| Point { range, ..p };
     let cloud = PointCloud {
-        points: vec![point(4, 0, 0.2, 1.0), point(4, 1, 0.9, 2.0)],
+        points: vec![
+            at(2.0, point(4, 0, 0.2, 1.0)),
+            at(5.0, point(4, 1, 0.9, 2.0)),
+            at(2.0, point(7, 0, 0.2, 3.0)),
+            at(3.0, point(7, 1, 0.9, 4.0)),
+        ],
     };
     let how = Organize {
         style: GridStyle::RingRows,
@@ -125,8 +133,11 @@ fn strongest_first_puts_the_brighter_echo_in_the_first_layer() {
         layers: 2,
     };
     let files = organize(&cloud, &layout, how).unwrap();
-    assert_eq!(tags(&files[0])[4 + 1], Some(2.0));
-    assert_eq!(tags(&files[1])[4 + 1], Some(1.0));
+    // Beam 4: 0.2/4 = 0.05 beats 0.9/25 = 0.036; beam 7: 0.9/9 = 0.1 beats 0.05.
+    assert_eq!(tags(&files[0])[4 + 1], Some(1.0));
+    assert_eq!(tags(&files[1])[4 + 1], Some(2.0));
+    assert_eq!(tags(&files[0])[4 + 2], Some(4.0));
+    assert_eq!(tags(&files[1])[4 + 2], Some(3.0));
 }
 
 #[test]

@@ -210,7 +210,10 @@ fn ouster_columns_are_configurable() {
     let b = s.beams[0];
     assert!((b.origin.length() - 0.015_806).abs() < 1e-6);
     let lens = b.origin.y.atan2(b.origin.x).to_degrees();
-    assert!((lens - 180.0).abs() < 1e-3 || (lens + 180.0).abs() < 1e-3, "{lens}");
+    assert!(
+        (lens - 180.0).abs() < 1e-3 || (lens + 180.0).abs() < 1e-3,
+        "{lens}"
+    );
     assert!((b.azimuth.to_degrees() - (180.0 - 4.23)).abs() < 1e-3);
 }
 
@@ -240,8 +243,8 @@ fn car_at_20_m_gets_7_14_28_points_per_row() {
     for (w, n, n_centred) in [(512u32, 7usize, 7usize), (1024, 14, 15), (2048, 28, 29)] {
         let s = preset("os1-128", Some(w)).unwrap();
         let ring = 64; // just below the horizon
-        // Where the ring's beam nearest straight ahead crosses x = 20 m: the ring points
-        // off its columns (Ouster's stagger), so not at y = 0.
+                       // Where the ring's beam nearest straight ahead crosses x = 20 m: the ring points
+                       // off its columns (Ouster's stagger), so not at y = 0.
         let ahead = s
             .beams
             .iter()

@@ -115,7 +115,10 @@ fn a_beam_origin_off_its_column_is_refused_a_beam_pointing_off_it_is_not() {
     let e = OusterSensor::new(options.clone(), &beams, 512, 10.0)
         .unwrap_err()
         .to_string();
-    assert!(e.contains("beam 2's origin") && e.contains("0.28 mm"), "{e}");
+    assert!(
+        e.contains("beam 2's origin") && e.contains("0.28 mm"),
+        "{e}"
+    );
     // Pointing 4.23° off its column from an origin on it is what a real OS1's beam does.
     let mut beams = grid(16, 512, 10.0, 22.5, 0.015_806);
     for b in beams.iter_mut().filter(|b| b.ring == 2) {
