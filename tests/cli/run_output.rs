@@ -271,9 +271,13 @@ fn ouster_returns(got: &Value, file: &str) -> usize {
     for i in 0..x.len() {
         let (row, col) = (i / 1024, i % 1024);
         assert_eq!(ring[i], row as u64, "{file}: row r holds ring r");
-        // Column c fires c / 1024 of the way through a 0.1 s frame (beam times are
-        // float32: steps of 7.5 ns near 0.1 s).
-        let ns = col as f64 * 1e8 / 1024.0;
+        // Destaggered (ouster-ros): row r is shifted by its pixel_shift_by_row, 12, 4,
+        // −4, −12 at 1024 columns for a real OS1's channels (ouster-sdk's OS-1-128 test
+        // metadata), so cell c holds the pixel of firing column c − shift, which fires
+        // that far through a 0.1 s frame (beam times are float32: 7.5 ns steps).
+        let shift = [12i64, 4, -4, -12][row % 4];
+        let fired = (col as i64 - shift).rem_euclid(1024);
+        let ns = fired as f64 * 1e8 / 1024.0;
         assert!(
             (t[i] as f64 - ns).abs() <= 8.0,
             "{file}: column {col}: t {}",
@@ -284,8 +288,8 @@ fn ouster_returns(got: &Value, file: &str) -> usize {
             continue;
         }
         returns += 1;
-        // Seen from its beam origin, 15.806 mm out from the axis towards the point's
-        // azimuth, the point of row r lies on the beam at 22.5° − 3°·r, and Ouster's
+        // Seen from its beam origin, 15.806 mm out from the axis at its column's angle
+        // (a few degrees off the point's azimuth: under 0.05 mm here), the point of row r lies on the beam at 22.5° − 3°·r, and Ouster's
         // range is the distance from there plus those 15.806 mm.
         let n = 0.015_806;
         let (dz, out) = (f64::from(z[i]), f64::from(x[i]).hypot(f64::from(y[i])) - n);
