@@ -160,6 +160,14 @@ struct FogNode {
     float signal;
 };
 
+// One range cell of the particles drawn (model::DropCell): from `range` to the next
+// cell's, sizes from d_min up; cum the particles a whole beam expects up to its end.
+struct DropCell {
+    float range;
+    float cum;
+    float d_min;            // mm
+};
+
 // The frame's medium (model::Medium, src/model/medium.rs): extinction, the fog's cells,
 // and the rain or snow particles each sub-ray draws.
 struct Medium {
@@ -173,8 +181,8 @@ struct Medium {
     float r1;
     float radius0;          // the beam's 1/e^2 radius at the sensor, m
     float slope;            // and its growth per metre
-    float d_min;            // mm
-    float d_max;
+    uint cell_count;        // of drop_cells
+    float d_max;            // mm
     float lambda;           // 1/mm
     float scale;            // optical per distribution diameter
     float reflectance;
@@ -184,6 +192,7 @@ struct Medium {
     float crossover_lo;     // m, the overlap xi(r) rises from 0 here
     float crossover_hi;     // to 1 here
     FogNode fog[MAX_FOG_NODES];
+    DropCell drop_cells[MAX_DROP_CELLS];
 };
 layout(buffer_reference, scalar, buffer_reference_align = 4) readonly buffer MediumBuffer {
     Medium medium;

@@ -115,8 +115,11 @@ shared_constants! {
     /// Cells of the fog's backscatter integral along a beam at most (`model::Medium`):
     /// each is one return record, handed out to the beam's sub-rays in turn.
     MAX_FOG_NODES = 64;
-    /// Raindrops or snowflakes one sub-ray returns at most (`model::Medium`).
-    MAX_DROPS_PER_SUBRAY = 7;
+    /// Raindrops or snowflakes one sub-ray returns at most (`model::Medium`): room for a
+    /// thin beam's 24 expected particles but for a tail of 10⁻⁴.
+    MAX_DROPS_PER_SUBRAY = 48;
+    /// Range cells of the particles' size cut along the beam (`model::DropField`).
+    MAX_DROP_CELLS = 32;
     /// The most surfaces a path may meet, the one that returns it included
     /// (`max_bounces`: 1 = single bounce; mirrors and refractive glass redirect a ray).
     MAX_BOUNCES = 5;

@@ -36,8 +36,8 @@ pub use imu::{
     imu_variances, simulate_imu, ImuGenerator, ImuSample, Sampled, Standing, Trajectory, FD_STEP_S,
 };
 pub use medium::{
-    half_divergence, DropField, FogNode, Medium, MediumSlots, EXIT_RADIUS_M, FOG_MATERIAL,
-    WEATHER_CLASS,
+    half_divergence, DropCell, DropField, FogNode, Medium, MediumSlots, EXIT_RADIUS_M,
+    FOG_MATERIAL, WEATHER_CLASS,
 };
 pub use points::{Point, PointCloud};
 pub use records::{Echo, SubRayRecord};

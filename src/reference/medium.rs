@@ -3,7 +3,7 @@
 //! operations and the same draws.
 
 use crate::contract::PARTICLE_POWER_SHARE;
-use crate::model::{DropField, FrameSettings, Medium, SubRayRecord, FOG_MATERIAL, WEATHER_CLASS};
+use crate::model::{DropField, FrameSettings, Medium, SubRayRecord, WEATHER_CLASS};
 use crate::sensor::rng;
 use crate::weather::optics::CROSSOVER_M;
 
@@ -34,7 +34,7 @@ pub fn add(m: &Medium, f: &FrameSettings, ray: &Ray, out: &mut [SubRayRecord], s
         }
         let node = m.fog[k as usize];
         if node.range < ray.first_opaque {
-            *slot = record(node.range, node.signal, FOG_MATERIAL);
+            *slot = record(node.range, node.signal, m.fog_material);
         }
     }
     if let (Some(d), true) = (&m.drops, slots.drops > 0) {
@@ -73,6 +73,27 @@ fn particle_count(u: f32, mean: f32, most: u32) -> u32 {
     n
 }
 
+/// A particle's cell and range for the uniform u (`particle_range` in `trace.rgen`).
+fn particle_range(d: &DropField, u: f32) -> (usize, f32) {
+    let target = u * d.per_beam;
+    let last = d.cell_count as usize - 1;
+    let mut k = 0;
+    while k < last && d.cells[k].cum < target {
+        k += 1;
+    }
+    let before = if k == 0 { 0.0 } else { d.cells[k - 1].cum };
+    let share = ((target - before) / (d.cells[k].cum - before).max(1e-30)).clamp(0.0, 1.0);
+    let ra = d.cells[k].range;
+    let rb = if k < last { d.cells[k + 1].range } else { d.r1 };
+    let (a, s) = (d.radius0, d.slope);
+    let (wa, wb) = (a + s * ra, a + s * rb);
+    let ca = wa * wa * wa;
+    (
+        k,
+        ((ca + share * (wb * wb * wb - ca)).powf(1.0 / 3.0) - a) / s,
+    )
+}
+
 /// The particles the sub-ray draws, in front of its first surface, into `out`.
 fn particles(d: &DropField, alpha: f32, f: &FrameSettings, ray: &Ray, out: &mut [SubRayRecord]) {
     let draw = |j: u32| {
@@ -80,19 +101,17 @@ fn particles(d: &DropField, alpha: f32, f: &FrameSettings, ray: &Ray, out: &mut 
         rng::uniform(rng::hash(f.seed, f.frame, ray.beam, s))
     };
     let n = particle_count(draw(0), ray.weight * d.per_beam, out.len() as u32);
-    let (a, s) = (d.radius0, d.slope);
-    let (w0, w1) = (a + s * d.r0, a + s * d.r1);
-    let (c0, c1) = (w0 * w0 * w0, w1 * w1 * w1);
     let l = d.lambda;
-    let keep = 1.0 - (-l * (d.d_max - d.d_min)).exp();
     let (lo, hi) = (CROSSOVER_M.0 as f32, CROSSOVER_M.1 as f32);
     for j in 0..n {
         let (ur, ud) = (draw(1 + 2 * j), draw(2 + 2 * j));
-        let r = ((c0 + ur * (c1 - c0)).powf(1.0 / 3.0) - a) / s;
-        let size = d.d_min - (1.0 - ud * keep).ln() / l;
+        let (k, r) = particle_range(d, ur);
+        let d_min = d.cells[k].d_min;
+        let keep = 1.0 - (-l * (d.d_max - d_min)).exp();
+        let size = d_min - (1.0 - ud * keep).ln() / l;
         if r < ray.first_opaque {
             let dm = d.scale * size * 1e-3;
-            let w = a + s * r;
+            let w = d.radius0 + d.slope * r;
             let overlap = ((r - lo) / (hi - lo)).clamp(0.0, 1.0);
             let signal = overlap * d.reflectance * PARTICLE_POWER_SHARE * (0.25 * dm * dm)
                 / (w * w)

@@ -7,11 +7,11 @@ use super::gpu_types::{
 };
 use super::launch::LaunchTile;
 use super::SimError;
-use crate::contract::{curve_model, estimator, material_class, return_mode};
+use crate::contract::{curve_model, estimator, material_class, return_mode, MAX_DROP_CELLS};
 use crate::material::MaterialClass;
 use crate::model::{
     AlphaTexture, FrameSettings, MaterialEntry, Medium, MediumSlots, RecordLayout, Sweep,
-    FOG_MATERIAL, WEATHER_CLASS,
+    WEATHER_CLASS,
 };
 use crate::sensor::{DualPolicy, RangeEstimator, RangeLimit, ReturnMode, SubRaySample};
 use crate::weather::optics::CROSSOVER_M;
@@ -215,17 +215,20 @@ pub(super) fn gpu_medium(medium: &Medium, slots: MediumSlots) -> GpuMedium {
         r1: field(|d| d.r1),
         radius0: field(|d| d.radius0),
         slope: field(|d| d.slope),
-        d_min: field(|d| d.d_min),
+        cell_count: d.map_or(0, |d| d.cell_count),
         d_max: field(|d| d.d_max),
         lambda: field(|d| d.lambda),
         scale: field(|d| d.scale),
         reflectance: field(|d| d.reflectance),
         drop_material: d.map_or(0, |d| d.material),
         weather_class: WEATHER_CLASS,
-        fog_material: FOG_MATERIAL,
+        fog_material: medium.fog_material,
         crossover_lo: CROSSOVER_M.0 as f32,
         crossover_hi: CROSSOVER_M.1 as f32,
         fog: medium.fog.map(|n| [n.range, n.signal]),
+        drop_cells: d.map_or([[0.0; 3]; MAX_DROP_CELLS as usize], |d| {
+            d.cells.map(|c| [c.range, c.cum, c.d_min])
+        }),
     }
 }
 

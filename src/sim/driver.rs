@@ -351,8 +351,7 @@ impl FrameDriver {
         let sensor = &l.sensor;
         self.sim.set_max_bounces(sensor.max_bounces)?;
         self.sim.set_reflectivity(sensor.reflectivity);
-        let subrays = l.subrays.len() as u32;
-        l.medium_slots = MediumSlots::for_run(&self.weather, sensor, subrays);
+        l.medium_slots = MediumSlots::for_run(&self.weather, sensor, &l.subrays);
         let slots = self.sim.record_slots() + l.medium_slots.total();
         let records = l.subrays.len() as u64 * u64::from(slots);
         if sensor.cw.is_some() && records > u64::from(MAX_RECORDS_PER_BEAM) {

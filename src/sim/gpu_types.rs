@@ -4,7 +4,7 @@
 //! lives; `trace_layouts` and `echo_layouts` feed the reflection check that runs whenever
 //! the pipelines are made. `super::convert` fills them from the plain model.
 
-use crate::contract::{MAX_FOG_NODES, SWEEP_POSES};
+use crate::contract::{MAX_DROP_CELLS, MAX_FOG_NODES, SWEEP_POSES};
 use crate::gpu::HostLayout;
 use crate::model::{Echo, SubRayRecord};
 use bytemuck::{Pod, Zeroable};
@@ -144,7 +144,7 @@ pub struct GpuMedium {
     pub r1: f32,
     pub radius0: f32,
     pub slope: f32,
-    pub d_min: f32,
+    pub cell_count: u32,
     pub d_max: f32,
     pub lambda: f32,
     pub scale: f32,
@@ -156,6 +156,8 @@ pub struct GpuMedium {
     pub crossover_hi: f32,
     /// (range, signal) of each fog cell.
     pub fog: [[f32; 2]; MAX_FOG_NODES as usize],
+    /// (range, cum, d_min) of each particle cell (`model::DropCell`).
+    pub drop_cells: [[f32; 3]; MAX_DROP_CELLS as usize],
 }
 
 /// The sensor's poses over a frame (`model::Sweep::samples`): translations (w unused) and
@@ -534,7 +536,7 @@ fn medium_layout() -> HostLayout {
             r1,
             radius0,
             slope,
-            d_min,
+            cell_count,
             d_max,
             lambda,
             scale,
@@ -544,7 +546,8 @@ fn medium_layout() -> HostLayout {
             fog_material,
             crossover_lo,
             crossover_hi,
-            fog
+            fog,
+            drop_cells
         ]
     )
 }

@@ -24,9 +24,9 @@ fn sensor(beams: Vec<Beam>) -> Sensor {
     s
 }
 
-/// The frame settings of `weather` for `sensor` with `subrays` sub-rays: noise off,
-/// every echo, the datasheet threshold, a blind zone of 0.3 m.
-fn settings(sensor: &Sensor, weather: &str, subrays: u32) -> FrameSettings {
+/// The frame settings of `weather` for `sensor` with `subrays`: noise off, every echo,
+/// the datasheet threshold, a blind zone of 0.3 m.
+fn settings(sensor: &Sensor, weather: &str, subrays: &[SubRaySample]) -> FrameSettings {
     let w = Weather::parse(weather).expect("weather");
     let mut f = FrameSettings::for_sensor(sensor, Affine3A::IDENTITY, None, 11, 0);
     f.min_range = 0.3;
@@ -93,8 +93,8 @@ fn fog_dims_a_wall_by_the_two_way_transmission() {
         let alpha = kim_alpha(v, f64::from(s.wavelength_nm));
         for d in distances {
             let scene = procedural(&format!("wall:distance={d},size=40"));
-            let clear = settings(&s, "clear", 1);
-            let foggy = settings(&s, &format!("fog:visibility={v}"), 1);
+            let clear = settings(&s, "clear", &[THIN]);
+            let foggy = settings(&s, &format!("fog:visibility={v}"), &[THIN]);
             let mut sim = simulator(&scene, &s, &[THIN], &foggy);
             let (c, f) = (gpu_echoes(&mut sim, &clear), gpu_echoes(&mut sim, &foggy));
             for b in 0..s.beams.len() {
@@ -145,7 +145,7 @@ fn a_beam_in_fog_sees_the_backscatter_integral() {
         .map(|r| (r, fog_waveform(v, sigma, r)))
         .fold((0.0, 0.0), |a, b| if b.1 > a.1 { b } else { a });
     let scene = procedural("wall:distance=10,size=4");
-    let base = settings(&s, &format!("fog:visibility={v}"), 1);
+    let base = settings(&s, &format!("fog:visibility={v}"), &[THIN]);
     let mut sim = simulator(&scene, &s, &[THIN], &base);
     // The run above each threshold is the waveform's width at that level: its shape.
     for level in [0.2, 0.5, 0.8] {
@@ -207,7 +207,7 @@ fn a_ten_percent_target_reaches_as_far_as_the_range_equation_says() {
             let scene = procedural(&format!("wall:distance={d},size=20,material=lambertian_10"));
             let (db, map) = materials(&scene);
             let cpu = CpuSimulator::new(&scene, &db, &map).expect("reference");
-            let f = settings(&s, &format!("fog:visibility={v}"), 1);
+            let f = settings(&s, &format!("fog:visibility={v}"), &[THIN]);
             let slots = 1 + f.medium_slots.total();
             let (_, echoes, counts) = cpu.frame(&s.beams, &[THIN], &f, slots);
             let wall = echoes[..counts[0] as usize]
@@ -218,52 +218,225 @@ fn a_ten_percent_target_reaches_as_far_as_the_range_equation_says() {
     }
 }
 
+/// Falling particles as their papers give them, written here: an exponential size
+/// distribution N₀·exp(−ΛD) /(m³·mm) up to `d_max` (mm), optical diameter `scale`·D,
+/// returning as a Lambertian disc of `reflectance`.
+struct Fall {
+    n0: f64,
+    lambda: f64,
+    d_max: f64,
+    scale: f64,
+    reflectance: f64,
+}
+
+impl Fall {
+    /// Marshall & Palmer 1948: N₀ = 8000, Λ = 4.1·R^−0.21, drops up to 6 mm; a water
+    /// sphere (n = 1.328 at 905 nm, Hale & Querry 1973) sends its Fresnel share evenly
+    /// in all directions: a Lambertian disc of a quarter of it.
+    fn rain(rate: f64) -> Fall {
+        Fall {
+            n0: 8000.0,
+            lambda: 4.1 * rate.powf(-0.21),
+            d_max: 6.0,
+            scale: 1.0,
+            reflectance: (0.328f64 / 2.328).powi(2) / 4.0,
+        }
+    }
+
+    /// Gunn & Marshall 1958 in melted diameter: N₀ = 3800·R^−0.87, Λ = 2.55·R^−0.48, up
+    /// to 5 mm; a fresh flake of 0.1 g/cm³ is 10^⅓ its melted diameter and as white as
+    /// fresh snow at 905 nm (Warren 1982: 0.8).
+    fn snow(rate: f64) -> Fall {
+        Fall {
+            n0: 3800.0 * rate.powf(-0.87),
+            lambda: 2.55 * rate.powf(-0.48),
+            d_max: 5.0,
+            scale: 10f64.powf(1.0 / 3.0),
+            reflectance: 0.8,
+        }
+    }
+
+    /// Particles per m³ of diameters in [lo, d_max].
+    fn above(&self, lo: f64) -> f64 {
+        let l = self.lambda;
+        (self.n0 / l * ((-l * lo).exp() - (-l * self.d_max).exp())).max(0.0)
+    }
+
+    /// Extinction (1/m): twice the optical cross-section per m³, by quadrature.
+    fn alpha(&self) -> f64 {
+        let n = 4000;
+        let h = self.d_max / n as f64;
+        (0..n)
+            .map(|i| (i as f64 + 0.5) * h)
+            .map(|d| {
+                let a = PI / 4.0 * (self.scale * d * 1e-3).powi(2);
+                2.0 * a * self.n0 * (-self.lambda * d).exp() * h
+            })
+            .sum()
+    }
+}
+
+/// The particles per beam a thin beam of `sensor` sees return at least `level` of the
+/// threshold, over [a, b]: ∫ π w(r)²·N(D ≥ D_level(r)) dr, w the 1/e² radius (5 mm at
+/// the exit plus r·half divergence), D_level where a disc of ρ·(πs²D²/4) in the beam's
+/// central power P/(πw²) (P = 1 − e⁻²) at r, overlap ξ(r) rising from 0.9 to 1.0 m,
+/// returns level·T·exp(2αr)·r².
+fn seen_between(sensor: &Sensor, fall: &Fall, level: f64, a: f64, b: f64) -> f64 {
+    let (div_h, div_v) = match sensor.kernel {
+        BeamKernel::Gaussian { div_h, div_v } => (f64::from(div_h), f64::from(div_v)),
+        _ => panic!("a Gaussian kernel"),
+    };
+    let radius = |r: f64| 0.005 + r * (div_h * div_v).sqrt() / 2.0;
+    let t = f64::from(sensor.detection.threshold());
+    let alpha = fall.alpha();
+    let power = 1.0 - (-2f64).exp();
+    let n = 2000;
+    let h = (b - a) / n as f64;
+    (0..n)
+        .map(|i| a + (i as f64 + 0.5) * h)
+        .map(|r| {
+            let xi = ((r - 0.9) / 0.1).clamp(0.0, 1.0);
+            if xi == 0.0 {
+                return 0.0;
+            }
+            let w = radius(r);
+            let area = level * t * (2.0 * alpha * r).exp() * r * r * PI * w * w
+                / (fall.reflectance * power * xi);
+            let d = (4.0 * area / PI).sqrt() * 1e3 / fall.scale;
+            PI * w * w * fall.above(d) * h
+        })
+        .sum()
+}
+
+/// P(χ²_k > x) = 0.001 (Wilson–Hilferty).
+fn chi2_limit(k: usize) -> f64 {
+    let k = k as f64;
+    let c = 2.0 / (9.0 * k);
+    k * (1.0 - c + 3.09 * c.sqrt()).powi(3)
+}
+
+/// χ² of observed against expected counts, bins merged until each expects 20.
+fn chi2(observed: &[f64], expected: &[f64]) -> (f64, usize) {
+    let (mut sum, mut bins, mut o, mut e) = (0.0, 0, 0.0, 0.0);
+    for (x, y) in observed.iter().zip(expected) {
+        o += x;
+        e += y;
+        if e >= 20.0 {
+            sum += (o - e).powi(2) / e;
+            bins += 1;
+            (o, e) = (0.0, 0.0);
+        }
+    }
+    if e > 0.0 {
+        sum += (o - e).powi(2) / e;
+        bins += 1;
+    }
+    (sum, bins)
+}
+
 #[test]
-fn raindrops_per_range_slice_follow_marshall_palmer_in_the_beam_volume() {
-    // 19 581 thin beams into open air in 25 mm/h rain (CPU reference records).
+fn particles_per_beam_and_range_follow_their_size_distribution_in_the_beam_cone() {
+    // 19 581 thin VLP-16 beams into open air (CPU reference records); the particles
+    // returning at least 30 % of the threshold, per 0.5 m slice and per beam, against
+    // Marshall–Palmer rain and Gunn–Marshall snow integrated over the cone.
     let s = sensor(grid((100.0, 260.0), (-15.0, 15.0), 0.5));
-    let rate: f64 = 25.0;
-    let f = settings(&s, &format!("rain:rate={rate}"), 1);
-    let d = f.medium.and_then(|m| m.drops).expect("drops to draw");
     let scene = procedural("wall:distance=10,size=4");
     let (db, map) = materials(&scene);
     let cpu = CpuSimulator::new(&scene, &db, &map).expect("reference");
-    let records = cpu.trace(&s.beams, &[THIN], &f, 1 + f.medium_slots.total());
-    // Marshall & Palmer 1948: N(D) = 8000·exp(−ΛD) /(m³·mm), Λ = 4.1·R^−0.21 /mm.
-    let lambda = 4.1 * rate.powf(-0.21);
-    let (d_lo, d_hi) = (f64::from(d.d_min), 6.0);
-    let per_m3 = 8000.0 / lambda * ((-lambda * d_lo).exp() - (-lambda * d_hi).exp());
-    // The cone: radius 5 mm at the exit growing by half the 1/e² divergence.
-    let (div_h, div_v) = match s.kernel {
-        BeamKernel::Gaussian { div_h, div_v } => (f64::from(div_h), f64::from(div_v)),
-        _ => panic!("the VLP-16's kernel is Gaussian"),
-    };
-    let radius = |r: f64| 0.005 + r * (div_h * div_v).sqrt() / 2.0;
-    let (r0, r1) = (f64::from(d.r0), f64::from(d.r1));
-    let slices = 10;
-    let width = (r1 - r0) / slices as f64;
-    let mut observed = vec![0f64; slices];
-    for r in records.iter().filter(|r| r.material == material_id::RAIN) {
-        let k = ((f64::from(r.range) - r0) / width) as usize;
-        observed[k.min(slices - 1)] += 1.0;
-    }
-    let beams = s.beams.len() as f64;
-    let mut chi2 = 0.0;
-    for (k, o) in observed.iter().enumerate() {
-        let a = r0 + k as f64 * width;
-        let volume: f64 = (0..1000)
-            .map(|i| a + (i as f64 + 0.5) * width / 1000.0)
-            .map(|r| PI * radius(r).powi(2) * width / 1000.0)
-            .sum();
-        let expected = beams * per_m3 * volume;
+    let t = f64::from(s.detection.threshold());
+    let level = 0.3;
+    let beams = s.beams.len();
+    for (weather, fall, material) in [
+        ("rain:rate=25", Fall::rain(25.0), material_id::RAIN),
+        ("snow:rate=0.5", Fall::snow(0.5), material_id::SNOW),
+        ("snow:rate=2", Fall::snow(2.0), material_id::SNOW),
+        ("snow:rate=5", Fall::snow(5.0), material_id::SNOW),
+    ] {
+        let f = settings(&s, weather, &[THIN]);
+        let slots = 1 + f.medium_slots.total() as usize;
+        let records = cpu.trace(&s.beams, &[THIN], &f, slots as u32);
+        let seen: Vec<(usize, f64)> = (records.iter().enumerate())
+            .filter(|(_, r)| r.material == material && f64::from(r.signal) >= level * t)
+            .map(|(i, r)| (i / slots, f64::from(r.range)))
+            .collect();
+        let width = 0.5;
+        let slices = 400;
+        let mut observed = vec![0.0; slices];
+        for (_, r) in &seen {
+            observed[((r / width) as usize).min(slices - 1)] += 1.0;
+        }
+        let expected: Vec<f64> = (0..slices)
+            .map(|k| k as f64 * width)
+            .map(|a| beams as f64 * seen_between(&s, &fall, level, a, a + width))
+            .collect();
+        let (x, k) = chi2(&observed, &expected);
+        let total: f64 = expected.iter().sum();
+        assert!(total > 500.0, "{weather}: {total} particles expected");
         assert!(
-            expected > 20.0,
-            "slice {k}: {expected} expected drops, too few to test"
+            x < chi2_limit(k),
+            "{weather}: per range χ² = {x:.1} over {k} bins (limit {:.1}); {} seen, {total:.0} \
+             expected",
+            chi2_limit(k),
+            seen.len()
         );
-        chi2 += (o - expected).powi(2) / expected;
+        // Per beam: Poisson of the same mean.
+        let mean = total / beams as f64;
+        let mut per_beam = vec![0usize; beams];
+        for (b, _) in &seen {
+            per_beam[*b] += 1;
+        }
+        let most = 60;
+        let mut counts = vec![0.0; most];
+        for n in per_beam {
+            counts[n.min(most - 1)] += 1.0;
+        }
+        let mut p = (-mean).exp();
+        let poisson: Vec<f64> = (0..most)
+            .map(|n| {
+                if n > 0 {
+                    p *= mean / n as f64;
+                }
+                beams as f64 * p
+            })
+            .collect();
+        let (x, k) = chi2(&counts, &poisson);
+        assert!(
+            x < chi2_limit(k),
+            "{weather}: per beam χ² = {x:.1} over {k} bins (limit {:.1}), mean {mean:.2}: \
+             {counts:?}",
+            chi2_limit(k)
+        );
     }
-    // 9 degrees of freedom: P(χ² > 27.9) = 0.001.
-    assert!(chi2 < 27.9, "χ² = {chi2}: observed {observed:?}");
+}
+
+#[test]
+fn snow_leaves_no_shell_of_distributed_echoes() {
+    // The VLP-16 with its own sub-rays into open air in light to moderate snow: every
+    // weather echo is a flake (labelled snow), and what is folded into the distributed
+    // backscatter (the flakes below the size cut) stays below the threshold on its own.
+    let s = sensor(grid((100.0, 260.0), (-15.0, 15.0), 2.0));
+    let subrays = s.kernel.sample(9, Sampling::Grid).expect("kernel");
+    let scene = procedural("wall:distance=10,size=4");
+    for rate in [0.5, 1.0, 2.5] {
+        let weather = format!("snow:rate={rate}");
+        let f = settings(&s, &weather, &subrays);
+        let mut sim = simulator(&scene, &s, &subrays, &f);
+        let e = gpu_echoes(&mut sim, &f);
+        let echoes: Vec<Echo> = (0..e.1.len()).flat_map(|b| beam(&e, b).to_vec()).collect();
+        assert!(!echoes.is_empty(), "{weather}: flakes return");
+        assert!(
+            echoes.iter().all(|e| e.material == material_id::SNOW),
+            "{weather}: every weather echo a snowflake"
+        );
+        let mut folded = f;
+        folded.medium = f.medium.map(|m| Medium { drops: None, ..m });
+        let e = gpu_echoes(&mut sim, &folded);
+        let shell: u32 = e.1.iter().sum();
+        assert_eq!(
+            shell, 0,
+            "{weather}: echoes of the folded backscatter alone"
+        );
+    }
 }
 
 /// Share of beams whose echoes agree (count, ranges within 1 mm, amplitudes within 1e-3,
@@ -298,7 +471,7 @@ fn gpu_equals_the_cpu_reference_in_fog_and_in_rain() {
         "rain:rate=60",
         "snow:rate=3,fog:visibility=400",
     ] {
-        let f = settings(&s, weather, subrays.len() as u32);
+        let f = settings(&s, weather, &subrays);
         let mut sim = simulator(&scene, &s, &subrays, &f);
         let g = gpu_echoes(&mut sim, &f);
         let slots = sim.record_slots() + f.medium_slots.total();
