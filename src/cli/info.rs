@@ -50,7 +50,47 @@ pub(super) fn print_sensor_detail(name: &str) -> Result<()> {
         d.return_modes.join(", ")
     );
     println!("  vendor conventions: {}", d.conventions);
+    print_datasheet(d.info.name, &d.sensor);
     Ok(())
+}
+
+/// The preset's datasheet figures beside the model's (its parameters; the tests
+/// measure them by simulation, benches/RESULTS.md has the measured values).
+fn print_datasheet(name: &str, s: &Sensor) {
+    let sheet = beamtrace::sensor::datasheet::datasheet(name);
+    if sheet.is_empty() {
+        println!("  datasheet: no figure the model has (see the preset's description)");
+        return;
+    }
+    println!("  datasheet (sheet | model | tolerance of the measuring tests | source):");
+    for f in sheet {
+        let unit = f.figure.unit();
+        let model = f
+            .figure
+            .model(s)
+            .map_or("–".into(), |v| format!("{} {unit}", figure(v)));
+        println!(
+            "    {}: {} {unit} | {model} | ±{} % | {}",
+            f.figure.label(),
+            figure(f.value),
+            (f.tolerance * 100.0).round(),
+            f.source
+        );
+    }
+}
+
+/// A figure to four significant digits, without trailing zeros.
+fn figure(v: f64) -> String {
+    if v.abs() >= 10_000.0 {
+        return format!("{:.0}", v);
+    }
+    let digits = (3 - v.abs().max(1e-9).log10().floor() as i32).max(0) as usize;
+    let t = format!("{v:.digits$}");
+    if t.contains('.') {
+        t.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        t
+    }
 }
 
 /// What every sensor has: pattern, range, beam, receiver, frame and fields.

@@ -56,7 +56,8 @@ enum Command {
     /// frame) and run.json (what was run, on which device).
     Run(run::RunArgs),
     /// List the sensor presets with their beam counts and fields of view; `--detail
-    /// NAME` shows one preset's beam, receiver, noise, units and vendor conventions
+    /// NAME` shows one preset's beam, receiver, noise, units, vendor conventions and its
+    /// datasheet's figures beside the model's
     /// (`--detail FILE` a sensor file's).
     Sensors(SensorsArgs),
     /// Show the Vulkan devices, their ray-tracing support and limits.

@@ -22,6 +22,7 @@
 
 mod csv_pattern;
 mod cw;
+pub mod datasheet;
 pub mod detector;
 pub mod domain;
 mod file;

@@ -1034,6 +1034,21 @@ fn sensors_detail_shows_a_presets_datasheet_values_and_conventions() {
     ] {
         assert!(o.stdout.contains(want), "missing {want:?}:\n{}", o.stdout);
     }
+    // The sheet's figures beside the model's, with their source: the HDL-64E S3 sheet's
+    // 10 % at 50 m and ~1.3 M points/s against the manual's firing table's 1 736 columns
+    // at 10 Hz × 64 lasers.
+    let hdl = beamtrace(&["sensors", "--detail", "hdl-64e"]);
+    for want in [
+        "datasheet (sheet | model |",
+        "range, 10 % target, night: 50 m | 50 m | ±5 % | HDL-64E S3 datasheet",
+        "points per second (one return): 1300000 /s | 1111040 /s",
+    ] {
+        assert!(
+            hdl.stdout.contains(want),
+            "missing {want:?}:\n{}",
+            hdl.stdout
+        );
+    }
     let os = beamtrace(&["sensors", "--detail", "os1-64"]);
     assert!(os
         .stdout
