@@ -35,3 +35,7 @@ mod tests;
 #[cfg(test)]
 #[path = "tests/datasheet.rs"]
 mod datasheet_tests;
+
+#[cfg(test)]
+#[path = "tests/slanted.rs"]
+mod slanted_tests;
