@@ -296,7 +296,8 @@ const OS0: &[SheetFigure] = &[
     OUSTER_MIN_RANGE,
 ];
 
-const OS1: &[SheetFigure] = &[
+/// The OS1 figures of every channel count.
+const OS1_COMMON: [SheetFigure; 5] = [
     fig(range(0.1), 120.0, RANGE_TOL, "Ouster OS1 rev 7 datasheet: 10 % target, > 50 % detection probability, no sunlight (1024 @ 10 Hz)"),
     fig(sun(0.1), 55.0, 0.03, "Ouster datasheet-rev06-v2p4-os1, optical performance: 10 % at 55 m in 100 klx sunlight"),
     fig(
@@ -307,6 +308,60 @@ const OS1: &[SheetFigure] = &[
     ),
     OUSTER_SIGMA,
     OUSTER_MIN_RANGE,
+];
+
+/// The OS1 gen. 1 sheet's divergence (FWHM): 0.13° for 16–64 channels, 0.18° for 128.
+const fn ouster_divergence(fwhm_deg: f64, source: &'static str) -> [SheetFigure; 2] {
+    let mrad = fwhm_deg * std::f64::consts::PI / 180.0 * 1e3;
+    [
+        fig(
+            Figure::Divergence {
+                vertical: false,
+                fwhm: true,
+            },
+            mrad,
+            0.01,
+            source,
+        ),
+        fig(
+            Figure::Divergence {
+                vertical: true,
+                fwhm: true,
+            },
+            mrad,
+            0.01,
+            source,
+        ),
+    ]
+}
+
+const OS1_DIVERGENCE: [SheetFigure; 2] = ouster_divergence(
+    0.13,
+    "Ouster OS1 datasheet (gen. 1): beam divergence 0.13° FWHM (16–64 channels)",
+);
+const OS1_128_DIVERGENCE: [SheetFigure; 2] = ouster_divergence(
+    0.18,
+    "Ouster OS1 datasheet (gen. 1): beam divergence 0.18° FWHM (128 channels)",
+);
+
+const OS1: &[SheetFigure] = &[
+    OS1_COMMON[0],
+    OS1_COMMON[1],
+    OS1_COMMON[2],
+    OS1_COMMON[3],
+    OS1_COMMON[4],
+    OS1_DIVERGENCE[0],
+    OS1_DIVERGENCE[1],
+];
+
+const OS1_128: &[SheetFigure] = &[
+    OS1_COMMON[0],
+    OS1_COMMON[1],
+    OS1_COMMON[2],
+    OS1_COMMON[3],
+    OS1_COMMON[4],
+    OS1_128_DIVERGENCE[0],
+    OS1_128_DIVERGENCE[1],
 ];
 
 const OS2: &[SheetFigure] = &[
@@ -435,7 +490,8 @@ pub fn datasheet(name: &str) -> &'static [SheetFigure] {
         "vlp-32c" => VLP32C,
         "vls-128" => VLS128,
         "os0-32" | "os0-64" | "os0-128" => OS0,
-        "os1-16" | "os1-32" | "os1-64" | "os1-128" => OS1,
+        "os1-16" | "os1-32" | "os1-64" => OS1,
+        "os1-128" => OS1_128,
         "os2-32" | "os2-64" | "os2-128" => OS2,
         "ibeo-lux-4l" => IBEO_LUX,
         "urg-04lx" => URG04LX,
