@@ -225,7 +225,21 @@ impl Body<'_> {
 
     /// Reads packed little-endian records from `data`.
     pub(crate) fn read_binary(&self, data: &[u8]) -> Result<Vec<Point>, OutputError> {
-        let record: usize = self.columns.iter().map(|c| c.size * c.count).sum();
+        let record = (self.columns.iter())
+            .try_fold(0usize, |sum, c| {
+                sum.checked_add(c.size.checked_mul(c.count)?)
+            })
+            .filter(|&r| r > 0)
+            .ok_or_else(|| {
+                self.error(
+                    "header",
+                    format!(
+                        "the {}s' sizes × counts overflow or sum to 0 bytes a point: the \
+                         header is corrupt",
+                        self.column_word
+                    ),
+                )
+            })?;
         let need = record.checked_mul(self.points);
         if need.is_none_or(|n| data.len() < n) {
             return Err(self.error(

@@ -12,6 +12,7 @@
 //!   sensor.yaml: |
 //!     name: x
 //!   deep.yaml: { head: "a: ", repeat: "[", times: 100000, tail: "" }
+//!   cut.las: { latin1: "LASF\0\xe3…" }   # bytes, one per character (\x00–\xff)
 //!   chain.gltf: { head: '{"nodes":[', repeat: '{"children":[{next}]}', separator: ",",
 //!                 times: 3, last: '{}', tail: "]}" }   # {i}/{next}: the index, index + 1
 //! exit: 1                      # expected exit code (default 1; clap usage errors are 2)
@@ -75,12 +76,20 @@ enum Content {
         #[serde(default)]
         tail: String,
     },
+    /// Binary bytes: each character (U+0000–U+00FF, YAML's `\xNN`) one byte.
+    Latin1 {
+        latin1: String,
+    },
 }
 
 impl Content {
     fn bytes(&self) -> Vec<u8> {
         match self {
             Content::Text(t) => t.clone().into_bytes(),
+            Content::Latin1 { latin1 } => latin1
+                .chars()
+                .map(|c| u8::try_from(u32::from(c)).expect("latin1: characters up to \\xFF"))
+                .collect(),
             Content::Repeated {
                 head,
                 repeat,

@@ -135,6 +135,11 @@ fn point_cloud2(message: &[u8]) -> Result<PointCloud, String> {
             return Err(format!("no `{want}` field: a point cloud needs x, y and z"));
         }
     }
+    if step == 0 && width > 0 && height > 0 {
+        return Err(format!(
+            "point_step 0 for {width} × {height} points: a point takes at least its fields' bytes"
+        ));
+    }
     let points = width
         .checked_mul(height)
         .filter(|&p| p.checked_mul(step).is_some_and(|b| b <= data.len()))
@@ -158,4 +163,38 @@ fn point_cloud2(message: &[u8]) -> Result<PointCloud, String> {
         }
     }
     Ok(cloud)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::point_cloud2;
+    use crate::output::{CloudMeta, FieldSet, Point, PointCloud};
+
+    /// A cloud of 1 000 points as `ros2::point_cloud2` writes it, read back whole; with
+    /// its `point_step` set to 0 (the bytes before `row_step` = step × width) it is
+    /// refused instead of playing the data's bytes as 1 000 one-byte points.
+    #[test]
+    fn a_point_step_of_zero_is_refused() {
+        let cloud = PointCloud {
+            points: (0..1000)
+                .map(|i| Point {
+                    x: i as f32,
+                    ..Point::default()
+                })
+                .collect(),
+        };
+        let fields = FieldSet::default();
+        let meta = CloudMeta::plain(&fields);
+        let mut m = crate::output::ros2::point_cloud2(0, "lidar", &meta, &cloud).unwrap();
+        assert_eq!(point_cloud2(&m).unwrap().points.len(), 1000);
+        let step = meta.records(false).size() as u32;
+        let pattern: Vec<u8> = [step, step * 1000]
+            .iter()
+            .flat_map(|v| v.to_le_bytes())
+            .collect();
+        let at = (m.windows(8).position(|w| w == pattern.as_slice())).expect("point_step");
+        m[at..at + 4].copy_from_slice(&0u32.to_le_bytes());
+        let e = point_cloud2(&m).unwrap_err();
+        assert!(e.contains("point_step 0"), "{e}");
+    }
 }

@@ -18,6 +18,7 @@ pub(super) fn read_las(path: &Path) -> Result<PointCloud, OutputError> {
             format!("{e}: not a LAS file, or cut short (LAZ is not read: decompress it with laszip or PDAL)"),
         )
     };
+    check_header(path)?;
     let mut reader = las::Reader::from_path(path).map_err(fail)?;
     let extras = extra_columns(reader.header());
     let classes = class_table();
@@ -43,6 +44,71 @@ pub(super) fn read_las(path: &Path) -> Result<PointCloud, OutputError> {
         cloud.points.push(p);
     }
     Ok(cloud)
+}
+
+/// The smallest point record of each LAS point data format 0–10 (ASPRS LAS 1.4 R15,
+/// tables 7–17).
+const RECORD_MIN: [u16; 11] = [20, 28, 26, 34, 57, 63, 30, 36, 38, 59, 67];
+
+/// Refuses a LAS file whose header claims more point data than the file holds, before
+/// anything is allocated for it: points × record length from the offset to the point
+/// data (LAS 1.4's 64-bit count where it is set, else the legacy 32-bit one), in checked
+/// arithmetic.
+fn check_header(path: &Path) -> Result<(), OutputError> {
+    use std::io::Read;
+    let bad = |field: &str, message: String| OutputError::parse(path, field, message);
+    let mut file = std::fs::File::open(path).map_err(|e| OutputError::read(path, e))?;
+    let size = file
+        .metadata()
+        .map_err(|e| OutputError::read(path, e))?
+        .len();
+    let mut h = Vec::with_capacity(375);
+    (&mut file)
+        .take(375)
+        .read_to_end(&mut h)
+        .map_err(|e| OutputError::read(path, e))?;
+    if h.len() < 227 || &h[..4] != b"LASF" {
+        return Err(bad(
+            "header",
+            "not a LAS file (no LASF header of 227 bytes)".into(),
+        ));
+    }
+    let u16_at = |i: usize| u64::from(u16::from_le_bytes([h[i], h[i + 1]]));
+    let u32_at = |i: usize| u64::from(u32::from_le_bytes([h[i], h[i + 1], h[i + 2], h[i + 3]]));
+    let (minor, offset, format, record) = (h[25], u32_at(96), h[104] & 0x3f, u16_at(105));
+    let legacy = u32_at(107);
+    let count = match (minor >= 4 && h.len() >= 255)
+        .then(|| u64::from_le_bytes(h[247..255].try_into().expect("8 bytes")))
+    {
+        Some(n) if n > 0 => n,
+        _ => legacy,
+    };
+    let least = RECORD_MIN.get(usize::from(format)).ok_or_else(|| {
+        bad(
+            "point data format",
+            format!("format {format} is not one of LAS's 0–10"),
+        )
+    })?;
+    if record < u64::from(*least) {
+        return Err(bad(
+            "point data record length",
+            format!("{record} bytes, less than format {format}'s {least}: the header is corrupt"),
+        ));
+    }
+    let end = count
+        .checked_mul(record)
+        .and_then(|n| n.checked_add(offset));
+    match end {
+        Some(end) if end <= size => Ok(()),
+        _ => Err(bad(
+            "number of point records",
+            format!(
+                "{count} points of {record} bytes from byte {offset} need {} bytes, the file \
+                 has {size}: it is cut short or its header is wrong; write it again",
+                end.map_or("more than 2⁶⁴".to_string(), |n| n.to_string())
+            ),
+        )),
+    }
 }
 
 /// beamtrace's class of each ASPRS class (0 where none maps onto it).

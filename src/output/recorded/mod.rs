@@ -61,8 +61,8 @@ pub struct Recording {
 }
 
 impl Recording {
-    /// Opens `paths`. Per-frame files are checked by reading the first; every MCAP
-    /// file and capture is decoded. An error names the file and what to do.
+    /// Opens `paths`. Per-frame files are checked by reading each (and dropping its
+    /// points); every MCAP file and capture is decoded. An error names the file and what to do.
     pub fn open(paths: &[PathBuf], options: &RecordingOptions) -> Result<Recording, OutputError> {
         let first = paths.first().ok_or_else(|| {
             OutputError::parse(
@@ -82,9 +82,16 @@ impl Recording {
             frames.append(&mut got);
             times.append(&mut at);
         }
-        if let Some(f) = frames.first() {
-            // A broken first file fails now, not in the window.
-            f.cloud()?;
+        // Every per-frame file is read whole now (one at a time per core, each dropped),
+        // so that a broken one fails here, not in the window.
+        {
+            use rayon::prelude::*;
+            let read: Vec<Result<(), OutputError>> = (frames.par_iter())
+                .filter(|f| matches!(f.source, Source::File(_)))
+                .map(|f| f.cloud().map(drop))
+                .collect();
+            // The first broken file in the order given.
+            read.into_iter().collect::<Result<(), _>>()?;
         }
         if frames.is_empty() {
             return Err(OutputError::parse(
