@@ -66,6 +66,9 @@ pub struct RigClock {
     pub start_unix_s: Option<f64>,
 }
 
+/// The latest rig clock start (s): pcap records hold 32-bit Unix seconds.
+pub const MAX_UNIX_S: f64 = u32::MAX as f64;
+
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RigFile {
@@ -164,10 +167,14 @@ pub fn load_rig(path: &Path) -> Result<Rig, SensorError> {
         .map(|(i, e)| member(e, i, folder, path))
         .collect::<Result<Vec<_>, _>>()?;
     let clock = match file.clock {
-        Some(c) if !c.start_unix_s.is_finite() || c.start_unix_s < 0.0 => {
+        Some(c) if !(0.0..=MAX_UNIX_S).contains(&c.start_unix_s) => {
             return Err(invalid(
                 "clock.start_unix_s".into(),
-                format!("{} is not a Unix time (s, 0 or later)", c.start_unix_s),
+                format!(
+                    "{:e} is not a Unix time of 0 to {MAX_UNIX_S} s (pcap's 32-bit seconds, \
+                     the year 2106)",
+                    c.start_unix_s
+                ),
             ))
         }
         c => RigClock {

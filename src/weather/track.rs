@@ -47,6 +47,19 @@ impl WeatherTrack {
                     k.t
                 )));
             }
+            let sleet = |a: &Weather, b: &Weather| a.rain_mm_h > 0.0 && b.snow_mm_h > 0.0;
+            if i > 0
+                && (sleet(&keys[i - 1].weather, &k.weather)
+                    || sleet(&k.weather, &keys[i - 1].weather))
+            {
+                return Err(WeatherError::Track(format!(
+                    "keyframe {i}: rain and snow on either side of t = {} s … {} s would \
+                     interpolate into sleet, which is not modelled (as `--weather` refuses \
+                     it); put a keyframe with neither between them",
+                    keys[i - 1].t,
+                    k.t
+                )));
+            }
             if i > 0 && k.t <= keys[i - 1].t {
                 return Err(WeatherError::Track(format!(
                     "keyframe {i}: t = {} s does not come after the keyframe before \
