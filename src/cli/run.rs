@@ -228,13 +228,34 @@ pub(super) fn run(args: RunArgs) -> Result<()> {
     Ok(())
 }
 
+/// Frames an OSI trace plays when `--frames` is not given (its messages' span at the
+/// frame rate): refused, naming the trace, beyond what a job writes; said when long.
+fn osi_frames(path: &std::path::Path, frames: Option<u64>) -> Result<u64> {
+    let frames = frames.unwrap_or(1);
+    let max = beamtrace::job::MAX_FRAMES;
+    if frames > max {
+        bail!(
+            "{}: its messages span {frames} frames at the sensor's rate, more than the {max} a \
+             job writes; give --frames N to play its first N frames, or cut the trace",
+            path.display()
+        );
+    }
+    if frames > 10_000 {
+        eprintln!(
+            "note: {} spans {frames} frames at the sensor's rate; --frames N plays fewer",
+            path.display()
+        );
+    }
+    Ok(frames)
+}
+
 /// The job the options describe: scene, sensor and materials loaded, the pose checked.
 pub(super) fn job_options(args: &RunArgs) -> Result<JobOptions> {
     let mut opts = sim_options(&args.sim, Unscripted::StandStill)?;
     if let Some(path) = &args.osi_ground_truth {
         let (input, scenario) = OsiInput::load(path, &opts.scene, args.osi_map.as_deref())?;
         if args.sim.frames.is_none() {
-            opts.frames = scenario.frames_at(opts.sensor.frame_rate).unwrap_or(1);
+            opts.frames = osi_frames(path, scenario.frames_at(opts.sensor.frame_rate))?;
         }
         opts.scenario = Some(scenario);
         opts.osi = Some(input);

@@ -28,7 +28,9 @@ use super::messages::{
 };
 use super::trace::{message_type_code, read_trace, GROUND_TRUTH, SENSOR_VIEW};
 use super::OsiError;
-use crate::scene::{Keyframe, ObjectTrack, Scenario, Target, Track, TrackInterpolation};
+use crate::scene::{
+    Keyframe, ObjectTrack, Scenario, Target, Track, TrackInterpolation, MAX_POSITION_M, MAX_TIME_S,
+};
 use glam::{DQuat, DVec3};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -171,7 +173,8 @@ impl GroundTruthTrace {
                     format!("more than {MAX_SAMPLES} messages; cut the trace into parts"),
                 ));
             }
-            check_time(path, index, &sample, samples.last())?;
+            check_time(path, index, &sample, samples.first(), samples.last())?;
+            check_states(path, index, &sample)?;
             samples.push(sample);
             Ok(())
         };
@@ -365,12 +368,28 @@ fn timestamp(path: &Path, index: usize, t: Option<&Timestamp>) -> Result<f64, Os
     })
 }
 
+/// Timestamps increase strictly, and lie within the scenario files' `MAX_TIME_S` of the
+/// first message (a run plays the trace from its first message on).
 fn check_time(
     path: &Path,
     index: usize,
     s: &Sample,
+    first: Option<&Sample>,
     prev: Option<&Sample>,
 ) -> Result<(), OsiError> {
+    if let Some(f) = first.filter(|f| s.t - f.t > MAX_TIME_S) {
+        return Err(OsiError::invalid(
+            path,
+            format!(
+                "message {index} (t = {:e} s) lies {:e} s after the first (t = {:e} s), more \
+                 than the {MAX_TIME_S:e} s a scenario may span; cut the trace or fix its \
+                 timestamps",
+                s.t,
+                s.t - f.t,
+                f.t
+            ),
+        ));
+    }
     match prev {
         Some(p) if s.t <= p.t => Err(OsiError::invalid(
             path,
@@ -382,6 +401,45 @@ fn check_time(
         )),
         _ => Ok(()),
     }
+}
+
+/// Every pose of a message is finite and within the scenario files' bounds: positions
+/// within ±`MAX_POSITION_M`, angles and sizes finite (sizes ≥ 0).
+fn check_states(path: &Path, index: usize, s: &Sample) -> Result<(), OsiError> {
+    let states = (s
+        .host_location
+        .iter()
+        .map(|h| ("the host vehicle's location".to_string(), h)))
+    .chain(
+        s.objects
+            .iter()
+            .map(|(id, o)| (format!("moving object {id}"), o)),
+    );
+    for (what, o) in states {
+        let inside = |v: DVec3| v.is_finite() && v.abs().max_element() <= MAX_POSITION_M;
+        let size_ok = |d: &DVec3| d.is_finite() && d.min_element() >= 0.0;
+        let fault = if !inside(o.position) {
+            Some(format!(
+                "position {} m lies outside ±{MAX_POSITION_M} m",
+                o.position
+            ))
+        } else if !o.rpy.is_finite() {
+            Some(format!("orientation {} rad is not finite", o.rpy))
+        } else if !o.dimension.as_ref().is_none_or(size_ok) {
+            Some("dimension is not a finite size ≥ 0".to_string())
+        } else if !o.bbcenter_to_rear.is_none_or(inside) {
+            Some("bbcenter_to_rear lies outside the position bounds".to_string())
+        } else {
+            None
+        };
+        if let Some(fault) = fault {
+            return Err(OsiError::invalid(
+                path,
+                format!("message {index}, {what}: {fault} (scenario files' bounds); fix the trace"),
+            ));
+        }
+    }
+    Ok(())
 }
 
 fn sample_of_view(path: &Path, index: usize, v: SensorView) -> Result<Sample, OsiError> {
