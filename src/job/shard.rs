@@ -203,6 +203,10 @@ pub struct FrameEntry {
     pub frame: u64,
     /// The frame's files, relative to the output folder, with `/` separators.
     pub files: Vec<String>,
+    /// Each file's size and SHA-256 as the shard wrote it, in `files`' order: what
+    /// `merge` holds the files on disk to.
+    #[serde(default)]
+    pub digests: Vec<(u64, String)>,
     /// The sensor's pose in the world at the frame's start: tx ty tz, qw qx qy qz.
     pub translation: [f32; 3],
     pub rotation: [f32; 4],
@@ -288,7 +292,7 @@ impl ShardRun {
             }
             Some((_, entries)) => entries
                 .into_iter()
-                .filter(|e| e.files.iter().all(|f| out.join(f).is_file()))
+                .filter(|e| sizes_as_written(out, e))
                 .collect(),
             None => Vec::new(),
         };
@@ -347,6 +351,10 @@ impl ShardRun {
         files: &[PathBuf],
         (pose, weather): (Viewpoint, Option<(Weather, f32)>),
     ) -> Result<(), ShardError> {
+        let digests = files
+            .iter()
+            .map(|f| file_digest(f))
+            .collect::<Result<Vec<_>, _>>()?;
         let files = files
             .iter()
             .map(|f| relative(&self.out, f))
@@ -355,6 +363,7 @@ impl ShardRun {
             job,
             frame,
             files,
+            digests,
             translation: pose.translation,
             rotation: pose.rotation,
             weather: weather.map(|(w, alpha)| (w.to_string(), alpha)),
@@ -412,6 +421,15 @@ impl ShardRun {
         write_atomic(&self.out.join(shard.record_path()), |w| w.write_all(&json))?;
         Ok(record)
     }
+}
+
+/// Whether each of a journal entry's files is still there at the size it was written
+/// (a frame cut short by a kill or a full disk is made again; `merge` checks digests).
+fn sizes_as_written(out: &Path, e: &FrameEntry) -> bool {
+    e.digests.len() == e.files.len()
+        && (e.files.iter().zip(&e.digests)).all(|(f, d)| {
+            std::fs::metadata(out.join(f)).is_ok_and(|m| m.is_file() && m.len() == d.0)
+        })
 }
 
 fn json_line<T: Serialize>(v: &T) -> Result<String, ShardError> {
@@ -574,8 +592,18 @@ fn job_index(
 ) -> Result<serde_json::Value, ShardError> {
     let mut files = Vec::new();
     for e in entries {
-        for f in &e.files {
+        check_entry(planned, e)?;
+        for (f, written) in e.files.iter().zip(&e.digests) {
             let (bytes, sha256) = file_digest(&out.join(f))?;
+            if (bytes, &sha256) != (written.0, &written.1) {
+                return Err(ShardError::ChangedFile {
+                    path: out.join(f),
+                    job: planned.name.clone(),
+                    frame: e.frame,
+                    written: written.0,
+                    now: bytes,
+                });
+            }
             summary.files += 1;
             summary.bytes += bytes;
             files.push(serde_json::json!({ "path": f, "bytes": bytes, "sha256": sha256 }));
@@ -588,6 +616,55 @@ fn job_index(
         "frame_rate_hz": planned.frame_rate,
         "files": files,
     }))
+}
+
+/// What a record says of a frame before its files are opened: one digest per file,
+/// every path a plain relative path inside the job's folder (no `..`, no root), a
+/// finite pose.
+fn check_entry(planned: &PlannedJob, e: &FrameEntry) -> Result<(), ShardError> {
+    let bad = |why: String| ShardError::BadEntry {
+        job: planned.name.clone(),
+        frame: e.frame,
+        why,
+    };
+    if e.digests.len() != e.files.len() {
+        return Err(bad(format!(
+            "{} files but {} sizes and digests (a record of an older beamtrace, or edited)",
+            e.files.len(),
+            e.digests.len()
+        )));
+    }
+    let dir = relative_dir(&planned.dir);
+    let plain_dir = (planned.dir.components()).all(|c| {
+        matches!(
+            c,
+            std::path::Component::Normal(_) | std::path::Component::CurDir
+        )
+    });
+    if !plain_dir {
+        return Err(bad(format!(
+            "the job's folder `{}` is not a folder inside the output folder",
+            crate::config::shorten(&dir)
+        )));
+    }
+    for f in &e.files {
+        let path = Path::new(f);
+        let plain = path
+            .components()
+            .all(|c| matches!(c, std::path::Component::Normal(_)));
+        let inside = dir.is_empty() || f.starts_with(&format!("{dir}/"));
+        if !plain || !inside {
+            return Err(bad(format!(
+                "its file `{}` is not a path inside the job's folder `{dir}`",
+                crate::config::shorten(f)
+            )));
+        }
+    }
+    let pose = e.translation.iter().chain(&e.rotation);
+    if !pose.clone().all(|v| v.is_finite()) {
+        return Err(bad("its pose is not finite".into()));
+    }
+    Ok(())
 }
 
 /// A job's per-frame MCAP files joined into one, in frame order (what Foxglove and
@@ -932,6 +1009,29 @@ pub enum ShardError {
         units: Range<u64>,
         total: u64,
     },
+    #[error(
+        "{} (frame {frame} of job {job}) {}: it was changed or cut short after the \
+         shard finished; run that shard again (remove its record and journal), then merge",
+        .path.display(),
+        if .now == .written {
+            "holds other bytes than its shard wrote (its SHA-256 differs)".to_string()
+        } else {
+            format!("is {} bytes, not the {} bytes its shard wrote", .now, .written)
+        }
+    )]
+    ChangedFile {
+        path: PathBuf,
+        job: String,
+        frame: u64,
+        written: u64,
+        now: u64,
+    },
+    #[error("frame {frame} of job {job} in a shard record: {why}; run its shard again")]
+    BadEntry {
+        job: String,
+        frame: u64,
+        why: String,
+    },
     #[error("frame {frame} of job {job} is in no shard record")]
     MissingFrame { job: String, frame: u64 },
     #[error(
@@ -1115,6 +1215,88 @@ mod tests {
             .finish(None, 0.0)
             .unwrap_err();
         assert!(e.to_string().contains("finished 1 of its 4 frames"), "{e}");
+    }
+
+    /// The first shard record in `out`, edited by `edit` and written back.
+    fn edit_record(out: &Path, edit: impl FnOnce(&mut serde_json::Value)) {
+        let path = out.join(Shard::WHOLE.record_path());
+        let mut v: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+        edit(&mut v);
+        std::fs::write(&path, serde_json::to_vec(&v).unwrap()).unwrap();
+    }
+
+    #[test]
+    fn merge_refuses_frames_its_records_cannot_vouch_for() {
+        let jobs = [job("a", 3)];
+        let fresh = || {
+            let dir = tempfile::tempdir().unwrap();
+            fake_shard(dir.path(), Shard::WHOLE, &jobs, "d");
+            dir
+        };
+        // Cut short after the shard finished (same first bytes, one fewer).
+        let dir = fresh();
+        std::fs::write(dir.path().join("a/frame_000001.txt"), "a ").unwrap();
+        let e = merge(dir.path()).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                ShardError::ChangedFile {
+                    frame: 1,
+                    written: 3,
+                    now: 2,
+                    ..
+                }
+            ),
+            "{e}"
+        );
+        // Same size, other content.
+        let dir = fresh();
+        std::fs::write(dir.path().join("a/frame_000002.txt"), "a 9").unwrap();
+        let e = merge(dir.path()).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                ShardError::ChangedFile {
+                    frame: 2,
+                    written: 3,
+                    now: 3,
+                    ..
+                }
+            ),
+            "{e}"
+        );
+        // Record paths outside the job's folder, absolute or climbing out.
+        for path in [
+            "/etc/hostname",
+            "a/../../../etc/hostname",
+            "b/frame_000000.txt",
+        ] {
+            let dir = fresh();
+            edit_record(dir.path(), |v| v["frames"][0]["files"][0] = path.into());
+            let e = merge(dir.path()).unwrap_err();
+            assert!(
+                matches!(e, ShardError::BadEntry { frame: 0, .. }),
+                "{path}: {e}"
+            );
+            assert!(e.to_string().contains("not a path inside"), "{e}");
+        }
+        // 1e39 reads as an f32 infinity.
+        let dir = fresh();
+        edit_record(dir.path(), |v| {
+            v["frames"][2]["translation"][0] = 1e39.into()
+        });
+        let e = merge(dir.path()).unwrap_err();
+        assert!(e.to_string().contains("pose is not finite"), "{e}");
+        // A record without digests (an older beamtrace's) vouches for nothing.
+        let dir = fresh();
+        edit_record(dir.path(), |v| {
+            v["frames"][0]["digests"] = serde_json::json!([])
+        });
+        let e = merge(dir.path()).unwrap_err();
+        assert!(e.to_string().contains("1 files but 0 sizes"), "{e}");
+        // The record untouched merges.
+        merge(fresh().path()).unwrap();
     }
 
     #[test]
