@@ -904,3 +904,177 @@ fn a_foxglove_port_in_use_and_a_bad_domain_are_refused() {
         "{t}"
     );
 }
+
+/// A Foxglove WebSocket client on `port` that subscribes to every channel advertised
+/// until the sensor's cloud is among them, then never reads again. `Err` carries the
+/// server's answer when it refused the upgrade.
+fn stalled_foxglove_client(port: u16, points: &str) -> Result<std::net::TcpStream, String> {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).map_err(|e| e.to_string())?;
+    s.set_read_timeout(Some(secs(30))).unwrap();
+    // RFC 6455 §4.1's handshake, offering the SDK's subprotocol.
+    write!(
+        s,
+        "GET / HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUpgrade: websocket\r\n\
+         Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\
+         Sec-WebSocket-Version: 13\r\nSec-WebSocket-Protocol: foxglove.sdk.v1\r\n\r\n"
+    )
+    .unwrap();
+    let mut head = Vec::new();
+    while !head.ends_with(b"\r\n\r\n") {
+        let mut b = [0u8; 1];
+        match s.read(&mut b) {
+            Ok(1) => head.push(b[0]),
+            _ => break,
+        }
+    }
+    let head = String::from_utf8_lossy(&head).into_owned();
+    if !head.starts_with("HTTP/1.1 101") {
+        let mut rest = String::new();
+        let _ = s.read_to_string(&mut rest);
+        return Err(head + &rest);
+    }
+    let mut ids = Vec::new();
+    let mut seen = false;
+    while !seen {
+        let (opcode, payload) = read_ws_frame(&mut s);
+        let Ok(v) = serde_json::from_slice::<serde_json::Value>(&payload) else {
+            continue;
+        };
+        if opcode == 1 && v["op"] == "advertise" {
+            for c in v["channels"].as_array().unwrap() {
+                ids.push(c["id"].as_u64().unwrap());
+                seen |= c["topic"] == points;
+            }
+        }
+    }
+    let subscriptions: Vec<_> = (ids.iter().enumerate())
+        .map(|(i, id)| serde_json::json!({ "id": i + 1, "channelId": id }))
+        .collect();
+    let subscribe = serde_json::json!({ "op": "subscribe", "subscriptions": subscriptions });
+    // A client's frame is masked (RFC 6455 §5.3): a text frame, FIN set.
+    let payload = subscribe.to_string().into_bytes();
+    let mask = [0x37u8, 0xfa, 0x21, 0x3d];
+    let mut frame = vec![0x81u8];
+    match payload.len() {
+        n if n < 126 => frame.push(0x80 | n as u8),
+        n => {
+            frame.push(0x80 | 126);
+            frame.extend((n as u16).to_be_bytes());
+        }
+    }
+    frame.extend(mask);
+    frame.extend(payload.iter().enumerate().map(|(i, b)| b ^ mask[i % 4]));
+    s.write_all(&frame).unwrap();
+    Ok(s)
+}
+
+/// One unmasked server frame (RFC 6455 §5.2): its opcode and payload.
+fn read_ws_frame(s: &mut std::net::TcpStream) -> (u8, Vec<u8>) {
+    use std::io::Read;
+    let mut h = [0u8; 2];
+    s.read_exact(&mut h).unwrap();
+    let len = match h[1] & 0x7f {
+        126 => {
+            let mut b = [0u8; 2];
+            s.read_exact(&mut b).unwrap();
+            u64::from(u16::from_be_bytes(b))
+        }
+        127 => {
+            let mut b = [0u8; 8];
+            s.read_exact(&mut b).unwrap();
+            u64::from_be_bytes(b)
+        }
+        n => u64::from(n),
+    };
+    let mut payload = vec![0u8; len as usize];
+    s.read_exact(&mut payload).unwrap();
+    (h[0] & 0x0f, payload)
+}
+
+/// Clients that subscribe and then never read (a frozen viewer, or a hostile one):
+/// beyond the cap they are refused with HTTP 503; the stream still ends — within the
+/// sweeps' time, the stall time and the shutdown grace — with its summary, and says
+/// how many it turned away.
+#[test]
+fn foxglove_clients_that_never_read_neither_pile_up_nor_hold_the_stream() {
+    let _cores = shared();
+    let dir = tempfile::tempdir().unwrap();
+    let scene = wall(dir.path());
+    let port = free_port();
+    let addr = format!("127.0.0.1:{port}");
+    let frames = 100;
+    let stream = std::process::Command::new(env!("CARGO_BIN_EXE_beamtrace"))
+        .args([
+            "stream", "--sensor", "vlp-16", "--scene", &scene, "--thin", "--no-sun",
+        ])
+        .args(["--frames", &frames.to_string(), "--foxglove", &addr])
+        .env("VK_INSTANCE_LAYERS", "")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = stream.id();
+    let (done, output) = std::sync::mpsc::channel();
+    std::thread::spawn(move || done.send(stream.wait_with_output().unwrap()));
+    // The first client waits for the server; each is let in before the next knocks.
+    let started = Instant::now();
+    let first = loop {
+        match stalled_foxglove_client(port, "/vlp_16/points") {
+            Ok(c) => break c,
+            Err(e) if e.starts_with("HTTP/") => panic!("the first client was refused: {e}"),
+            Err(e) if started.elapsed() > secs(120) => panic!("no Foxglove server: {e}"),
+            Err(_) => std::thread::sleep(Duration::from_millis(50)),
+        }
+    };
+    let max = beamtrace::live::FOXGLOVE_MAX_CLIENTS;
+    let extra = 4;
+    let mut held = vec![first];
+    let mut refused = Vec::new();
+    for _ in 1..max + extra {
+        match stalled_foxglove_client(port, "/vlp_16/points") {
+            Ok(c) => held.push(c),
+            Err(answer) => refused.push(answer),
+        }
+    }
+    assert_eq!((held.len(), refused.len()), (max, extra), "{refused:?}");
+    assert!(refused[0].starts_with("HTTP/1.1 503"), "{}", refused[0]);
+    // Ends within its sweeps, a stall and the grace (and slack for a loaded machine).
+    let sweeps = secs(frames / 10);
+    let bound = sweeps + beamtrace::live::FOXGLOVE_STALL + secs(2 + 30);
+    let Ok(o) = output.recv_timeout(bound) else {
+        let _ = std::process::Command::new("kill")
+            .arg(pid.to_string())
+            .status();
+        panic!("the stream did not end within {bound:?} of its clients stalling");
+    };
+    let t = text(&o);
+    assert!(o.status.success(), "{t}");
+    assert!(
+        t.contains(&format!("{extra} refused (at most {max} at once)")),
+        "{t}"
+    );
+    // Ten seconds of sweeps fill any client's buffers well before the stall time ends.
+    let stalled: usize = t
+        .split(" dropped for taking nothing")
+        .next()
+        .and_then(|head| head.rsplit(' ').next()?.parse().ok())
+        .unwrap_or_else(|| panic!("no count of stalled clients: {t}"));
+    assert!((1..=max).contains(&stalled), "{t}");
+    drop(held);
+}
+
+/// `--help` states the live server's limits as the server enforces them.
+#[test]
+fn stream_help_states_the_foxglove_limits_the_server_enforces() {
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_beamtrace"))
+        .args(["stream", "--help"])
+        .output()
+        .unwrap();
+    let t = text(&o);
+    let help = t.split_whitespace().collect::<Vec<_>>().join(" ");
+    let max = beamtrace::live::FOXGLOVE_MAX_CLIENTS;
+    let stall = beamtrace::live::FOXGLOVE_STALL.as_secs();
+    let says = format!("At most {max} clients at once; a client that takes nothing for {stall} s");
+    assert!(help.contains(&says), "{help}");
+}

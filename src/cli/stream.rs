@@ -6,7 +6,10 @@ use beamtrace::job::{
     run_job_live, FrameDone, HttpReport, JobError, JobOptions, JobReport, MemoryUse, PacketFormat,
     PacketOutput, PACKET_FORMATS,
 };
-use beamtrace::live::{LiveOptions, LiveReport, Ros2Options, FOXGLOVE_PORT};
+use beamtrace::live::{
+    GateCounts, LiveOptions, LiveReport, Ros2Options, FOXGLOVE_BACKLOG, FOXGLOVE_MAX_CLIENTS,
+    FOXGLOVE_PORT, FOXGLOVE_STALL,
+};
 use beamtrace::output::packets::EXCHANGE_LOG;
 use beamtrace::output::{FieldSet, OutputError, RosNames};
 use beamtrace::sensor::ros_name;
@@ -49,6 +52,7 @@ pub(super) struct StreamArgs {
     /// Serve the same topics to Foxglove over its live WebSocket protocol on
     /// "host:port" (a port alone listens on 127.0.0.1; default 127.0.0.1:8765): in
     /// Foxglove, "Open connection" → "Foxglove WebSocket" → ws://127.0.0.1:8765.
+    /// At most 16 clients at once; a client that takes nothing for 3 s is dropped.
     #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = "8765", value_parser = foxglove_addr)]
     foxglove: Option<SocketAddr>,
     /// Stamp the live topics with the scenario's time (from 0 at the first frame) and
@@ -281,6 +285,11 @@ fn announce(args: &StreamArgs, opts: &JobOptions, live: Option<&LiveOptions>) {
     }
     if let Some(addr) = live.foxglove {
         eprintln!("  to Foxglove: open a Foxglove WebSocket connection to ws://{addr}");
+        eprintln!(
+            "  (at most {FOXGLOVE_MAX_CLIENTS} clients at once, each queued up to \
+             {FOXGLOVE_BACKLOG} messages; one that takes nothing for {} s is dropped)",
+            FOXGLOVE_STALL.as_secs()
+        );
     }
 }
 
@@ -403,6 +412,18 @@ fn print_live(live: &LiveReport) {
     }
     if let (Some(addr), Some(n)) = (live.foxglove_addr, live.foxglove_clients) {
         println!("  Foxglove on ws://{addr}: {n} client(s) connected at the end");
+        if let Some(t) = live
+            .foxglove_turned_away
+            .filter(|t| *t != GateCounts::default())
+        {
+            println!(
+                "  Foxglove clients turned away: {} refused (at most {FOXGLOVE_MAX_CLIENTS} \
+                 at once), {} dropped for taking nothing for {} s",
+                t.refused,
+                t.stalled,
+                FOXGLOVE_STALL.as_secs()
+            );
+        }
     }
     let mut latency = live.latency_ms.clone();
     latency.sort_by(f64::total_cmp);

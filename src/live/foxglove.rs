@@ -9,7 +9,15 @@
 //! holding up the publisher (the SDK does not count those drops). Under `--sim-time`
 //! the server also tells clients the simulation's time (the protocol's Time
 //! capability).
+//!
+//! Clients reach the server through [`super::gate`]: at most
+//! [`MAX_CLIENTS`](super::gate::MAX_CLIENTS) at once, one that takes nothing for
+//! [`STALL`](super::gate::STALL) dropped, and none kept when the stream ends. What a
+//! client costs is bounded so: [`BACKLOG`] messages queued by the server (the largest a
+//! cloud) plus 2 × [`RELAY_BUFFER`](super::gate::RELAY_BUFFER) in the relay and the
+//! kernel's socket buffers.
 
+use super::gate::Gate;
 use super::{LiveError, LiveReport, Topic, Transport};
 use crate::output::{FrameMessage, TF_STATIC_TOPIC};
 use foxglove::websocket::Capability;
@@ -18,53 +26,56 @@ use foxglove::{
     WebSocketServerHandle,
 };
 use std::collections::HashMap;
-use std::net::SocketAddr;
+use std::net::{Ipv4Addr, SocketAddr};
 use std::sync::Arc;
+use std::time::Duration;
 
 /// Messages queued per client at most (the SDK's default is 1024: too many for clouds
 /// of megabytes).
 pub const BACKLOG: usize = 32;
+/// How long the end of a stream waits for clients to take what is queued for them
+/// before their connections are cut.
+pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
 
 /// The WebSocket server and a channel per topic.
 pub struct FoxglovePublisher {
     context: Arc<Context>,
     server: Option<WebSocketServerHandle>,
+    gate: Gate,
     channels: HashMap<String, Arc<RawChannel>>,
     /// The rig's mounts, sent again before each cloud.
     tf_static: Option<FrameMessage>,
     sim_time: bool,
-    addr: SocketAddr,
 }
 
 impl FoxglovePublisher {
     /// Listens on `addr` (port 0: any free port; the report says which).
     pub fn start(addr: SocketAddr, sim_time: bool) -> Result<Self, LiveError> {
+        let bind = |message: String| LiveError::FoxgloveBind { addr, message };
         let context = Context::new();
         let mut server = WebSocketServer::new()
             .name(format!("beamtrace {}", env!("CARGO_PKG_VERSION")))
-            .bind(addr.ip().to_string(), addr.port())
+            .bind(Ipv4Addr::LOCALHOST.to_string(), 0)
             .message_backlog_size(BACKLOG)
             .context(&context);
         if sim_time {
             server = server.capabilities([Capability::Time]);
         }
-        let server = server
-            .start_blocking()
-            .map_err(|e| LiveError::FoxgloveBind {
-                addr,
-                message: match e {
-                    FoxgloveError::Bind(io) => io.to_string(),
-                    other => other.to_string(),
-                },
-            })?;
-        let addr = SocketAddr::new(addr.ip(), server.port());
+        let server = server.start_blocking().map_err(|e| {
+            bind(match e {
+                FoxgloveError::Bind(io) => io.to_string(),
+                other => other.to_string(),
+            })
+        })?;
+        let inner = SocketAddr::new(Ipv4Addr::LOCALHOST.into(), server.port());
+        let gate = Gate::open(addr, inner).map_err(|e| bind(e.to_string()))?;
         Ok(FoxglovePublisher {
             context,
             server: Some(server),
+            gate,
             channels: HashMap::new(),
             tf_static: None,
             sim_time,
-            addr,
         })
     }
 
@@ -127,15 +138,30 @@ impl Transport for FoxglovePublisher {
 
     fn report(&self, report: &mut LiveReport) {
         report.foxglove_clients = self.server.as_ref().map(|s| s.client_count());
-        report.foxglove_addr = Some(self.addr);
+        report.foxglove_addr = Some(self.gate.addr());
+        report.foxglove_turned_away = Some(self.gate.counts());
     }
 }
 
 impl Drop for FoxglovePublisher {
+    /// Clients get what is queued for them for [`SHUTDOWN_GRACE`]; then the door ends
+    /// every connection, which ends the server's tasks for them.
     fn drop(&mut self) {
-        // Clients get what is queued for them, then the connections close.
         if let Some(server) = self.server.take() {
-            server.stop().wait_blocking();
+            let stopping = server.stop();
+            let (done, waited) = std::sync::mpsc::channel();
+            let waiter = std::thread::Builder::new()
+                .name("foxglove-stop".into())
+                .spawn(move || {
+                    stopping.wait_blocking();
+                    let _ = done.send(());
+                });
+            if waiter.is_ok() && waited.recv_timeout(SHUTDOWN_GRACE).is_err() {
+                self.gate.close();
+                // A task that still does not end is left to the process's exit.
+                let _ = waited.recv_timeout(Duration::from_secs(1));
+            }
         }
+        self.gate.close();
     }
 }

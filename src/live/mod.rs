@@ -16,6 +16,7 @@
 
 mod dds;
 mod foxglove;
+mod gate;
 
 use crate::output::packets::Pacing;
 use crate::output::{FrameMessage, CLOCK_TOPIC, TF_STATIC_TOPIC, TF_TOPIC};
@@ -25,7 +26,8 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 pub use dds::{dds_topic, dds_type, DdsPublisher};
-pub use foxglove::FoxglovePublisher;
+pub use foxglove::{FoxglovePublisher, BACKLOG as FOXGLOVE_BACKLOG};
+pub use gate::{GateCounts, MAX_CLIENTS as FOXGLOVE_MAX_CLIENTS, STALL as FOXGLOVE_STALL};
 
 /// The ROS domain when `ROS_DOMAIN_ID` is not set.
 pub const DEFAULT_DOMAIN_ID: u16 = 0;
@@ -147,6 +149,8 @@ pub struct LiveReport {
     pub foxglove_clients: Option<usize>,
     /// Where the Foxglove server listened (the port chosen, for port 0).
     pub foxglove_addr: Option<SocketAddr>,
+    /// Foxglove clients refused (too many) and dropped (stalled).
+    pub foxglove_turned_away: Option<GateCounts>,
 }
 
 /// What an item in the queue is.
