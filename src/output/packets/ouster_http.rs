@@ -106,7 +106,8 @@ pub const EXCHANGE_LOG: usize = 256;
 
 /// How long the server thread sleeps when no client is waiting.
 const POLL: Duration = Duration::from_millis(10);
-/// How long a client may take to send its request, or to take the answer.
+/// How long a client may take to send its whole request (however it trickles in), or
+/// to take each write of the answer: what bounds the server's shutdown.
 const IO_TIMEOUT: Duration = Duration::from_secs(2);
 /// How long a refused request's client is read from after the answer ([`linger`]).
 const LINGER: Duration = Duration::from_millis(500);
@@ -268,9 +269,10 @@ fn answer(mut stream: TcpStream, peer: SocketAddr, state: &Mutex<State>) -> Http
         .set_nonblocking(false)
         .and_then(|()| stream.set_read_timeout(Some(IO_TIMEOUT)))
         .and_then(|()| stream.set_write_timeout(Some(IO_TIMEOUT)));
+    let deadline = Instant::now() + IO_TIMEOUT;
     let request = setup
         .map_err(|e| e.to_string())
-        .and_then(|()| read_request(&mut stream));
+        .and_then(|()| read_request(&mut stream, deadline));
     let refused = request.is_err();
     let (line, (status, body)) = match request {
         Ok(req) => (
@@ -342,15 +344,15 @@ impl Request {
 }
 
 /// Reads the head (request line and headers, parsed by `httparse`) and the body its
-/// Content-Length announces.
-fn read_request(stream: &mut TcpStream) -> Result<Request, String> {
+/// Content-Length announces, all by `deadline`.
+fn read_request(stream: &mut TcpStream, deadline: Instant) -> Result<Request, String> {
     let mut buf = Vec::new();
     loop {
         let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
         let mut head = httparse::Request::new(&mut headers);
         match head.parse(&buf) {
             Ok(httparse::Status::Complete(n)) => {
-                return read_rest(stream, &head, buf[n..].to_vec());
+                return read_rest(stream, &head, buf[n..].to_vec(), deadline);
             }
             Ok(httparse::Status::Partial) => {}
             Err(httparse::Error::TooManyHeaders) => {
@@ -363,7 +365,7 @@ fn read_request(stream: &mut TcpStream) -> Result<Request, String> {
         if buf.len() > MAX_HEAD {
             return Err(format!("a request head longer than {MAX_HEAD} bytes"));
         }
-        read_some(stream, &mut buf, 4096, "mid-request")?;
+        read_some(stream, &mut buf, 4096, "mid-request", deadline)?;
     }
 }
 
@@ -373,6 +375,7 @@ fn read_rest(
     stream: &mut TcpStream,
     head: &httparse::Request,
     rest: Vec<u8>,
+    deadline: Instant,
 ) -> Result<Request, String> {
     if header(head, "transfer-encoding").is_some() {
         return Err("a chunked body: send Content-Length".into());
@@ -395,7 +398,7 @@ fn read_rest(
     let mut body = rest;
     while body.len() < length {
         let missing = length - body.len();
-        read_some(stream, &mut body, missing, "mid-body")?;
+        read_some(stream, &mut body, missing, "mid-body", deadline)?;
     }
     body.truncate(length);
     Ok(Request {
@@ -415,13 +418,28 @@ fn header(head: &httparse::Request, name: &str) -> Option<String> {
 }
 
 /// Appends what `stream` has (at most `most` bytes) to `buf`; an error when the client
-/// closed the connection (`when`: where in the request) or sent nothing in time.
+/// closed the connection (`when`: where in the request) or `deadline` passed.
 fn read_some(
     stream: &mut TcpStream,
     buf: &mut Vec<u8>,
     most: usize,
     when: &str,
+    deadline: Instant,
 ) -> Result<(), String> {
+    let late = || {
+        format!(
+            "the client sent no complete request within {} s",
+            IO_TIMEOUT.as_secs()
+        )
+    };
+    // A client trickling a byte at a time is held to the whole request's time.
+    let wait = deadline.saturating_duration_since(Instant::now());
+    if wait.is_zero() {
+        return Err(late());
+    }
+    stream
+        .set_read_timeout(Some(wait))
+        .map_err(|e| e.to_string())?;
     let mut chunk = vec![0u8; most.min(64 * 1024)];
     match stream.read(&mut chunk) {
         Ok(0) => Err(format!("the client closed the connection {when}")),
@@ -435,10 +453,7 @@ fn read_some(
                 io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
             ) =>
         {
-            Err(format!(
-                "the client sent no complete request within {} s",
-                IO_TIMEOUT.as_secs()
-            ))
+            Err(late())
         }
         Err(e) => Err(e.to_string()),
     }

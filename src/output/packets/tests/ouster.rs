@@ -390,6 +390,42 @@ mod http {
         );
     }
 
+    /// A client that trickles its request a byte at a time (each byte well within the
+    /// read timeout) is answered 400 once the request's time is up, and the
+    /// server's shutdown does not wait on it.
+    #[test]
+    fn a_trickling_client_holds_neither_the_server_nor_its_shutdown() {
+        use std::time::{Duration, Instant};
+        let s = server();
+        let mut c = TcpStream::connect(s.local_addr()).unwrap();
+        c.set_read_timeout(Some(Duration::from_millis(400)))
+            .unwrap();
+        let started = Instant::now();
+        let mut answer = Vec::new();
+        for b in "GET /api/v1/sensor/metadata HTTP/1.1\r\n".bytes().cycle() {
+            if c.write_all(&[b]).is_err() || started.elapsed() > Duration::from_secs(20) {
+                break;
+            }
+            let mut chunk = [0u8; 4096];
+            match c.read(&mut chunk) {
+                Ok(0) => break,
+                Ok(n) => answer.extend_from_slice(&chunk[..n]),
+                Err(_) => {}
+            }
+        }
+        let t = started.elapsed();
+        let a = String::from_utf8_lossy(&answer);
+        assert!(
+            a.starts_with("HTTP/1.1 400") && a.contains("within 2 s"),
+            "{a}"
+        );
+        // The request's 2 s, the linger and a loaded machine's slack; not 20 s.
+        assert!(t < Duration::from_secs(6), "held for {t:?}");
+        let started = Instant::now();
+        s.shutdown();
+        assert!(started.elapsed() < Duration::from_secs(3));
+    }
+
     #[test]
     fn a_staged_destination_applies_on_reinit() {
         let s = server();
