@@ -455,6 +455,9 @@ fn append<W: Write + io::Seek>(
             format!("{e}: not an MCAP file, cut short, or compressed (beamtrace merges the uncompressed files it writes)"),
         )
     };
+    super::mcap_lengths::check_string_lengths(&bytes).map_err(|why| {
+        OutputError::parse(input, "records", format!("{why}: the file is damaged"))
+    })?;
     for message in MessageStream::new(&bytes).map_err(parse)? {
         let message = message.map_err(parse)?;
         let mut copy = |merged: &mut Writer<W>| -> Result<(), McapError> {

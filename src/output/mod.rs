@@ -31,6 +31,7 @@ mod format;
 mod imu;
 mod las;
 mod mcap;
+mod mcap_lengths;
 mod meta;
 mod organize;
 pub mod packets;

@@ -1,176 +1,17 @@
 //! Property-based fuzzing of the loaders users feed files to: the sensor YAML, glTF and
 //! scenario YAML.
 //! Every mutation of a valid bundled file must end in `Ok` or a clear `Err` — never a
-//! panic, an abort or a hang. CI runs a bounded number of cases; set
-//! `BEAMTRACE_FUZZ_CASES` (e.g. 20000) for a longer run on demand.
+//! panic, an abort or a hang (the mutations and the case count: `support/mutate.rs`).
 
+use crate::mutate::{apply, runner, text_mutation as mutation, Tally};
 use beamtrace::config::PathPolicy;
 use beamtrace::scene::{load_from_bytes, load_scene, Motion, Scenario, ScenarioError};
 use beamtrace::sensor::parse_sensor;
 use proptest::prelude::*;
-use proptest::test_runner::{Config, TestRunner};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::{Duration, Instant};
-
-/// Values that broke loaders before: huge sizes, tiny steps, non-finite numbers.
-const HOSTILE: &[&str] = &[
-    "0",
-    "-1",
-    "1e30",
-    "-1e30",
-    "4294967295",
-    "18446744073709551616",
-    "1e-9",
-    ".nan",
-    ".inf",
-    "-.inf",
-    "65536",
-    "1e300",
-    "NaN",
-    "null",
-    "[]",
-    "{}",
-    "\"\"",
-    "0.0000001",
-];
-
-/// One way to damage a text: replace a number, drop or repeat a line, insert a byte,
-/// or cut the text short.
-#[derive(Debug, Clone)]
-enum Mutation {
-    Number { which: usize, value: usize },
-    DropLine(usize),
-    RepeatLine(usize),
-    Insert { at: usize, byte: u8 },
-    Truncate(usize),
-}
-
-fn mutation() -> impl Strategy<Value = Mutation> {
-    prop_oneof![
-        3 => (any::<usize>(), 0..HOSTILE.len())
-            .prop_map(|(which, value)| Mutation::Number { which, value }),
-        1 => any::<usize>().prop_map(Mutation::DropLine),
-        1 => any::<usize>().prop_map(Mutation::RepeatLine),
-        1 => (any::<usize>(), any::<u8>()).prop_map(|(at, byte)| Mutation::Insert { at, byte }),
-        1 => any::<usize>().prop_map(Mutation::Truncate),
-    ]
-}
-
-/// Byte ranges of the numbers in `text`.
-fn numbers(text: &[u8]) -> Vec<(usize, usize)> {
-    let mut spans = Vec::new();
-    let mut i = 0;
-    while i < text.len() {
-        let start = i;
-        while i < text.len() && (text[i].is_ascii_digit() || b".eE-+".contains(&text[i])) {
-            i += 1;
-        }
-        if i > start && text[start..i].iter().any(u8::is_ascii_digit) {
-            spans.push((start, i));
-        }
-        i = i.max(start + 1);
-    }
-    spans
-}
-
-fn apply(text: &[u8], m: &Mutation) -> Vec<u8> {
-    let lines: Vec<&[u8]> = text.split_inclusive(|&b| b == b'\n').collect();
-    let mut out = text.to_vec();
-    if text.is_empty() {
-        return out;
-    }
-    match *m {
-        Mutation::Number { which, value } => {
-            let spans = numbers(text);
-            if let Some(&(a, b)) = spans.get(which % spans.len().max(1)) {
-                out.splice(a..b, HOSTILE[value].bytes());
-            }
-        }
-        Mutation::DropLine(i) => {
-            let i = i % lines.len();
-            out = lines
-                .iter()
-                .enumerate()
-                .filter(|&(j, _)| j != i)
-                .flat_map(|(_, l)| *l)
-                .copied()
-                .collect();
-        }
-        Mutation::RepeatLine(i) => {
-            let i = i % lines.len();
-            out = lines
-                .iter()
-                .enumerate()
-                .flat_map(|(j, l)| {
-                    if j == i {
-                        [*l, *l].concat()
-                    } else {
-                        l.to_vec()
-                    }
-                })
-                .collect();
-        }
-        Mutation::Insert { at, byte } => out.insert(at % (text.len() + 1), byte),
-        Mutation::Truncate(at) => out.truncate(at % (text.len() + 1)),
-    }
-    out
-}
-
-fn runner(default_cases: u32) -> TestRunner {
-    let cases = std::env::var("BEAMTRACE_FUZZ_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default_cases);
-    TestRunner::new(Config {
-        cases,
-        failure_persistence: None,
-        ..Config::default()
-    })
-}
 
 fn repo(rel: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join(rel)
-}
-
-/// How many mutated inputs loaded and how many were refused: both must happen, or the
-/// mutations only ever exercise one path.
-#[derive(Default)]
-struct Tally {
-    loaded: AtomicUsize,
-    refused: AtomicUsize,
-}
-
-impl Tally {
-    /// Runs a loader, which must answer quickly whatever the answer is, and counts it.
-    fn load<T, E>(
-        &self,
-        what: &str,
-        f: impl FnOnce() -> Result<T, E>,
-    ) -> Result<(), TestCaseError> {
-        let start = Instant::now();
-        let r = f();
-        let took = start.elapsed();
-        prop_assert!(took < Duration::from_secs(5), "{what} took {took:?}");
-        let counter = if r.is_ok() {
-            &self.loaded
-        } else {
-            &self.refused
-        };
-        counter.fetch_add(1, Ordering::Relaxed);
-        Ok(())
-    }
-
-    fn check_both_paths(&self) {
-        let (ok, err) = (
-            self.loaded.load(Ordering::Relaxed),
-            self.refused.load(Ordering::Relaxed),
-        );
-        assert!(
-            ok > 0 && err > 0,
-            "{ok} loaded, {err} refused: the fuzzing is one-sided"
-        );
-    }
 }
 
 #[test]
@@ -295,6 +136,44 @@ fn mutated_scenario_files_load_or_fail_cleanly() {
                 }
                 Ok::<_, ScenarioError>(())
             })
+        })
+        .unwrap();
+    tally.check_both_paths();
+}
+
+/// Writes `bytes` as `name` in `dir` and returns the path.
+fn write_in(dir: &Path, name: &str, bytes: &[u8]) -> PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, bytes).unwrap();
+    path
+}
+
+#[test]
+fn mutated_rig_and_batch_files_load_or_fail_cleanly() {
+    let seeds: Vec<String> = [
+        "configs/rigs/roof-and-corners.yaml",
+        "configs/rigs/ouster-imu.yaml",
+        "configs/batch/example.yaml",
+    ]
+    .iter()
+    .map(|rel| std::fs::read_to_string(repo(rel)).expect("bundled file"))
+    .collect();
+    let dir = tempfile::tempdir().unwrap();
+    let strategy = (0..seeds.len(), prop::collection::vec(mutation(), 1..4));
+    let tally = Tally::default();
+    runner(300)
+        .run(&strategy, |(seed, mutations)| {
+            let bytes =
+                (mutations.iter()).fold(seeds[seed].as_bytes().to_vec(), |t, m| apply(&t, m));
+            if seed < 2 {
+                let path = write_in(dir.path(), "rig.yaml", &bytes);
+                tally.load("load_rig", || beamtrace::sensor::load_rig(&path))
+            } else {
+                let path = write_in(dir.path(), "batch.yaml", &bytes);
+                tally.load("Manifest::load", || {
+                    beamtrace::job::batch::Manifest::load(&path)
+                })
+            }
         })
         .unwrap();
     tally.check_both_paths();

@@ -2,4 +2,6 @@
 //! sensor YAML, glTF and scenario YAML fuzzed, and scenarios resolved on scenes.
 
 mod fuzz;
+#[path = "../support/mutate.rs"]
+mod mutate;
 mod scenario;

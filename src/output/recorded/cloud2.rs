@@ -23,6 +23,9 @@ pub(super) fn read_mcap_clouds(path: &Path) -> Result<Vec<(f64, PointCloud)>, Ou
             format!("{e}: not an MCAP file, cut short, or compressed (beamtrace reads uncompressed MCAP)"),
         )
     };
+    crate::output::mcap_lengths::check_string_lengths(&bytes).map_err(|why| {
+        OutputError::parse(path, "records", format!("{why}: the file is damaged"))
+    })?;
     let mut topic: Option<String> = None;
     let mut frames = Vec::new();
     for message in MessageStream::new(&bytes).map_err(parse)? {

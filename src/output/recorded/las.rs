@@ -52,7 +52,7 @@ const RECORD_MIN: [u16; 11] = [20, 28, 26, 34, 57, 63, 30, 36, 38, 59, 67];
 
 /// Refuses a LAS file whose header claims more point data than the file holds, before
 /// anything is allocated for it: points × record length from the offset to the point
-/// data (LAS 1.4's 64-bit count where it is set, else the legacy 32-bit one), in checked
+/// data (the larger of LAS 1.4's 64-bit count and the legacy 32-bit one), in checked
 /// arithmetic.
 fn check_header(path: &Path) -> Result<(), OutputError> {
     use std::io::Read;
@@ -77,12 +77,11 @@ fn check_header(path: &Path) -> Result<(), OutputError> {
     let u32_at = |i: usize| u64::from(u32::from_le_bytes([h[i], h[i + 1], h[i + 2], h[i + 3]]));
     let (minor, offset, format, record) = (h[25], u32_at(96), h[104] & 0x3f, u16_at(105));
     let legacy = u32_at(107);
-    let count = match (minor >= 4 && h.len() >= 255)
-        .then(|| u64::from_le_bytes(h[247..255].try_into().expect("8 bytes")))
-    {
-        Some(n) if n > 0 => n,
-        _ => legacy,
-    };
+    let large = (minor >= 4 && h.len() >= 255)
+        .then(|| u64::from_le_bytes(h[247..255].try_into().expect("8 bytes")));
+    // Readers differ in which count they believe when both are set (the las crate takes
+    // the legacy one when it is not 0): both must fit.
+    let count = legacy.max(large.unwrap_or(0));
     let least = RECORD_MIN.get(usize::from(format)).ok_or_else(|| {
         bad(
             "point data format",
