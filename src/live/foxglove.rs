@@ -144,7 +144,7 @@ impl Transport for FoxglovePublisher {
 }
 
 impl Drop for FoxglovePublisher {
-    /// Clients get what is queued for them for [`SHUTDOWN_GRACE`]; then the door ends
+    /// Clients get what is queued for them for `SHUTDOWN_GRACE`; then the door ends
     /// every connection, which ends the server's tasks for them.
     fn drop(&mut self) {
         if let Some(server) = self.server.take() {

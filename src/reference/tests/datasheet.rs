@@ -45,7 +45,7 @@ fn room(half: f32, ir: &str) -> Scene {
 
 /// One mesh of the quads `faces` (corners in order around the quad, normal), all of IR
 /// material `ir`.
-fn quads(faces: &[([Vec3; 4], Vec3)], ir: &str) -> Scene {
+pub(super) fn quads(faces: &[([Vec3; 4], Vec3)], ir: &str) -> Scene {
     let mut positions = Vec::new();
     let mut normals = Vec::new();
     let mut indices = Vec::new();
@@ -84,7 +84,7 @@ fn quads(faces: &[([Vec3; 4], Vec3)], ir: &str) -> Scene {
 }
 
 /// The reference simulator of `scene` with the built-in materials.
-fn simulator(scene: &Scene) -> CpuSimulator {
+pub(super) fn simulator(scene: &Scene) -> CpuSimulator {
     let db = MaterialDb::builtin().expect("materials");
     let map = db
         .resolve(&scene.materials, &MaterialMapping::default())

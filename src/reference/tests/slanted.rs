@@ -1,12 +1,12 @@
 //! Sub-ray sampling on a slanted wall: the presets' sub-rays against the kernel's
 //! converged answer (4 096 sub-rays), the error a user sees in intensity and range.
 
-use crate::material::{MaterialDb, MaterialMapping};
+use super::datasheet_tests::{quads, simulator};
 use crate::model::FrameSettings;
 use crate::reference::CpuSimulator;
-use crate::scene::{Instance, Mesh, Primitive, Scene, SceneMaterial};
+use crate::scene::Scene;
 use crate::sensor::{preset, Beam, Noise, Sampling, Sensor, SubRaySample};
-use glam::{Affine3A, Mat4, Vec3};
+use glam::{Affine3A, Vec3};
 
 /// A white wall through (distance, 0, 0), its normal turned `slant` from −x about z.
 fn slanted_wall(distance: f32, slant_deg: f32) -> Scene {
@@ -15,38 +15,13 @@ fn slanted_wall(distance: f32, slant_deg: f32) -> Scene {
     let along = Vec3::new(s, c, 0.0) * 60.0;
     let up = Vec3::Z * 20.0;
     let o = Vec3::new(distance, 0.0, 0.0);
-    let positions = vec![
+    let corners = [
         o - along - up,
         o + along - up,
         o + along + up,
         o - along + up,
     ];
-    Scene {
-        meshes: vec![Mesh {
-            name: "wall".into(),
-            primitives: vec![Primitive {
-                positions,
-                normals: vec![normal; 4],
-                indices: vec![0, 1, 2, 0, 2, 3],
-                material: 0,
-                uvs: Vec::new(),
-            }],
-        }],
-        instances: vec![Instance {
-            mesh: 0,
-            transform: Mat4::IDENTITY,
-            instance_id: 1,
-            class: 0,
-            name: "wall".into(),
-            node: None,
-        }],
-        materials: vec![SceneMaterial {
-            name: "wall".into(),
-            ir_material: Some("lambertian_80".into()),
-            ..SceneMaterial::default()
-        }],
-        ..Scene::default()
-    }
+    quads(&[(corners, normal)], "lambertian_80")
 }
 
 /// The beams within 1° of +x, from the origin.
@@ -94,12 +69,7 @@ fn echoes(
 /// error| and |mean range error| (m) over the beams well above the threshold (twice it:
 /// nearer the edge a beam's detection flickers with any error).
 fn worst_bias(sensor: &Sensor, distance: f32, slant_deg: f32, frames: u32) -> (f64, f64) {
-    let db = MaterialDb::builtin().expect("materials");
-    let scene = slanted_wall(distance, slant_deg);
-    let map = db
-        .resolve(&scene.materials, &MaterialMapping::default())
-        .expect("mapping");
-    let cpu = CpuSimulator::new(&scene, &db, &map).expect("simulator");
+    let cpu = simulator(&slanted_wall(distance, slant_deg));
     let beams = ahead(sensor);
     let fine = sensor
         .kernel
