@@ -84,7 +84,7 @@ fn largest_during<T>(read: impl FnOnce() -> T) -> (T, usize) {
     (out, LARGEST.load(Ordering::Relaxed))
 }
 
-/// A valid recording: its files (name, bytes), the one mutated, and how it is read.
+/// A valid recording: its files (name, bytes) and which of them the case mutates.
 struct Seed {
     files: Vec<(String, Vec<u8>)>,
     target: usize,

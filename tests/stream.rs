@@ -1054,13 +1054,9 @@ fn foxglove_clients_that_never_read_neither_pile_up_nor_hold_the_stream() {
         t.contains(&format!("{extra} refused (at most {max} at once)")),
         "{t}"
     );
-    // Ten seconds of sweeps fill any client's buffers well before the stall time ends.
-    let stalled: usize = t
-        .split(" dropped for taking nothing")
-        .next()
-        .and_then(|head| head.rsplit(' ').next()?.parse().ok())
-        .unwrap_or_else(|| panic!("no count of stalled clients: {t}"));
-    assert!((1..=max).contains(&stalled), "{t}");
+    // Whether a held client is also dropped for stalling within these ten seconds
+    // depends on how much the loopback's socket buffers absorb; the drop itself is
+    // `live::gate`'s unit test.
     drop(held);
 }
 
