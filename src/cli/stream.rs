@@ -52,7 +52,8 @@ pub(super) struct StreamArgs {
     /// Serve the same topics to Foxglove over its live WebSocket protocol on
     /// "host:port" (a port alone listens on 127.0.0.1; default 127.0.0.1:8765): in
     /// Foxglove, "Open connection" → "Foxglove WebSocket" → ws://127.0.0.1:8765.
-    /// At most 16 clients at once; a client that takes nothing for 3 s is dropped.
+    /// At most 16 clients at once; a client that takes nothing for 3 s is dropped, as
+    /// is one that sends no handshake within 3 s of connecting.
     #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = "8765", value_parser = foxglove_addr)]
     foxglove: Option<SocketAddr>,
     /// Stamp the live topics with the scenario's time (from 0 at the first frame) and
@@ -287,7 +288,8 @@ fn announce(args: &StreamArgs, opts: &JobOptions, live: Option<&LiveOptions>) {
         eprintln!("  to Foxglove: open a Foxglove WebSocket connection to ws://{addr}");
         eprintln!(
             "  (at most {FOXGLOVE_MAX_CLIENTS} clients at once, each queued up to \
-             {FOXGLOVE_BACKLOG} messages; one that takes nothing for {} s is dropped)",
+             {FOXGLOVE_BACKLOG} messages; one that takes nothing, or sends no handshake, \
+             for {} s is dropped)",
             FOXGLOVE_STALL.as_secs()
         );
     }
@@ -418,7 +420,7 @@ fn print_live(live: &LiveReport) {
         {
             println!(
                 "  Foxglove clients turned away: {} refused (at most {FOXGLOVE_MAX_CLIENTS} \
-                 at once), {} dropped for taking nothing for {} s",
+                 at once), {} dropped for stalling {} s (taking nothing, or no handshake)",
                 t.refused,
                 t.stalled,
                 FOXGLOVE_STALL.as_secs()

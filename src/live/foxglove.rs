@@ -11,9 +11,9 @@
 //! capability).
 //!
 //! Clients reach the server through [`super::gate`]: at most
-//! [`MAX_CLIENTS`](super::gate::MAX_CLIENTS) at once, one that takes nothing for
-//! [`STALL`](super::gate::STALL) dropped, and none kept when the stream ends. What a
-//! client costs is bounded so: [`BACKLOG`] messages queued by the server (the largest a
+//! [`MAX_CLIENTS`](super::gate::MAX_CLIENTS) at once, one that takes nothing (or sends
+//! no handshake) for [`STALL`](super::gate::STALL) dropped, and none kept when the
+//! stream ends. What a client costs is bounded so: [`BACKLOG`] messages queued by the server (the largest a
 //! cloud) plus 2 × [`RELAY_BUFFER`](super::gate::RELAY_BUFFER) in the relay and the
 //! kernel's socket buffers.
 

@@ -6,8 +6,9 @@
 //! number of them, and its shutdown waits until each has taken its queue, so one
 //! stalled viewer would hold the stream's exit. The door adds what it lacks: at most
 //! [`MAX_CLIENTS`] connections at once (the next is answered HTTP 503), a client whose
-//! socket takes nothing for [`STALL`] is dropped, and [`Gate::close`] ends every
-//! connection at once. It relays bytes unchanged (the WebSocket handshake included),
+//! socket takes nothing for [`STALL`] is dropped, so is one that sends nothing for
+//! [`STALL`] after it connects (it would hold a place without ever being a viewer),
+//! and [`Gate::close`] ends every connection at once. It relays bytes unchanged (the WebSocket handshake included),
 //! so clients see the SDK's server as it is.
 
 use std::collections::HashMap;
@@ -34,7 +35,8 @@ const POLL: Duration = Duration::from_millis(20);
 pub struct GateCounts {
     /// Connections refused because [`MAX_CLIENTS`] were open.
     pub refused: u64,
-    /// Clients dropped for taking nothing for [`STALL`].
+    /// Clients dropped for taking nothing for [`STALL`], or for sending nothing (no
+    /// handshake) for [`STALL`] after they connected.
     pub stalled: u64,
 }
 
@@ -176,15 +178,31 @@ fn refuse(mut client: TcpStream) {
 }
 
 /// Copies `from` to `to` until either side ends; `down` (server → client) counts a
-/// write that timed out as a stalled client. Either way both sockets are ended, so the
+/// write that timed out as a stalled client, and client → server a client that sent
+/// nothing for [`STALL`] after it connected. Either way both sockets are ended, so the
 /// other direction's thread and the server's task for the client end too.
 fn relay(mut from: TcpStream, mut to: TcpStream, down: bool, id: u64, shared: &Shared) {
     let mut buf = vec![0u8; RELAY_BUFFER];
+    // Once the handshake has begun a client may stay silent (it only listens).
+    let mut silent = !down && from.set_read_timeout(Some(STALL)).is_ok();
     loop {
         let n = match from.read(&mut buf) {
-            Ok(0) | Err(_) => break,
+            Ok(0) => break,
+            Err(e) => {
+                let timed_out = matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut);
+                if silent && timed_out && !shared.stopping.load(Ordering::Relaxed) {
+                    shared.stalled.fetch_add(1, Ordering::Relaxed);
+                }
+                break;
+            }
             Ok(n) => n,
         };
+        if silent {
+            silent = false;
+            if from.set_read_timeout(None).is_err() {
+                break;
+            }
+        }
         if let Err(e) = to.write_all(&buf[..n]) {
             let timed_out = matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut);
             if down && timed_out && !shared.stopping.load(Ordering::Relaxed) {
@@ -240,7 +258,9 @@ mod tests {
         let (server, ended) = firehose();
         let gate = Gate::open(local(), server).unwrap();
         let mut client = TcpStream::connect(gate.addr()).unwrap();
-        // It reads a little (the bytes come through unchanged), then nothing.
+        // It speaks (past the handshake rule) and reads a little (the bytes come
+        // through unchanged), then nothing.
+        client.write_all(b"GET / HTTP/1.1\r\n\r\n").unwrap();
         let mut first = [0u8; 4];
         client.read_exact(&mut first).unwrap();
         assert_eq!(first, [7; 4]);
@@ -259,6 +279,30 @@ mod tests {
             }
         );
         assert!(lock(&gate.shared.open).is_empty());
+    }
+
+    #[test]
+    fn a_client_that_never_sends_its_handshake_is_dropped_after_the_stall_time() {
+        // A server that waits for the client to speak first, as a WebSocket server does.
+        let listener = TcpListener::bind(local()).unwrap();
+        let server = listener.local_addr().unwrap();
+        std::thread::spawn(move || {
+            let held: Vec<TcpStream> = listener.incoming().flatten().collect();
+            drop(held);
+        });
+        let gate = Gate::open(local(), server).unwrap();
+        let mut client = TcpStream::connect(gate.addr()).unwrap();
+        let connected = Instant::now();
+        client.set_read_timeout(Some(STALL * 4)).unwrap();
+        // The door ends the connection: the read sees its end, not its own timeout.
+        let mut got = Vec::new();
+        let _ = client.read_to_end(&mut got);
+        let after = connected.elapsed();
+        assert!(
+            after >= STALL && after < STALL * 3,
+            "dropped after {after:?}"
+        );
+        assert_eq!(gate.counts().stalled, 1);
     }
 
     #[test]
