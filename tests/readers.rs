@@ -1,7 +1,7 @@
 //! Property-based fuzzing of the readers of recorded files — what `view` plays, `fit
-//! --scan` reads, `--osi-ground-truth` follows and `merge` indexes — on files other
-//! programs and other people wrote. Each seed is a valid file written by beamtrace's
-//! own writers; each case damages it (`support/mutate.rs`: hostile header numbers and
+//! --scan` reads, `--osi-ground-truth` follows and `merge` indexes — and of binary
+//! glTF scenes, on files other programs and other people wrote. Each seed is a valid
+//! file written by beamtrace's own writers (or a bundled scene); each case damages it (`support/mutate.rs`: hostile header numbers and
 //! words, bit flips, cuts, repeats, truncation) and reads it back.
 //!
 //! Every case must end in `Ok` or an `Err` within seconds, never a panic or an abort,
@@ -408,6 +408,47 @@ fn merge_of_damaged_shards_fails_cleanly_and_never_indexes_changed_frames() {
             let changed = !on_record && now != original;
             prop_assert!(!(merged && changed), "merge indexed a changed {frame:?}");
             std::fs::remove_dir_all(&out).unwrap();
+            Ok(())
+        })
+        .unwrap();
+    tally.check_both_paths();
+}
+
+/// The bundled binary glTF scenes, damaged as the recordings are: a scene file is what
+/// other tools wrote too.
+#[test]
+fn mutated_glb_scenes_load_or_fail_cleanly_within_their_bytes() {
+    let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
+    let scenes = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenes");
+    let names = [
+        "tilted_plane.glb",
+        "glass_wall.glb",
+        "retro_sign.glb",
+        "box_room.glb",
+        "foliage_stack.glb",
+        "step_edge.glb",
+    ];
+    let seeds: Vec<(PathBuf, Vec<u8>)> = names
+        .iter()
+        .map(|n| {
+            let path = scenes.join(n);
+            (path.clone(), std::fs::read(&path).expect("bundled scene"))
+        })
+        .collect();
+    let strategy = (0..seeds.len(), prop::collection::vec(byte_mutation(), 1..4));
+    let tally = Tally::default();
+    runner(600)
+        .run(&strategy, |(seed, mutations)| {
+            let (path, bytes) = &seeds[seed];
+            let bytes = mutations.iter().fold(bytes.clone(), |b, m| apply(&b, m));
+            let load = || beamtrace::scene::load_from_bytes(&bytes, path, &scenes);
+            let (read, largest) = largest_during(|| tally.load("load_from_bytes", load));
+            read?;
+            prop_assert!(
+                largest <= allowed(bytes.len()),
+                "an allocation of {largest} bytes for {} bytes of scene",
+                bytes.len()
+            );
             Ok(())
         })
         .unwrap();

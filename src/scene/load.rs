@@ -139,6 +139,29 @@ pub(super) struct Loader {
     pub quantized: bool,
 }
 
+/// Refuses a .glb whose header's total length is less than the 12-byte header itself
+/// (glTF 2.0 §4.4.2): the gltf crate subtracts the header's size from it unchecked.
+fn check_glb_length(bytes: &[u8], path: &Path) -> Result<(), SceneError> {
+    const HEADER: u32 = 12;
+    let Some(length) = (bytes.starts_with(b"glTF"))
+        .then(|| bytes.get(8..12))
+        .flatten()
+        .map(|b| u32::from_le_bytes(b.try_into().expect("4 bytes")))
+    else {
+        return Ok(());
+    };
+    if length < HEADER {
+        return Err(SceneError::Parse {
+            path: path.to_path_buf(),
+            message: format!(
+                "its .glb header says the file is {length} bytes, less than the \
+                 {HEADER}-byte header itself: the file is damaged; export it again"
+            ),
+        });
+    }
+    Ok(())
+}
+
 fn parse_error(path: &Path, e: gltf::Error) -> SceneError {
     let message = match e {
         gltf::Error::Deserialize(e) => e.to_string(),
@@ -277,6 +300,7 @@ impl Loader {
         base: &Path,
         options: &SceneLoadOptions,
     ) -> Result<Self, SceneError> {
+        check_glb_length(bytes, origin)?;
         let gltf =
             gltf::Gltf::from_slice_without_validation(bytes).map_err(|e| parse_error(origin, e))?;
         let blob = gltf.blob;
