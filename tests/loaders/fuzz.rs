@@ -1,5 +1,5 @@
-//! Property-based fuzzing of the loaders users feed files to: the sensor YAML, glTF and
-//! scenario YAML.
+//! Property-based fuzzing of the loaders users feed files to: the sensor YAML and the
+//! CSV files it names, glTF, scenario, rig and batch YAML.
 //! Every mutation of a valid bundled file must end in `Ok` or a clear `Err` — never a
 //! panic, an abort or a hang (the mutations and the case count: `support/mutate.rs`).
 
@@ -174,6 +174,41 @@ fn mutated_rig_and_batch_files_load_or_fail_cleanly() {
                     beamtrace::job::batch::Manifest::load(&path)
                 })
             }
+        })
+        .unwrap();
+    tally.check_both_paths();
+}
+
+/// The CSV files sensor YAML names (a beam list, a measured kernel profile, a spot
+/// image), damaged beside their intact YAML.
+#[test]
+fn mutated_sensor_csv_files_load_or_fail_cleanly() {
+    let seeds: Vec<(&str, &str, String)> = [
+        ("csv-example.yaml", "csv-example.csv"),
+        ("measured-kernel.yaml", "measured-kernel-h.csv"),
+        ("spot-image.yaml", "spot-image.csv"),
+    ]
+    .iter()
+    .map(|&(yaml, csv)| {
+        let text = std::fs::read_to_string(repo(&format!("configs/sensors/{csv}")));
+        (yaml, csv, text.expect("bundled CSV"))
+    })
+    .collect();
+    let dir = tempfile::tempdir().unwrap();
+    for (yaml, _, _) in &seeds {
+        let text = std::fs::read_to_string(repo(&format!("configs/sensors/{yaml}"))).unwrap();
+        write_in(dir.path(), yaml, text.as_bytes());
+    }
+    let strategy = (0..seeds.len(), prop::collection::vec(mutation(), 1..4));
+    let tally = Tally::default();
+    runner(300)
+        .run(&strategy, |(seed, mutations)| {
+            let (yaml, csv, text) = &seeds[seed];
+            let bytes = (mutations.iter()).fold(text.as_bytes().to_vec(), |t, m| apply(&t, m));
+            write_in(dir.path(), csv, &bytes);
+            let path = dir.path().join(yaml);
+            let text = std::fs::read_to_string(&path).unwrap();
+            tally.load("parse_sensor", || parse_sensor(&text, &path))
         })
         .unwrap();
     tally.check_both_paths();

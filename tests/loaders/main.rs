@@ -1,5 +1,6 @@
 //! The loaders users feed files to, through the public API and on the CPU only: the
-//! sensor YAML, glTF and scenario YAML fuzzed, and scenarios resolved on scenes.
+//! sensor YAML (and its CSV files), glTF, scenario, rig and batch YAML fuzzed, and
+//! scenarios resolved on scenes.
 
 mod fuzz;
 #[path = "../support/mutate.rs"]
