@@ -29,6 +29,7 @@ use beamtrace::output::{write_cloud, Format, Point, PointCloud, Recording, Recor
 use beamtrace::sensor::{preset, Sensor};
 use mutate::{apply, byte_mutation, runner, text_mutation, Mutation, Tally};
 use proptest::prelude::*;
+use proptest::test_runner::TestCaseError;
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -82,6 +83,40 @@ fn largest_during<T>(read: impl FnOnce() -> T) -> (T, usize) {
     let out = read();
     ARMED.store(false, Ordering::Relaxed);
     (out, LARGEST.load(Ordering::Relaxed))
+}
+
+/// One case: `read` must answer in time (see [`Tally::load`]) and allocate at most what
+/// `bytes` bytes of input justify.
+fn read_within<T, E>(
+    tally: &Tally,
+    what: &str,
+    bytes: usize,
+    read: impl FnOnce() -> Result<T, E>,
+) -> Result<(), TestCaseError> {
+    let (answered, largest) = largest_during(|| tally.load(what, read));
+    answered?;
+    prop_assert!(
+        largest <= allowed(bytes),
+        "{what}: an allocation of {largest} bytes for {bytes} bytes of input"
+    );
+    Ok(())
+}
+
+/// Runs `cases` cases (or `BEAMTRACE_FUZZ_CASES`) of one to three byte mutations of one
+/// of `seeds` seeds through `case`, which must both load and refuse some.
+fn fuzz_seeds(
+    cases: u32,
+    seeds: usize,
+    case: impl Fn(&Tally, usize, &[Mutation]) -> Result<(), TestCaseError>,
+) {
+    let strategy = (0..seeds, prop::collection::vec(byte_mutation(), 1..4));
+    let tally = Tally::default();
+    runner(cases)
+        .run(&strategy, |(seed, mutations)| {
+            case(&tally, seed, &mutations)
+        })
+        .unwrap();
+    tally.check_both_paths();
 }
 
 /// A valid recording: its files (name, bytes) and which of them the case mutates.
@@ -242,22 +277,11 @@ fn mutated_recordings_play_or_fail_cleanly_within_their_bytes() {
         let (path, _) = write_mutated(dir.path(), seed, &[]);
         assert!(play(&path).is_ok_and(|n| n > 0), "seed {path:?} plays");
     }
-    let strategy = (0..seeds.len(), prop::collection::vec(byte_mutation(), 1..4));
-    let tally = Tally::default();
-    runner(800)
-        .run(&strategy, |(seed, mutations)| {
-            let case = tempfile::tempdir_in(dir.path()).unwrap();
-            let (path, bytes) = write_mutated(case.path(), &seeds[seed], &mutations);
-            let (read, largest) = largest_during(|| tally.load("play", || play(&path)));
-            read?;
-            prop_assert!(
-                largest <= allowed(bytes),
-                "{path:?}: an allocation of {largest} bytes for {bytes} bytes of file"
-            );
-            Ok(())
-        })
-        .unwrap();
-    tally.check_both_paths();
+    fuzz_seeds(800, seeds.len(), |tally, seed, mutations| {
+        let case = tempfile::tempdir_in(dir.path()).unwrap();
+        let (path, bytes) = write_mutated(case.path(), &seeds[seed], mutations);
+        read_within(tally, &format!("play {path:?}"), bytes, || play(&path))
+    });
 }
 
 /// A trace of `count` messages of a host and a box moving at 10 m/s, 10 Hz.
@@ -316,27 +340,15 @@ fn mutated_osi_traces_load_or_fail_cleanly_within_their_bytes() {
         let trace = GroundTruthTrace::load(&path).expect("seed loads");
         assert_eq!(trace.samples.len(), 30);
     }
-    let strategy = (0..seeds.len(), prop::collection::vec(byte_mutation(), 1..4));
-    let tally = Tally::default();
-    runner(600)
-        .run(&strategy, |(seed, mutations)| {
-            let (name, bytes) = &seeds[seed];
-            let bytes = mutations.iter().fold(bytes.clone(), |b, m| apply(&b, m));
-            let path = dir.path().join(name);
-            std::fs::write(&path, &bytes).unwrap();
-            let (read, largest) = largest_during(|| {
-                tally.load("GroundTruthTrace::load", || GroundTruthTrace::load(&path))
-            });
-            read?;
-            prop_assert!(
-                largest <= allowed(bytes.len()),
-                "an allocation of {largest} bytes for {} bytes of trace",
-                bytes.len()
-            );
-            Ok(())
+    fuzz_seeds(600, seeds.len(), |tally, seed, mutations| {
+        let (name, bytes) = &seeds[seed];
+        let bytes = mutations.iter().fold(bytes.clone(), |b, m| apply(&b, m));
+        let path = dir.path().join(name);
+        std::fs::write(&path, &bytes).unwrap();
+        read_within(tally, "GroundTruthTrace::load", bytes.len(), || {
+            GroundTruthTrace::load(&path)
         })
-        .unwrap();
-    tally.check_both_paths();
+    });
 }
 
 /// Copies the files of folder `from` into `to`, recursively.
@@ -435,22 +447,11 @@ fn mutated_glb_scenes_load_or_fail_cleanly_within_their_bytes() {
             (path.clone(), std::fs::read(&path).expect("bundled scene"))
         })
         .collect();
-    let strategy = (0..seeds.len(), prop::collection::vec(byte_mutation(), 1..4));
-    let tally = Tally::default();
-    runner(600)
-        .run(&strategy, |(seed, mutations)| {
-            let (path, bytes) = &seeds[seed];
-            let bytes = mutations.iter().fold(bytes.clone(), |b, m| apply(&b, m));
-            let load = || beamtrace::scene::load_from_bytes(&bytes, path, &scenes);
-            let (read, largest) = largest_during(|| tally.load("load_from_bytes", load));
-            read?;
-            prop_assert!(
-                largest <= allowed(bytes.len()),
-                "an allocation of {largest} bytes for {} bytes of scene",
-                bytes.len()
-            );
-            Ok(())
+    fuzz_seeds(600, seeds.len(), |tally, seed, mutations| {
+        let (path, bytes) = &seeds[seed];
+        let bytes = mutations.iter().fold(bytes.clone(), |b, m| apply(&b, m));
+        read_within(tally, "load_from_bytes", bytes.len(), || {
+            beamtrace::scene::load_from_bytes(&bytes, path, &scenes)
         })
-        .unwrap();
-    tally.check_both_paths();
+    });
 }
