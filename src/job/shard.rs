@@ -1226,16 +1226,17 @@ mod tests {
         std::fs::write(&path, serde_json::to_vec(&v).unwrap()).unwrap();
     }
 
+    /// A folder of one whole shard of a three-frame job `a`, as it finished.
+    fn fresh_shard() -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        fake_shard(dir.path(), Shard::WHOLE, &[job("a", 3)], "d");
+        dir
+    }
+
     #[test]
-    fn merge_refuses_frames_its_records_cannot_vouch_for() {
-        let jobs = [job("a", 3)];
-        let fresh = || {
-            let dir = tempfile::tempdir().unwrap();
-            fake_shard(dir.path(), Shard::WHOLE, &jobs, "d");
-            dir
-        };
+    fn merge_refuses_frame_files_that_changed_since_their_shard_wrote_them() {
         // Cut short after the shard finished (same first bytes, one fewer).
-        let dir = fresh();
+        let dir = fresh_shard();
         std::fs::write(dir.path().join("a/frame_000001.txt"), "a ").unwrap();
         let e = merge(dir.path()).unwrap_err();
         assert!(
@@ -1251,7 +1252,7 @@ mod tests {
             "{e}"
         );
         // Same size, other content.
-        let dir = fresh();
+        let dir = fresh_shard();
         std::fs::write(dir.path().join("a/frame_000002.txt"), "a 9").unwrap();
         let e = merge(dir.path()).unwrap_err();
         assert!(
@@ -1266,13 +1267,19 @@ mod tests {
             ),
             "{e}"
         );
+        // The files untouched merge.
+        merge(fresh_shard().path()).unwrap();
+    }
+
+    #[test]
+    fn merge_refuses_records_that_name_files_outside_the_job_or_poses_not_finite() {
         // Record paths outside the job's folder, absolute or climbing out.
         for path in [
             "/etc/hostname",
             "a/../../../etc/hostname",
             "b/frame_000000.txt",
         ] {
-            let dir = fresh();
+            let dir = fresh_shard();
             edit_record(dir.path(), |v| v["frames"][0]["files"][0] = path.into());
             let e = merge(dir.path()).unwrap_err();
             assert!(
@@ -1282,21 +1289,21 @@ mod tests {
             assert!(e.to_string().contains("not a path inside"), "{e}");
         }
         // 1e39 reads as an f32 infinity.
-        let dir = fresh();
+        let dir = fresh_shard();
         edit_record(dir.path(), |v| {
             v["frames"][2]["translation"][0] = 1e39.into()
         });
         let e = merge(dir.path()).unwrap_err();
         assert!(e.to_string().contains("pose is not finite"), "{e}");
         // A record without digests (an older beamtrace's) vouches for nothing.
-        let dir = fresh();
+        let dir = fresh_shard();
         edit_record(dir.path(), |v| {
             v["frames"][0]["digests"] = serde_json::json!([])
         });
         let e = merge(dir.path()).unwrap_err();
         assert!(e.to_string().contains("1 files but 0 sizes"), "{e}");
         // The record untouched merges.
-        merge(fresh().path()).unwrap();
+        merge(fresh_shard().path()).unwrap();
     }
 
     #[test]
