@@ -13,18 +13,20 @@
 //! [`decode_velodyne`] and [`decode_ouster`] (with the sensor's metadata,
 //! [`OusterLayout`]) turn them into frames of points, as VeloView and Ouster Studio do.
 
-mod ouster_decode;
+mod ouster;
 mod pcap;
 mod pcap_read;
 mod udp;
 mod utc;
 mod velodyne;
-mod velodyne_decode;
-mod velodyne_hdl64;
-mod velodyne_model;
-mod velodyne_position;
 
-pub use ouster_decode::{decode_ouster, OusterLayout};
+pub use ouster::{
+    crc64, crc64_byte_table, decode_ouster, HttpExchange, OusterEncoder, OusterFamily,
+    OusterHttpError, OusterHttpServer, OusterImuEncoder, OusterLayout, OusterMetadata,
+    OusterOptions, OusterPacketLayout, OusterProfile, OusterSensor, OusterTimestampMode,
+    COLUMNS_PER_PACKET, DEFAULT_SERIAL, EXCHANGE_LOG, FIRMWARE_VERSION, IMU_PACKET_LEN, IMU_PORT,
+    LIDAR_PORT,
+};
 pub use pcap::{
     write_pcap, write_pcap_to, PcapError, PcapOptions, PcapWriter, MAX_UDP_PAYLOAD, MTU,
 };
@@ -32,35 +34,13 @@ pub use pcap_read::{read_pcap, Datagram};
 pub use udp::{Pacing, SendStats, SinkError, UdpSink};
 pub use utc::Utc;
 pub use velodyne::{
-    VelodyneEncoder, VelodyneOptions, VelodyneReturnMode, VELODYNE_DATA_PORT, VELODYNE_MAX_RANGE_M,
-    VELODYNE_PAYLOAD_LEN,
-};
-pub use velodyne_decode::{
-    decode_velodyne, is_velodyne_data, reflectance_of_byte, velodyne_model_of,
-};
-pub use velodyne_hdl64::hdl64e_calibration_yaml;
-pub use velodyne_model::VelodyneModel;
-pub use velodyne_position::{
-    gprmc_sentence, position_packet, PositionPackets, WithPositionPackets, VELODYNE_POSITION_LEN,
-    VELODYNE_POSITION_PORT,
+    decode_velodyne, gprmc_sentence, hdl64e_calibration_yaml, is_velodyne_data, position_packet,
+    reflectance_of_byte, velodyne_model_of, PositionPackets, VelodyneEncoder, VelodyneModel,
+    VelodyneOptions, VelodyneReturnMode, WithPositionPackets, VELODYNE_DATA_PORT,
+    VELODYNE_MAX_RANGE_M, VELODYNE_PAYLOAD_LEN, VELODYNE_POSITION_LEN, VELODYNE_POSITION_PORT,
 };
 
 use super::PointCloud;
-
-mod ouster;
-mod ouster_encode;
-mod ouster_http;
-mod ouster_imu;
-mod ouster_meta;
-
-pub use ouster::{
-    OusterFamily, OusterOptions, OusterPacketLayout, OusterProfile, OusterSensor,
-    OusterTimestampMode, COLUMNS_PER_PACKET, DEFAULT_SERIAL, IMU_PORT, LIDAR_PORT,
-};
-pub use ouster_encode::{crc64, crc64_byte_table, OusterEncoder};
-pub use ouster_http::{HttpExchange, OusterHttpError, OusterHttpServer, EXCHANGE_LOG};
-pub use ouster_imu::{OusterImuEncoder, IMU_PACKET_LEN};
-pub use ouster_meta::{OusterMetadata, FIRMWARE_VERSION};
 
 /// One frame of points decoded from a capture's packets.
 #[derive(Debug, Clone, Default, PartialEq)]

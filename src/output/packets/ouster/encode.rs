@@ -31,9 +31,9 @@
 //! cannot carry — a range beyond the field, one that rounds to 0 mm, a beam the sensor
 //! lacks — is an error, never dropped.
 
-use super::ouster::{OusterSensor, Sizes, COLUMNS_PER_PACKET};
-use super::{Packet, PacketEncoder, PacketError};
+use super::{OusterSensor, Sizes, COLUMNS_PER_PACKET};
 use crate::output::fields::{by_key, BeamInfo, Field, Value};
+use crate::output::packets::{Packet, PacketEncoder, PacketError};
 use crate::output::{Point, PointCloud};
 use rayon::prelude::*;
 

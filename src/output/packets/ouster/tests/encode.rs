@@ -1,5 +1,5 @@
 use super::*;
-use crate::output::packets::ouster_encode::crc64;
+use crate::output::packets::ouster::encode::crc64;
 use crate::output::packets::{Packet, PacketEncoder};
 use crate::output::{Point, PointCloud};
 

@@ -1,8 +1,8 @@
 //! The Velodyne models whose data packets beamtrace writes and reads, and how each lays
 //! its firings out in a packet's twelve blocks (see `velodyne`'s docs for the sources).
 
-use super::velodyne::VelodyneReturnMode;
-use super::PacketError;
+use super::VelodyneReturnMode;
+use crate::output::packets::PacketError;
 use crate::sensor::velodyne::{VelodyneLasers, HDL32E, HDL64E_S3, VLP16, VLP32C, VLS128};
 use crate::sensor::ReflectivityScale;
 

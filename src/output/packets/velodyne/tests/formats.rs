@@ -3,7 +3,7 @@
 //! 63-9325 §9.3; VLS-128 §9.3), from their presets' beams; the decoders' view
 //! is in tests/formats/velodyne_models.rs.
 use super::*;
-use crate::output::packets::velodyne_hdl64::{crc16_for_tests, S3Status};
+use crate::output::packets::velodyne::hdl64::{crc16_for_tests, S3Status};
 use crate::sensor::{preset, Sensor};
 
 use VelodyneModel::{Hdl64e, Vlp32c, Vls128};

@@ -16,8 +16,8 @@
 //! XOR of the characters between `$` and `*`). The position is not simulated: the
 //! sentence gives 0° N 0° E, standing still.
 
-use super::utc::Utc;
-use super::{Packet, PacketEncoder, SidePackets, WithSide};
+use crate::output::packets::utc::Utc;
+use crate::output::packets::{Packet, PacketEncoder, SidePackets, WithSide};
 use std::time::Duration;
 
 /// The UDP port Velodyne sensors send position packets to.
@@ -128,5 +128,5 @@ impl SidePackets for PositionPackets {
 }
 
 #[cfg(test)]
-#[path = "tests/velodyne_position.rs"]
+#[path = "tests/position.rs"]
 mod tests;

@@ -66,7 +66,7 @@
 //! REDIRECT --to-ports 8080` for clients on the same machine). A second loopback
 //! address (127.0.0.2) gives the simulated sensor its own host name.
 
-use super::ouster_meta::OusterMetadata;
+use super::meta::OusterMetadata;
 use serde_json::{json, Map, Value};
 use std::collections::VecDeque;
 use std::fmt;

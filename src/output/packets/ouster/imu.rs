@@ -20,9 +20,9 @@
 //!
 //! [`OusterOptions::start_ns`]: super::OusterOptions::start_ns
 
-use super::ouster::OusterSensor;
-use super::Packet;
+use super::OusterSensor;
 use crate::model::{ImuSample, STANDARD_GRAVITY as G};
+use crate::output::packets::Packet;
 
 /// Bytes of a LEGACY IMU packet.
 pub const IMU_PACKET_LEN: usize = 48;

@@ -104,10 +104,23 @@
 //!   The packets carry the range along the beam from the laser's origin, which no
 //!   decoder's offset changes.
 
-use super::velodyne_hdl64::S3Status;
-use super::velodyne_model::{BlockSlot, VelodyneModel, BLOCKS, CHANNELS};
+mod decode;
+mod hdl64;
+mod model;
+mod position;
+
+pub use decode::{decode_velodyne, is_velodyne_data, reflectance_of_byte, velodyne_model_of};
+pub use hdl64::hdl64e_calibration_yaml;
+pub use model::VelodyneModel;
+pub use position::{
+    gprmc_sentence, position_packet, PositionPackets, WithPositionPackets, VELODYNE_POSITION_LEN,
+    VELODYNE_POSITION_PORT,
+};
+
 use super::{Made, Packet, PacketEncoder, PacketError};
 use crate::output::{BeamDesc, Point, PointCloud};
+use hdl64::S3Status;
+use model::{BlockSlot, BLOCKS, CHANNELS};
 use std::collections::VecDeque;
 use std::time::Duration;
 
@@ -813,9 +826,9 @@ fn check_spacing(
 }
 
 #[cfg(test)]
-#[path = "tests/velodyne.rs"]
+#[path = "tests/encode.rs"]
 mod tests;
 
 #[cfg(test)]
-#[path = "tests/velodyne_formats.rs"]
+#[path = "tests/formats.rs"]
 mod format_tests;

@@ -28,9 +28,9 @@
 //! [`hdl64e_calibration_yaml`] writes the same calibration, in radians and metres,
 //! as the YAML ROS `velodyne_pointcloud` reads (its `64e_s3.yaml`'s keys).
 
-use super::utc::Utc;
-use super::velodyne::{VelodyneOptions, VelodyneReturnMode};
-use super::velodyne_model::VelodyneModel;
+use super::model::VelodyneModel;
+use super::{VelodyneOptions, VelodyneReturnMode};
+use crate::output::packets::utc::Utc;
 
 /// Bytes of calibration and parameters a full status cycle carries.
 const DATA_BYTES: usize = 1820;

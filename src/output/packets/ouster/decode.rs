@@ -13,10 +13,10 @@
 //! changes. Both the nested metadata of firmware 2.5+ and the flat one before it are
 //! read.
 
-use super::ouster::{OusterProfile, COLUMNS_PER_PACKET};
-use super::pcap_read::Datagram;
-use super::velodyne_decode::reflectance_of_byte;
-use super::DecodedFrame;
+use super::{OusterProfile, COLUMNS_PER_PACKET};
+use crate::output::packets::pcap_read::Datagram;
+use crate::output::packets::reflectance_of_byte;
+use crate::output::packets::DecodedFrame;
 use crate::output::{Point, PointCloud, NEAR_IR_COUNTS};
 use serde_json::Value;
 use std::f64::consts::TAU;

@@ -17,10 +17,10 @@
 //! driver split them. Dual-return packets give a beam's last and strongest returns as two
 //! points, or one where both blocks hold the same distance.
 
-use super::pcap_read::Datagram;
-use super::velodyne::{VelodyneReturnMode, VELODYNE_PAYLOAD_LEN};
-use super::velodyne_model::{VelodyneModel, BLOCKS, CHANNELS};
-use super::DecodedFrame;
+use super::model::{VelodyneModel, BLOCKS, CHANNELS};
+use super::{VelodyneReturnMode, VELODYNE_PAYLOAD_LEN};
+use crate::output::packets::pcap_read::Datagram;
+use crate::output::packets::DecodedFrame;
 use crate::output::{Point, PointCloud};
 use crate::sensor::ReflectivityScale;
 
@@ -231,5 +231,5 @@ fn push_points(model: VelodyneModel, f: &Firing, t0_us: f64, cloud: &mut PointCl
 }
 
 #[cfg(test)]
-#[path = "tests/velodyne_decode.rs"]
+#[path = "tests/decode.rs"]
 mod tests;

@@ -21,6 +21,18 @@
 //! A beam's further echoes (beamtrace points come in range order and a sensor may be
 //! set to more returns) are not in any Ouster packet.
 
+mod decode;
+mod encode;
+mod http;
+mod imu;
+mod meta;
+
+pub use decode::{decode_ouster, OusterLayout};
+pub use encode::{crc64, crc64_byte_table, OusterEncoder};
+pub use http::{HttpExchange, OusterHttpError, OusterHttpServer, EXCHANGE_LOG};
+pub use imu::{OusterImuEncoder, IMU_PACKET_LEN};
+pub use meta::{OusterMetadata, FIRMWARE_VERSION};
+
 use super::PacketError;
 use crate::output::BeamDesc;
 use std::fmt;
@@ -691,5 +703,5 @@ fn column_times(beams: &[BeamDesc], channels: usize) -> Result<Vec<f64>, String>
 }
 
 #[cfg(test)]
-#[path = "tests/ouster.rs"]
+#[path = "tests/encode.rs"]
 mod tests;

@@ -37,7 +37,7 @@
 //! `timestamp_mode` and `udp_port_imu` are the options' (`TIME_FROM_INTERNAL_OSC` or
 //! `TIME_FROM_PTP_1588`, 7503 by default).
 
-use super::ouster::{OusterFamily, OusterSensor, COLUMNS_PER_PACKET};
+use super::{OusterFamily, OusterSensor, COLUMNS_PER_PACKET};
 use serde_json::{json, Value};
 
 /// The firmware version the metadata and the HTTP server present.
