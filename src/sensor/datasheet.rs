@@ -269,6 +269,33 @@ const VLS128: &[SheetFigure] = &[
     VELODYNE_DIVERGENCE[1],
 ];
 
+const PANDAR_XT32: &[SheetFigure] = &[
+    fig(
+        range(0.1),
+        80.0,
+        RANGE_TOL,
+        "PandarXT32 datasheet: \"80 m @ 10 % reflectivity\"",
+    ),
+    fig(
+        Figure::RangeSigma,
+        0.005,
+        SIGMA_TOL,
+        "PandarXT32 datasheet: range precision 0.5 cm (1σ)",
+    ),
+    fig(
+        Figure::MinRange,
+        0.05,
+        0.05,
+        "PandarXT32 datasheet: range 0.05 m to 120 m",
+    ),
+    fig(
+        Figure::PointsPerSecond,
+        640_000.0,
+        PPS_TOL,
+        "PandarXT32 datasheet: 640,000 points/s (single return)",
+    ),
+];
+
 /// The Ouster figures every family shares.
 const OUSTER_MIN_RANGE: SheetFigure = fig(
     Figure::MinRange,
@@ -489,6 +516,7 @@ pub fn datasheet(name: &str) -> &'static [SheetFigure] {
         "hdl-64e" => HDL64E,
         "vlp-32c" => VLP32C,
         "vls-128" => VLS128,
+        "pandar-xt32" => PANDAR_XT32,
         "os0-32" | "os0-64" | "os0-128" => OS0,
         "os1-16" | "os1-32" | "os1-64" => OS1,
         "os1-128" => OS1_128,

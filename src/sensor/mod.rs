@@ -28,6 +28,7 @@ pub mod domain;
 mod file;
 mod file_beam;
 mod halo;
+pub(crate) mod hesai;
 mod imu;
 pub mod kernel;
 mod patterns;
@@ -36,6 +37,7 @@ mod presets;
 mod reflectivity;
 pub mod rig;
 pub mod rng;
+pub(crate) mod spinning;
 mod subrays;
 pub(crate) mod velodyne;
 

@@ -3,9 +3,11 @@
 //! range, the reflectance behind a bare "up to 100 m") the value is marked as ours.
 
 use super::detector::{Detector, DualPolicy, Noise, ReturnMode};
+use super::hesai::PANDAR_XT32;
 use super::kernel::{fwhm_to_1e2, BeamKernel};
 use super::patterns::{self, column_sweep, rotating, steps_inclusive, uniform_lasers, Laser};
-use super::velodyne::{VelodyneLasers, HDL32E, HDL64E_S3, VLP16, VLP32C, VLS128};
+use super::spinning::{MotorSpeeds, SpinningLasers};
+use super::velodyne::{HDL32E, HDL64E_S3, VLP16, VLP32C, VLS128};
 use super::{
     default_mount, domain, CwSettings, Detection, PresetOptions, ReflectivityScale, Sampling,
     Sensor, SensorError,
@@ -262,7 +264,7 @@ fn turning(
 // ---------------------------------------------------------------- Velodyne
 
 /// The lasers of a column of `table`, in the order the preset fires them.
-fn velodyne_lasers(table: &VelodyneLasers) -> Vec<Laser> {
+fn spinning_lasers(table: &SpinningLasers) -> Vec<Laser> {
     (0..table.count)
         .map(|k| {
             let id = (table.laser_at)(k);
@@ -282,7 +284,7 @@ fn velodyne_lasers(table: &VelodyneLasers) -> Vec<Laser> {
 /// laser table of `sensor::velodyne::VLP16`; 0.1°..0.4° azimuth resolution at 5..20 Hz;
 /// 903 nm; "up to 100 m".
 pub(crate) fn vlp16(o: &PresetOptions) -> Result<Sensor, SensorError> {
-    velodyne("vlp-16", &VLP16, o, velodyne_100m_defaults(0.03))
+    spinning("vlp-16", &VLP16, o, velodyne_100m_defaults(0.03))
 }
 
 /// VLP-16 and HDL-32E: 0.9–100 m at 10 Hz, 903 nm. The sheets' "up to 100 m" names no
@@ -293,7 +295,8 @@ fn velodyne_100m_defaults(accuracy_m: f32) -> Defaults {
 }
 
 /// A Velodyne of 903 nm whose sheet says "up to `range_m`" (read as an 80 % target,
-/// as for the VLP-16) with `accuracy_m` typical accuracy.
+/// as for the VLP-16) with `accuracy_m` typical accuracy; `min_range` 0.9 m is
+/// velodyne_pointcloud's default cut-off (the sheets give none).
 fn velodyne_defaults(range_m: f32, accuracy_m: f32) -> Defaults {
     Defaults {
         min_range: 0.9,
@@ -310,7 +313,7 @@ fn velodyne_defaults(range_m: f32, accuracy_m: f32) -> Defaults {
 /// Velodyne HDL-32E. Source: HDL-32E User Manual (63-9113) and datasheet: the laser
 /// table of `sensor::velodyne::HDL32E`; 903 nm; "80 m–100 m" range.
 pub(crate) fn hdl32e(o: &PresetOptions) -> Result<Sensor, SensorError> {
-    velodyne("hdl-32e", &HDL32E, o, velodyne_100m_defaults(0.02))
+    spinning("hdl-32e", &HDL32E, o, velodyne_100m_defaults(0.02))
 }
 
 /// Velodyne HDL-64E S3. Source: HDL-64E S3 user's manual: the laser table and firing
@@ -324,7 +327,7 @@ pub(crate) fn hdl32e(o: &PresetOptions) -> Result<Sensor, SensorError> {
 /// 1 736 columns a turn at 10 Hz, 1.11 M points/s in single return; the sheet's "~
 /// 1.3 M" matches the S2's 48 µs cycle (2 083 columns), not the S3 manual's timing.
 pub(crate) fn hdl64e(o: &PresetOptions) -> Result<Sensor, SensorError> {
-    velodyne(
+    spinning(
         "hdl-64e",
         &HDL64E_S3,
         o,
@@ -346,7 +349,7 @@ pub(crate) fn hdl64e(o: &PresetOptions) -> Result<Sensor, SensorError> {
 /// offsets ±1.4° and ±4.2°, pairs fired 2.304 µs apart, 55.296 µs per sequence);
 /// 903 nm; "up to 200 m" (read as for the VLP-16); range accuracy "up to ±3 cm".
 pub(crate) fn vlp32c(o: &PresetOptions) -> Result<Sensor, SensorError> {
-    velodyne("vlp-32c", &VLP32C, o, velodyne_defaults(200.0, 0.03))
+    spinning("vlp-32c", &VLP32C, o, velodyne_defaults(200.0, 0.03))
 }
 
 /// Velodyne VLS-128 (Alpha Prime). Source: VLS-128 User Manual and the Alpha
@@ -356,24 +359,24 @@ pub(crate) fn vlp32c(o: &PresetOptions) -> Result<Sensor, SensorError> {
 /// Its calibrated reflectivity reads diffuse 0–100 % as 0–110 and retroreflectors as
 /// 111–255 (VLS-128 user manual, "Calibrated Reflectivity").
 pub(crate) fn vls128(o: &PresetOptions) -> Result<Sensor, SensorError> {
-    let mut s = velodyne("vls-128", &VLS128, o, velodyne_defaults(245.0, 0.03))?;
+    let mut s = spinning("vls-128", &VLS128, o, velodyne_defaults(245.0, 0.03))?;
     s.reflectivity = ReflectivityScale::VLS128;
     Ok(s)
 }
 
-/// Velodyne spins at the chosen rpm with a fixed firing cycle, so the columns follow
-/// from the frame rate unless given. `min_range` 0.9 m is velodyne_pointcloud's default
-/// cut-off; the sheets give none.
-fn velodyne(
+/// A spinning sensor of laser table `table` (Velodyne, Hesai): a firing sequence every
+/// cycle at the chosen motor speed (one of the manual's), so the columns follow from
+/// the frame rate unless given.
+fn spinning(
     name: &str,
-    table: &VelodyneLasers,
+    table: &SpinningLasers,
     o: &PresetOptions,
     d: Defaults,
 ) -> Result<Sensor, SensorError> {
     only(name, o, &["columns", "horizontal_resolution_deg"])?;
     let f = frame_rate(o, d.frame_rate)?;
     if !o.any_mode {
-        velodyne_rpm(name, f, table.rpm)?;
+        motor_speed(name, f, table.speeds)?;
     }
     let from_rpm = || {
         domain::count(
@@ -383,27 +386,65 @@ fn velodyne(
         )
     };
     let columns = turn_columns(o, from_rpm)?;
-    let lasers = velodyne_lasers(table);
+    let lasers = spinning_lasers(table);
     Ok(assemble(name, turning(&lasers, columns, f, 0.0)?, &d, f))
 }
 
-/// Refuses a frame rate outside the motor speeds `rpm` (min, max) the model's manual
-/// allows, in the manual's steps of 60 rpm (1 Hz).
-fn velodyne_rpm(name: &str, f: f32, (lo, hi): (u32, u32)) -> Result<(), SensorError> {
-    let rpm = f64::from(f) * 60.0;
-    let stepped = (rpm / 60.0 - (rpm / 60.0).round()).abs() < 1e-6;
-    if stepped && (f64::from(lo)..=f64::from(hi)).contains(&rpm) {
+/// Refuses a frame rate outside the motor speeds the model's manual allows.
+fn motor_speed(name: &str, f: f32, speeds: MotorSpeeds) -> Result<(), SensorError> {
+    if speeds.allows(f64::from(f)) {
         return Ok(());
     }
     Err(SensorError::invalid(
         "frame_rate",
         format!(
-            "{name} spins at {lo}–{hi} rpm in steps of 60 rpm, i.e. {}–{} Hz in whole Hz; \
-             {f} Hz ({rpm:.0} rpm) is not one of its motor speeds",
-            lo / 60,
-            hi / 60
+            "{name} spins at {}; {f} Hz ({:.0} rpm) is not one of its motor speeds",
+            speeds.describe(),
+            f64::from(f) * 60.0
         ),
     ))
+}
+
+// ---------------------------------------------------------------- Hesai
+
+/// Hesai's receivers: single return, the last echo, by default (our reading: the
+/// PandarXT manual's web control lists Last, Strongest and First and names no
+/// default; Hesai's PTC `return_mode` code 0 is "last return"); `return_mode: dual` is
+/// Hesai's "Last and Strongest" (0x39: the last echo and the strongest, the second
+/// strongest when the strongest is the last — Velodyne's policy).
+fn hesai_detector() -> Detector {
+    Detector {
+        return_mode: ReturnMode::Last,
+        native_dual: DualPolicy::StrongestLast,
+        max_returns: 1,
+        ..Detector::default()
+    }
+}
+
+/// Hesai PandarXT32. Source: PandarXT32 datasheet and the PandarXT user manual: the
+/// laser table of `sensor::hesai::PANDAR_XT32` (+15°..−16° at 1°, a block every
+/// 50 µs, channels fired 1.512 µs apart); 905 nm; range 0.05–120 m, "80 m @ 10 %
+/// reflectivity"; range precision 0.5 cm (1σ), accuracy ±1 cm; spin rates 5, 10 and
+/// 20 Hz. Hesai publishes no beam divergence for it nor a range in sunlight: the beam
+/// is Velodyne's estimate, and sunlight does not shorten its range here.
+pub(crate) fn pandar_xt32(o: &PresetOptions) -> Result<Sensor, SensorError> {
+    let mut s = spinning(
+        "pandar-xt32",
+        &PANDAR_XT32,
+        o,
+        Defaults {
+            min_range: 0.05,
+            max_range: 120.0,
+            frame_rate: 10.0,
+            wavelength_nm: 905.0,
+            detection: (0.10, 80.0),
+            beam: velodyne_beam(),
+            detector: hesai_detector(),
+            noise: sheet_noise(0.005, 0.0, 0.0),
+        },
+    )?;
+    s.reflectivity = ReflectivityScale::HESAI_LINEAR;
+    Ok(s)
 }
 
 // ---------------------------------------------------------------- Ouster

@@ -88,6 +88,17 @@ from x; `intensity` is the \
 apparent reflectance, `reflectivity` Ouster's 8-bit calibrated scale; range in m \
 (Ouster packets: mm).";
 
+/// Hesai's return modes: single (last, strongest, first) and dual (last and strongest).
+const HESAI_MODES: &[&str] = &["last", "strongest", "first", "dual"];
+
+const HESAI: &str = "ring = the channel of the vendor's data blocks less one (channel 1, \
+ring 0, is the top laser); each channel fires at its own time in the block, as the \
+manual's firing time table gives it, and points where the rotor has turned by then \
+(decoders that apply the firing times place it there; those that do not, up to 0.17° \
+behind at 10 Hz); azimuth counter-clockwise from x (Hesai's packets count clockwise \
+from y, in hundredths of a degree); `intensity` is the apparent reflectance, \
+`reflectivity` Hesai's linear 0–255 % byte.";
+
 const SCANNER: &str = "ring = layer, 0 = the bottom layer; azimuth counter-clockwise from \
 x, the sweep runs clockwise from left to right; multi-echo as the sheet gives it.";
 
@@ -194,6 +205,20 @@ const REGISTRY: &[Entry] = &[
         build: b::vls128,
         return_modes: VELODYNE_MODES,
         conventions: VELODYNE_TIMED,
+    },
+    Entry {
+        info: info(
+            "pandar-xt32",
+            "Hesai PandarXT32: 32 lasers, +15°..−16°, 360°",
+            32,
+            2000,
+            FULL,
+            (-16.0, 15.0),
+        ),
+        aliases: &["hesai-xt32", "xt32", "pandarxt-32", "pandar-xt-32"],
+        build: b::pandar_xt32,
+        return_modes: HESAI_MODES,
+        conventions: HESAI,
     },
     ouster_entry!(
         "os0-32",

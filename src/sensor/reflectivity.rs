@@ -17,16 +17,33 @@ pub const RETRO_FULL_SCALE: f32 = 1000.0;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ReflectivityScale {
     pub white: u8,
+    /// Whether bytes above white go on linearly (Hesai's default "linear mapping":
+    /// the byte is the reflectivity in per cent, 0–255 %) instead of the log scale of
+    /// retroreflectors.
+    pub linear: bool,
 }
 
 impl ReflectivityScale {
     /// 0–100 diffuse, 101–255 retroreflectors (Ouster, and Velodyne but the VLS-128).
-    pub const STANDARD: ReflectivityScale = ReflectivityScale { white: 100 };
+    pub const STANDARD: ReflectivityScale = ReflectivityScale {
+        white: 100,
+        linear: false,
+    };
     /// The VLS-128's: 0–110 diffuse, 111–255 retroreflectors.
-    pub const VLS128: ReflectivityScale = ReflectivityScale { white: 110 };
+    pub const VLS128: ReflectivityScale = ReflectivityScale {
+        white: 110,
+        linear: false,
+    };
+    /// Hesai's linear mapping, the factory default (PandarXT user manual, §3.1.2
+    /// "Body": reflectivity 0–255 %; Pandar64 and Pandar40P manuals, "Reflectivity
+    /// Mapping": linear by default): the byte is 100 × R_app, saturating at 255 %.
+    pub const HESAI_LINEAR: ReflectivityScale = ReflectivityScale {
+        white: 100,
+        linear: true,
+    };
 
     /// The byte of apparent reflectance `r_app` (1.0 = a white Lambertian target at
-    /// normal incidence): round(white·r_app) up to 1.0, then
+    /// normal incidence): round(white·r_app) up to 1.0 (on a [`linear`](Self::linear) scale up to 255), then
     /// white + 1 + (254 − white)·log(r_app)/log([`RETRO_FULL_SCALE`]), saturating at
     /// 255. NaN and negative values read 0.
     pub fn byte(self, r_app: f32) -> u8 {
@@ -34,8 +51,8 @@ impl ReflectivityScale {
             return 0;
         }
         let white = f32::from(self.white);
-        if r_app <= 1.0 {
-            return (white * r_app).round() as u8;
+        if r_app <= 1.0 || self.linear {
+            return (white * r_app).round().min(255.0) as u8;
         }
         let retro = white + 1.0 + (254.0 - white) * r_app.ln() / RETRO_FULL_SCALE.ln();
         retro.round().clamp(white + 1.0, 255.0) as u8
@@ -46,7 +63,7 @@ impl ReflectivityScale {
     /// [`byte`](Self::byte) up to its rounding).
     pub fn reflectance(self, b: u8) -> f32 {
         let white = f32::from(self.white);
-        if b <= self.white {
+        if b <= self.white || self.linear {
             f32::from(b) / white
         } else {
             RETRO_FULL_SCALE.powf((f32::from(b) - white - 1.0) / (254.0 - white))

@@ -13,46 +13,21 @@
 //! k·tan(elevation) below the origin, k = 42.4 mm (VLP-32C), 58.63 mm (VLS-128) —
 //! the law the VLP-16's Table 9-1 follows with k = 41.9 mm.
 
-/// One Velodyne model's lasers, by laser id (the order of a data block's channels).
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct VelodyneLasers {
-    pub count: usize,
-    /// Time from one firing sequence to the next (s).
-    pub cycle_s: f64,
-    /// The motor speeds the manual allows (rpm, min and max; set in steps of 60 rpm).
-    pub rpm: (u32, u32),
-    pub elevation_deg: fn(usize) -> f64,
-    /// The manual's azimuth offset δ (deg): the laser points δ clockwise (seen from
-    /// above) of the azimuth its data block reports.
-    pub azimuth_offset_deg: fn(usize) -> f64,
-    /// When the laser fires after its firing sequence begins (s), as the manuals'
-    /// timing tables give it; 0 for the models whose presets fire a column at once.
-    pub delay_s: fn(usize) -> f64,
-    /// Height of the laser's origin above the sensor origin (m).
-    pub height_m: fn(usize) -> f32,
-    /// The laser id fired `k`-th in a column of the preset (its beams' order).
-    pub laser_at: fn(usize) -> usize,
-}
+use super::spinning::{in_id_order, level, zero, MotorSpeeds, SpinningLasers};
 
-fn zero(_: usize) -> f64 {
-    0.0
-}
-
-fn level(_: usize) -> f32 {
-    0.0
-}
-
-fn in_id_order(k: usize) -> usize {
-    k
-}
+/// Every Velodyne turns at 300–1200 rpm in steps of 60 (their manuals' web interface).
+const VELODYNE_SPEEDS: MotorSpeeds = MotorSpeeds::Stepped {
+    min: 300,
+    max: 1200,
+};
 
 /// VLP-16: 16 lasers −15°..+15° at 2°, even ids below the horizon (−15, +1, −13, +3,
 /// …); a sequence every 55.296 µs. The preset fires a column at once (decoders add the
 /// 2.304 µs per laser as rotation, up to 0.12° at 10 Hz).
-pub(crate) const VLP16: VelodyneLasers = VelodyneLasers {
+pub(crate) const VLP16: SpinningLasers = SpinningLasers {
     count: 16,
     cycle_s: 55.296e-6,
-    rpm: (300, 1200),
+    speeds: VELODYNE_SPEEDS,
     elevation_deg: |i| {
         let i = i as f64;
         if i % 2.0 == 0.0 {
@@ -76,10 +51,10 @@ const VLP16_HEIGHT_MM: [f32; 16] = [
 /// HDL-32E: 32 lasers +10.67°..−30.67° at 4/3°, ids alternating between the lower and
 /// the upper half (−30.67, −9.33, −29.33, −8.00, …); a sequence every 46.08 µs, fired
 /// at once by the preset (decoders add 1.152 µs per laser).
-pub(crate) const HDL32E: VelodyneLasers = VelodyneLasers {
+pub(crate) const HDL32E: SpinningLasers = SpinningLasers {
     count: 32,
     cycle_s: 46.08e-6,
-    rpm: (300, 1200),
+    speeds: VELODYNE_SPEEDS,
     elevation_deg: |i| {
         let k = if i % 2 == 0 { i / 2 } else { 16 + (i - 1) / 2 };
         -92.0 / 3.0 + k as f64 * 4.0 / 3.0
@@ -96,10 +71,10 @@ pub(crate) const HDL32E: VelodyneLasers = VelodyneLasers {
 /// block fires with laser 32 + i of the lower, in eight groups of four 7.2 µs apart,
 /// 0, 1.3, 2.5 and 3.7 µs into their group (the manual's firing time table). The preset
 /// fires them in that order: 0, 32, 1, 33, ….
-pub(crate) const HDL64E_S3: VelodyneLasers = VelodyneLasers {
+pub(crate) const HDL64E_S3: SpinningLasers = SpinningLasers {
     count: 64,
     cycle_s: 57.6e-6,
-    rpm: (300, 1200),
+    speeds: VELODYNE_SPEEDS,
     elevation_deg: |i| {
         if i < 32 {
             2.0 - i as f64 / 3.0
@@ -161,10 +136,10 @@ fn optics_height(k_m: f64, elevation_deg: f64) -> f32 {
 /// VLP-32C: 32 lasers +15°..−25°, each δ = ±1.4° or ±4.2° off its block's azimuth; a
 /// sequence every 55.296 µs, the lasers fired in pairs (0 and 1, 2 and 3, …) 2.304 µs
 /// apart (manual §9.4).
-pub(crate) const VLP32C: VelodyneLasers = VelodyneLasers {
+pub(crate) const VLP32C: SpinningLasers = SpinningLasers {
     count: 32,
     cycle_s: 55.296e-6,
-    rpm: (300, 1200),
+    speeds: VELODYNE_SPEEDS,
     elevation_deg: |i| VLP32C_TABLE[i].0,
     azimuth_offset_deg: |i| VLP32C_TABLE[i].1,
     delay_s: |i| (i / 2) as f64 * 2.304e-6,
@@ -204,10 +179,10 @@ const VLS128_SLOT_S: f64 = 2.665e-6;
 /// VLS-128: 128 lasers +15°..−25°, eight azimuth offsets; a sequence every 53.3 µs of
 /// twenty 2.665 µs slots, lasers 8g..8g+7 firing together in slot g (g < 8) or g + 1
 /// (g ≥ 8), the last three slots the recharge (manual §8.1).
-pub(crate) const VLS128: VelodyneLasers = VelodyneLasers {
+pub(crate) const VLS128: SpinningLasers = SpinningLasers {
     count: 128,
     cycle_s: 20.0 * VLS128_SLOT_S,
-    rpm: (300, 1200),
+    speeds: VELODYNE_SPEEDS,
     elevation_deg: |i| VLS128_ELEVATION[i],
     azimuth_offset_deg: |i| VLS128_OFFSET[i % 8],
     delay_s: |i| {

@@ -13,6 +13,8 @@ const DATASHEET: &[(&str, u32, u32, f32, f32, f32, f32)] = &[
     // VLP-32C: 55.296 µs per firing sequence; VLS-128: 53.3 µs.
     ("vlp-32c", 32, 1808, -25.0, 15.0, -180.0, 180.0),
     ("vls-128", 128, 1876, -25.0, 15.0, -180.0, 180.0),
+    // PandarXT32 datasheet: 0.18° horizontal resolution at 10 Hz, −16°..+15° at 1°.
+    ("pandar-xt32", 32, 2000, -16.0, 15.0, -180.0, 180.0),
     ("os0-32", 32, 1024, -45.0, 45.0, -180.0, 180.0),
     ("os0-64", 64, 1024, -45.0, 45.0, -180.0, 180.0),
     ("os0-128", 128, 1024, -45.0, 45.0, -180.0, 180.0),
@@ -413,6 +415,10 @@ fn timed_velodynes_fire_each_laser_at_its_manuals_time_and_offset() {
         ("hdl-64e", 32, 0.0, 0.0),
         ("hdl-64e", 5, 7.2 + 1.3, 0.0),
         ("hdl-64e", 63, 7.0 * 7.2 + 3.7, 0.0),
+        // PandarXT user manual, Appendix II: channel n fires 0.28 + 1.512·(n − 1) µs
+        // after its block starts, at azimuth offset 0.
+        ("pandar-xt32", 0, 0.28, 0.0),
+        ("pandar-xt32", 31, 0.28 + 31.0 * 1.512, 0.0),
     ];
     for (name, laser, delay_us, delta) in cases {
         let s = preset(name, None).unwrap();
@@ -549,6 +555,38 @@ fn velodyne_presets_take_only_their_motor_speeds() {
         let e = rate("vlp-32c", hz).unwrap_err().to_string();
         assert!(
             e.contains("frame_rate") && e.contains("300–1200 rpm"),
+            "{hz} Hz: {e}"
+        );
+    }
+}
+
+/// PandarXT user manual, web control "Spin Rate": 300, 600 or 1200 rpm; the datasheet's
+/// horizontal resolution 0.09°, 0.18°, 0.36° at 5, 10, 20 Hz.
+#[test]
+fn the_pandar_xt32_spins_only_at_its_three_rates() {
+    for (hz, columns) in [(5.0, 4000), (10.0, 2000), (20.0, 1000)] {
+        let s = preset_with(
+            "pandar-xt32",
+            &PresetOptions {
+                frame_rate: Some(hz),
+                ..PresetOptions::default()
+            },
+        )
+        .unwrap_or_else(|e| panic!("{hz} Hz: {e}"));
+        assert_eq!(s.columns, columns, "{hz} Hz");
+    }
+    for hz in [15.0, 12.0, 25.0] {
+        let e = preset_with(
+            "pandar-xt32",
+            &PresetOptions {
+                frame_rate: Some(hz),
+                ..PresetOptions::default()
+            },
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.contains("frame_rate") && e.contains("300, 600 or 1200 rpm (5, 10 or 20 Hz)"),
             "{hz} Hz: {e}"
         );
     }

@@ -3,7 +3,8 @@
 
 use super::VelodyneReturnMode;
 use crate::output::packets::PacketError;
-use crate::sensor::velodyne::{VelodyneLasers, HDL32E, HDL64E_S3, VLP16, VLP32C, VLS128};
+use crate::sensor::spinning::SpinningLasers;
+use crate::sensor::velodyne::{HDL32E, HDL64E_S3, VLP16, VLP32C, VLS128};
 use crate::sensor::ReflectivityScale;
 
 /// Blocks of a data packet.
@@ -102,7 +103,7 @@ impl VelodyneModel {
             })
     }
 
-    pub(crate) fn lasers_table(self) -> &'static VelodyneLasers {
+    pub(crate) fn lasers_table(self) -> &'static SpinningLasers {
         match self {
             VelodyneModel::Vlp16 => &VLP16,
             VelodyneModel::Hdl32e => &HDL32E,
