@@ -16,6 +16,7 @@
 mod ouster;
 mod pcap;
 mod pcap_read;
+mod spinning;
 mod udp;
 mod utc;
 mod velodyne;

@@ -117,8 +117,9 @@ pub use position::{
     VELODYNE_POSITION_PORT,
 };
 
+use super::spinning::{azimuth_field, Channel, Column, Echoes, TURN};
 use super::{Made, Packet, PacketEncoder, PacketError};
-use crate::output::{BeamDesc, Point, PointCloud};
+use crate::output::{BeamDesc, PointCloud};
 use hdl64::S3Status;
 use model::{BlockSlot, BLOCKS, CHANNELS};
 use std::collections::VecDeque;
@@ -134,23 +135,6 @@ pub const VELODYNE_MAX_RANGE_M: f64 = 65535.0 * 0.002;
 
 const BLOCK_BYTES: usize = 100;
 const HOUR_US: f64 = 3.6e9;
-/// Azimuth units (0.01°) in a turn.
-const TURN: f64 = 36000.0;
-/// Elevations may differ from the manual's table by this much (its values are given to
-/// 0.01°; beamtrace's HDL-32E uses the exact 4/3° spacing they round).
-const ELEVATION_TOL_DEG: f64 = 0.01;
-/// Columns may sit this far from an even clockwise turn: half the packet's azimuth unit.
-const AZIMUTH_TOL_DEG: f64 = 0.005;
-/// Columns may fire this far from an even spacing in time: the timestamp's unit.
-const TIME_TOL_S: f64 = 1e-6;
-/// The lasers of a column may give back its azimuth and time this far apart: f32
-/// angles and times (a beam's azimuth is good to 2e-5°, its time to 4 ns).
-const LASER_AZIMUTH_TOL_DEG: f64 = 1e-3;
-const LASER_TIME_TOL_S: f64 = 2e-8;
-/// A beam may leave this far from its laser's origin in the model's table: no more
-/// than the lasers' own offsets (the VLP-16 manual's reach 11.2 mm), from which the
-/// sensor measures.
-const MAX_ORIGIN_OFFSET_M: f64 = 0.02;
 
 /// Which returns the packets carry: the sensor's return mode setting.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -191,6 +175,15 @@ impl VelodyneReturnMode {
                      sensor's detector.return_mode)"
                 ),
             })
+    }
+
+    /// The echoes each of its two slots reports.
+    pub(crate) fn echoes(self) -> Echoes {
+        match self {
+            VelodyneReturnMode::Strongest => Echoes::Strongest,
+            VelodyneReturnMode::Last => Echoes::Last,
+            VelodyneReturnMode::Dual => Echoes::LastAndStrongest,
+        }
     }
 
     /// The return mode factory byte (VLP-16 manual, Table 9-2).
@@ -234,20 +227,6 @@ pub struct VelodyneEncoder {
     last_frame: Option<u64>,
 }
 
-#[derive(Debug, Clone, Copy)]
-struct Column {
-    /// Velodyne azimuth (0.01°, clockwise from the front), not yet rounded.
-    azimuth: f64,
-    /// Firing time within the frame (s).
-    time_s: f64,
-}
-
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-struct Channel {
-    distance: u16,
-    reflectivity: u8,
-}
-
 /// One firing sequence: per laser id, the single return (or the last) and the strongest.
 #[derive(Debug, Clone)]
 struct Firing {
@@ -269,14 +248,7 @@ impl VelodyneEncoder {
         frame_rate: f64,
     ) -> Result<Self, PacketError> {
         let model = options.model;
-        check_counts(model, beams.len(), columns)?;
-        let period_s = check_rate(model, columns, frame_rate)?;
-        let per_column: Vec<Column> = beams
-            .chunks(model.lasers())
-            .enumerate()
-            .map(|(m, column)| check_column(model, frame_rate, m, column))
-            .collect::<Result<_, _>>()?;
-        check_spacing(model, &per_column, period_s)?;
+        let (per_column, period_s) = model.spin().columns(beams, columns, frame_rate)?;
         let mode = options.return_mode;
         let status = (model == VelodyneModel::Hdl64e).then(|| S3Status::new(&options, frame_rate));
         Ok(VelodyneEncoder {
@@ -300,85 +272,17 @@ impl VelodyneEncoder {
         self.per_packet
     }
 
+    /// Per beam, the channels the return mode reports ([single or last, strongest]).
+    fn select(&self, cloud: &PointCloud) -> Result<Vec<[Channel; 2]>, PacketError> {
+        let echoes = self.options.return_mode.echoes();
+        self.options.model.spin().select(echoes, self.beams, cloud)
+    }
+
     fn error(&self, message: String) -> PacketError {
         PacketError::Point {
             format: self.options.model.name(),
             message,
         }
-    }
-
-    /// The distance field of `p`, or why it has none.
-    fn distance(&self, p: &Point) -> Result<u16, PacketError> {
-        if p.beam as usize >= self.beams {
-            return Err(self.error(format!(
-                "a point names beam {}, but the sensor has {} beams",
-                p.beam, self.beams
-            )));
-        }
-        let model = self.options.model;
-        let lasers = model.lasers();
-        let at = format!(
-            "the point of beam {} (laser {}, column {})",
-            p.beam,
-            self.laser_of[p.beam as usize % lasers],
-            p.beam as usize / lasers
-        );
-        let unit = model.distance_unit_m();
-        // By the units per metre (500 or 250), a product exact in f64 (a GPU pass
-        // computes it the same, in integers).
-        let units = (f64::from(p.range) * model.units_per_m()).round();
-        if units > 65535.0 {
-            Err(self.error(format!(
-                "{at} lies at {} m, beyond the {:.2} m the packets carry (65535 × {} mm): \
-                 set the sensor's range.max to {} m or less",
-                p.range,
-                model.max_range_m(),
-                unit * 1e3,
-                model.max_range_m().floor()
-            )))
-        } else if units >= 1.0 {
-            Ok(units as u16)
-        } else if units >= 0.0 {
-            Err(self.error(format!(
-                "{at} lies at {} m, which rounds to distance 0, the packets' \"no \
-                 return\": set the sensor's range.min to {} mm or more",
-                p.range,
-                unit * 1e3 / 2.0
-            )))
-        } else {
-            Err(self.error(format!(
-                "{at} has range {} m; a range must be a finite distance ≥ 0",
-                p.range
-            )))
-        }
-    }
-
-    /// Per beam, the channels the return mode reports ([single or last, strongest]).
-    fn select(&self, cloud: &PointCloud) -> Result<Vec<[Channel; 2]>, PacketError> {
-        let points = &cloud.points;
-        let distances: Vec<u16> = points
-            .iter()
-            .map(|p| self.distance(p))
-            .collect::<Result<_, _>>()?;
-        let mut order: Vec<usize> = (0..points.len()).collect();
-        order.sort_by(|&a, &b| {
-            let (pa, pb) = (&points[a], &points[b]);
-            pa.beam
-                .cmp(&pb.beam)
-                .then(distances[a].cmp(&distances[b]))
-                .then(pa.range.total_cmp(&pb.range))
-                .then(a.cmp(&b))
-        });
-        let channel = |i: usize| Channel {
-            distance: distances[i],
-            reflectivity: points[i].reflectivity,
-        };
-        let mut chosen = vec![[Channel::default(); 2]; self.beams];
-        for echoes in order.chunk_by(|&a, &b| points[a].beam == points[b].beam) {
-            let [first, second] = pick(self.options.return_mode, echoes, points);
-            chosen[points[echoes[0]].beam as usize] = [channel(first), channel(second)];
-        }
-        Ok(chosen)
     }
 
     /// The packet of `firings` (a whole packet's), sent at `sent_s`.
@@ -544,285 +448,6 @@ impl VelodyneEncoder {
         }
         out
     }
-}
-
-/// The echoes (indices into `points`, nearest first) the mode reports in its two slots.
-fn pick(mode: VelodyneReturnMode, echoes: &[usize], points: &[Point]) -> [usize; 2] {
-    let last = echoes[echoes.len() - 1];
-    match mode {
-        VelodyneReturnMode::Strongest => {
-            let s = strongest(echoes, points);
-            [s, s]
-        }
-        VelodyneReturnMode::Last => [last, last],
-        VelodyneReturnMode::Dual if echoes.len() > 1 => {
-            [last, strongest(&echoes[..echoes.len() - 1], points)]
-        }
-        VelodyneReturnMode::Dual => [last, last],
-    }
-}
-
-/// The echo of highest intensity; the nearest of equals. NaN counts as the weakest.
-fn strongest(echoes: &[usize], points: &[Point]) -> usize {
-    let key = |i: usize| {
-        let v = points[i].intensity;
-        if v.is_nan() {
-            f32::NEG_INFINITY
-        } else {
-            v
-        }
-    };
-    echoes
-        .iter()
-        .copied()
-        .reduce(|best, i| if key(i) > key(best) { i } else { best })
-        .unwrap_or(echoes[0])
-}
-
-/// The packet's azimuth field for a Velodyne azimuth in 0.01° units.
-fn azimuth_field(azimuth: f64) -> u16 {
-    azimuth.round().rem_euclid(TURN) as u16
-}
-
-/// |v| ≤ tol; false for NaN.
-fn within(v: f64, tol: f64) -> bool {
-    v.abs() <= tol
-}
-
-/// `a − b` in 0.01° units, wrapped into ±half a turn.
-fn azimuth_diff(a: f64, b: f64) -> f64 {
-    (a - b + TURN / 2.0).rem_euclid(TURN) - TURN / 2.0
-}
-
-fn sensor_error(model: VelodyneModel, message: String) -> PacketError {
-    PacketError::Sensor {
-        format: model.name(),
-        message,
-    }
-}
-
-fn check_counts(model: VelodyneModel, beams: usize, columns: u32) -> Result<(), PacketError> {
-    let lasers = model.lasers();
-    if columns > 0 && beams == lasers * columns as usize {
-        return Ok(());
-    }
-    let has = if columns > 0 && beams.is_multiple_of(columns as usize) {
-        format!(
-            "this sensor has {} beams per column",
-            beams / columns as usize
-        )
-    } else {
-        format!("this sensor has {beams} beams in {columns} columns")
-    };
-    Err(sensor_error(
-        model,
-        format!(
-            "they carry {lasers} lasers × N columns in the {preset} preset's order, but \
-             {has}; simulate the {preset} preset (--sensor {preset}), or write the packets \
-             of a sensor that has these beams",
-            preset = model.preset()
-        ),
-    ))
-}
-
-/// The time between columns, when it is the model's firing cycle.
-fn check_rate(model: VelodyneModel, columns: u32, frame_rate: f64) -> Result<f64, PacketError> {
-    let cycle = model.firing_cycle_s();
-    let period = 1.0 / (f64::from(columns) * frame_rate);
-    // Presets round the columns of a turn, so the period is within 0.1 % of the cycle.
-    if frame_rate > 0.0 && (period / cycle - 1.0).abs() <= 0.01 {
-        return Ok(period);
-    }
-    let fitting = if frame_rate > 0.0 && frame_rate.is_finite() {
-        format!(
-            ", so a turn at {frame_rate} Hz has {} columns",
-            (1.0 / (frame_rate * cycle)).round()
-        )
-    } else {
-        String::new()
-    };
-    Err(sensor_error(
-        model,
-        format!(
-            "the {name} fires a sequence every {:.3} µs{fitting}, but this sensor's \
-             {columns} columns at {frame_rate} Hz fire {:.3} µs apart; let the {preset} \
-             preset choose its columns (leave pattern.columns out)",
-            cycle * 1e6,
-            period * 1e6,
-            name = model.name(),
-            preset = model.preset()
-        ),
-    ))
-}
-
-/// Where and when a column began, as beam `b` (laser `laser`) gives it back: its
-/// Velodyne azimuth less the laser's offset and the turn over its delay, its time less
-/// the delay.
-fn column_of(model: VelodyneModel, frame_rate: f64, laser: usize, b: &BeamDesc) -> Column {
-    let delay = model.laser_delay_s(laser);
-    let turned = 360.0 * frame_rate * delay;
-    let alpha = -f64::from(b.azimuth).to_degrees() - model.laser_azimuth_offset_deg(laser) - turned;
-    Column {
-        azimuth: (alpha * 100.0).rem_euclid(TURN),
-        time_s: f64::from(b.time) - delay,
-    }
-}
-
-/// Column `m`'s azimuth and time, when its beams are the model's lasers in order.
-fn check_column(
-    model: VelodyneModel,
-    frame_rate: f64,
-    m: usize,
-    beams: &[BeamDesc],
-) -> Result<Column, PacketError> {
-    let index = |k: usize| m * model.lasers() + k;
-    if let Some((k, b)) = beams
-        .iter()
-        .enumerate()
-        .find(|(_, b)| !(b.azimuth.is_finite() && b.time.is_finite()))
-    {
-        return Err(sensor_error(
-            model,
-            format!(
-                "beam {} fires at azimuth {} rad, time {} s; both must be finite",
-                index(k),
-                b.azimuth,
-                b.time
-            ),
-        ));
-    }
-    let head = column_of(model, frame_rate, model.laser_at(0), &beams[0]);
-    for (k, b) in beams.iter().enumerate() {
-        let laser = model.laser_at(k);
-        check_laser(model, index(k), k, b)?;
-        let c = column_of(model, frame_rate, laser, b);
-        let together = within(
-            azimuth_diff(c.azimuth, head.azimuth),
-            LASER_AZIMUTH_TOL_DEG * 100.0,
-        ) && within(c.time_s - head.time_s, LASER_TIME_TOL_S);
-        if !together {
-            return Err(apart_error(model, index(k), laser, b, index(0), &beams[0]));
-        }
-    }
-    Ok(head)
-}
-
-/// Beam `index` (laser `laser`) does not fire where and when the model fires that laser
-/// in the column that beam `first` begins.
-fn apart_error(
-    model: VelodyneModel,
-    index: usize,
-    laser: usize,
-    b: &BeamDesc,
-    first: usize,
-    head: &BeamDesc,
-) -> PacketError {
-    let timing = match (
-        model.laser_azimuth_offset_deg(laser),
-        model.laser_delay_s(laser),
-    ) {
-        (d, t) if d == 0.0 && t == 0.0 => "the lasers of a column fire together".to_string(),
-        (d, t) => format!(
-            "laser {laser} fires {:.3} µs into the sequence, {d}° clockwise of its \
-             column ({})",
-            t * 1e6,
-            model.manual()
-        ),
-    };
-    sensor_error(
-        model,
-        format!(
-            "beam {index} fires at azimuth {}° and {} s, its column (beam {first}) at {}° \
-             and {} s; {timing}, as in the {} preset",
-            b.azimuth.to_degrees(),
-            b.time,
-            head.azimuth.to_degrees(),
-            head.time,
-            model.preset()
-        ),
-    )
-}
-
-/// Beam `index` is the laser the preset fires `k`-th: its ring, elevation and origin
-/// are the model's.
-fn check_laser(
-    model: VelodyneModel,
-    index: usize,
-    k: usize,
-    b: &BeamDesc,
-) -> Result<(), PacketError> {
-    let preset = model.preset();
-    let laser = model.laser_at(k);
-    if b.ring as usize != laser {
-        return Err(sensor_error(
-            model,
-            format!(
-                "beam {index} is laser {} where the packets carry laser {laser}: each column \
-                 must hold lasers 0..{} in the {preset} preset's firing order",
-                b.ring,
-                model.lasers() - 1
-            ),
-        ));
-    }
-    let want = model.laser_elevation_deg(laser);
-    let got = f64::from(b.elevation).to_degrees();
-    if !within(got - want, ELEVATION_TOL_DEG) {
-        return Err(sensor_error(
-            model,
-            format!(
-                "laser {laser} (beam {index}) points {got:.3}° up, where the {}'s laser \
-                 {laser} points {want:.2}° ({}); packets carry no elevations, so decoders \
-                 would misplace its points: use the {preset} preset's beams",
-                model.name(),
-                model.manual()
-            ),
-        ));
-    }
-    let height = f64::from(model.laser_height_m(laser)).abs();
-    if !within(f64::from(b.origin_offset) - height, MAX_ORIGIN_OFFSET_M) {
-        return Err(sensor_error(
-            model,
-            format!(
-                "beam {index} starts {} m off the sensor origin, but the {}'s laser {laser} \
-                 sits {:.1} mm from it: use the {preset} preset's beams",
-                b.origin_offset,
-                model.name(),
-                height * 1e3
-            ),
-        ));
-    }
-    Ok(())
-}
-
-/// The columns follow one clockwise turn, evenly in azimuth and in time.
-fn check_spacing(
-    model: VelodyneModel,
-    columns: &[Column],
-    period_s: f64,
-) -> Result<(), PacketError> {
-    let step = TURN / columns.len() as f64;
-    let (a0, t0) = (columns[0].azimuth, columns[0].time_s);
-    for (m, c) in columns.iter().enumerate().skip(1) {
-        let want = a0 + m as f64 * step;
-        let off = azimuth_diff(c.azimuth, want);
-        let late = c.time_s - (t0 + m as f64 * period_s);
-        if !(within(off, AZIMUTH_TOL_DEG * 100.0) && within(late, TIME_TOL_S)) {
-            return Err(sensor_error(
-                model,
-                format!(
-                    "column {m} fires at {:.4}° (Velodyne azimuth, clockwise) and {:.7} s, \
-                     where an even clockwise turn from column 0 puts it at {:.4}° and \
-                     {:.7} s; the packets need the {} preset's evenly spaced columns",
-                    c.azimuth / 100.0,
-                    c.time_s,
-                    want.rem_euclid(TURN) / 100.0,
-                    t0 + m as f64 * period_s,
-                    model.preset()
-                ),
-            ));
-        }
-    }
-    Ok(())
 }
 
 #[cfg(test)]

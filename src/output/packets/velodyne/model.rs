@@ -2,6 +2,7 @@
 //! its firings out in a packet's twelve blocks (see `velodyne`'s docs for the sources).
 
 use super::VelodyneReturnMode;
+use crate::output::packets::spinning::Spin;
 use crate::output::packets::PacketError;
 use crate::sensor::spinning::SpinningLasers;
 use crate::sensor::velodyne::{HDL32E, HDL64E_S3, VLP16, VLP32C, VLS128};
@@ -110,6 +111,18 @@ impl VelodyneModel {
             VelodyneModel::Hdl64e => &HDL64E_S3,
             VelodyneModel::Vlp32c => &VLP32C,
             VelodyneModel::Vls128 => &VLS128,
+        }
+    }
+
+    /// The model as the spinning sensors' checks see it.
+    pub(crate) fn spin(self) -> Spin {
+        Spin {
+            name: self.name(),
+            preset: self.preset(),
+            manual: self.manual(),
+            table: self.lasers_table(),
+            unit_m: self.distance_unit_m(),
+            units_per_m: self.units_per_m(),
         }
     }
 

@@ -2,6 +2,7 @@
 //! 63-9113) for the models whose presets fire a column at once; the others are in
 //! velodyne_formats.rs, the decoders' view in tests/formats/velodyne_packets.rs.
 use super::*;
+use crate::output::Point;
 
 /// The manuals' elevation tables (deg), by laser id.
 const VLP16_ELEVATION: [f64; 16] = [

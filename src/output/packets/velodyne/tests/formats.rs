@@ -4,6 +4,7 @@
 //! is in tests/formats/velodyne_models.rs.
 use super::*;
 use crate::output::packets::velodyne::hdl64::{crc16_for_tests, S3Status};
+use crate::output::Point;
 use crate::sensor::{preset, Sensor};
 
 use VelodyneModel::{Hdl64e, Vlp32c, Vls128};
