@@ -13,6 +13,7 @@
 //! [`decode_velodyne`] and [`decode_ouster`] (with the sensor's metadata,
 //! [`OusterLayout`]) turn them into frames of points, as VeloView and Ouster Studio do.
 
+mod hesai;
 mod ouster;
 mod pcap;
 mod pcap_read;
@@ -21,6 +22,10 @@ mod udp;
 mod utc;
 mod velodyne;
 
+pub use hesai::{
+    decode_hesai, hesai_correction_csv, hesai_model_of, HesaiEncoder, HesaiLayout, HesaiModel,
+    HesaiOptions, HesaiReturnMode, HESAI_DATA_PORT,
+};
 pub use ouster::{
     crc64, crc64_byte_table, decode_ouster, HttpExchange, OusterEncoder, OusterFamily,
     OusterHttpError, OusterHttpServer, OusterImuEncoder, OusterLayout, OusterMetadata,

@@ -30,6 +30,31 @@ impl Utc {
     }
 }
 
+impl Utc {
+    /// The Unix second of this date and time (the inverse of
+    /// [`of_unix_seconds`](Self::of_unix_seconds)); fields out of their ranges count on
+    /// (a 13th month is next year's first).
+    pub fn unix_seconds(&self) -> i64 {
+        let days = days_from_civil(self.year, i64::from(self.month), i64::from(self.day));
+        days * 86_400
+            + i64::from(self.hour) * 3600
+            + i64::from(self.minute) * 60
+            + i64::from(self.second)
+    }
+}
+
+/// Days from 1970-01-01 to year, month, day: H. Hinnant's `days_from_civil`, the
+/// inverse of [`civil_from_days`].
+fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
+    let y = year - i64::from(month <= 2);
+    let era = y.div_euclid(400);
+    let yoe = y.rem_euclid(400);
+    let mp = (month + 9).rem_euclid(12);
+    let doy = (153 * mp + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
 /// Year, month and day of the `days`-th day after 1970-01-01: H. Hinnant's algorithm
 /// ("chrono-Compatible Low-Level Date Algorithms", `civil_from_days`), counting in
 /// 400-year eras of 146 097 days from 0000-03-01.
@@ -67,6 +92,7 @@ mod tests {
                 (y, mo, d, h, mi, s),
                 "{t}"
             );
+            assert_eq!(u.unix_seconds(), t, "back from {u:?}");
         }
     }
 }
