@@ -52,6 +52,8 @@ pip_install "pypcd4, plyfile" pypcd4 plyfile
 pip_install open3d open3d-cpu
 pip_install ouster.sdk.core 'ouster-sdk>=1.0,<1.1'
 pip_install velodyne_decoder 'velodyne-decoder>=3.1,<4'
+# Hesai's PandarXT32 packets are decoded by hydra4 (MapIV's Hesai decoder).
+pip_install hydra4 'hydra4>=0.2,<0.3'
 # The NMEA sentences of the Velodyne position packets are checked by pynmea2.
 pip_install pynmea2 'pynmea2>=1.19,<2'
 pip_install dpkt 'dpkt>=1.9,<2'

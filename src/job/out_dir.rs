@@ -40,13 +40,14 @@ impl RunFiles {
 }
 
 /// The names of a run's own files at the top of its folder, besides its frames.
-const RUN_FILE_NAMES: [&str; 9] = [
+const RUN_FILE_NAMES: [&str; 10] = [
     RUN_FILE,
     POSES_FILE,
     WEATHER_FILE,
     "packets.pcap",
     "packets.json",
     "packets.yaml",
+    "packets.csv",
     INDEX_FILE,
     JOINED_MCAP,
     "run.partial.mcap",

@@ -4,10 +4,11 @@ use super::rig::Member;
 use super::{beam_layout, JobError, JobOptions, PacketOutput};
 use crate::model::{ImuGenerator, Standing, Trajectory};
 use crate::output::packets::{
-    hdl64e_calibration_yaml, OusterFamily, OusterImuEncoder, OusterMetadata, OusterOptions,
-    OusterProfile, OusterSensor, OusterTimestampMode, Packet, PacketEncoder, PacketError,
-    SidePackets, VelodyneEncoder, VelodyneModel, VelodyneOptions, VelodyneReturnMode,
-    WithPositionPackets, WithSide, LIDAR_PORT, VELODYNE_DATA_PORT,
+    hdl64e_calibration_yaml, hesai_correction_csv, HesaiEncoder, HesaiModel, HesaiOptions,
+    HesaiReturnMode, OusterFamily, OusterImuEncoder, OusterMetadata, OusterOptions, OusterProfile,
+    OusterSensor, OusterTimestampMode, Packet, PacketEncoder, PacketError, SidePackets,
+    VelodyneEncoder, VelodyneModel, VelodyneOptions, VelodyneReturnMode, WithPositionPackets,
+    WithSide, HESAI_DATA_PORT, LIDAR_PORT, VELODYNE_DATA_PORT,
 };
 use crate::sensor::{DualPolicy, ImuNoise, ImuSpec, Pose, ReturnMode, Sensor, OS1_IMU_RATE_HZ};
 use crate::sim::GpuPacketFormat;
@@ -20,6 +21,7 @@ use std::time::Duration;
 pub enum PacketFormat {
     Velodyne(VelodyneModel),
     Ouster(OusterProfile),
+    Hesai(HesaiModel),
 }
 
 /// `--packets` names, with what each is.
@@ -46,6 +48,11 @@ pub const PACKET_FORMATS: &[(&str, &str)] = &[
         "Velodyne VLS-128 data (UDP 2368) and position packets (8308), for --sensor vls-128",
     ),
     (
+        "xt32",
+        "Hesai PandarXT32 point cloud data (UDP 2368; its angle correction file, \
+         packets.csv, beside a pcap), for --sensor pandar-xt32",
+    ),
+    (
         "ouster-legacy",
         "Ouster lidar packets, LEGACY profile (UDP 7502), for the os0/os1/os2 presets",
     ),
@@ -65,7 +72,13 @@ fn formats_and_sensors() -> String {
     let velodyne = VelodyneModel::ALL
         .map(|m| format!("{} (--sensor {})", m.format_name(), m.preset()))
         .join(", ");
-    format!("{velodyne}, ouster-legacy/ouster-rng19/ouster-rng19-dual (the os0/os1/os2 presets)")
+    let hesai = HesaiModel::ALL
+        .map(|m| format!("{} (--sensor {})", m.format_name(), m.preset()))
+        .join(", ");
+    format!(
+        "{velodyne}, {hesai}, ouster-legacy/ouster-rng19/ouster-rng19-dual (the os0/os1/os2 \
+         presets)"
+    )
 }
 
 impl PacketFormat {
@@ -78,6 +91,8 @@ impl PacketFormat {
             }
         } else if let Ok(model) = VelodyneModel::parse(name) {
             return Ok(PacketFormat::Velodyne(model));
+        } else if let Ok(model) = HesaiModel::parse(name) {
+            return Ok(PacketFormat::Hesai(model));
         }
         Err(PacketError::Sensor {
             format: "--packets",
@@ -128,6 +143,7 @@ impl PacketFormat {
     pub fn name(self) -> &'static str {
         match self {
             PacketFormat::Velodyne(model) => model.format_name(),
+            PacketFormat::Hesai(model) => model.format_name(),
             PacketFormat::Ouster(OusterProfile::Legacy) => "ouster-legacy",
             PacketFormat::Ouster(OusterProfile::Rng19Rfl8Sig16Nir16) => "ouster-rng19",
             PacketFormat::Ouster(OusterProfile::Rng19Rfl8Sig16Nir16Dual) => "ouster-rng19-dual",
@@ -140,6 +156,7 @@ impl PacketFormat {
     pub fn data_port(self, to: Option<SocketAddr>) -> u16 {
         match (self, to) {
             (PacketFormat::Velodyne(_), _) => VELODYNE_DATA_PORT,
+            (PacketFormat::Hesai(_), _) => HESAI_DATA_PORT,
             (PacketFormat::Ouster(_), Some(to)) => to.port(),
             (PacketFormat::Ouster(_), None) => LIDAR_PORT,
         }
@@ -153,6 +170,7 @@ impl PacketFormat {
             PacketFormat::Velodyne(VelodyneModel::Hdl64e) => {
                 Some((hdl64e_calibration_yaml(), "yaml"))
             }
+            PacketFormat::Hesai(model) => Some((hesai_correction_csv(model), "csv")),
             _ => None,
         }
     }
@@ -174,7 +192,7 @@ impl PacketFormat {
         to: Option<SocketAddr>,
     ) -> Result<Option<OusterMetadata>, PacketError> {
         match self {
-            PacketFormat::Velodyne(_) => Ok(None),
+            PacketFormat::Velodyne(_) | PacketFormat::Hesai(_) => Ok(None),
             PacketFormat::Ouster(profile) => {
                 Ok(Some(ouster_sensor(sensor, profile, start, to)?.metadata()))
             }
@@ -211,6 +229,20 @@ impl PacketFormat {
             PacketFormat::Ouster(profile) => Ok(Box::new(
                 ouster_sensor(sensor, profile, start, to)?.encoder(),
             )),
+            PacketFormat::Hesai(model) => {
+                let options = HesaiOptions {
+                    model,
+                    return_mode: hesai_return_mode(sensor, model)?,
+                    start,
+                };
+                let encoder = HesaiEncoder::new(
+                    options,
+                    layout.beams(),
+                    sensor.columns,
+                    f64::from(sensor.frame_rate),
+                )?;
+                Ok(Box::new(encoder))
+            }
         }
     }
 }
@@ -234,6 +266,22 @@ pub(super) fn gpu_packet_format(m: &Member) -> Result<Option<GpuPacketFormat>, J
         PacketFormat::Velodyne(model) => GpuPacketFormat::Velodyne {
             model,
             mode: velodyne_return_mode(&m.sensor, model)?,
+        },
+        // The GPU's channels choose as Velodyne's modes do: the first echo is the host's.
+        PacketFormat::Hesai(model) => match hesai_return_mode(&m.sensor, model)? {
+            HesaiReturnMode::First => return Ok(None),
+            HesaiReturnMode::Last => GpuPacketFormat::Hesai {
+                model,
+                mode: VelodyneReturnMode::Last,
+            },
+            HesaiReturnMode::Strongest => GpuPacketFormat::Hesai {
+                model,
+                mode: VelodyneReturnMode::Strongest,
+            },
+            HesaiReturnMode::Dual => GpuPacketFormat::Hesai {
+                model,
+                mode: VelodyneReturnMode::Dual,
+            },
         },
     }))
 }
@@ -296,6 +344,24 @@ fn velodyne_return_mode(
             message: format!(
                 "the sensor's detector.return_mode is {other:?}, which a {} does not \
                  send: use strongest, last or dual_strongest_last",
+                model.name()
+            ),
+        }),
+    }
+}
+
+/// The Hesai return mode that gives the sensor's configured returns.
+fn hesai_return_mode(sensor: &Sensor, model: HesaiModel) -> Result<HesaiReturnMode, PacketError> {
+    match sensor.detector.return_mode {
+        ReturnMode::Last => Ok(HesaiReturnMode::Last),
+        ReturnMode::Strongest => Ok(HesaiReturnMode::Strongest),
+        ReturnMode::First => Ok(HesaiReturnMode::First),
+        ReturnMode::Dual(DualPolicy::StrongestLast) => Ok(HesaiReturnMode::Dual),
+        other => Err(PacketError::Sensor {
+            format: model.name(),
+            message: format!(
+                "the sensor's detector.return_mode is {other:?}, which a {} does not \
+                 send: use last, strongest, first or dual_strongest_last",
                 model.name()
             ),
         }),

@@ -312,8 +312,8 @@ impl<'a> Runner<'a> {
                     let lidar = sensor.packets_from_bytes(t, &gpu.bytes);
                     p.encoder.push_made(done.frame, t, Made::Packets(lidar))?
                 }
-                Some((GpuPacketFormat::Velodyne { .. }, gpu)) => {
-                    let channels = Made::VelodyneChannels(&gpu.channels);
+                Some((GpuPacketFormat::Velodyne { .. } | GpuPacketFormat::Hesai { .. }, gpu)) => {
+                    let channels = Made::Channels(&gpu.channels);
                     p.encoder.push_made(done.frame, t, channels)?
                 }
                 // The host's encoder, also for the error of a frame the GPU's could not

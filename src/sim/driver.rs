@@ -441,7 +441,7 @@ impl FrameDriver {
                 let start = l.playback.frame_time(frame);
                 sensor.column_timestamps_ns(start).ok()?
             }
-            GpuPacketFormat::Velodyne { .. } => Vec::new(),
+            GpuPacketFormat::Velodyne { .. } | GpuPacketFormat::Hesai { .. } => Vec::new(),
         };
         Some(PacketRequest {
             encoding: encoding.clone(),

@@ -19,7 +19,7 @@ use crate::gpu::{
     MemoryLocation, Pass, Recording,
 };
 use crate::output::packets::{
-    crc64, crc64_byte_table, OusterSensor, VelodyneModel, VelodyneReturnMode,
+    crc64, crc64_byte_table, HesaiModel, OusterSensor, VelodyneModel, VelodyneReturnMode,
 };
 use crate::sensor::ReflectivityScale;
 use std::sync::Arc;
@@ -52,6 +52,12 @@ pub enum GpuPacketFormat {
         model: VelodyneModel,
         mode: VelodyneReturnMode,
     },
+    /// The channels of a Hesai model's packets in a return mode that chooses as
+    /// Velodyne's does (last, strongest, last and strongest).
+    Hesai {
+        model: HesaiModel,
+        mode: VelodyneReturnMode,
+    },
 }
 
 impl GpuPacketFormat {
@@ -59,9 +65,20 @@ impl GpuPacketFormat {
     pub fn encoding(&self, ctx: &Arc<Context>, beams: usize) -> Result<PacketEncoding, SimError> {
         match self {
             GpuPacketFormat::Ouster(sensor) => PacketEncoding::ouster(ctx, sensor, beams),
-            GpuPacketFormat::Velodyne { model, mode } => {
-                PacketEncoding::velodyne(ctx, *model, *mode, beams)
-            }
+            GpuPacketFormat::Velodyne { model, mode } => PacketEncoding::channels(
+                ctx,
+                (*mode, model.units_per_m(), model.reflectivity_scale()),
+                beams,
+            ),
+            GpuPacketFormat::Hesai { model, mode } => PacketEncoding::channels(
+                ctx,
+                (
+                    *mode,
+                    model.spin().units_per_m,
+                    ReflectivityScale::HESAI_LINEAR,
+                ),
+                beams,
+            ),
         }
     }
 }
@@ -154,12 +171,12 @@ impl PacketEncoding {
     }
 
     /// Each beam's two channels (`[single or last, strongest]`, each `distance |
-    /// reflectivity << 16`) of a Velodyne `model` in return mode `mode`, for the host's
-    /// `VelodyneEncoder` to frame into packets.
-    pub fn velodyne(
+    /// reflectivity << 16`) in return mode `mode`, of distance units `units_per_m` and
+    /// reflectivity bytes of `scale`, for the host's `VelodyneEncoder` or `HesaiEncoder`
+    /// to frame into packets.
+    pub fn channels(
         ctx: &Arc<Context>,
-        model: VelodyneModel,
-        mode: VelodyneReturnMode,
+        (mode, units_per_m, scale): (VelodyneReturnMode, f64, ReflectivityScale),
         beams: usize,
     ) -> Result<PacketEncoding, SimError> {
         let params = PacketParams {
@@ -170,11 +187,11 @@ impl PacketEncoding {
                 VelodyneReturnMode::Last => VELODYNE_LAST,
                 VelodyneReturnMode::Dual => VELODYNE_DUAL,
             },
-            units_per_m: model.units_per_m() as u32,
+            units_per_m: units_per_m as u32,
             ..PacketParams::default()
         };
         let usage = BufferUsageFlags::STORAGE_BUFFER;
-        let tables = packet_tables(0, false, model.reflectivity_scale());
+        let tables = packet_tables(0, false, scale);
         let tables = Arc::new(Buffer::upload(ctx, "packet tables", &tables, usage)?);
         Ok(PacketEncoding {
             tables,

@@ -91,7 +91,7 @@ fn assert_gpu_packets_equal_the_encoders(
             .expect("host packets");
         let made = match format {
             GpuPacketFormat::Ouster(s) => Made::Packets(s.packets_from_bytes(t, &gpu.bytes)),
-            GpuPacketFormat::Velodyne { .. } => Made::VelodyneChannels(&gpu.channels),
+            GpuPacketFormat::Velodyne { .. } => Made::Channels(&gpu.channels),
         };
         let made = encoders[1].push_made(frame, t, made).expect("GPU packets");
         assert_packets_equal(&made, &host, &format!("{format:?}, frame {frame}"));

@@ -114,7 +114,7 @@ pub trait PacketEncoder: Send {
         let _ = (frame, frame_start_s);
         match made {
             Made::Packets(lidar) => Ok(lidar),
-            Made::VelodyneChannels(_) => Err(PacketError::Sensor {
+            Made::Channels(_) => Err(PacketError::Sensor {
                 format: "packets",
                 message: "this encoder takes no Velodyne channels".into(),
             }),
@@ -173,8 +173,8 @@ impl<S: SidePackets> PacketEncoder for WithSide<S> {
 pub enum Made<'a> {
     /// The lidar packets themselves (Ouster's).
     Packets(Vec<Packet>),
-    /// Per beam, the two channels a Velodyne return mode reports ([single or last,
-    /// strongest]), each `distance | reflectivity << 16` (see
+    /// Per beam, the two channels a Velodyne or Hesai return mode reports ([single or
+    /// last, strongest]), each `distance | reflectivity << 16` (see
     /// [`VelodyneEncoder::push_made`]).
-    VelodyneChannels(&'a [[u32; 2]]),
+    Channels(&'a [[u32; 2]]),
 }

@@ -13,8 +13,8 @@ mod las;
 mod numeric;
 
 use super::packets::{
-    decode_ouster, decode_velodyne, is_velodyne_data, read_pcap, velodyne_model_of, DecodedFrame,
-    OusterLayout, VelodyneModel,
+    decode_hesai, decode_ouster, decode_velodyne, hesai_model_of, is_velodyne_data, read_pcap,
+    velodyne_model_of, DecodedFrame, OusterLayout, VelodyneModel,
 };
 use super::{read_pcd, read_ply, OutputError, PointCloud};
 use std::path::{Path, PathBuf};
@@ -247,7 +247,7 @@ fn open_one(path: &Path, options: &RecordingOptions) -> Result<Opened, OutputErr
             path,
             "file name",
             "not a recording beamtrace reads: give .pcd, .ply, .las, .mcap (PointCloud2) \
-             or .pcap (Velodyne, or Ouster with its metadata .json beside it) files",
+             or .pcap (Velodyne, Hesai, or Ouster with its metadata .json beside it) files",
         )),
     }
 }
@@ -257,7 +257,8 @@ pub fn metadata_path(pcap: &Path) -> PathBuf {
     pcap.with_extension("json")
 }
 
-/// The frames of a capture: Ouster's when its metadata lies beside it, else Velodyne's.
+/// The frames of a capture: Ouster's when its metadata lies beside it, else Hesai's
+/// (told by their pre-header) or Velodyne's.
 fn read_capture(
     path: &Path,
     options: &RecordingOptions,
@@ -292,13 +293,20 @@ fn read_capture(
         }
         return Ok((format!("{} packets", layout.product), frames));
     }
+    let hesai = datagrams.iter().find_map(|d| hesai_model_of(&d.payload));
+    if let Some(model) = hesai {
+        return Ok((
+            format!("{} packets", model.name()),
+            decode_hesai(model, &datagrams),
+        ));
+    }
     let first = datagrams.iter().find(|d| is_velodyne_data(&d.payload));
     let Some(first) = first else {
         return Err(OutputError::parse(
             path,
             "packets",
             format!(
-                "no Velodyne data packets, and no Ouster metadata at {}: for an Ouster \
+                "no Velodyne or Hesai data packets, and no Ouster metadata at {}: for an Ouster \
                  capture put the sensor's metadata JSON there (ouster-cli saves it beside \
                  its captures; `beamtrace run --pcap` writes it)",
                 json.display()

@@ -64,7 +64,7 @@ pub use model::{HesaiLayout, HesaiModel};
 
 use super::spinning::{azimuth_field, Channel, Column, Echoes, TURN};
 use super::utc::Utc;
-use super::{Packet, PacketEncoder, PacketError};
+use super::{Made, Packet, PacketEncoder, PacketError};
 use crate::output::{BeamDesc, PointCloud};
 use model::{HEADER, PRE_HEADER, SOP};
 use std::collections::VecDeque;
@@ -249,6 +249,39 @@ impl HesaiEncoder {
         p[tail + l.tail_factory] = l.factory;
     }
 
+    /// The frame's whole packets from its chosen channels (per beam), the firings that
+    /// do not fill one held for the next frame.
+    fn push_chosen(
+        &mut self,
+        frame: u64,
+        frame_start_s: f64,
+        chosen: &[[Channel; 2]],
+    ) -> Vec<Packet> {
+        let mut out = Vec::new();
+        if self
+            .last_frame
+            .is_some_and(|f| f.checked_add(1) != Some(frame))
+        {
+            out.extend(self.flush());
+        }
+        self.last_frame = Some(frame);
+        let lasers = self.options.model.lasers();
+        for (m, column) in self.columns.iter().enumerate() {
+            self.pending.push_back(Firing {
+                time_s: frame_start_s + column.time_s,
+                azimuth: column.azimuth,
+                channels: chosen[m * lasers..(m + 1) * lasers].to_vec(),
+            });
+        }
+        let per_packet = self.firings_per_packet();
+        while self.pending.len() >= per_packet {
+            let firings: Vec<Firing> = self.pending.drain(..per_packet).collect();
+            let sent = firings[per_packet - 1].time_s + self.period_s;
+            out.push(self.packet(&firings, sent));
+        }
+        out
+    }
+
     /// The held firings as one last packet, filled up with firings that saw nothing.
     fn flush(&mut self) -> Option<Packet> {
         let (last_time, last_azimuth) = {
@@ -286,29 +319,41 @@ impl PacketEncoder for HesaiEncoder {
         }
         let echoes = self.options.return_mode.echoes();
         let chosen = spin.select(echoes, self.beams, cloud)?;
-        let mut out = Vec::new();
-        if self
-            .last_frame
-            .is_some_and(|f| f.checked_add(1) != Some(frame))
-        {
-            out.extend(self.flush());
-        }
-        self.last_frame = Some(frame);
-        let lasers = self.options.model.lasers();
-        for (m, column) in self.columns.iter().enumerate() {
-            self.pending.push_back(Firing {
-                time_s: frame_start_s + column.time_s,
-                azimuth: column.azimuth,
-                channels: chosen[m * lasers..(m + 1) * lasers].to_vec(),
+        Ok(self.push_chosen(frame, frame_start_s, &chosen))
+    }
+
+    /// Takes per beam the two channels of the return mode as the GPU's packet pass
+    /// chose them (`Made::Channels`: `distance | reflectivity << 16`, as the encoder
+    /// chooses them from the frame's points).
+    fn push_made(
+        &mut self,
+        frame: u64,
+        frame_start_s: f64,
+        made: Made<'_>,
+    ) -> Result<Vec<Packet>, PacketError> {
+        let format = self.options.model.name();
+        let Made::Channels(words) = made else {
+            return Err(PacketError::Sensor {
+                format,
+                message: "Hesai packets are made from channels, not packets".into(),
+            });
+        };
+        if words.len() != self.beams {
+            return Err(PacketError::Sensor {
+                format,
+                message: format!(
+                    "{} beams' channels for a sensor of {} beams",
+                    words.len(),
+                    self.beams
+                ),
             });
         }
-        let per_packet = self.firings_per_packet();
-        while self.pending.len() >= per_packet {
-            let firings: Vec<Firing> = self.pending.drain(..per_packet).collect();
-            let sent = firings[per_packet - 1].time_s + self.period_s;
-            out.push(self.packet(&firings, sent));
-        }
-        Ok(out)
+        let channel = |w: u32| Channel {
+            distance: w as u16,
+            reflectivity: (w >> 16) as u8,
+        };
+        let chosen: Vec<[Channel; 2]> = words.iter().map(|w| w.map(channel)).collect();
+        Ok(self.push_chosen(frame, frame_start_s, &chosen))
     }
 
     fn finish(&mut self) -> Vec<Packet> {

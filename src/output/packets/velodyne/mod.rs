@@ -392,7 +392,7 @@ impl PacketEncoder for VelodyneEncoder {
     }
 
     /// Takes per beam the two channels of the return mode as the GPU's packet pass
-    /// chose them (`Made::VelodyneChannels`: `distance | reflectivity << 16`, as
+    /// chose them (`Made::Channels`: `distance | reflectivity << 16`, as
     /// the encoder chooses them from the frame's points).
     fn push_made(
         &mut self,
@@ -400,7 +400,7 @@ impl PacketEncoder for VelodyneEncoder {
         frame_start_s: f64,
         made: Made<'_>,
     ) -> Result<Vec<Packet>, PacketError> {
-        let Made::VelodyneChannels(words) = made else {
+        let Made::Channels(words) = made else {
             return Err(self.error("Velodyne packets are made from channels, not packets".into()));
         };
         if words.len() != self.beams {
