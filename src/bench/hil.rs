@@ -22,6 +22,9 @@ use std::time::{Duration, Instant};
 /// The sensors of the workload: a VLP-16 and an OS1-128 (× 1024), as HiL rigs use.
 pub const HIL_SENSORS: [&str; 2] = ["vlp-16", "os1-128"];
 
+/// The Hesai sensor of the workload's thin UDP cases.
+pub const HESAI_SENSOR: &str = "pandar-xt32";
+
 /// The columns of the workload's widest case (the OS1-128's finest mode).
 pub const WIDE_COLUMNS: u32 = 2048;
 
@@ -113,6 +116,16 @@ pub fn measure_hil(
         "os1-128 × {WIDE_COLUMNS} thin → Udp, packets encoded on the host"
     ));
     results.push(host_encoded(opts, wide, to)?);
+    // A Hesai: its channels made on the GPU and encoded on the host, and in real time.
+    let xt32 = (HESAI_SENSOR, None);
+    progress(&format!("{HESAI_SENSOR} thin → Udp"));
+    results.push(run_case(opts, xt32, true, HilSink::Udp, to)?);
+    progress(&format!(
+        "{HESAI_SENSOR} thin → Udp, packets encoded on the host"
+    ));
+    results.push(host_encoded(opts, xt32, to)?);
+    progress(&format!("{HESAI_SENSOR} thin → UDP in real time"));
+    results.push(run_case(opts, xt32, true, HilSink::UdpRealTime, to)?);
     progress("vlp-16 thin → UDP in real time");
     results.push(run_case(
         opts,

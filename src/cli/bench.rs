@@ -73,8 +73,9 @@ pub(super) struct BenchArgs {
     /// The HiL workload instead of the pass timings: whole jobs (simulate, encode, write
     /// or send) of a VLP-16 and an OS1-128, each thin and with its preset's sub-rays, to
     /// PCD files, a pcap file and UDP on loopback, an OS1-128 × 2048 thin to UDP, the
-    /// OS1-128's thin UDP cases again with the packets encoded on the host, then a
-    /// VLP-16 streamed in real time: frames/s, points/s, latency from GPU submission to
+    /// OS1-128's thin UDP cases again with the packets encoded on the host, a
+    /// PandarXT32 thin to UDP (its channels made on the GPU, then encoded on the host,
+    /// then in real time), then a VLP-16 streamed in real time: frames/s, points/s, latency from GPU submission to
     /// the frame's last packet, dropped frames, and the host CPU time per frame of
     /// beamtrace's own threads. --frames frames per case.
     #[arg(long)]

@@ -71,10 +71,7 @@ fn frame(sensor: &Sensor, two: bool) -> PointCloud {
         .flat_map(|beam| echoes(beam, two).into_iter().map(move |e| (beam, e)))
         .map(|(beam, e)| point(sensor, beam, e))
         .collect();
-    PointCloud {
-        points,
-        ..PointCloud::default()
-    }
+    PointCloud { points }
 }
 
 /// `sensor`'s frame 0 as the job's encoder makes its packets.
@@ -123,17 +120,16 @@ fn assert_decodes(sensor: &Sensor, packets: &[Packet], dual: bool, cloud: &Point
         "t0",
     ];
     let cols: Vec<Vec<f64>> = fields.iter().map(|f| column(&got, f).collect()).collect();
+    let rows: Vec<[f64; 8]> = (0..cols[0].len())
+        .map(|i| std::array::from_fn(|f| cols[f][i]))
+        .collect();
     let beams = sensor.beams.len();
-    assert_eq!(cols[0].len(), beams, "one point per beam and return");
+    assert_eq!(rows.len(), beams, "one point per beam and return");
     let omega = std::f64::consts::TAU * f64::from(sensor.frame_rate);
     let (firings, per_block) = if dual { (4, 2) } else { (8, 1) };
     let mut worst = (0.0f64, 0.0f64);
-    for i in 0..beams {
-        let (packet, block, ring) = (
-            cols[0][i] as usize,
-            cols[1][i] as usize,
-            cols[2][i] as usize,
-        );
+    for r in &rows {
+        let (packet, block, ring) = (r[0] as usize, r[1] as usize, r[2] as usize);
         let firing = block / per_block;
         let beam = (packet * firings + firing) * 32 + ring;
         // The beam's last echo (the farthest).
@@ -148,18 +144,16 @@ fn assert_decodes(sensor: &Sensor, packets: &[Packet], dual: bool, cloud: &Point
         let (x, y) = (f64::from(want.x), f64::from(want.y));
         let (xr, yr) = (x * c - y * s, x * s + y * c);
         let (hx, hy) = (-yr, xr);
-        let d = ((cols[3][i] - hx).powi(2)
-            + (cols[4][i] - hy).powi(2)
-            + (cols[5][i] - f64::from(want.z)).powi(2))
-        .sqrt();
+        let d =
+            ((r[3] - hx).powi(2) + (r[4] - hy).powi(2) + (r[5] - f64::from(want.z)).powi(2)).sqrt();
         assert!(
             d < 0.01,
             "beam {beam} (packet {packet}, block {block}): {d} m off"
         );
-        assert_eq!(cols[6][i] as u8, want.reflectivity, "beam {beam}");
+        assert_eq!(r[6] as u8, want.reflectivity, "beam {beam}");
         // The manual's block start and firing delay on hydra4's t0.
         let block_start = 3.28e-6 - 50e-6 * (firings - 1 - firing) as f64;
-        let time = cols[7][i] + block_start + firing_delay(ring);
+        let time = r[7] + block_start + firing_delay(ring);
         let want_time = START.as_secs_f64() + f64::from(want.time);
         let late = time - want_time;
         assert!(late.abs() < 1e-6, "beam {beam}: {late} s late");

@@ -10,8 +10,9 @@
 use crate::support::{assert_no_validation_messages, context};
 use beamtrace::material::{MaterialDb, MaterialMapping};
 use beamtrace::output::packets::{
-    Made, OusterFamily, OusterOptions, OusterProfile, OusterSensor, PacketEncoder, VelodyneEncoder,
-    VelodyneModel, VelodyneOptions, VelodyneReturnMode,
+    HesaiEncoder, HesaiModel, HesaiOptions, HesaiReturnMode, Made, OusterFamily, OusterOptions,
+    OusterProfile, OusterSensor, PacketEncoder, VelodyneEncoder, VelodyneModel, VelodyneOptions,
+    VelodyneReturnMode,
 };
 use beamtrace::output::BeamDesc;
 use beamtrace::scene::{load_scene, Scene};
@@ -91,7 +92,9 @@ fn assert_gpu_packets_equal_the_encoders(
             .expect("host packets");
         let made = match format {
             GpuPacketFormat::Ouster(s) => Made::Packets(s.packets_from_bytes(t, &gpu.bytes)),
-            GpuPacketFormat::Velodyne { .. } => Made::Channels(&gpu.channels),
+            GpuPacketFormat::Velodyne { .. } | GpuPacketFormat::Hesai { .. } => {
+                Made::Channels(&gpu.channels)
+            }
         };
         let made = encoders[1].push_made(frame, t, made).expect("GPU packets");
         assert_packets_equal(&made, &host, &format!("{format:?}, frame {frame}"));
@@ -198,6 +201,42 @@ fn gpu_channels_of_the_hdl64e_vlp32c_and_vls128_frame_the_encoders_packets_in_ev
     assert_velodyne(VelodyneModel::Hdl64e);
     assert_velodyne(VelodyneModel::Vlp32c);
     assert_velodyne(VelodyneModel::Vls128);
+}
+
+/// The PandarXT32's channels made on the GPU frame the same packets as the host's
+/// encoder in each mode the GPU makes (last, strongest, dual), on a dual-return frame.
+#[test]
+fn gpu_channels_of_the_pandar_xt32_frame_the_encoders_packets() {
+    let mut sensor = preset("pandar-xt32", None).expect("preset").thin();
+    sensor.detector.return_mode = ReturnMode::Dual(DualPolicy::StrongestLast);
+    sensor.detector.max_returns = 2;
+    let mut driver = street_driver(&sensor);
+    let beams = beamtrace::job::beam_layout(&sensor).beams().to_vec();
+    let model = HesaiModel::PandarXt32;
+    let modes = [
+        (HesaiReturnMode::Last, VelodyneReturnMode::Last),
+        (HesaiReturnMode::Strongest, VelodyneReturnMode::Strongest),
+        (HesaiReturnMode::Dual, VelodyneReturnMode::Dual),
+    ];
+    for (hesai, mode) in modes {
+        let options = HesaiOptions {
+            model,
+            return_mode: hesai,
+            start: Duration::from_secs_f64(1_700_000_123.25),
+        };
+        let encoder = || -> Box<dyn PacketEncoder> {
+            let frame_rate = f64::from(sensor.frame_rate);
+            let e = HesaiEncoder::new(options, &beams, sensor.columns, frame_rate);
+            Box::new(e.expect("the preset fits its packets"))
+        };
+        let format = GpuPacketFormat::Hesai { model, mode };
+        assert_gpu_packets_equal_the_encoders(
+            &mut driver,
+            &format,
+            [encoder(), encoder()],
+            &[0, 1],
+        );
+    }
 }
 
 /// A point beyond what a VLP-16's packets carry (131.07 m): the GPU flags the frame,

@@ -81,7 +81,6 @@ fn a_packet_is_laid_out_as_the_manual_says() {
     // Beam 33: block 1, channel 2 (1-based) at 10.000 m → 2500 × 4 mm.
     let cloud = PointCloud {
         points: vec![echo(33, 10.0, 0.5, 50)],
-        ..PointCloud::default()
     };
     let packets = e.push_frame(0, 0.0, &cloud).unwrap();
     assert_eq!(packets.len(), 250, "2000 blocks, 8 a packet");
@@ -124,7 +123,6 @@ fn dual_return_pairs_blocks_last_then_strongest() {
             echo(0, 20.0, 0.1, 10),
             echo(1, 8.0, 0.3, 30),
         ],
-        ..PointCloud::default()
     };
     let packets = e.push_frame(0, 0.0, &cloud).unwrap();
     assert_eq!(packets.len(), 500);
@@ -152,7 +150,6 @@ fn dual_return_pairs_blocks_last_then_strongest() {
 fn first_and_strongest_choose_their_echo() {
     let cloud = PointCloud {
         points: vec![echo(0, 5.0, 0.2, 20), echo(0, 20.0, 0.6, 60)],
-        ..PointCloud::default()
     };
     for (mode, want, byte) in [
         (HesaiReturnMode::First, 1250, 0x33),
@@ -184,7 +181,6 @@ fn decoding_gives_back_every_channel_where_it_was_fired() {
         .collect();
     let cloud = PointCloud {
         points: points.clone(),
-        ..PointCloud::default()
     };
     let mut packets = e.push_frame(0, 0.0, &cloud).unwrap();
     packets.extend(e.push_frame(1, 0.1, &cloud).unwrap());
@@ -234,7 +230,6 @@ fn a_sensor_that_is_not_the_xt32_is_refused() {
     assert!(e.to_string().contains("50.000 µs"), "{e}");
     let far = PointCloud {
         points: vec![echo(0, 263.0, 0.5, 50)],
-        ..PointCloud::default()
     };
     let e = encoder(HesaiReturnMode::Last)
         .push_frame(0, 0.0, &far)
