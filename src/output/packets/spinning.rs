@@ -41,6 +41,15 @@ pub(crate) struct Channel {
     pub reflectivity: u8,
 }
 
+/// A model's name as `--packets` and preset names are matched: its letters and digits,
+/// lower case (`VLP-16`, `vlp16` and `vlp-16` are one).
+pub(crate) fn name_key(name: &str) -> String {
+    name.chars()
+        .filter(char::is_ascii_alphanumeric)
+        .map(|c| c.to_ascii_lowercase())
+        .collect()
+}
+
 /// A spinning model as its packets see it: the vendor's names, its laser table and the
 /// distance field's unit.
 #[derive(Debug, Clone, Copy)]

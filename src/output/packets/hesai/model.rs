@@ -4,7 +4,7 @@
 //! packet generation (pre-header, header, blocks of one azimuth and the channels,
 //! tail, UDP sequence) is a new row here and a laser table in `sensor::hesai`.
 
-use crate::output::packets::spinning::Spin;
+use crate::output::packets::spinning::{name_key, Spin};
 use crate::output::packets::PacketError;
 use crate::sensor::hesai::PANDAR_XT32;
 use crate::sensor::spinning::SpinningLasers;
@@ -105,12 +105,7 @@ impl HesaiModel {
     /// A preset, format or vendor name (`xt32`, `pandar-xt32`, `PandarXT32`), in any
     /// case.
     pub fn parse(name: &str) -> Result<Self, PacketError> {
-        let key = |s: &str| -> String {
-            s.chars()
-                .filter(char::is_ascii_alphanumeric)
-                .map(|c| c.to_ascii_lowercase())
-                .collect()
-        };
+        let key = name_key;
         let k = key(name);
         Self::ALL
             .into_iter()

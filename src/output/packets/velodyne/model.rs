@@ -2,7 +2,7 @@
 //! its firings out in a packet's twelve blocks (see `velodyne`'s docs for the sources).
 
 use super::VelodyneReturnMode;
-use crate::output::packets::spinning::Spin;
+use crate::output::packets::spinning::{name_key, Spin};
 use crate::output::packets::PacketError;
 use crate::sensor::spinning::SpinningLasers;
 use crate::sensor::velodyne::{HDL32E, HDL64E_S3, VLP16, VLP32C, VLS128};
@@ -83,12 +83,7 @@ impl VelodyneModel {
     /// A preset, format or vendor name (`vlp16`, `vlp-16`, `VLP-16`, `hdl-64e-s3`, …),
     /// in any case.
     pub fn parse(name: &str) -> Result<Self, PacketError> {
-        let key = |s: &str| -> String {
-            s.chars()
-                .filter(char::is_ascii_alphanumeric)
-                .map(|c| c.to_ascii_lowercase())
-                .collect()
-        };
+        let key = name_key;
         let k = key(name);
         Self::ALL
             .into_iter()
