@@ -1240,13 +1240,21 @@ fn bench_hil_reports_every_case() {
     let results: serde_json::Value = serde_json::from_slice(&fs::read(&json).unwrap()).unwrap();
     let results = results.as_array().expect("a list of cases");
     // 2 sensors × thin or not × 3 sinks, the OS1-128 thin to UDP on the host, the
-    // 2048-column case on the GPU and the host, the real-time stream.
-    assert_eq!(results.len(), 2 * 2 * 3 + 1 + 2 + 1, "{results:#?}");
+    // 2048-column case on the GPU and the host, the PandarXT32 thin to UDP on the GPU,
+    // the host and in real time, the real-time VLP-16 stream.
+    assert_eq!(results.len(), 2 * 2 * 3 + 1 + 2 + 3 + 1, "{results:#?}");
     let on_host: Vec<_> = (results.iter())
         .filter(|r| r["host_packets"] == true)
         .map(|r| (r["sensor"].as_str().unwrap(), r["beams"].as_u64().unwrap()))
         .collect();
-    assert_eq!(on_host, [("os1-128", 131_072), ("os1-128", 262_144)]);
+    assert_eq!(
+        on_host,
+        [
+            ("os1-128", 131_072),
+            ("os1-128", 262_144),
+            ("pandar-xt32", 64_000)
+        ]
+    );
     for r in results {
         let sink = r["sink"].as_str().unwrap();
         assert_eq!(r["latency"].is_null(), sink == "files", "{r}");
