@@ -8,6 +8,7 @@ use crate::output::{BeamDesc, Point, PointCloud};
 use crate::sensor::spinning::SpinningLasers;
 
 use super::PacketError;
+use std::collections::VecDeque;
 
 /// Azimuth units (0.01°) in a turn.
 pub(crate) const TURN: f64 = 36000.0;
@@ -495,4 +496,43 @@ fn check_spacing(model: &Spin, columns: &[Column], period_s: f64) -> Result<(), 
         }
     }
     Ok(())
+}
+
+/// Firings held until they fill a packet, across frames (a turn's firings need not fill
+/// whole packets), and the frame they came from.
+#[derive(Debug, Clone)]
+pub(crate) struct Held<F> {
+    firings: VecDeque<F>,
+    last_frame: Option<u64>,
+}
+
+impl<F> Held<F> {
+    pub fn new() -> Self {
+        Held {
+            firings: VecDeque::new(),
+            last_frame: None,
+        }
+    }
+
+    /// Takes frame `frame`'s firings; whether the frame does not follow the last one
+    /// (frame numbers skip), when what was held must be sent first.
+    pub fn skips_to(&mut self, frame: u64) -> bool {
+        let skips = (self.last_frame).is_some_and(|f| f.checked_add(1) != Some(frame));
+        self.last_frame = Some(frame);
+        skips
+    }
+
+    pub fn push(&mut self, firings: impl IntoIterator<Item = F>) {
+        self.firings.extend(firings);
+    }
+
+    /// The first `per_packet` firings, when that many are held.
+    pub fn packet(&mut self, per_packet: usize) -> Option<Vec<F>> {
+        (self.firings.len() >= per_packet).then(|| self.firings.drain(..per_packet).collect())
+    }
+
+    /// Every firing held, leaving none.
+    pub fn take_all(&mut self) -> Vec<F> {
+        self.firings.drain(..).collect()
+    }
 }

@@ -62,12 +62,11 @@ mod model;
 pub use decode::{decode_hesai, hesai_model_of};
 pub use model::{HesaiLayout, HesaiModel};
 
-use super::spinning::{azimuth_field, Channel, Column, Echoes, TURN};
+use super::spinning::{azimuth_field, Channel, Column, Echoes, Held, TURN};
 use super::utc::Utc;
 use super::{Made, Packet, PacketEncoder, PacketError};
 use crate::output::{BeamDesc, PointCloud};
 use model::{HEADER, PRE_HEADER, SOP};
-use std::collections::VecDeque;
 use std::time::Duration;
 
 /// The UDP port Hesai sensors send point cloud data to.
@@ -143,8 +142,7 @@ pub struct HesaiEncoder {
     period_s: f64,
     step: f64,
     rpm: u16,
-    pending: VecDeque<Firing>,
-    last_frame: Option<u64>,
+    held: Held<Firing>,
     sequence: u32,
 }
 
@@ -166,8 +164,7 @@ impl HesaiEncoder {
             period_s,
             step: TURN / f64::from(columns),
             rpm: (frame_rate * 60.0).round() as u16,
-            pending: VecDeque::new(),
-            last_frame: None,
+            held: Held::new(),
             sequence: 0,
         })
     }
@@ -258,24 +255,18 @@ impl HesaiEncoder {
         chosen: &[[Channel; 2]],
     ) -> Vec<Packet> {
         let mut out = Vec::new();
-        if self
-            .last_frame
-            .is_some_and(|f| f.checked_add(1) != Some(frame))
-        {
+        if self.held.skips_to(frame) {
             out.extend(self.flush());
         }
-        self.last_frame = Some(frame);
         let lasers = self.options.model.lasers();
-        for (m, column) in self.columns.iter().enumerate() {
-            self.pending.push_back(Firing {
-                time_s: frame_start_s + column.time_s,
-                azimuth: column.azimuth,
-                channels: chosen[m * lasers..(m + 1) * lasers].to_vec(),
-            });
-        }
+        let firings = self.columns.iter().enumerate().map(|(m, column)| Firing {
+            time_s: frame_start_s + column.time_s,
+            azimuth: column.azimuth,
+            channels: chosen[m * lasers..(m + 1) * lasers].to_vec(),
+        });
+        self.held.push(firings);
         let per_packet = self.firings_per_packet();
-        while self.pending.len() >= per_packet {
-            let firings: Vec<Firing> = self.pending.drain(..per_packet).collect();
+        while let Some(firings) = self.held.packet(per_packet) {
             let sent = firings[per_packet - 1].time_s + self.period_s;
             out.push(self.packet(&firings, sent));
         }
@@ -284,11 +275,11 @@ impl HesaiEncoder {
 
     /// The held firings as one last packet, filled up with firings that saw nothing.
     fn flush(&mut self) -> Option<Packet> {
+        let mut firings = self.held.take_all();
         let (last_time, last_azimuth) = {
-            let last = self.pending.back()?;
+            let last = firings.last()?;
             (last.time_s, last.azimuth)
         };
-        let mut firings: Vec<Firing> = self.pending.drain(..).collect();
         let missing = self.firings_per_packet() - firings.len();
         firings.extend((1..=missing).map(|k| {
             let k = k as f64;

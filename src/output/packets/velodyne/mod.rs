@@ -117,12 +117,11 @@ pub use position::{
     VELODYNE_POSITION_PORT,
 };
 
-use super::spinning::{azimuth_field, Channel, Column, Echoes, TURN};
+use super::spinning::{azimuth_field, Channel, Column, Echoes, Held, TURN};
 use super::{Made, Packet, PacketEncoder, PacketError};
 use crate::output::{BeamDesc, PointCloud};
 use hdl64::S3Status;
 use model::{BlockSlot, BLOCKS, CHANNELS};
-use std::collections::VecDeque;
 use std::time::Duration;
 
 /// The UDP port Velodyne sensors send data packets to.
@@ -223,8 +222,7 @@ pub struct VelodyneEncoder {
     per_packet: usize,
     /// The HDL-64E S3's status bytes (its clock and calibration), packet by packet.
     status: Option<S3Status>,
-    pending: VecDeque<Firing>,
-    last_frame: Option<u64>,
+    held: Held<Firing>,
 }
 
 /// One firing sequence: per laser id, the single return (or the last) and the strongest.
@@ -261,8 +259,7 @@ impl VelodyneEncoder {
             slots: model.block_slots(mode),
             per_packet: model.firings_per_packet(mode),
             status,
-            pending: VecDeque::new(),
-            last_frame: None,
+            held: Held::new(),
         })
     }
 
@@ -345,11 +342,11 @@ impl VelodyneEncoder {
 
     /// The held firings as one last packet, filled up with firings that saw nothing.
     fn flush(&mut self) -> Option<Packet> {
+        let mut firings = self.held.take_all();
         let (last_time, last_azimuth) = {
-            let last = self.pending.back()?;
+            let last = firings.last()?;
             (last.time_s, last.azimuth)
         };
-        let mut firings: Vec<Firing> = self.pending.drain(..).collect();
         let missing = self.per_packet - firings.len();
         firings.extend((1..=missing).map(|k| {
             let k = k as f64;
@@ -432,17 +429,12 @@ impl VelodyneEncoder {
         chosen: impl Fn(usize) -> [Channel; 2],
     ) -> Vec<Packet> {
         let mut out = Vec::new();
-        if self
-            .last_frame
-            .is_some_and(|f| f.checked_add(1) != Some(frame))
-        {
+        if self.held.skips_to(frame) {
             out.extend(self.flush());
         }
-        self.last_frame = Some(frame);
         let firings = self.firings(frame_start_s, chosen);
-        self.pending.extend(firings);
-        while self.pending.len() >= self.per_packet {
-            let firings: Vec<Firing> = self.pending.drain(..self.per_packet).collect();
+        self.held.push(firings);
+        while let Some(firings) = self.held.packet(self.per_packet) {
             let sent = firings[self.per_packet - 1].time_s + self.period_s;
             out.push(self.packet(&firings, sent));
         }
