@@ -254,6 +254,7 @@ pub(super) fn job_for_sensor(
         start: Duration::ZERO,
         preload: false,
         http: None,
+        livox_device: None,
         on_host: false,
     });
     Ok(JobOptions {

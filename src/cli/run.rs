@@ -281,6 +281,7 @@ pub(super) fn job_options(args: &RunArgs) -> Result<JobOptions> {
             start: Duration::ZERO,
             preload: false,
             http: None,
+            livox_device: None,
             on_host: false,
         });
     }

@@ -87,6 +87,17 @@ pub(super) struct StreamArgs {
     /// ouster-sdk's SensorHttp reaches as HOST:PORT, and redirect port 80 to it.
     #[arg(long, value_name = "ADDR", value_parser = destination)]
     http: Option<SocketAddr>,
+    /// Also be the Livox Mid-360 at this IPv4 address of this host, as Livox SDK2 and
+    /// livox_ros_driver2 find and configure one (--packets mid360 only): answer their
+    /// discovery broadcast on port 56000, parameter queries and configuration on
+    /// 56100, push the state from 56200 once a second, and send the point data from
+    /// IP:56300 and the IMU data from IP:56400. --to is the host's point data address
+    /// (HOST:56301) until the host's SDK configures another; it may idle the lidar (work
+    /// mode) and switch IMU data off. The SDK drops data from its own address, so on
+    /// one machine give the lidar another loopback address: --livox-device 127.0.0.2
+    /// --to 127.0.0.1:56301, and the SDK's config host_ip 127.0.0.1.
+    #[arg(long, value_name = "IP")]
+    livox_device: Option<std::net::Ipv4Addr>,
     /// Encode the packets on the host from each frame's points, as the reference
     /// encoders do, instead of from what the GPU makes beside the frame — Ouster's
     /// packets whole, Velodyne's channels (same bytes; several times the host's CPU
@@ -230,6 +241,12 @@ fn packet_options(args: &StreamArgs, to: SocketAddr, opts: &mut JobOptions) -> R
              the rig file, so leave out --http"
         );
     }
+    if args.livox_device.is_some() && (format != PacketFormat::Livox || opts.rig.is_some()) {
+        bail!(
+            "--livox-device answers Livox SDK2 as one Mid-360: use it with --sensor \
+             livox-mid-360 (--packets mid360) and no rig"
+        );
+    }
     if args.http.is_some() && !format.has_http_api() {
         // The job refuses it too; here it goes before the stream is announced.
         return Err(JobError::HttpNeedsOuster(format.name()).into());
@@ -245,6 +262,7 @@ fn packet_options(args: &StreamArgs, to: SocketAddr, opts: &mut JobOptions) -> R
         start,
         preload: args.preload,
         http: args.http,
+        livox_device: args.livox_device,
         on_host: args.host_packets,
     });
     Ok(())
@@ -269,6 +287,11 @@ fn announce(args: &StreamArgs, opts: &JobOptions, live: Option<&LiveOptions>) {
     }
     if let Some(http) = args.http {
         eprintln!("answering the Ouster sensor HTTP API on http://{http}/api/v1/");
+    }
+    if let Some(ip) = args.livox_device {
+        eprintln!(
+            "answering Livox SDK2 as the Mid-360 at {ip} (discovery on 56000, commands on 56100)"
+        );
     }
     let Some(live) = live else { return };
     let topics = live_topics(opts, &live.namespace).join(", ");

@@ -126,6 +126,8 @@ pub enum JobError {
          (--sensor os1-64 or another os0/os1/os2 preset)"
     )]
     HttpNeedsOuster(&'static str),
+    #[error("--livox-device: {0}")]
+    LivoxDevice(String),
     #[error(transparent)]
     Http(#[from] OusterHttpError),
     #[error(transparent)]

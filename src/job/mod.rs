@@ -166,6 +166,11 @@ pub struct PacketOutput {
     /// serving the packets' metadata; a `udp_dest` a client sets redirects the UDP
     /// packets from the next frame on. Ouster formats only.
     pub http: Option<std::net::SocketAddr>,
+    /// Answer Livox SDK2 as the Mid-360 at this address of the host for the life of
+    /// the stream (discovery, queries, configuration, state pushes; the data leaves
+    /// from its ports 56300 and 56400); a host's configuration sets where the data
+    /// goes and whether the lidar samples. The Livox format only.
+    pub livox_device: Option<std::net::Ipv4Addr>,
     /// Encode the lidar packets on the host from the frames' points (the reference
     /// encoders) even where the GPU makes them (Ouster's profiles): for comparing the
     /// two, byte for byte and in host time.
@@ -208,6 +213,8 @@ pub struct JobReport {
     pub packets: Option<SenderReport>,
     /// What the Ouster HTTP API answered, and where clients sent the packets.
     pub http: Option<HttpReport>,
+    /// What the Livox device answered ([`PacketOutput::livox_device`]).
+    pub livox: Option<crate::output::packets::LivoxDeviceReport>,
     /// What the live topics published ([`run_job_live`]).
     pub live: Option<LiveReport>,
     /// Host and device memory once the first frame was done, and at the end (the last

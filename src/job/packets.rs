@@ -2,13 +2,15 @@
 
 use super::rig::Member;
 use super::{beam_layout, JobError, JobOptions, PacketOutput};
+use crate::model::ImuSample;
 use crate::model::{ImuGenerator, Standing, Trajectory};
 use crate::output::packets::{
     hdl64e_calibration_yaml, hesai_correction_csv, HesaiEncoder, HesaiModel, HesaiOptions,
-    HesaiReturnMode, OusterFamily, OusterImuEncoder, OusterMetadata, OusterOptions, OusterProfile,
-    OusterSensor, OusterTimestampMode, Packet, PacketEncoder, PacketError, SidePackets,
-    VelodyneEncoder, VelodyneModel, VelodyneOptions, VelodyneReturnMode, WithPositionPackets,
-    WithSide, HESAI_DATA_PORT, LIDAR_PORT, VELODYNE_DATA_PORT,
+    HesaiReturnMode, LivoxDataType, LivoxEncoder, LivoxImuEncoder, LivoxOptions, OusterFamily,
+    OusterMetadata, OusterOptions, OusterProfile, OusterSensor, OusterTimestampMode, Packet,
+    PacketEncoder, PacketError, SidePackets, VelodyneEncoder, VelodyneModel, VelodyneOptions,
+    VelodyneReturnMode, WithPositionPackets, WithSide, HESAI_DATA_PORT, LIDAR_PORT,
+    LIVOX_HOST_POINT_PORT, LIVOX_IMU_RATE_HZ, MID_360_IMU_POSITION_M, VELODYNE_DATA_PORT,
 };
 use crate::sensor::{DualPolicy, ImuNoise, ImuSpec, Pose, ReturnMode, Sensor, OS1_IMU_RATE_HZ};
 use crate::sim::GpuPacketFormat;
@@ -22,7 +24,12 @@ pub enum PacketFormat {
     Velodyne(VelodyneModel),
     Ouster(OusterProfile),
     Hesai(HesaiModel),
+    /// Livox SDK2's point data (Mid-360), with its IMU packets.
+    Livox,
 }
+
+/// The Livox preset the `mid360` format carries.
+const LIVOX_PRESET: &str = "livox-mid-360";
 
 /// `--packets` names, with what each is.
 pub const PACKET_FORMATS: &[(&str, &str)] = &[
@@ -53,6 +60,11 @@ pub const PACKET_FORMATS: &[(&str, &str)] = &[
          packets.csv, beside a pcap), for --sensor pandar-xt32",
     ),
     (
+        "mid360",
+        "Livox Mid-360 SDK2 point data (UDP 56301, from the lidar's 56300) and IMU packets \
+         (56401), for --sensor livox-mid-360; stream --livox-device answers the SDK",
+    ),
+    (
         "ouster-legacy",
         "Ouster lidar packets, LEGACY profile (UDP 7502), for the os0/os1/os2 presets",
     ),
@@ -76,7 +88,7 @@ fn formats_and_sensors() -> String {
         .map(|m| format!("{} (--sensor {})", m.format_name(), m.preset()))
         .join(", ");
     format!(
-        "{velodyne}, {hesai}, ouster-legacy/ouster-rng19/ouster-rng19-dual (the os0/os1/os2 \
+        "{velodyne}, {hesai}, mid360 (--sensor {LIVOX_PRESET}), ouster-legacy/ouster-rng19/ouster-rng19-dual (the os0/os1/os2 \
          presets)"
     )
 }
@@ -93,6 +105,8 @@ impl PacketFormat {
             return Ok(PacketFormat::Velodyne(model));
         } else if let Ok(model) = HesaiModel::parse(name) {
             return Ok(PacketFormat::Hesai(model));
+        } else if ["mid360", LIVOX_PRESET].contains(&name.to_ascii_lowercase().as_str()) {
+            return Ok(PacketFormat::Livox);
         }
         Err(PacketError::Sensor {
             format: "--packets",
@@ -144,6 +158,7 @@ impl PacketFormat {
         match self {
             PacketFormat::Velodyne(model) => model.format_name(),
             PacketFormat::Hesai(model) => model.format_name(),
+            PacketFormat::Livox => "mid360",
             PacketFormat::Ouster(OusterProfile::Legacy) => "ouster-legacy",
             PacketFormat::Ouster(OusterProfile::Rng19Rfl8Sig16Nir16) => "ouster-rng19",
             PacketFormat::Ouster(OusterProfile::Rng19Rfl8Sig16Nir16Dual) => "ouster-rng19-dual",
@@ -157,6 +172,7 @@ impl PacketFormat {
         match (self, to) {
             (PacketFormat::Velodyne(_), _) => VELODYNE_DATA_PORT,
             (PacketFormat::Hesai(_), _) => HESAI_DATA_PORT,
+            (PacketFormat::Livox, _) => LIVOX_HOST_POINT_PORT,
             (PacketFormat::Ouster(_), Some(to)) => to.port(),
             (PacketFormat::Ouster(_), None) => LIDAR_PORT,
         }
@@ -192,7 +208,7 @@ impl PacketFormat {
         to: Option<SocketAddr>,
     ) -> Result<Option<OusterMetadata>, PacketError> {
         match self {
-            PacketFormat::Velodyne(_) | PacketFormat::Hesai(_) => Ok(None),
+            PacketFormat::Velodyne(_) | PacketFormat::Hesai(_) | PacketFormat::Livox => Ok(None),
             PacketFormat::Ouster(profile) => {
                 Ok(Some(ouster_sensor(sensor, profile, start, to)?.metadata()))
             }
@@ -243,8 +259,32 @@ impl PacketFormat {
                 )?;
                 Ok(Box::new(encoder))
             }
+            PacketFormat::Livox => {
+                livox_preset(sensor)?;
+                let options = LivoxOptions {
+                    data_type: LivoxDataType::default(),
+                    start,
+                };
+                Ok(Box::new(LivoxEncoder::new(options, layout.beams())?))
+            }
         }
     }
+}
+
+/// Refuses a sensor the Livox format does not carry.
+fn livox_preset(sensor: &Sensor) -> Result<(), PacketError> {
+    if sensor.name == LIVOX_PRESET {
+        return Ok(());
+    }
+    Err(PacketError::Sensor {
+        format: "Livox",
+        message: format!(
+            "sensor {} is not the {LIVOX_PRESET} preset: use --sensor {LIVOX_PRESET}; the \
+             formats are {}",
+            crate::config::shorten(&sensor.name),
+            formats_and_sensors()
+        ),
+    })
 }
 
 /// `sensor` checked as an Ouster product in `profile`, its clock starting at `start`,
@@ -256,13 +296,14 @@ pub(super) fn gpu_packet_format(m: &Member) -> Result<Option<GpuPacketFormat>, J
     let Some(p) = &m.packets else {
         return Ok(None);
     };
-    if p.on_host || m.sensor.cw.is_some() {
+    if p.on_host || m.sensor.cw.is_some() || p.format == PacketFormat::Livox {
         return Ok(None);
     }
     Ok(Some(match p.format {
         PacketFormat::Ouster(profile) => {
             GpuPacketFormat::Ouster(ouster_sensor(&m.sensor, profile, p.start, p.udp)?)
         }
+        PacketFormat::Livox => return Ok(None),
         PacketFormat::Velodyne(model) => GpuPacketFormat::Velodyne {
             model,
             mode: velodyne_return_mode(&m.sensor, model)?,
@@ -377,11 +418,24 @@ pub(super) fn job_encoder(
     p: &PacketOutput,
 ) -> Result<Box<dyn PacketEncoder>, JobError> {
     let lidar = p.format.encoder(&m.sensor, p.start, p.udp)?;
-    let PacketFormat::Ouster(profile) = p.format else {
-        return Ok(lidar);
+    let (spec, encode): (ImuSpec, ImuEncode) = match p.format {
+        PacketFormat::Ouster(profile) => {
+            let ouster = ouster_sensor(&m.sensor, profile, p.start, p.udp)?;
+            let imu = ouster.imu_encoder();
+            let spec = ouster_imu(&m.sensor, ouster.options().family);
+            (spec, Box::new(move |s| imu.packet(s)))
+        }
+        PacketFormat::Livox => {
+            let imu = LivoxImuEncoder {
+                options: LivoxOptions {
+                    data_type: LivoxDataType::default(),
+                    start: p.start,
+                },
+            };
+            (livox_imu(&m.sensor), Box::new(move |s| imu.packet(s)))
+        }
+        _ => return Ok(lidar),
     };
-    let ouster = ouster_sensor(&m.sensor, profile, p.start, p.udp)?;
-    let spec = ouster_imu(&m.sensor, ouster.options().family);
     let vehicle = opts.scenario.as_ref().and_then(|s| s.vehicle());
     let trajectory: Box<dyn Trajectory + Send> = match vehicle {
         Some(track) => Box::new(track.clone()),
@@ -390,12 +444,32 @@ pub(super) fn job_encoder(
     Ok(Box::new(WithSide {
         encoder: lidar,
         side: ImuPackets {
-            encoder: ouster.imu_encoder(),
+            encode,
             generator: ImuGenerator::new(&spec, m.seed)?,
             trajectory,
             period: 1.0 / f64::from(m.sensor.frame_rate),
         },
     }))
+}
+
+/// One IMU sample's packet in a format's layout.
+type ImuEncode = Box<dyn Fn(&ImuSample) -> Packet + Send>;
+
+/// The Mid-360's IMU (an ICM40609): 200 Hz, where the manual puts it in the point
+/// cloud's frame, on the sensor's mount. Its noise is the ICM-20948's of the Ouster
+/// IMU (an estimate: Livox gives none).
+fn livox_imu(sensor: &Sensor) -> ImuSpec {
+    let at = DVec3::from(MID_360_IMU_POSITION_M).as_vec3();
+    let m = sensor.mount;
+    ImuSpec {
+        name: format!("{}_imu", sensor.name),
+        mount: Pose {
+            translation: m.translation + m.rotation * at,
+            rotation: m.rotation,
+        },
+        rate_hz: LIVOX_IMU_RATE_HZ,
+        noise: ImuNoise::ICM_20948,
+    }
 }
 
 /// An Ouster sensor's internal IMU: the OS1's rate and noise (the ICM-20948's,
@@ -419,7 +493,7 @@ pub fn ouster_imu(sensor: &Sensor, family: OusterFamily) -> ImuSpec {
 /// packets by send time. Frames not pushed (dropped in real time) send no IMU packets
 /// either.
 struct ImuPackets {
-    encoder: OusterImuEncoder,
+    encode: ImuEncode,
     generator: ImuGenerator,
     trajectory: Box<dyn Trajectory + Send>,
     period: f64,
@@ -431,7 +505,7 @@ impl SidePackets for ImuPackets {
         let samples = self
             .generator
             .until(self.trajectory.as_ref(), frame_start_s + self.period);
-        packets.extend(self.encoder.packets(&samples));
+        packets.extend(samples.iter().map(&self.encode));
         // Stable: a lidar packet and an IMU packet of one time keep that order.
         packets.sort_by(|a, b| a.time_s.total_cmp(&b.time_s));
         packets
@@ -461,6 +535,7 @@ mod tests {
             start,
             preload: false,
             http: None,
+            livox_device: None,
             on_host: false,
         };
         let opts = JobOptions {

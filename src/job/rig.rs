@@ -103,6 +103,7 @@ fn member_packets(p: &PacketOutput, rig: &Rig, i: usize) -> Result<PacketOutput,
         },
         // The HTTP API is one sensor's; a rig's Ouster members are configured by file.
         http: None,
+        livox_device: None,
         on_host: p.on_host,
         ..p.clone()
     })

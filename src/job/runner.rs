@@ -414,10 +414,11 @@ impl<'a> Runner<'a> {
     pub(super) fn finish(mut self) -> Result<JobReport, JobError> {
         for lane in &mut self.lanes {
             if let Some(p) = lane.packets.take() {
-                let (sent, http) = p.finish()?;
-                lane.report.dropped_frames += sent.late_frames;
-                lane.report.packets = Some(sent);
-                lane.report.http = http;
+                let served = p.finish()?;
+                lane.report.dropped_frames += served.sent.late_frames;
+                lane.report.packets = Some(served.sent);
+                lane.report.http = served.http;
+                lane.report.livox = served.livox;
             }
         }
         if let Some(live) = self.live.take() {
@@ -625,6 +626,7 @@ mod tests {
                 start: std::time::Duration::ZERO,
                 preload: false,
                 http: None,
+                livox_device: None,
                 on_host: false,
             }),
             part: None,

@@ -4,9 +4,13 @@ use super::host_cpu::HostThreads;
 use super::http::HttpApi;
 use super::sender::{FramePackets, PacketSinks, Sender};
 use super::{HttpReport, JobError, JobReport, PacketOutput, SenderReport};
-use crate::output::packets::{Pacing, Packet, PacketEncoder, PcapOptions, UdpSink};
+use crate::output::packets::{
+    LivoxDevice, LivoxDeviceReport, Pacing, Packet, PacketEncoder, PcapOptions, UdpSink,
+    LIVOX_HOST_POINT_PORT, LIVOX_IMU_PORT, LIVOX_POINT_PORT,
+};
 use crate::output::write_atomic;
 use crate::sensor::Sensor;
+use std::net::{SocketAddr, SocketAddrV4};
 use std::time::{Duration, Instant};
 
 /// The frames' packets: the encoder on this thread, the writer on its own.
@@ -25,6 +29,15 @@ pub(super) struct PacketStream {
     pub(super) ready_after: Duration,
     /// The Ouster HTTP API, whose clients may change where the packets go.
     http: Option<HttpApi>,
+    /// The Livox device, whose host may change where the data goes and stop it.
+    livox: Option<LivoxDevice>,
+}
+
+/// What a stream's packets' servers report at its end.
+pub(super) struct Served {
+    pub sent: SenderReport,
+    pub http: Option<HttpReport>,
+    pub livox: Option<LivoxDeviceReport>,
 }
 
 impl PacketStream {
@@ -35,11 +48,12 @@ impl PacketStream {
         host: &HostThreads,
     ) -> Result<Self, JobError> {
         let data_port = p.format.data_port(p.udp);
-        let udp = p
+        let mut udp = p
             .udp
             .map(|to| UdpSink::new(to).map(|sink| sink.with_data_port(data_port)))
             .transpose()
             .map_err(JobError::Sink)?;
+        let livox = livox_device(p, &mut udp)?;
         let pcap = p.pcap.clone().map(|path| {
             let options = PcapOptions {
                 start: p.start,
@@ -55,6 +69,7 @@ impl PacketStream {
             clock: None,
             ready_after: Duration::ZERO,
             http,
+            livox,
         })
     }
 
@@ -80,7 +95,19 @@ impl PacketStream {
         let pacing = self.pacing();
         // Looked at as each frame leaves: a destination set while preloading applies
         // to the first frame sent.
-        let redirect = self.http.as_mut().and_then(HttpApi::redirect);
+        let mut redirect = self.http.as_mut().and_then(HttpApi::redirect);
+        let mut packets = packets;
+        if let Some(device) = &self.livox {
+            let (points, imu) = device.sends();
+            packets.retain(|p| {
+                if p.port == LIVOX_HOST_POINT_PORT {
+                    points
+                } else {
+                    imu
+                }
+            });
+            redirect = Some(device.destinations().0);
+        }
         self.sender.send(FramePackets {
             packets,
             submitted,
@@ -92,7 +119,7 @@ impl PacketStream {
 
     /// Sends the held frames (the clock starts now) and what the encoder still holds,
     /// waits for the writer, and stops the HTTP API after the last packet left.
-    pub(super) fn finish(mut self) -> Result<(SenderReport, Option<HttpReport>), JobError> {
+    pub(super) fn finish(mut self) -> Result<Served, JobError> {
         for frame in self.preloaded.take().unwrap_or_default() {
             self.send(frame.packets, Instant::now())?;
         }
@@ -106,7 +133,11 @@ impl PacketStream {
             // The flush of held firings is not a frame.
             sent.latency_ms.pop();
         }
-        Ok((sent, self.http.take().map(HttpApi::finish)))
+        Ok(Served {
+            sent,
+            http: self.http.take().map(HttpApi::finish),
+            livox: self.livox.take().map(LivoxDevice::finish),
+        })
     }
 
     /// When this frame's packets leave (the sensor's clock starts at the first).
@@ -150,4 +181,38 @@ pub(super) fn write_packet_calibration(
     write_atomic(&path, |w| w.write_all(text.as_bytes()))?;
     report.run_files.push(path);
     Ok(())
+}
+
+/// The Livox device `p` asks for, its data leaving `udp` from the lidar's ports.
+fn livox_device(
+    p: &PacketOutput,
+    udp: &mut Option<UdpSink>,
+) -> Result<Option<LivoxDevice>, JobError> {
+    let (Some(ip), Some(sink)) = (p.livox_device, udp.take()) else {
+        return Ok(None);
+    };
+    let from = |port| SocketAddr::V4(SocketAddrV4::new(ip, port));
+    let sink = sink
+        .with_source(LIVOX_HOST_POINT_PORT, from(LIVOX_POINT_PORT))
+        .and_then(|s| {
+            s.with_source(
+                crate::output::packets::LIVOX_HOST_IMU_PORT,
+                from(LIVOX_IMU_PORT),
+            )
+        })
+        .map_err(JobError::Sink)?;
+    let SocketAddr::V4(host) = sink.destination() else {
+        return Err(JobError::LivoxDevice(
+            "the Livox protocol is IPv4: give --to an IPv4 address".into(),
+        ));
+    };
+    *udp = Some(sink);
+    LivoxDevice::start(
+        ip,
+        host,
+        crate::sensor::livox::MID_360.device_type,
+        "BT360SIM0000001",
+    )
+    .map(Some)
+    .map_err(|e| JobError::LivoxDevice(format!("cannot be the Livox device at {ip}: {e}")))
 }

@@ -507,6 +507,44 @@ const LIVOX_MID40: &[SheetFigure] = &[
     ),
 ];
 
+const LIVOX_MID360: &[SheetFigure] = &[
+    fig(
+        sun(0.1),
+        40.0,
+        RANGE_TOL,
+        "Livox Mid-360 User Manual v1.0, Specifications p. 20: detection range \
+         (@ 100 klx) 40 m @ 10 % reflectivity",
+    ),
+    fig(
+        sun(0.8),
+        70.0,
+        RANGE_TOL,
+        "Livox Mid-360 User Manual v1.0, Specifications p. 20: detection range \
+         (@ 100 klx) 70 m @ 80 % reflectivity",
+    ),
+    fig(
+        Figure::RangeSigma,
+        0.02,
+        SIGMA_TOL,
+        "Livox Mid-360 User Manual v1.0, Specifications p. 20: range precision ≤ 2 cm \
+         (1σ @ 10 m)",
+    ),
+    fig(
+        Figure::MinRange,
+        0.1,
+        0.05,
+        "Livox Mid-360 User Manual v1.0, Specifications p. 20: close proximity blind \
+         zone 0.1 m",
+    ),
+    fig(
+        Figure::PointsPerSecond,
+        200_000.0,
+        PPS_TOL,
+        "Livox Mid-360 User Manual v1.0, Specifications p. 20: 200,000 points/s \
+         (first return)",
+    ),
+];
+
 /// The sheet figures of preset `name` (its canonical name); empty where the sheet
 /// states none the model has (the Valeo Scala 2's product sheet gives no range pair).
 pub fn datasheet(name: &str) -> &'static [SheetFigure] {
@@ -525,6 +563,7 @@ pub fn datasheet(name: &str) -> &'static [SheetFigure] {
         "urg-04lx" => URG04LX,
         "cube-1" => CUBE1,
         "livox-mid-40" => LIVOX_MID40,
+        "livox-mid-360" => LIVOX_MID360,
         _ => &[],
     }
 }

@@ -31,6 +31,7 @@ mod halo;
 pub(crate) mod hesai;
 mod imu;
 pub mod kernel;
+pub(crate) mod livox;
 mod patterns;
 mod preset_builders;
 mod presets;

@@ -361,6 +361,24 @@ const REGISTRY: &[Entry] = &[
     },
     Entry {
         info: info(
+            "livox-mid-360",
+            "Livox Mid-360: 4 lines, non-repetitive, 360° × −7°..52°, 200 000 points/s",
+            4,
+            1,
+            FULL,
+            (-7.0, 52.0),
+        ),
+        aliases: &["mid-360", "mid360", "livox-mid360"],
+        build: b::livox_mid360,
+        return_modes: &["first"],
+        conventions: "ring = the SDK's line (0–3), the four lasers that fire together; \
+            points in firing order, one return (the first); x forward, z up as Livox's \
+            own frame; `reflectivity` Livox's byte (0–150 diffuse, 151–255 \
+            retroreflectors); each frame repeats the pattern (the real head runs on \
+            across frames).",
+    },
+    Entry {
+        info: info(
             "livox-mid-40",
             "Livox Mid-40-style non-repetitive rosette, 38.4° circular FOV",
             1,

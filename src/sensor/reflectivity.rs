@@ -41,6 +41,12 @@ impl ReflectivityScale {
         white: 100,
         linear: true,
     };
+    /// Livox's: 0–150 diffuse (0–100 % reflectivity), 151–255 retroreflectors (Livox
+    /// Mid-360 and Mid-70 user manuals, "Output Data": reflectivity).
+    pub const LIVOX: ReflectivityScale = ReflectivityScale {
+        white: 150,
+        linear: false,
+    };
 
     /// The byte of apparent reflectance `r_app` (1.0 = a white Lambertian target at
     /// normal incidence): round(white·r_app) up to 1.0 (on a [`linear`](Self::linear) scale up to 255), then

@@ -91,6 +91,7 @@ fn simulate(name: &str, scene: Scene, frames: u64) -> Run {
             start: START,
             preload: false,
             http: None,
+            livox_device: None,
             on_host: false,
         }),
         part: None,

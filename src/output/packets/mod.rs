@@ -14,6 +14,7 @@
 //! [`OusterLayout`]) turn them into frames of points, as VeloView and Ouster Studio do.
 
 mod hesai;
+mod livox;
 mod ouster;
 mod pcap;
 mod pcap_read;
@@ -25,6 +26,12 @@ mod velodyne;
 pub use hesai::{
     decode_hesai, hesai_correction_csv, hesai_model_of, HesaiEncoder, HesaiLayout, HesaiModel,
     HesaiOptions, HesaiReturnMode, HESAI_DATA_PORT,
+};
+pub use livox::{
+    decode_livox, is_livox_data, protocol as livox_protocol, LivoxDataType, LivoxDevice,
+    LivoxDeviceReport, LivoxEncoder, LivoxImuEncoder, LivoxOptions, LIVOX_HOST_IMU_PORT,
+    LIVOX_HOST_POINT_PORT, LIVOX_IMU_PORT, LIVOX_IMU_RATE_HZ, LIVOX_POINTS_PER_PACKET,
+    LIVOX_POINT_PORT, MID_360_IMU_POSITION_M,
 };
 pub use ouster::{
     crc64, crc64_byte_table, decode_ouster, HttpExchange, OusterEncoder, OusterFamily,

@@ -22,6 +22,16 @@ pub enum SinkError {
         source: io::Error,
     },
     #[error(
+        "cannot send from {from} as the device does: {source}; it must be an address of \
+         this host and a port no other program holds (on one machine use a loopback \
+         address such as 127.0.0.2)"
+    )]
+    BindSource {
+        from: SocketAddr,
+        #[source]
+        source: io::Error,
+    },
+    #[error(
         "sending a {bytes}-byte packet to {to} failed: {source}; check the address and \
          that the network is up (see `ip route get {ip}`)",
         ip = to.ip()
@@ -69,6 +79,9 @@ pub struct UdpSink {
     to: SocketAddr,
     /// The port of the packets that go to `to`; others go to its host at their own.
     data_port: Option<u16>,
+    /// Packets to these ports leave from their own socket (a device's fixed source
+    /// ports: a Livox lidar's points from 56300, IMU from 56400).
+    sources: Vec<(u16, UdpSocket)>,
     pub stats: SendStats,
 }
 
@@ -79,8 +92,18 @@ impl UdpSink {
             socket: socket_for(to)?,
             to,
             data_port: None,
+            sources: Vec::new(),
             stats: SendStats::default(),
         })
+    }
+
+    /// Packets to port `port` leave from `from` (an address of this host), as a
+    /// device's do from its fixed ports, where its host's software checks them.
+    pub fn with_source(mut self, port: u16, from: SocketAddr) -> Result<Self, SinkError> {
+        let socket =
+            UdpSocket::bind(from).map_err(|source| SinkError::BindSource { from, source })?;
+        self.sources.push((port, socket));
+        Ok(self)
     }
 
     /// Packets on `port` (a format's point data) go to the sink's address; packets on
@@ -120,7 +143,12 @@ impl UdpSink {
             self.wait_until(start, packet.time_s);
         }
         let to = self.destination_of(packet);
-        match self.socket.send_to(&packet.payload, to) {
+        let socket = self
+            .sources
+            .iter()
+            .find(|(port, _)| *port == packet.port)
+            .map_or(&self.socket, |(_, s)| s);
+        match socket.send_to(&packet.payload, to) {
             Ok(_) if to != self.to => {
                 self.stats.side_packets += 1;
                 Ok(())
