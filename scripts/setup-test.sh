@@ -13,7 +13,8 @@
 #  - Python pypcd4, plyfile and Open3D (open3d-cpu; its wheel links libusb-1.0-0 and
 #    libEGL, libegl1, which a minimal Debian lacks) in a private venv (target/pyenv)
 #    for the independent PCD and PLY reader tests, and ouster-sdk 1.0 and
-#    velodyne-decoder 3 for the Ouster and Velodyne packet tests (pynmea2 1.19 for the
+#    velodyne-decoder 3 for the Ouster and Velodyne packet tests, hydra4 for Hesai's,
+#    py-livox2 (Livox SDK2's own library) as the host of the Livox device (pynmea2 1.19 for the
 #    NMEA sentences of the Velodyne position packets), dpkt 1.9 to write a
 #    capture beamtrace's view plays (tests/support/write_velodyne_pcap.py), laspy 2 for the LAS
 #    tests, mcap 1 and mcap-ros2-support for the MCAP tests, jsonschema for the
@@ -54,6 +55,9 @@ pip_install ouster.sdk.core 'ouster-sdk>=1.0,<1.1'
 pip_install velodyne_decoder 'velodyne-decoder>=3.1,<4'
 # Hesai's PandarXT32 packets are decoded by hydra4 (MapIV's Hesai decoder).
 pip_install hydra4 'hydra4>=0.2,<0.3'
+# Livox SDK2 itself (the py-livox2 wheel ships Livox's liblivox_lidar_sdk_shared.so)
+# is the host of the simulated Mid-360 in the stream tests.
+pip_install livox_sdk --no-deps 'py-livox2>=0.1,<0.2'
 # The NMEA sentences of the Velodyne position packets are checked by pynmea2.
 pip_install pynmea2 'pynmea2>=1.19,<2'
 pip_install dpkt 'dpkt>=1.9,<2'

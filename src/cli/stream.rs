@@ -10,7 +10,7 @@ use beamtrace::live::{
     GateCounts, LiveOptions, LiveReport, Ros2Options, FOXGLOVE_BACKLOG, FOXGLOVE_MAX_CLIENTS,
     FOXGLOVE_PORT, FOXGLOVE_STALL,
 };
-use beamtrace::output::packets::EXCHANGE_LOG;
+use beamtrace::output::packets::{LivoxDeviceReport, EXCHANGE_LOG};
 use beamtrace::output::{FieldSet, OutputError, RosNames};
 use beamtrace::sensor::ros_name;
 use std::net::{SocketAddr, ToSocketAddrs};
@@ -95,7 +95,9 @@ pub(super) struct StreamArgs {
     /// (HOST:56301) until the host's SDK configures another; it may idle the lidar (work
     /// mode) and switch IMU data off. The SDK drops data from its own address, so on
     /// one machine give the lidar another loopback address: --livox-device 127.0.0.2
-    /// --to 127.0.0.1:56301, and the SDK's config host_ip 127.0.0.1.
+    /// --to 127.0.0.1:56301, and the SDK's config host_ip 127.0.0.1. The frames start
+    /// once a host has configured the lidar (within 2–3 s of the SDK's start), or
+    /// after 30 s without one.
     #[arg(long, value_name = "IP")]
     livox_device: Option<std::net::Ipv4Addr>,
     /// Encode the packets on the host from each frame's points, as the reference
@@ -290,7 +292,8 @@ fn announce(args: &StreamArgs, opts: &JobOptions, live: Option<&LiveOptions>) {
     }
     if let Some(ip) = args.livox_device {
         eprintln!(
-            "answering Livox SDK2 as the Mid-360 at {ip} (discovery on 56000, commands on 56100)"
+            "answering Livox SDK2 as the Mid-360 at {ip} (discovery on 56000, commands on \
+             56100); the frames start once a host configured it (at most 30 s from now)"
         );
     }
     let Some(live) = live else { return };
@@ -404,7 +407,8 @@ fn print_packets(report: &JobReport, who: &str) {
         );
         if udp.side_packets > 0 {
             println!(
-                "  {} packets to other ports of that host (Velodyne position packets: 8308)",
+                "  {} packets to other ports of that host (a Velodyne's position packets, an \
+                 Ouster's or a Livox's IMU packets)",
                 udp.side_packets
             );
         }
@@ -422,6 +426,9 @@ fn print_packets(report: &JobReport, who: &str) {
     }
     if let Some(http) = &report.http {
         print_http(http);
+    }
+    if let Some(livox) = &report.livox {
+        print_livox(livox);
     }
 }
 
@@ -504,6 +511,32 @@ fn print_memory(first: &MemoryUse, end: &MemoryUse) {
 }
 
 /// The Ouster HTTP API's part of the summary.
+/// What the Livox device answered: how many requests of each command, from whom.
+fn print_livox(livox: &LivoxDeviceReport) {
+    let name = |id: u16| match id {
+        0x0000 => "discovery",
+        0x0100 => "configuration",
+        0x0101 => "query",
+        _ => "other",
+    };
+    let list: Vec<String> = livox
+        .answered
+        .iter()
+        .map(|(&id, n)| format!("{n} {} ({id:#06x})", name(id)))
+        .collect();
+    let ip = livox.lidar_ip.map(|ip| ip.to_string()).unwrap_or_default();
+    if list.is_empty() {
+        println!("  Livox device {ip}: no host asked anything");
+        return;
+    }
+    let hosts: Vec<String> = livox.hosts.iter().map(|h| h.to_string()).collect();
+    println!(
+        "  Livox device {ip} answered {} from {}",
+        list.join(", "),
+        hosts.join(", ")
+    );
+}
+
 fn print_http(http: &HttpReport) {
     let log = &http.exchanges;
     let answered = log.iter().filter(|e| e.status == 200).count();

@@ -445,6 +445,7 @@ pub(super) fn job_encoder(
         encoder: lidar,
         side: ImuPackets {
             encode,
+            first_s: spec.period(),
             generator: ImuGenerator::new(&spec, m.seed)?,
             trajectory,
             period: 1.0 / f64::from(m.sensor.frame_rate),
@@ -494,6 +495,8 @@ pub fn ouster_imu(sensor: &Sensor, family: OusterFamily) -> ImuSpec {
 /// either.
 struct ImuPackets {
     encode: ImuEncode,
+    /// When the first sample is due (s): one period in.
+    first_s: f64,
     generator: ImuGenerator,
     trajectory: Box<dyn Trajectory + Send>,
     period: f64,
@@ -501,7 +504,10 @@ struct ImuPackets {
 
 impl SidePackets for ImuPackets {
     fn frame(&mut self, frame_start_s: f64, mut packets: Vec<Packet>) -> Vec<Packet> {
-        self.generator.skip_to(frame_start_s);
+        // Each sample is its interval's mean: the first interval ends one period in, as
+        // a rig's imu.csv (sample 0 would average time before the run, where a moving
+        // vehicle's track stands still).
+        self.generator.skip_to(frame_start_s.max(self.first_s));
         let samples = self
             .generator
             .until(self.trajectory.as_ref(), frame_start_s + self.period);
@@ -577,7 +583,8 @@ mod tests {
     }
 
     /// Three frames of an OS1-16 at 10 Hz (empty clouds): per frame its 64 lidar packets
-    /// on 7502 and the ten IMU samples of its 100 ms on 7503, merged in time order; the
+    /// on 7502 and the IMU samples that end within its 100 ms on 7503 (the first 0.01 s
+    /// in: each sample is its interval's mean), merged in time order; the
     /// IMU packets in the lidar packets' clock; a vehicle at rest reads +1 g up (the
     /// sensor stands upright) within 5σ of the ICM-20948's white noise, no rotation.
     #[test]
@@ -614,10 +621,11 @@ mod tests {
                 );
                 imu.extend(packets.into_iter().filter(|p| p.port == 7503));
             }
-            assert_eq!(imu.len(), 30);
+            // Samples end their intervals: 0.01 s in is the first, 0.29 s the last.
+            assert_eq!(imu.len(), 29);
             let sigma_g = 2.2555e-3 * 10.0 / G;
             let sigma_dps = 2.618e-4 * 10.0 * 180.0 / std::f64::consts::PI;
-            for (k, p) in imu.iter().enumerate() {
+            for (k, p) in (1..).zip(&imu) {
                 assert_eq!(p.payload.len(), 48);
                 assert!((p.time_s - k as f64 * 0.01).abs() < 1e-12);
                 let since = k as u64 * 10_000_000;

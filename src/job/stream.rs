@@ -207,12 +207,22 @@ fn livox_device(
         ));
     };
     *udp = Some(sink);
-    LivoxDevice::start(
+    let device = LivoxDevice::start(
         ip,
         host,
         crate::sensor::livox::MID_360.device_type,
-        "BT360SIM0000001",
+        LIVOX_SERIAL,
     )
-    .map(Some)
-    .map_err(|e| JobError::LivoxDevice(format!("cannot be the Livox device at {ip}: {e}")))
+    .map_err(|e| JobError::LivoxDevice(format!("cannot be the Livox device at {ip}: {e}")))?;
+    // The SDK takes a lidar's data only once it found and configured it (2–3 s: its
+    // discovery broadcast is once a second): the frames wait for that, not lost to it.
+    device.wait_for_host(LIVOX_HOST_WAIT);
+    Ok(Some(device))
 }
+
+/// The simulated Mid-360's serial number, as its discovery answer gives it.
+const LIVOX_SERIAL: &str = "BT360SIM0000001";
+
+/// How long a Livox stream waits for a host to configure the device before it sends
+/// anyway (to --to).
+pub const LIVOX_HOST_WAIT: Duration = Duration::from_secs(30);

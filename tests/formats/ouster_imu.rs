@@ -90,10 +90,11 @@ fn ouster_sdk_reads_the_sensors_imu_packets_as_the_model_made_them() {
         Scenario::parse(&circle_yaml(), &scenario_path, PathPolicy::InsideFolder).unwrap();
     let track = scenario.vehicle().unwrap();
     let spec = ouster_imu(&preset("os1-16", None).unwrap(), OusterFamily::Os1);
-    let want = simulate_imu(&spec, track, 0.0, 0.3, 9).unwrap();
+    // Each sample is its interval's mean: the first ends 0.01 s in, as a rig's imu.csv.
+    let want = simulate_imu(&spec, track, spec.period(), 0.3, 9).unwrap();
     let imu = got["imu"].as_array().expect("IMU packets");
     assert_eq!(imu.len(), want.len());
-    assert_eq!(imu.len(), 30, "ten per 100 ms frame");
+    assert_eq!(imu.len(), 29, "one per 10 ms, from 0.01 s to 0.29 s");
     let float_eq = |got: f64, want: f64| (got - want).abs() <= want.abs() * 2f64.powi(-23);
     for (p, s) in imu.iter().zip(&want) {
         let ns = (s.t * 1e9).round() as u64;
@@ -110,9 +111,8 @@ fn ouster_sdk_reads_the_sensors_imu_packets_as_the_model_made_them() {
         }
     }
     // Rigid-body kinematics: v²/r = 5 m/s² to the left, g up, v/r about z. From the
-    // sixth sample on: the first holds the start from rest before t = 0, and the spline's
-    // first interval (to 0.04 s) leaves along its chord, 0.57° left of the circle's
-    // tangent. The 25 samples' white noise (0.023 m/s², 0.15°/s each) keeps their
+    // sixth sample on: the spline's first interval (to 0.04 s) leaves along its chord,
+    // 0.57° left of the circle's tangent. The 24 samples' white noise (0.023 m/s², 0.15°/s each) keeps their
     // mean within a few hundredths.
     let n = (imu.len() - 5) as f64;
     let mean = |key: &str, i: usize| imu[5..].iter().map(|p| floats(&p[key])[i]).sum::<f64>() / n;

@@ -33,8 +33,11 @@ const POLL: Duration = Duration::from_millis(100);
 #[derive(Debug, Clone, Default)]
 pub struct LivoxDeviceReport {
     pub lidar_ip: Option<Ipv4Addr>,
-    /// The requests it answered, in order: "0x0000 discovery from 127.0.0.1:56000", …
-    pub exchanges: Vec<String>,
+    /// Requests answered, by command id (0x0000 discovery, 0x0100 configuration,
+    /// 0x0101 query, …).
+    pub answered: BTreeMap<u16, u64>,
+    /// The hosts that asked, in the order they first did.
+    pub hosts: Vec<SocketAddr>,
 }
 
 /// The device's parameters as the host sees and sets them.
@@ -53,7 +56,17 @@ struct State {
     /// Other writable parameters, kept as set.
     stored: BTreeMap<u16, Vec<u8>>,
     started: Instant,
-    log: Vec<String>,
+    report: LivoxDeviceReport,
+}
+
+impl State {
+    /// Counts a request of `cmd_id` from `from`.
+    fn answered(&mut self, cmd_id: u16, from: SocketAddr) {
+        *self.report.answered.entry(cmd_id).or_default() += 1;
+        if !self.report.hosts.contains(&from) && self.report.hosts.len() < 16 {
+            self.report.hosts.push(from);
+        }
+    }
 }
 
 /// The running device: its threads and shared state.
@@ -103,7 +116,10 @@ impl LivoxDevice {
             point_send: true,
             stored: BTreeMap::new(),
             started: Instant::now(),
-            log: Vec::new(),
+            report: LivoxDeviceReport {
+                lidar_ip: Some(lidar_ip),
+                ..LivoxDeviceReport::default()
+            },
         }));
         let stop = Arc::new(AtomicBool::new(false));
         let any = SocketAddrV4::new(Ipv4Addr::UNSPECIFIED, LIVOX_DISCOVERY_PORT);
@@ -131,6 +147,21 @@ impl LivoxDevice {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    /// Waits until a host has configured the device (0x0100, as the SDK does once it
+    /// found it), at most `timeout`; whether one did.
+    pub fn wait_for_host(&self, timeout: Duration) -> bool {
+        let until = Instant::now() + timeout;
+        loop {
+            if self.state().report.answered.contains_key(&p::CMD_CONFIGURE) {
+                return true;
+            }
+            if Instant::now() >= until {
+                return false;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
     /// Where the point and IMU data go now.
     pub fn destinations(&self) -> (SocketAddr, SocketAddr) {
         let s = self.state();
@@ -155,11 +186,7 @@ impl LivoxDevice {
         for t in self.threads.drain(..) {
             let _ = t.join();
         }
-        let s = self.state();
-        LivoxDeviceReport {
-            lidar_ip: Some(s.lidar_ip),
-            exchanges: s.log.clone(),
-        }
+        self.state().report.clone()
     }
 }
 
@@ -208,7 +235,7 @@ fn answer_discovery(state: &Mutex<State>, (listen, reply): &(UdpSocket, UdpSocke
     if reply.send_to(&ack, everyone).is_err() {
         let _ = reply.send_to(&ack, from);
     }
-    s.log.push(format!("0x0000 discovery from {from}"));
+    s.answered(p::CMD_DISCOVERY, from);
 }
 
 /// Queries and configuration on 56100, and the state pushed once a second.
@@ -225,10 +252,7 @@ fn answer_commands(
             p::CMD_REBOOT => vec![p::RET_SUCCESS],
             _ => vec![p::RET_FAILURE],
         };
-        s.log.push(format!(
-            "{:#06x} from {from}: answered {:#04x}",
-            frame.cmd_id, data[0]
-        ));
+        s.answered(frame.cmd_id, from);
         let _ = command.send_to(&frame.ack(data).encode(), from);
     }
     if last_push.is_none_or(|t| t.elapsed() >= PUSH_EVERY) {
