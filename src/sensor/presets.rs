@@ -371,7 +371,7 @@ const REGISTRY: &[Entry] = &[
         aliases: &["mid-360", "mid360", "livox-mid360"],
         build: b::livox_mid360,
         return_modes: &["first"],
-        conventions: "ring = the SDK's line (0–3), the four lasers that fire together; \
+        conventions: "ring = the SDK's line (0–3), the four lasers, fired in turn every 5 µs; \
             points in firing order, one return (the first); x forward, z up as Livox's \
             own frame; `reflectivity` Livox's byte (0–150 diffuse, 151–255 \
             retroreflectors); each frame repeats the pattern (the real head runs on \

@@ -13,8 +13,8 @@ mod las;
 mod numeric;
 
 use super::packets::{
-    decode_hesai, decode_ouster, decode_velodyne, hesai_model_of, is_velodyne_data, read_pcap,
-    velodyne_model_of, DecodedFrame, OusterLayout, VelodyneModel,
+    decode_hesai, decode_livox, decode_ouster, decode_velodyne, hesai_model_of, is_livox_data,
+    is_velodyne_data, read_pcap, velodyne_model_of, DecodedFrame, OusterLayout, VelodyneModel,
 };
 use super::{read_pcd, read_ply, OutputError, PointCloud};
 use std::path::{Path, PathBuf};
@@ -247,7 +247,8 @@ fn open_one(path: &Path, options: &RecordingOptions) -> Result<Opened, OutputErr
             path,
             "file name",
             "not a recording beamtrace reads: give .pcd, .ply, .las, .mcap (PointCloud2) \
-             or .pcap (Velodyne, Hesai, or Ouster with its metadata .json beside it) files",
+             or .pcap (Velodyne, Hesai, Livox, or Ouster with its metadata .json beside it) \
+             files",
         )),
     }
 }
@@ -258,7 +259,8 @@ pub fn metadata_path(pcap: &Path) -> PathBuf {
 }
 
 /// The frames of a capture: Ouster's when its metadata lies beside it, else Hesai's
-/// (told by their pre-header) or Velodyne's.
+/// (told by their pre-header), Livox's (by their header's length and CRC) or
+/// Velodyne's.
 fn read_capture(
     path: &Path,
     options: &RecordingOptions,
@@ -300,13 +302,19 @@ fn read_capture(
             decode_hesai(model, &datagrams),
         ));
     }
+    if datagrams
+        .iter()
+        .any(|d| is_livox_data(&d.payload).is_some())
+    {
+        return Ok(("Livox Mid-360 packets".into(), decode_livox(&datagrams)));
+    }
     let first = datagrams.iter().find(|d| is_velodyne_data(&d.payload));
     let Some(first) = first else {
         return Err(OutputError::parse(
             path,
             "packets",
             format!(
-                "no Velodyne or Hesai data packets, and no Ouster metadata at {}: for an Ouster \
+                "no Velodyne, Hesai or Livox data packets, and no Ouster metadata at {}: for an Ouster \
                  capture put the sensor's metadata JSON there (ouster-cli saves it beside \
                  its captures; `beamtrace run --pcap` writes it)",
                 json.display()

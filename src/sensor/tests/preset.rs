@@ -46,7 +46,8 @@ fn there_are_enough_presets_and_each_has_a_datasheet_row() {
     let all = presets();
     assert!(all.len() >= 12, "{}", all.len());
     for p in &all {
-        let in_table = DATASHEET.iter().any(|r| r.0 == p.name) || p.name == "livox-mid-40";
+        // The Livox patterns are no grid: their own tests below.
+        let in_table = DATASHEET.iter().any(|r| r.0 == p.name) || p.name.starts_with("livox-mid-");
         assert!(
             in_table,
             "preset {} has no datasheet row in this test",
@@ -292,6 +293,40 @@ fn rosette_has_its_points_in_a_38_4_degree_circle() {
     )
     .unwrap();
     assert_eq!(more.beams.len(), 25_000);
+}
+
+/// Livox Mid-360 User Manual v1.0, Specifications p. 20: 360° × −7°..52°, 200 000
+/// points/s, 10 Hz frames; the SDK's four lines; the frame rate it does not have
+/// refused.
+#[test]
+fn the_mid_360_covers_its_sheets_field_of_view_at_its_point_rate() {
+    let s = preset("mid-360", None).unwrap();
+    assert_eq!(s.beams.len() as f32 * s.frame_rate, 200_000.0);
+    assert_eq!((s.channels, s.columns), (4, 1));
+    let (lo, hi) = extremes(&s, |b| b.elevation.to_degrees());
+    assert!(
+        (lo + 7.0).abs() < 0.01 && (hi - 52.0).abs() < 0.01,
+        "{lo}..{hi}"
+    );
+    // Every 10° of azimuth holds a 36th of the points, each line a quarter of them.
+    let mut sectors = [0usize; 36];
+    for b in &s.beams {
+        let az = b.azimuth.to_degrees().rem_euclid(360.0);
+        sectors[(az / 10.0) as usize % 36] += 1;
+    }
+    assert!(
+        sectors.iter().all(|&n| n.abs_diff(20_000 / 36) <= 2),
+        "{sectors:?}"
+    );
+    for line in 0..4 {
+        assert_eq!(s.beams.iter().filter(|b| b.ring == line).count(), 5_000);
+    }
+    let fast = PresetOptions {
+        frame_rate: Some(20.0),
+        ..Default::default()
+    };
+    let e = preset_with("mid-360", &fast).unwrap_err().to_string();
+    assert!(e.contains("10 Hz"), "{e}");
 }
 
 #[test]

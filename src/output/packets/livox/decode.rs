@@ -1,7 +1,8 @@
 //! Livox point data packets back into frames of points ([`decode_livox`]), from the
 //! layout `livox`'s docs give: a frame begins at each packet whose `udp_cnt` is 0;
-//! zero points (firings without a return) are passed over; each sample's time is the
-//! packet's timestamp plus its share of `time_interval`.
+//! zero points (firings without a return) are passed over; each sample's time, from
+//! the frame's first packet's timestamp, is its packet's plus its share of
+//! `time_interval`.
 
 use super::encode::LivoxDataType;
 use super::LIVOX_HEADER_LEN;
@@ -35,25 +36,30 @@ pub fn is_livox_data(p: &[u8]) -> Option<LivoxDataType> {
 /// The frames of a capture's Livox point data packets (other datagrams passed over).
 pub fn decode_livox(datagrams: &[Datagram]) -> Vec<DecodedFrame> {
     let mut frames: Vec<DecodedFrame> = Vec::new();
+    let mut frame_stamp = 0u64;
     for d in datagrams {
         let Some(kind) = is_livox_data(&d.payload) else {
             continue;
         };
         let p = &d.payload;
+        let stamp = u64::from_le_bytes(p[28..36].try_into().expect("8 bytes"));
         if u16_at(p, 7) == 0 || frames.is_empty() {
+            frame_stamp = stamp;
             frames.push(DecodedFrame {
                 time_s: d.time_s,
                 cloud: PointCloud::default(),
             });
         }
+        let since = stamp.saturating_sub(frame_stamp) as f64 * 1e-9;
         let cloud = &mut frames.last_mut().expect("a frame").cloud;
-        cloud.points.extend(samples(kind, p));
+        cloud.points.extend(samples(kind, p, since));
     }
     frames
 }
 
-/// The points of one packet's non-zero samples, each timed within the packet from 0.
-fn samples(kind: LivoxDataType, p: &[u8]) -> impl Iterator<Item = Point> + '_ {
+/// The points of one packet's non-zero samples, timed from its frame's start (the
+/// packet began `since` s into it).
+fn samples(kind: LivoxDataType, p: &[u8], since: f64) -> impl Iterator<Item = Point> + '_ {
     let n = usize::from(u16_at(p, 5));
     let spacing = f64::from(u16_at(p, 3)) * 1e-7 / (n.max(2) - 1) as f64;
     let scale = ReflectivityScale::LIVOX;
@@ -75,7 +81,7 @@ fn samples(kind: LivoxDataType, p: &[u8]) -> impl Iterator<Item = Point> + '_ {
             elevation: (z / range).asin(),
             intensity: scale.reflectance(reflectivity),
             reflectivity,
-            time: (i as f64 * spacing) as f32,
+            time: (since + i as f64 * spacing) as f32,
             return_count: 1,
             ..Point::default()
         })

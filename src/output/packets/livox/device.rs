@@ -3,8 +3,10 @@
 //! another subnet still finds it), parameter queries (0x0101) and configuration
 //! (0x0100) on 56100, and pushes its state (0x0102) from 56200 once a second — what
 //! Livox SDK2 needs before it hands a lidar's packets to its user. A configuration sets
-//! where the point, IMU and state data go, the point data type, whether the lidar
-//! samples (work mode 0x01) or idles (0x02), and whether IMU data is sent.
+//! where the point, IMU and state data go, whether the lidar samples (work mode 0x01)
+//! or idles (0x02), and whether IMU data is sent; the point data type stays the one the
+//! stream started with (another is answered "not supported", 0x20), as does the lidar's
+//! own address.
 
 use super::encode::LivoxDataType;
 use super::protocol::{self as p, Frame, KeyValue};
@@ -173,11 +175,6 @@ impl LivoxDevice {
     pub fn sends(&self) -> (bool, bool) {
         let s = self.state();
         (s.work_mode == SAMPLING && s.point_send, s.imu_enabled)
-    }
-
-    /// The point data type the host chose.
-    pub fn data_type(&self) -> LivoxDataType {
-        self.state().data_type
     }
 
     /// Stops the device.
@@ -391,9 +388,13 @@ fn set(s: &mut State, kv: &KeyValue) -> u8 {
         })
     };
     let applied = match kv.key {
-        0x0000 => byte()
-            .and_then(LivoxDataType::of_code)
-            .map(|t| s.data_type = t),
+        // The stream's encoder keeps the type it started with.
+        0x0000 => match byte().map(LivoxDataType::of_code) {
+            Some(Some(t)) if t == s.data_type => Some(()),
+            Some(Some(_)) => return p::RET_PARAM_NOT_SUPPORTED,
+            Some(None) => return p::RET_OUT_OF_RANGE,
+            None => None,
+        },
         // Only the non-repetitive scan: the repetitive ones are "Not Support Now".
         0x0001 => match byte() {
             Some(0) => Some(()),
