@@ -464,6 +464,45 @@ fn bad_input_is_refused_before_anything_is_sent() {
         "{}",
         text(&o)
     );
+    // Only a Mid-360 answers Livox SDK2; and its packets carry no other sensor.
+    let o = beamtrace(&[
+        "stream",
+        "--sensor",
+        "vlp-16",
+        "--scene",
+        &scene,
+        "--frames",
+        "1",
+        "--to",
+        &to,
+        "--livox-device",
+        "127.0.0.2",
+    ]);
+    assert!(!o.status.success());
+    let t = text(&o);
+    assert!(
+        t.contains("--livox-device") && t.contains("livox-mid-360"),
+        "{t}"
+    );
+    let o = beamtrace(&[
+        "stream",
+        "--sensor",
+        "vlp-16",
+        "--packets",
+        "mid360",
+        "--scene",
+        &scene,
+        "--frames",
+        "1",
+        "--to",
+        &to,
+    ]);
+    assert!(!o.status.success());
+    assert!(
+        text(&o).contains("not the livox-mid-360 preset"),
+        "{}",
+        text(&o)
+    );
     rx.set_nonblocking(true).unwrap();
     assert!(rx.recv(&mut [0u8; 2000]).is_err(), "a packet was sent");
 }

@@ -428,3 +428,88 @@ fn set(s: &mut State, kv: &KeyValue) -> u8 {
         None => p::RET_PARAM_INVALID_LEN,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn state() -> State {
+        let host = SocketAddrV4::new(Ipv4Addr::LOCALHOST, 56301);
+        State {
+            lidar_ip: Ipv4Addr::new(127, 0, 0, 2),
+            serial: [0; 16],
+            device_type: 9,
+            point_to: host,
+            imu_to: host,
+            push_to: host,
+            data_type: LivoxDataType::CartesianHigh,
+            work_mode: SAMPLING,
+            imu_enabled: true,
+            point_send: true,
+            stored: BTreeMap::new(),
+            started: Instant::now(),
+            report: LivoxDeviceReport::default(),
+        }
+    }
+
+    /// A configuration request of `kvs` (key count, reserved, key-values).
+    fn request(kvs: &[(u16, &[u8])]) -> Vec<u8> {
+        let kvs: Vec<KeyValue> = kvs
+            .iter()
+            .map(|(key, v)| KeyValue {
+                key: *key,
+                value: v.to_vec(),
+            })
+            .collect();
+        let mut data = (kvs.len() as u16).to_le_bytes().to_vec();
+        data.extend_from_slice(&[0, 0]);
+        data.extend_from_slice(&p::encode_key_values(&kvs));
+        data
+    }
+
+    /// The protocol's return codes: success and no error key; the repetitive scans
+    /// "not supported now" (0x20), a read-only key (0x22), a wrong length (0x23), a
+    /// work mode out of range (0x03), each naming its key; the host's addresses and
+    /// idling applied.
+    #[test]
+    fn configuration_answers_with_the_protocols_codes() {
+        let mut s = state();
+        let host = [192, 168, 1, 50, 0x11, 0xDC, 0x0C, 0xDC];
+        let ok = configure(&mut s, &request(&[(0x0006, &host), (0x001A, &[IDLE])]));
+        assert_eq!(ok, vec![0, 0, 0]);
+        assert_eq!(s.point_to, "192.168.1.50:56337".parse().unwrap());
+        assert_eq!(s.work_mode, IDLE);
+        for (kv, ret) in [
+            ((0x0001u16, &[1u8][..]), p::RET_PARAM_NOT_SUPPORTED),
+            ((0x0000, &[3]), p::RET_PARAM_NOT_SUPPORTED),
+            ((0x8000, &[0; 16]), p::RET_PARAM_READ_ONLY),
+            ((0x0006, &[1, 2, 3]), p::RET_PARAM_INVALID_LEN),
+            ((0x001A, &[7]), p::RET_OUT_OF_RANGE),
+        ] {
+            let got = configure(&mut s, &request(&[kv]));
+            let key = kv.0.to_le_bytes();
+            assert_eq!(got, vec![ret, key[0], key[1]], "key {:#06x}", kv.0);
+        }
+        // A key count the list does not hold.
+        let mut short = request(&[(0x001A, &[SAMPLING])]);
+        short[0] = 2;
+        assert_eq!(configure(&mut s, &short)[0], p::RET_PARAM_KEY_NUM_ERR);
+    }
+
+    /// A query answers the keys the device has, in the order asked, leaving out
+    /// those it does not: firmware type 1 (application), the serial.
+    #[test]
+    fn queries_answer_the_keys_asked() {
+        let s = state();
+        let mut data = 3u16.to_le_bytes().to_vec();
+        data.extend_from_slice(&[0, 0]);
+        for key in [0x8010u16, 0x7777, 0x8000] {
+            data.extend_from_slice(&key.to_le_bytes());
+        }
+        let got = query(&s, &data);
+        assert_eq!(got[..3], [0, 2, 0]);
+        let kvs = p::parse_key_values(&got, 3, 2).unwrap();
+        assert_eq!((kvs[0].key, kvs[0].value.as_slice()), (0x8010, &[1u8][..]));
+        assert_eq!((kvs[1].key, kvs[1].value.len()), (0x8000, 16));
+    }
+}
