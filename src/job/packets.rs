@@ -460,24 +460,20 @@ type ImuEncode = Box<dyn Fn(&ImuSample) -> Packet + Send>;
 /// cloud's frame, on the sensor's mount. Its noise is the ICM-20948's of the Ouster
 /// IMU (an estimate: Livox gives none).
 fn livox_imu(sensor: &Sensor) -> ImuSpec {
-    let at = DVec3::from(MID_360_IMU_POSITION_M).as_vec3();
-    let m = sensor.mount;
-    ImuSpec {
-        name: format!("{}_imu", sensor.name),
-        mount: Pose {
-            translation: m.translation + m.rotation * at,
-            rotation: m.rotation,
-        },
-        rate_hz: LIVOX_IMU_RATE_HZ,
-        noise: ImuNoise::ICM_20948,
-    }
+    housed_imu(sensor, MID_360_IMU_POSITION_M, LIVOX_IMU_RATE_HZ)
 }
 
 /// An Ouster sensor's internal IMU: the OS1's rate and noise (the ICM-20948's,
 /// `sensor::ImuNoise`), where the metadata's `imu_to_sensor_transform` puts it in the
 /// housing, on the sensor's mount.
 pub fn ouster_imu(sensor: &Sensor, family: OusterFamily) -> ImuSpec {
-    let at = DVec3::from(family.imu_position_m()).as_vec3();
+    housed_imu(sensor, family.imu_position_m(), OS1_IMU_RATE_HZ)
+}
+
+/// A sensor's own IMU at `at` (m) in its housing, on its mount, at `rate_hz`, with the
+/// ICM-20948's noise.
+fn housed_imu(sensor: &Sensor, at: [f64; 3], rate_hz: f64) -> ImuSpec {
+    let at = DVec3::from(at).as_vec3();
     let m = sensor.mount;
     ImuSpec {
         name: format!("{}_imu", sensor.name),
@@ -485,7 +481,7 @@ pub fn ouster_imu(sensor: &Sensor, family: OusterFamily) -> ImuSpec {
             translation: m.translation + m.rotation * at,
             rotation: m.rotation,
         },
-        rate_hz: OS1_IMU_RATE_HZ,
+        rate_hz,
         noise: ImuNoise::ICM_20948,
     }
 }
