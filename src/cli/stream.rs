@@ -510,7 +510,6 @@ fn print_memory(first: &MemoryUse, end: &MemoryUse) {
     );
 }
 
-/// The Ouster HTTP API's part of the summary.
 /// What the Livox device answered: how many requests of each command, from whom.
 fn print_livox(livox: &LivoxDeviceReport) {
     let name = |id: u16| match id {
@@ -537,6 +536,7 @@ fn print_livox(livox: &LivoxDeviceReport) {
     );
 }
 
+/// The Ouster HTTP API's part of the summary.
 fn print_http(http: &HttpReport) {
     let log = &http.exchanges;
     let answered = log.iter().filter(|e| e.status == 200).count();

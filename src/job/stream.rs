@@ -188,7 +188,10 @@ fn livox_device(
     p: &PacketOutput,
     udp: &mut Option<UdpSink>,
 ) -> Result<Option<LivoxDevice>, JobError> {
-    let (Some(ip), Some(sink)) = (p.livox_device, udp.take()) else {
+    let Some(ip) = p.livox_device else {
+        return Ok(None);
+    };
+    let Some(sink) = udp.take() else {
         return Ok(None);
     };
     let from = |port| SocketAddr::V4(SocketAddrV4::new(ip, port));
