@@ -88,8 +88,8 @@ fn formats_and_sensors() -> String {
         .map(|m| format!("{} (--sensor {})", m.format_name(), m.preset()))
         .join(", ");
     format!(
-        "{velodyne}, {hesai}, mid360 (--sensor {LIVOX_PRESET}), ouster-legacy/ouster-rng19/ouster-rng19-dual (the os0/os1/os2 \
-         presets)"
+        "{velodyne}, {hesai}, mid360 (--sensor {LIVOX_PRESET}), \
+         ouster-legacy/ouster-rng19/ouster-rng19-dual (the os0/os1/os2 presets)"
     )
 }
 
@@ -296,13 +296,14 @@ pub(super) fn gpu_packet_format(m: &Member) -> Result<Option<GpuPacketFormat>, J
     let Some(p) = &m.packets else {
         return Ok(None);
     };
-    if p.on_host || m.sensor.cw.is_some() || p.format == PacketFormat::Livox {
+    if p.on_host || m.sensor.cw.is_some() {
         return Ok(None);
     }
     Ok(Some(match p.format {
         PacketFormat::Ouster(profile) => {
             GpuPacketFormat::Ouster(ouster_sensor(&m.sensor, profile, p.start, p.udp)?)
         }
+        // Encoded on the host: a sample per beam in firing order, no GPU pass needed.
         PacketFormat::Livox => return Ok(None),
         PacketFormat::Velodyne(model) => GpuPacketFormat::Velodyne {
             model,

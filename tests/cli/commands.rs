@@ -902,6 +902,7 @@ fn stream_help_describes_every_option() {
             "--pcap",
             "--host-packets",
             "--http",
+            "--livox-device",
             "--ros2",
             "--ros2-namespace",
             "--foxglove",
