@@ -25,6 +25,9 @@ pub const HIL_SENSORS: [&str; 2] = ["vlp-16", "os1-128"];
 /// The Hesai sensor of the workload's thin UDP cases.
 pub const HESAI_SENSOR: &str = "pandar-xt32";
 
+/// The Livox sensor of the workload's thin UDP case (its packets encoded on the host).
+pub const LIVOX_SENSOR: &str = "livox-mid-360";
+
 /// The columns of the workload's widest case (the OS1-128's finest mode).
 pub const WIDE_COLUMNS: u32 = 2048;
 
@@ -126,6 +129,15 @@ pub fn measure_hil(
     results.push(host_encoded(opts, xt32, to)?);
     progress(&format!("{HESAI_SENSOR} thin → UDP in real time"));
     results.push(run_case(opts, xt32, true, HilSink::UdpRealTime, to)?);
+    // A Livox: a sample per beam, encoded on the host.
+    progress(&format!("{LIVOX_SENSOR} thin → Udp"));
+    results.push(run_case(
+        opts,
+        (LIVOX_SENSOR, None),
+        true,
+        HilSink::Udp,
+        to,
+    )?);
     progress("vlp-16 thin → UDP in real time");
     results.push(run_case(
         opts,

@@ -75,7 +75,8 @@ pub(super) struct BenchArgs {
     /// PCD files, a pcap file and UDP on loopback, an OS1-128 × 2048 thin to UDP, the
     /// OS1-128's thin UDP cases again with the packets encoded on the host, a
     /// PandarXT32 thin to UDP (its channels made on the GPU, then encoded on the host,
-    /// then in real time), then a VLP-16 streamed in real time: frames/s, points/s, latency from GPU submission to
+    /// then in real time), a Livox Mid-360 thin to UDP, then a VLP-16 streamed in real
+    /// time: frames/s, points/s, latency from GPU submission to
     /// the frame's last packet, dropped frames, and the host CPU time per frame of
     /// beamtrace's own threads. --frames frames per case.
     #[arg(long)]

@@ -1242,8 +1242,8 @@ fn bench_hil_reports_every_case() {
     let results = results.as_array().expect("a list of cases");
     // 2 sensors × thin or not × 3 sinks, the OS1-128 thin to UDP on the host, the
     // 2048-column case on the GPU and the host, the PandarXT32 thin to UDP on the GPU,
-    // the host and in real time, the real-time VLP-16 stream.
-    assert_eq!(results.len(), 2 * 2 * 3 + 1 + 2 + 3 + 1, "{results:#?}");
+    // the host and in real time, the Mid-360 thin to UDP, the real-time VLP-16 stream.
+    assert_eq!(results.len(), 2 * 2 * 3 + 1 + 2 + 3 + 1 + 1, "{results:#?}");
     let on_host: Vec<_> = (results.iter())
         .filter(|r| r["host_packets"] == true)
         .map(|r| (r["sensor"].as_str().unwrap(), r["beams"].as_u64().unwrap()))
