@@ -35,9 +35,18 @@ pub struct FramePackets {
     /// frame late (counted per packet) rather than dropping it.
     pub ready: Instant,
     pub pacing: Pacing,
-    /// Where this frame's packets and the next go over UDP, when a client changed the
-    /// destination; `None`: where the last frame's went.
-    pub redirect: Option<SocketAddr>,
+    /// Where this frame's packets and the next go over UDP, when a client changed
+    /// where they go; `None`: where the last frame's went.
+    pub redirect: Option<Box<Redirect>>,
+}
+
+/// New destinations a client set.
+#[derive(Debug, Clone, Default)]
+pub struct Redirect {
+    /// The data packets' (and, at their own ports, the side packets').
+    pub data: Option<SocketAddr>,
+    /// The packets to these side ports (the first of each pair).
+    pub ports: Vec<(u16, SocketAddr)>,
 }
 
 /// What the writer did.
@@ -196,8 +205,13 @@ impl Writer {
         mut pcap: Option<&mut PcapWriter<W>>,
     ) -> Result<(), JobError> {
         // Before the lateness check: a skipped frame's change of destination still holds.
-        if let (Some(to), Some(udp)) = (frame.redirect, &mut self.udp) {
-            udp.redirect(to).map_err(JobError::Sink)?;
+        if let (Some(to), Some(udp)) = (&frame.redirect, &mut self.udp) {
+            if let Some(data) = to.data {
+                udp.redirect(data).map_err(JobError::Sink)?;
+            }
+            for &(port, side) in &to.ports {
+                udp.route(port, side);
+            }
         }
         if is_late(frame) {
             self.report.late_frames += 1;

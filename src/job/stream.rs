@@ -2,11 +2,11 @@
 
 use super::host_cpu::HostThreads;
 use super::http::HttpApi;
-use super::sender::{FramePackets, PacketSinks, Sender};
+use super::sender::{FramePackets, PacketSinks, Redirect, Sender};
 use super::{HttpReport, JobError, JobReport, PacketOutput, SenderReport};
 use crate::output::packets::{
     LivoxDevice, LivoxDeviceReport, Pacing, Packet, PacketEncoder, PcapOptions, UdpSink,
-    LIVOX_HOST_POINT_PORT, LIVOX_IMU_PORT, LIVOX_POINT_PORT,
+    LIVOX_HOST_IMU_PORT, LIVOX_HOST_POINT_PORT, LIVOX_IMU_PORT, LIVOX_POINT_PORT,
 };
 use crate::output::write_atomic;
 use crate::sensor::Sensor;
@@ -95,7 +95,10 @@ impl PacketStream {
         let pacing = self.pacing();
         // Looked at as each frame leaves: a destination set while preloading applies
         // to the first frame sent.
-        let mut redirect = self.http.as_mut().and_then(HttpApi::redirect);
+        let mut redirect = Redirect {
+            data: self.http.as_mut().and_then(HttpApi::redirect),
+            ports: Vec::new(),
+        };
         let mut packets = packets;
         if let Some(device) = &self.livox {
             let (points, imu) = device.sends();
@@ -106,14 +109,17 @@ impl PacketStream {
                     imu
                 }
             });
-            redirect = Some(device.destinations().0);
+            let (points_to, imu_to) = device.destinations();
+            redirect.data = Some(points_to);
+            redirect.ports.push((LIVOX_HOST_IMU_PORT, imu_to));
         }
         self.sender.send(FramePackets {
             packets,
             submitted,
             ready: Instant::now(),
             pacing,
-            redirect,
+            redirect: (redirect.data.is_some() || !redirect.ports.is_empty())
+                .then(|| Box::new(redirect)),
         })
     }
 
@@ -197,12 +203,7 @@ fn livox_device(
     let from = |port| SocketAddr::V4(SocketAddrV4::new(ip, port));
     let sink = sink
         .with_source(LIVOX_HOST_POINT_PORT, from(LIVOX_POINT_PORT))
-        .and_then(|s| {
-            s.with_source(
-                crate::output::packets::LIVOX_HOST_IMU_PORT,
-                from(LIVOX_IMU_PORT),
-            )
-        })
+        .and_then(|s| s.with_source(LIVOX_HOST_IMU_PORT, from(LIVOX_IMU_PORT)))
         .map_err(JobError::Sink)?;
     let SocketAddr::V4(host) = sink.destination() else {
         return Err(JobError::LivoxDevice(

@@ -82,6 +82,9 @@ pub struct UdpSink {
     /// Packets to these ports leave from their own socket (a device's fixed source
     /// ports: a Livox lidar's points from 56300, IMU from 56400).
     sources: Vec<(u16, UdpSocket)>,
+    /// Packets to these ports go to their own address (a Livox host's IMU address,
+    /// set apart from its point data's).
+    routes: Vec<(u16, SocketAddr)>,
     pub stats: SendStats,
 }
 
@@ -93,6 +96,7 @@ impl UdpSink {
             to,
             data_port: None,
             sources: Vec::new(),
+            routes: Vec::new(),
             stats: SendStats::default(),
         })
     }
@@ -114,8 +118,17 @@ impl UdpSink {
         self
     }
 
+    /// Packets to port `port` go to `to` from now on (an IPv4 `to` for an IPv4 sink).
+    pub fn route(&mut self, port: u16, to: SocketAddr) {
+        self.routes.retain(|(p, _)| *p != port);
+        self.routes.push((port, to));
+    }
+
     /// Where `packet` goes.
     fn destination_of(&self, packet: &Packet) -> SocketAddr {
+        if let Some((_, to)) = self.routes.iter().find(|(p, _)| *p == packet.port) {
+            return *to;
+        }
         match self.data_port {
             Some(port) if port != packet.port => SocketAddr::new(self.to.ip(), packet.port),
             _ => self.to,
@@ -305,6 +318,39 @@ mod tests {
             data.recv(&mut buf).is_err(),
             "the side packet went elsewhere"
         );
+    }
+
+    /// A routed port's packets go to their own address (a Livox host's IMU port set
+    /// apart), from the socket bound for that port; the others as before.
+    #[test]
+    fn a_routed_port_goes_to_its_own_address_from_its_own_source() {
+        let data = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let routed = UdpSocket::bind("127.0.0.1:0").unwrap();
+        for rx in [&data, &routed] {
+            rx.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        }
+        let source = UdpSocket::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap();
+        let mut sink = UdpSink::new(data.local_addr().unwrap())
+            .unwrap()
+            .with_data_port(2368)
+            .with_source(56401, source)
+            .unwrap();
+        sink.route(56401, routed.local_addr().unwrap());
+        let imu = Packet {
+            time_s: 0.0,
+            port: 56401,
+            payload: vec![7; 60],
+        };
+        sink.send(&imu, Pacing::AsFastAsPossible).unwrap();
+        sink.send(&packet(0.0, 1), Pacing::AsFastAsPossible)
+            .unwrap();
+        let mut buf = [0u8; 200];
+        let (n, from) = routed.recv_from(&mut buf).unwrap();
+        assert_eq!((n, buf[0], from), (60, 7, source));
+        assert_eq!((data.recv(&mut buf).unwrap(), buf[0]), (100, 1));
     }
 
     /// A packet whose time has passed leaves at once and is counted late.
