@@ -328,9 +328,11 @@ mod tests {
         // None of the held clients reads; closing does not wait for them.
         let t = Instant::now();
         gate.close();
+        // Each wait is bounded by the stall time (a loaded machine schedules the
+        // connection threads late); the whole close must still beat it below.
         for _ in 0..MAX_CLIENTS {
             ended
-                .recv_timeout(Duration::from_secs(1))
+                .recv_timeout(STALL)
                 .expect("a connection survived close");
         }
         assert!(t.elapsed() < STALL, "close took {:?}", t.elapsed());
