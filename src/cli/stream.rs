@@ -98,7 +98,7 @@ pub(super) struct StreamArgs {
     /// --to 127.0.0.1:56301, and the SDK's config host_ip 127.0.0.1. The frames start
     /// once a host has configured the lidar (within 2–3 s of the SDK's start), or
     /// after 30 s without one.
-    #[arg(long, value_name = "IP")]
+    #[arg(long, value_name = "IP", requires = "to")]
     livox_device: Option<std::net::Ipv4Addr>,
     /// Encode the packets on the host from each frame's points, as the reference
     /// encoders do, instead of from what the GPU makes beside the frame — Ouster's
