@@ -277,6 +277,7 @@ pub(super) fn job_for_sensor(
         format: Format::Pcd,
         mcap: Default::default(),
         picture: false,
+        objects: false,
         vehicle_pose: Pose::default(),
         materials: MaterialDb::builtin()?,
         mapping: MaterialMapping::default(),

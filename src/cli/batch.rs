@@ -239,6 +239,7 @@ fn run_argv(m: &Manifest, job: &BatchJob, args: &BatchArgs) -> Vec<String> {
         (m.organized == Some(true), "--organized"),
         (m.organized == Some(false), "--unorganized"),
         (!m.picture, "--no-picture"),
+        (m.objects, "--objects"),
         (m.world, "--world"),
         (m.thin, "--thin"),
         (m.ideal, "--ideal"),

@@ -189,6 +189,12 @@ pub(super) struct RunArgs {
     /// Do not write the PNG picture next to each cloud.
     #[arg(long)]
     no_picture: bool,
+    /// Also write each frame's labelled objects (vehicles, pedestrians, whatever the
+    /// scenario moves) into frame_NNNNNN_objects.json: class, oriented box from the mesh
+    /// (sensor frame at its points' time, world, world at the frame's start), velocity,
+    /// points per return, visibility, KITTI occlusion level, truncation, distance.
+    #[arg(long)]
+    objects: bool,
     /// Also write the frames as the real sensor's packets into <out>/packets.pcap
     /// (Ethernet/IPv4/UDP, as a capture of the sensor; timestamps from Unix time 0).
     #[arg(long)]
@@ -264,6 +270,7 @@ pub(super) fn job_options(args: &RunArgs) -> Result<JobOptions> {
     opts.format = args.format;
     opts.mcap = mcap_options(args)?;
     opts.picture = !args.no_picture;
+    opts.objects = args.objects;
     opts.world_frame = args.world;
     opts.fields = args.fields.clone();
     opts.organized = match (args.organized, args.unorganized) {

@@ -54,6 +54,9 @@ pub struct Manifest {
     /// A PNG picture beside each cloud.
     #[serde(default)]
     pub picture: bool,
+    /// Each frame's labelled objects beside its cloud (`run --objects`).
+    #[serde(default)]
+    pub objects: bool,
     /// Points in the world frame.
     #[serde(default)]
     pub world: bool,

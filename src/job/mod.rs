@@ -75,6 +75,9 @@ pub struct JobOptions {
     /// With [`Format::Mcap`]: the messages' names, and one bag or a file per frame.
     pub mcap: McapOptions,
     pub picture: bool,
+    /// Each frame's labelled objects beside its cloud (`frame_NNNNNN_objects.json`, see
+    /// [`crate::output::objects`]); nothing of them is computed without it.
+    pub objects: bool,
     /// Vehicle pose in the world; the sensor sits at `vehicle_pose · sensor.mount`.
     pub vehicle_pose: Pose,
     pub materials: MaterialDb,
@@ -356,6 +359,7 @@ pub fn inputs_digest(opts: &JobOptions) -> String {
     d.add_debug("organized", &opts.organized);
     d.add_debug("world_frame", &opts.world_frame);
     d.add_debug("picture", &opts.picture);
+    d.add_debug("objects", &opts.objects);
     d.add_debug("clouds", &opts.clouds);
     d.add_debug("packets", &opts.packets.as_ref().map(|p| p.format));
     d.hex()

@@ -55,11 +55,19 @@ const RUN_FILE_NAMES: [&str; 10] = [
 
 /// `name` is a frame's file as beamtrace names it: `frame_` and six or more digits,
 /// optionally `_return` and a layer number, then the extension of a cloud format or of
-/// the picture.
+/// the picture; or the frame's objects, `frame_NNNNNN_objects.json`.
 pub fn is_frame_file(name: &str) -> bool {
     let Some((stem, ext)) = name.rsplit_once('.') else {
         return false;
     };
+    if let Some(frame) = (ext == "json")
+        .then(|| stem.strip_suffix("_objects"))
+        .flatten()
+    {
+        return frame
+            .strip_prefix("frame_")
+            .is_some_and(|f| f.len() >= 6 && f.bytes().all(|b| b.is_ascii_digit()));
+    }
     let known = ext == "png" || Format::ALL.iter().any(|f| f.extension() == ext);
     let Some(rest) = stem.strip_prefix("frame_") else {
         return false;
@@ -164,6 +172,7 @@ mod tests {
             "frame_1000000.las",
             "frame_000000.mcap",
             "frame_000000.csv",
+            "frame_000007_objects.json",
         ] {
             assert!(is_frame_file(name), "{name}");
         }
@@ -175,6 +184,9 @@ mod tests {
             "my_frame_000000.pcd",
             "frame_000000",
             "notes.pcd",
+            "frame_000007_objects.pcd",
+            "frame_7_objects.json",
+            "frame_000007.json",
         ] {
             assert!(!is_frame_file(name), "{name}");
         }

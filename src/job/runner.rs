@@ -7,6 +7,7 @@
 //! caller hears of it once all are written, so a shard's journal, a progress bar and a
 //! real-time skip treat it as one frame, as they do the one sensor's frame of a plain run.
 
+use super::files::scenario_time;
 use super::files::OutputPlan;
 use super::files::{create_out_dir, join_osi_frames, viewpoint, write_frame, write_run_files};
 use super::host_cpu::{HostCpuMeter, HostThreads};
@@ -16,6 +17,8 @@ use super::rig::{members, write_rig_files, Member, RigImu};
 use super::stream::PacketStream;
 use super::{FrameDone, JobError, JobOptions, JobReport, MemoryUse};
 use crate::gpu::Context;
+use crate::output::objects::{objects_file_name, write_objects_into};
+use crate::output::objects::{FrameObjects, FrameView, ObjectCatalog};
 use crate::output::packets::Made;
 use crate::output::{rig_frame_messages, tf_static_message, McapBag, Viewpoint, RUN_BAG};
 use crate::sim::{DrivenFrame, DriverInputs, DriverPlan, DriverSensor, FrameDriver, FrameOutput};
@@ -71,6 +74,8 @@ pub(super) struct Runner<'a> {
     /// The job's own threads, whose CPU time is the job's host work.
     pub(super) host: HostThreads,
     meter: HostCpuMeter,
+    /// The scene's objects, when the frames' objects are written.
+    objects: Option<ObjectCatalog>,
 }
 
 /// The driver's inputs for the job: its scene, sensors and motion, and the sun only
@@ -167,7 +172,12 @@ impl<'a> Runner<'a> {
             live: None,
             meter: HostCpuMeter::new(host.clone()),
             host,
+            objects: None,
         };
+        if opts.objects && opts.clouds {
+            let moving = runner.driver.lane_playback(0).motion().moving_instances();
+            runner.objects = Some(object_catalog(opts, moving)?);
+        }
         runner.queue = runner.items();
         Ok(runner)
     }
@@ -398,6 +408,24 @@ impl<'a> Runner<'a> {
                 done.settings.sensor_to_world * lane.member.sensor.mount.to_affine().inverse();
             out.messages = rig_frame_messages(out.messages, &viewpoint(vehicle));
         }
+        if let Some(catalog) = &self.objects {
+            let playback = self.driver.lane_playback(done.lane);
+            let view = FrameView {
+                sensor: &lane.member.sensor,
+                settings: &done.settings,
+                start_s: playback.frame_time(done.frame),
+                points: &cloud.points,
+                motion: playback.motion(),
+            };
+            let labels = FrameObjects {
+                frame: done.frame,
+                time: scenario_time(&lane.member.sensor, done.frame),
+                objects: catalog.label(&view),
+            };
+            let path = lane.member.out_dir.join(objects_file_name(done.frame));
+            write_objects_into(&mut out.files, &path, &labels)?;
+            report.files.push(path);
+        }
         let files = report.files[before..].to_vec();
         // A frame's files and its messages in the bag appear together.
         let mut appended = Ok(());
@@ -473,6 +501,20 @@ impl<'a> Runner<'a> {
             let _ = bag.finish_partial(&error.to_string());
         }
     }
+}
+
+/// The scene's objects: which materials stop a beam from the job's material table.
+fn object_catalog(opts: &JobOptions, moving: &[usize]) -> Result<ObjectCatalog, JobError> {
+    let db = &opts.materials;
+    let resolved = db.resolve(&opts.scene.materials, &opts.mapping)?;
+    let opaque: Vec<bool> = (resolved.iter())
+        .map(|&m| {
+            db.materials
+                .get(m as usize)
+                .is_none_or(|m| !m.is_transparent())
+        })
+        .collect();
+    Ok(ObjectCatalog::new(&opts.scene, &opaque, moving))
 }
 
 /// The run's bag, with a rig's mounts (its IMU's too) on `/tf_static` before the first
@@ -601,6 +643,7 @@ mod tests {
             format: Format::Pcd,
             mcap: Default::default(),
             picture: false,
+            objects: false,
             vehicle_pose: Pose::default(),
             materials: MaterialDb::builtin().expect("materials"),
             mapping: MaterialMapping::default(),

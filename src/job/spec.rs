@@ -209,6 +209,7 @@ impl SimSpec {
             format: Format::Pcd,
             mcap: Default::default(),
             picture: false,
+            objects: false,
             materials,
             mapping,
             device: ContextOptions {

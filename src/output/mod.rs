@@ -16,6 +16,8 @@
 //! * [`write_poses`], [`write_weather`] — the sensor pose and the weather of each frame
 //!   of a run, as CSV; [`write_imu_csv`] an IMU's samples, and [`imu_messages`] them as
 //!   ROS 2 `sensor_msgs/msg/Imu` for a bag.
+//! * [`objects`] — each frame's labelled objects: boxes from the meshes, motion,
+//!   points, visibility and truncation.
 //! * [`write_picture`] — a PNG of a frame: bird's-eye view above a range image.
 //! * [`Recording`] — recorded frames read back for playing: PCD, PLY and LAS files,
 //!   MCAP PointCloud2 messages, Velodyne and Ouster pcap captures (`recorded`).
@@ -33,6 +35,7 @@ mod las;
 mod mcap;
 mod mcap_lengths;
 mod meta;
+pub mod objects;
 mod organize;
 pub mod packets;
 mod pcd;

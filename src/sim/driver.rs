@@ -570,6 +570,11 @@ impl FrameDriver {
         self.lanes[lane].playback.frame_time(frame)
     }
 
+    /// What moves lane `lane`'s scene, as that sensor sees it (its mount and rate).
+    pub fn lane_playback(&self, lane: usize) -> &Playback {
+        &self.lanes[lane].playback
+    }
+
     /// Lane 0's sensor.
     pub fn sensor(&self) -> &Sensor {
         &self.lanes[0].sensor

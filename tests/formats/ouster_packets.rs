@@ -855,6 +855,7 @@ fn a_simulated_street_frame_decodes_to_its_points() {
         format: Format::Pcd,
         mcap: Default::default(),
         picture: false,
+        objects: false,
         vehicle_pose: Pose::default(),
         materials: MaterialDb::builtin().unwrap(),
         mapping: MaterialMapping::default(),

@@ -65,6 +65,7 @@ fn simulate(name: &str, scene: Scene, frames: u64) -> Run {
         format: Format::Pcd,
         mcap: Default::default(),
         picture: false,
+        objects: false,
         vehicle_pose: Pose::default(),
         materials: MaterialDb::builtin().unwrap(),
         mapping: MaterialMapping::default(),

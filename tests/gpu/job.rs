@@ -19,6 +19,7 @@ fn options(out: &Path, frames: u64) -> JobOptions {
         format: Format::Pcd,
         mcap: Default::default(),
         picture: false,
+        objects: false,
         vehicle_pose: Pose::default(),
         materials: MaterialDb::builtin().expect("materials"),
         mapping: MaterialMapping::default(),
