@@ -14,6 +14,7 @@ mod first_hour;
 mod fit;
 mod fmu;
 mod interrupt;
+mod objects;
 mod osi;
 mod picture;
 mod readme;
