@@ -485,6 +485,13 @@ fn print_summary(report: &JobReport, opts: &JobOptions, args: &RunArgs) {
             gpu.len()
         );
     }
+    if opts.objects {
+        let frames = report.points_per_frame.len().max(1) as f64;
+        println!(
+            "  objects labelled in {:.1} ms per frame on the host",
+            1e3 * report.objects_s / frames
+        );
+    }
     for f in report.files.iter().take(4) {
         println!("  {}", f.display());
     }

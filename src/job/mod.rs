@@ -228,6 +228,8 @@ pub struct JobReport {
     /// Seconds spent encoding and writing the frames' files (the caller's callback
     /// included), on the thread that also waits for the GPU.
     pub write_s: f64,
+    /// Of `write_s`, seconds spent labelling the frames' objects (`--objects`).
+    pub objects_s: f64,
     /// The job's host CPU time per frame: its own threads' (see [`HostThreads`]), not
     /// the Vulkan driver's; `None` for a one-frame job.
     pub host_cpu: Option<HostCpu>,

@@ -409,6 +409,7 @@ impl<'a> Runner<'a> {
             out.messages = rig_frame_messages(out.messages, &viewpoint(vehicle));
         }
         if let Some(catalog) = &self.objects {
+            let labelling = Instant::now();
             let playback = self.driver.lane_playback(done.lane);
             let view = FrameView {
                 sensor: &lane.member.sensor,
@@ -425,6 +426,7 @@ impl<'a> Runner<'a> {
             let path = lane.member.out_dir.join(objects_file_name(done.frame));
             write_objects_into(&mut out.files, &path, &labels)?;
             report.files.push(path);
+            report.objects_s += labelling.elapsed().as_secs_f64();
         }
         let files = report.files[before..].to_vec();
         // A frame's files and its messages in the bag appear together.
@@ -555,6 +557,7 @@ impl JobReport {
             all.gpu_ms.extend(&r.gpu_ms);
             all.dropped_frames += r.dropped_frames;
             all.write_s += r.write_s;
+            all.objects_s += r.objects_s;
             if all.device.is_empty() {
                 all.device = r.device.clone();
                 all.poses = r.poses.clone();

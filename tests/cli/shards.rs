@@ -266,7 +266,7 @@ fn small_batch(dir: &Path, sensors: &str) -> PathBuf {
         &manifest,
         format!(
             "scenarios: [approach.yaml]\nsensors: {sensors}\nseeds: [1, 2]\n\
-             picture: true\nthin: true\nsun: none\n"
+             picture: true\nobjects: true\nthin: true\nsun: none\n"
         ),
     )
     .unwrap();
@@ -305,7 +305,10 @@ fn a_batch_in_three_shards_equals_the_batch_in_one() {
     let (a, b) = (files(&one), files(&three));
     assert!(a.contains_key(Path::new("approach/os1-16/seed-1/frame_000004.png")));
     assert!(a.contains_key(Path::new("approach/vlp-16/seed-2/poses.csv")));
-    assert_eq!(a.len(), 4 * (5 * 2 + 1) + 1, "{:?}", a.keys());
+    assert!(a.contains_key(Path::new(
+        "approach/vlp-16/seed-1/frame_000002_objects.json"
+    )));
+    assert_eq!(a.len(), 4 * (5 * 3 + 1) + 1, "{:?}", a.keys());
     assert!(a == b, "the batch differs in three shards");
     // The seeds differ in their noise, so the jobs are not copies of each other.
     assert_ne!(

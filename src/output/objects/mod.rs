@@ -35,6 +35,7 @@ use crate::scene::{Motion, Scene, SemanticClass, Y_UP_TO_Z_UP};
 use crate::sensor::Sensor;
 use geometry::{FieldOfView, Ray};
 use glam::{Mat4, Vec3};
+use rayon::prelude::*;
 use std::collections::HashMap;
 
 /// Half the step of the central differences that give an object's velocity (s).
@@ -179,22 +180,22 @@ impl ObjectCatalog {
         self.entries.is_empty()
     }
 
-    /// The objects of one frame within the sensor's reach.
+    /// The objects of one frame within the sensor's reach, labelled on the host's
+    /// cores an object each.
     pub fn label(&self, view: &FrameView) -> Vec<ObjectLabel> {
         let hits = self.hits(view.points);
         let rays = beam_rays(view);
         let fov = FieldOfView::of(view.sensor);
-        let mut transforms = Vec::new();
-        let mut labels = Vec::new();
-        for (k, e) in self.entries.iter().enumerate() {
-            let mut at = |t: f64| {
-                view.motion.instance_transforms(t, &mut transforms);
-                transforms[e.instance] * e.from_object
-            };
-            let label = e.label(view, hits[k].as_ref(), &rays, &fov, &mut at);
-            labels.extend(label);
-        }
-        labels
+        (self.entries.par_iter().zip(hits.par_iter()))
+            .filter_map(|(e, hits)| {
+                let mut transforms = Vec::new();
+                let mut at = |t: f64| {
+                    view.motion.instance_transforms(t, &mut transforms);
+                    transforms[e.instance] * e.from_object
+                };
+                e.label(view, hits.as_ref(), &rays, &fov, &mut at)
+            })
+            .collect()
     }
 
     /// The points on each object: per return, their beams (sorted) and mean time.
