@@ -401,3 +401,6 @@ impl Entry {
             .collect()
     }
 }
+
+#[cfg(test)]
+mod tests;
