@@ -17,6 +17,7 @@ See docs/python.md for the whole API and examples.
 
 from __future__ import annotations
 
+import json
 import warnings
 from importlib.metadata import PackageNotFoundError, version
 from typing import Dict, Iterator, Optional, Sequence, Tuple, Union
@@ -66,6 +67,9 @@ class Simulator:
     validate:    the Vulkan validation layer on; :meth:`close` raises if it spoke.
     allow_outside_paths: files named inside the scene, sensor or scenario may lie
                  outside their folder.
+    objects:     label each frame's objects (vehicles, pedestrians, whatever the
+                 scenario moves), as ``run --objects``: :attr:`objects` then holds the
+                 last frame's.
     """
 
     def __init__(
@@ -91,6 +95,7 @@ class Simulator:
         device: Optional[int] = None,
         validate: bool = False,
         allow_outside_paths: bool = False,
+        objects: bool = False,
     ) -> None:
         if rig is not None and sensor is not None:
             raise Error("give a sensor or a rig, not both: a rig names its own sensors")
@@ -117,6 +122,7 @@ class Simulator:
             device=device,
             validate=bool(validate),
             allow_outside_paths=bool(allow_outside_paths),
+            objects=bool(objects),
         )
         for notice in native.notices():
             warnings.warn(notice, stacklevel=2)
@@ -129,6 +135,11 @@ class Simulator:
         self._next_t = 0.0
         self.time: Optional[float] = None
         """When the last frame returned began (s of scenario time)."""
+        self.objects: Optional[Union[list, Dict[str, list]]] = None
+        """With ``objects=True``: the last frame's objects, a list of dicts as in
+        ``frame_NNNNNN_objects.json`` (``id``, ``class``, ``box`` in the sensor frame at
+        the object's points' ``time``, ``box_world``, ``box_world_start``, ``velocity``,
+        ``points``, ``visibility``, …); for a rig, sensor name → list."""
 
     # -- frames -------------------------------------------------------------------
 
@@ -246,10 +257,15 @@ class Simulator:
         if frames is None:
             raise Error("no frame came back (frames in flight were drained)")
         arrays = {}
-        for name, t, _frame, records, shape in frames:
+        objects = {}
+        for name, t, _frame, records, shape, labels in frames:
             arrays[name] = np.frombuffer(records, dtype=self.dtype).reshape(shape)
+            if labels is not None:
+                objects[name] = json.loads(labels)["objects"]
             self.time = t
         self._next_t = self.time + self._open().period()
+        if objects:
+            self.objects = objects if self._rig else next(iter(objects.values()))
         if self._rig:
             return arrays
         return next(iter(arrays.values()))

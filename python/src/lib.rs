@@ -9,6 +9,7 @@
 //! message (the file, line and field it names), never an abort.
 
 use beamtrace::job::{LaneFrame, Session, SimSpec};
+use beamtrace::output::objects::objects_json;
 use beamtrace::output::{record_size, write_records, FieldSet, Scalar};
 use beamtrace::sim::Sun;
 use beamtrace::weather::Weather;
@@ -56,8 +57,16 @@ fn numpy_type(scalar: Scalar) -> &'static str {
 }
 
 /// One sensor's frame as the package receives it: the sensor's name, when the sweep
-/// began (s), its frame number, the records and the array's shape.
-type FrameOut<'py> = (String, f64, u64, Bound<'py, PyByteArray>, Vec<usize>);
+/// began (s), its frame number, the records, the array's shape and, when asked for,
+/// its objects as the JSON of `frame_NNNNNN_objects.json`.
+type FrameOut<'py> = (
+    String,
+    f64,
+    u64,
+    Bound<'py, PyByteArray>,
+    Vec<usize>,
+    Option<String>,
+);
 
 /// A scene on the device with its sensor or rig; see `beamtrace.Simulator`.
 #[pyclass(module = "beamtrace._native")]
@@ -84,7 +93,7 @@ impl NativeSession {
     #[new]
     #[pyo3(signature = (*, scene, sensor, rig, scenario, thin, ideal, return_mode, seed,
         sun, night, weather, materials, material_map, strict_materials, fields, world,
-        position, yaw_deg, device, validate, allow_outside_paths))]
+        position, yaw_deg, device, validate, allow_outside_paths, objects))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -109,6 +118,7 @@ impl NativeSession {
         device: Option<usize>,
         validate: bool,
         allow_outside_paths: bool,
+        objects: bool,
     ) -> PyResult<Self> {
         let weather = (weather.as_deref())
             .map(Weather::parse)
@@ -142,6 +152,7 @@ impl NativeSession {
         let mut opts = loaded.opts;
         opts.fields = fields.clone();
         opts.world_frame = world;
+        opts.objects = objects;
         let session = py.detach(|| Session::open(opts)).map_err(error)?;
         Ok(NativeSession {
             session,
@@ -327,7 +338,16 @@ impl NativeSession {
                     py.detach(|| write_records(&self.fields, &lane.layout, &points.points, out))
                         .map_err(error)
                 })?;
-                Ok((lane.name.clone(), f.time, f.frame, bytes, points.shape))
+                let objects = py.detach(|| session.objects(f)).map_err(error)?;
+                let objects = objects.map(|o| objects_json(&o).to_string());
+                Ok((
+                    lane.name.clone(),
+                    f.time,
+                    f.frame,
+                    bytes,
+                    points.shape,
+                    objects,
+                ))
             })
             .collect()
     }

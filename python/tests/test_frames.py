@@ -121,3 +121,26 @@ def test_a_return_mode_equals_run_with_it(cli):
     assert frame["return_count"].max() == 2
     with pytest.raises(beamtrace.Error, match="last"):
         beamtrace.Simulator(sensor="os1-64", thin=True, return_mode="last")
+
+
+def test_objects_equal_the_files_of_run_objects(cli):
+    """A frame's objects through Python are run --objects' file of that frame: the
+    drive's car ahead boxed at 8 m/s (its keyframes: -20 → 44 m in 8 s)."""
+    import json
+
+    drive = ROOT / "configs/scenarios/drive.yaml"
+    with beamtrace.Simulator(sensor="vlp-16", thin=True, scenario=drive, objects=True) as sim:
+        sim.frame(t=0.1)
+        objects = sim.objects
+    out = cli("--sensor", "vlp-16", "--thin", "--scenario", drive, "--frames", 2, "--objects")
+    written = json.loads((out / "frame_000001_objects.json").read_text())["objects"]
+    assert objects == written
+    car = next(o for o in objects if o["name"] == "car_0")
+    assert car["class"] == "vehicle"
+    assert car["velocity"] == pytest.approx([8.0, 0.0, 0.0], abs=1e-2)
+    assert car["points"] > 0 and car["visibility"] > 0.9
+
+
+def test_no_objects_are_labelled_unless_asked_for(vlp16):
+    vlp16.frame(t=0.0)
+    assert vlp16.objects is None

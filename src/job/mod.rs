@@ -11,6 +11,7 @@ mod host_cpu;
 mod http;
 mod live;
 mod memory;
+mod objects;
 mod out_dir;
 mod packets;
 mod rig;

@@ -12,13 +12,14 @@ use super::files::OutputPlan;
 use super::files::{create_out_dir, join_osi_frames, viewpoint, write_frame, write_run_files};
 use super::host_cpu::{HostCpuMeter, HostThreads};
 use super::live::LiveStream;
+use super::objects::{label_frame, object_catalog, LabelledFrame};
 use super::packets::gpu_packet_format;
 use super::rig::{members, write_rig_files, Member, RigImu};
 use super::stream::PacketStream;
 use super::{FrameDone, JobError, JobOptions, JobReport, MemoryUse};
 use crate::gpu::Context;
+use crate::output::objects::ObjectCatalog;
 use crate::output::objects::{objects_file_name, write_objects_into};
-use crate::output::objects::{FrameObjects, FrameView, ObjectCatalog};
 use crate::output::packets::Made;
 use crate::output::{rig_frame_messages, tf_static_message, McapBag, Viewpoint, RUN_BAG};
 use crate::sim::{DrivenFrame, DriverInputs, DriverPlan, DriverSensor, FrameDriver, FrameOutput};
@@ -411,18 +412,15 @@ impl<'a> Runner<'a> {
         if let Some(catalog) = &self.objects {
             let labelling = Instant::now();
             let playback = self.driver.lane_playback(done.lane);
-            let view = FrameView {
+            let frame = LabelledFrame {
                 sensor: &lane.member.sensor,
-                settings: &done.settings,
-                start_s: playback.frame_time(done.frame),
-                points: &cloud.points,
-                motion: playback.motion(),
-            };
-            let labels = FrameObjects {
                 frame: done.frame,
-                time: scenario_time(&lane.member.sensor, done.frame),
-                objects: catalog.label(&view),
+                stamp: scenario_time(&lane.member.sensor, done.frame),
+                start_s: playback.frame_time(done.frame),
+                settings: &done.settings,
+                points: &cloud.points,
             };
+            let labels = label_frame(catalog, playback, frame);
             let path = lane.member.out_dir.join(objects_file_name(done.frame));
             write_objects_into(&mut out.files, &path, &labels)?;
             report.files.push(path);
@@ -503,20 +501,6 @@ impl<'a> Runner<'a> {
             let _ = bag.finish_partial(&error.to_string());
         }
     }
-}
-
-/// The scene's objects: which materials stop a beam from the job's material table.
-fn object_catalog(opts: &JobOptions, moving: &[usize]) -> Result<ObjectCatalog, JobError> {
-    let db = &opts.materials;
-    let resolved = db.resolve(&opts.scene.materials, &opts.mapping)?;
-    let opaque: Vec<bool> = (resolved.iter())
-        .map(|&m| {
-            db.materials
-                .get(m as usize)
-                .is_none_or(|m| !m.is_transparent())
-        })
-        .collect();
-    Ok(ObjectCatalog::new(&opts.scene, &opaque, moving))
 }
 
 /// The run's bag, with a rig's mounts (its IMU's too) on `/tf_static` before the first

@@ -8,11 +8,13 @@
 //! sensor's frame at t.
 
 use super::files::to_world;
+use super::objects::{label_frame, object_catalog, LabelledFrame};
 use super::rig::members;
 use super::runner::driver_plan;
 use super::spec::vehicle_pose;
 use super::{JobError, JobOptions};
 use crate::gpu::Context;
+use crate::output::objects::{FrameObjects, ObjectCatalog};
 use crate::output::{organize, BeamLayout, Organize, Point, PointCloud};
 use crate::scene::{Keyframe, Motion, ObjectTrack, Target, Track, TrackInterpolation};
 use crate::sensor::{Pose, Sensor};
@@ -64,6 +66,8 @@ pub struct Session {
     /// pending rig frame k / sensors.
     collected: Vec<LaneFrame>,
     closed: bool,
+    /// The scene's objects, when the options ask for them (`JobOptions::objects`).
+    objects: Option<ObjectCatalog>,
 }
 
 /// Times within this share of a frame period of a frame's start are that frame's
@@ -89,7 +93,13 @@ impl Session {
         let plan = driver_plan(&opts)?;
         let ctx = Context::new(&opts.device).map_err(JobError::Device)?;
         let driver = plan.start(&ctx)?;
+        let moving = driver.lane_playback(0).motion().moving_instances();
+        let objects = match opts.objects {
+            true => Some(object_catalog(&opts, moving)?),
+            false => None,
+        };
         Ok(Session {
+            objects,
             opts,
             driver,
             lanes,
@@ -230,6 +240,26 @@ impl Session {
             });
         }
         self.organized(f.lane, &cloud)
+    }
+
+    /// The frame's objects (`output::objects`), when the options ask for them. The
+    /// scene moves as it does now: objects placed by hand since the frame was
+    /// submitted are where they were placed.
+    pub fn objects(&self, f: &LaneFrame) -> Result<Option<FrameObjects>, JobError> {
+        let Some(catalog) = &self.objects else {
+            return Ok(None);
+        };
+        let cloud = self.driver.cloud(&f.frame_out)?;
+        let frame = LabelledFrame {
+            sensor: &self.lanes[f.lane].sensor,
+            frame: f.frame,
+            stamp: f.time,
+            start_s: f.time,
+            settings: &f.frame_out.settings,
+            points: &cloud.points,
+        };
+        let playback = self.driver.lane_playback(f.lane);
+        Ok(Some(label_frame(catalog, playback, frame)))
     }
 
     fn organized(&self, lane: usize, cloud: &PointCloud) -> Result<FramePoints, JobError> {

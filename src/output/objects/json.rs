@@ -32,14 +32,19 @@ pub fn write_objects_into(
     path: &Path,
     objects: &FrameObjects,
 ) -> Result<(), OutputError> {
-    let value = json!({
-        "frame": objects.frame,
-        "time": objects.time,
-        "objects": objects.objects.iter().map(object).collect::<Vec<_>>(),
-    });
+    let value = objects_json(objects);
     files.write(path, |w| {
         serde_json::to_writer(&mut *w, &value)?;
         writeln!(w)
+    })
+}
+
+/// A frame's objects as the file holds them (module docs).
+pub fn objects_json(objects: &FrameObjects) -> Value {
+    json!({
+        "frame": objects.frame,
+        "time": objects.time,
+        "objects": objects.objects.iter().map(object).collect::<Vec<_>>(),
     })
 }
 

@@ -28,7 +28,7 @@ mod geometry;
 mod json;
 
 pub use geometry::OrientedBox;
-pub use json::{objects_file_name, write_objects_into};
+pub use json::{objects_file_name, objects_json, write_objects_into};
 
 use crate::model::{FrameSettings, Point};
 use crate::scene::{Motion, Scene, SemanticClass, Y_UP_TO_Z_UP};
