@@ -67,6 +67,8 @@ class Simulator:
     validate:    the Vulkan validation layer on; :meth:`close` raises if it spoke.
     allow_outside_paths: files named inside the scene, sensor or scenario may lie
                  outside their folder.
+    flow:        add the scene flow to the fields (flow_x, flow_y, flow_z: the world
+                 velocity of the surface each point hit, m/s), as ``run --flow``.
     objects:     label each frame's objects (vehicles, pedestrians, whatever the
                  scenario moves), as ``run --objects``: :attr:`objects` then holds the
                  last frame's.
@@ -96,6 +98,7 @@ class Simulator:
         validate: bool = False,
         allow_outside_paths: bool = False,
         objects: bool = False,
+        flow: bool = False,
     ) -> None:
         if rig is not None and sensor is not None:
             raise Error("give a sensor or a rig, not both: a rig names its own sensors")
@@ -123,6 +126,7 @@ class Simulator:
             validate=bool(validate),
             allow_outside_paths=bool(allow_outside_paths),
             objects=bool(objects),
+            flow=bool(flow),
         )
         for notice in native.notices():
             warnings.warn(notice, stacklevel=2)

@@ -93,7 +93,7 @@ impl NativeSession {
     #[new]
     #[pyo3(signature = (*, scene, sensor, rig, scenario, thin, ideal, return_mode, seed,
         sun, night, weather, materials, material_map, strict_materials, fields, world,
-        position, yaw_deg, device, validate, allow_outside_paths, objects))]
+        position, yaw_deg, device, validate, allow_outside_paths, objects, flow))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -119,6 +119,7 @@ impl NativeSession {
         validate: bool,
         allow_outside_paths: bool,
         objects: bool,
+        flow: bool,
     ) -> PyResult<Self> {
         let weather = (weather.as_deref())
             .map(Weather::parse)
@@ -127,6 +128,10 @@ impl NativeSession {
         let fields: FieldSet = fields
             .parse()
             .map_err(|e| Error::new_err(format!("fields: {}", message(&e))))?;
+        let fields = match flow {
+            true => fields.with_flow(),
+            false => fields,
+        };
         let spec = SimSpec {
             scene,
             scenario,
@@ -227,7 +232,8 @@ impl NativeSession {
                     let points = session.points(&f, organized)?;
                     buffer.resize(points.points.len() * record_size(fields), 0);
                     let layout = &session.lanes()[f.lane].layout;
-                    write_records(fields, layout, &points.points, &mut buffer)?;
+                    let flow = session.flow(&f);
+                    write_records(fields, layout, flow.as_ref(), &points.points, &mut buffer)?;
                 }
             }
             Ok(start.elapsed().as_secs_f64())
@@ -333,10 +339,19 @@ impl NativeSession {
             .map(|f| {
                 let session = &self.session;
                 let points = py.detach(|| session.points(f, organized)).map_err(error)?;
+                let flow = py.detach(|| session.flow(f));
                 let lane = &self.session.lanes()[f.lane];
                 let bytes = PyByteArray::new_with(py, points.points.len() * size, |out| {
-                    py.detach(|| write_records(&self.fields, &lane.layout, &points.points, out))
-                        .map_err(error)
+                    py.detach(|| {
+                        write_records(
+                            &self.fields,
+                            &lane.layout,
+                            flow.as_ref(),
+                            &points.points,
+                            out,
+                        )
+                    })
+                    .map_err(error)
                 })?;
                 let objects = py.detach(|| session.objects(f)).map_err(error)?;
                 let objects = objects.map(|o| objects_json(&o).to_string());

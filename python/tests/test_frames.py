@@ -144,3 +144,16 @@ def test_objects_equal_the_files_of_run_objects(cli):
 def test_no_objects_are_labelled_unless_asked_for(vlp16):
     vlp16.frame(t=0.0)
     assert vlp16.objects is None
+
+
+def test_flow_equals_run_flow(cli):
+    """The scene flow through Python is run --flow's, bit for bit: the cars ahead of
+    the drive at their 8 m/s, the street still."""
+    drive = ROOT / "configs/scenarios/drive.yaml"
+    with beamtrace.Simulator(sensor="vlp-16", thin=True, scenario=drive, flow=True) as sim:
+        frame = sim.frame(t=0.1)
+    out = cli("--sensor", "vlp-16", "--thin", "--scenario", drive, "--frames", 2, "--flow")
+    assert_same_bits(frame, read_pcd(out / "frame_000001.pcd"))
+    moving = frame["flow_x"] != 0
+    assert 0 < moving.sum() < len(frame) / 10
+    assert frame["flow_x"][moving] == pytest.approx(8.0, abs=1e-2)

@@ -240,6 +240,7 @@ fn run_argv(m: &Manifest, job: &BatchJob, args: &BatchArgs) -> Vec<String> {
         (m.organized == Some(false), "--unorganized"),
         (!m.picture, "--no-picture"),
         (m.objects, "--objects"),
+        (m.flow, "--flow"),
         (m.world, "--world"),
         (m.thin, "--thin"),
         (m.ideal, "--ideal"),

@@ -195,6 +195,12 @@ pub(super) struct RunArgs {
     /// points per return, visibility, KITTI occlusion level, truncation, distance.
     #[arg(long)]
     objects: bool,
+    /// Add the scene flow to the clouds' fields: flow_x, flow_y, flow_z, the world
+    /// velocity (m/s) of the surface each point hit at its firing time, rotation
+    /// included (0 on the static world; the sensor's own motion is in poses.csv). Not
+    /// with --format las or osi, which hold fixed fields.
+    #[arg(long)]
+    flow: bool,
     /// Also write the frames as the real sensor's packets into <out>/packets.pcap
     /// (Ethernet/IPv4/UDP, as a capture of the sensor; timestamps from Unix time 0).
     #[arg(long)]
@@ -272,7 +278,10 @@ pub(super) fn job_options(args: &RunArgs) -> Result<JobOptions> {
     opts.picture = !args.no_picture;
     opts.objects = args.objects;
     opts.world_frame = args.world;
-    opts.fields = args.fields.clone();
+    opts.fields = match args.flow {
+        true => args.fields.clone().with_flow(),
+        false => args.fields.clone(),
+    };
     opts.organized = match (args.organized, args.unorganized) {
         (true, _) => Some(true),
         (_, true) => Some(false),

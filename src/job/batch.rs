@@ -57,6 +57,9 @@ pub struct Manifest {
     /// Each frame's labelled objects beside its cloud (`run --objects`).
     #[serde(default)]
     pub objects: bool,
+    /// The scene flow among the clouds' fields (`run --flow`).
+    #[serde(default)]
+    pub flow: bool,
     /// Points in the world frame.
     #[serde(default)]
     pub world: bool,

@@ -7,6 +7,7 @@ use super::{JobError, JobOptions, JobReport, MemoryUse, POSES_FILE, RUN_FILE, WE
 use crate::model::{FrameSettings, PointCloud};
 use crate::osi::detections::mounting_position;
 use crate::osi::{sensor_data, trace_file_name, write_message, FrameStamp as OsiStamp};
+use crate::output::objects::FlowField;
 use crate::output::{
     frame_file_name, frame_layer_file_name, frame_messages, frame_messages_at, organize,
     write_atomic, write_cloud_into, write_mcap_layer_to, write_picture_into, write_poses,
@@ -260,9 +261,8 @@ pub(super) fn write_frame(
     opts: &JobOptions,
     m: &Member,
     plan: &OutputPlan,
-    frame: u64,
-    cloud: &PointCloud,
-    settings: &FrameSettings,
+    (frame, cloud, settings): (u64, &PointCloud, &FrameSettings),
+    flow: Option<&FlowField>,
     report: &mut JobReport,
 ) -> Result<FrameOutput, JobError> {
     let mut out = FrameOutput {
@@ -281,10 +281,15 @@ pub(super) fn write_frame(
         let frame_of = FrameOf {
             stamp,
             world: Some(stamp.pose),
+            flow,
         };
         write_clouds(opts, m, plan, &world, frame_of, &mut out, report)?;
     } else {
-        let frame_of = FrameOf { stamp, world: None };
+        let frame_of = FrameOf {
+            stamp,
+            world: None,
+            flow,
+        };
         write_clouds(opts, m, plan, cloud, frame_of, &mut out, report)?;
     }
     if opts.picture {
@@ -383,10 +388,12 @@ pub(super) fn to_world(cloud: &PointCloud, settings: &FrameSettings) -> PointClo
 
 /// Which frame a cloud is of, and in which coordinate frame its points are.
 #[derive(Clone, Copy)]
-struct FrameOf {
+struct FrameOf<'a> {
     stamp: FrameStamp,
     /// `Some`: the points are in the world, and this is the sensor's pose there.
     world: Option<Viewpoint>,
+    /// The frame's motion, for the scene flow's fields.
+    flow: Option<&'a FlowField>,
 }
 
 /// Calls `f` with the cloud(s) of a frame: one, or one per return layer of an organized
@@ -395,7 +402,7 @@ fn with_layers<T>(
     opts: &JobOptions,
     plan: &OutputPlan,
     cloud: &PointCloud,
-    of: FrameOf,
+    of: FrameOf<'_>,
     f: impl FnOnce(&[(usize, &PointCloud, CloudMeta)]) -> Result<T, JobError>,
 ) -> Result<T, JobError> {
     let meta = |organized| CloudMeta {
@@ -403,6 +410,7 @@ fn with_layers<T>(
         organized,
         world: of.world,
         beams: Some(&plan.layout),
+        flow: of.flow,
         stamp: Some(of.stamp),
     };
     match plan.organize {
@@ -424,7 +432,7 @@ fn write_clouds(
     m: &Member,
     plan: &OutputPlan,
     cloud: &PointCloud,
-    of: FrameOf,
+    of: FrameOf<'_>,
     out: &mut FrameOutput,
     report: &mut JobReport,
 ) -> Result<(), JobError> {
@@ -477,10 +485,18 @@ pub(super) fn frame_messages_for(
             let of = FrameOf {
                 stamp,
                 world: Some(stamp.pose),
+                flow: None,
             };
             (&world, of)
         }
-        false => (cloud, FrameOf { stamp, world: None }),
+        false => (
+            cloud,
+            FrameOf {
+                stamp,
+                world: None,
+                flow: None,
+            },
+        ),
     };
     with_layers(opts, plan, cloud, of, |layers| {
         frame_messages_at(layers, names, clock_ns)

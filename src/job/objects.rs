@@ -3,8 +3,9 @@
 
 use super::{JobError, JobOptions};
 use crate::model::{FrameSettings, Point};
-use crate::output::objects::{FrameObjects, FrameView, ObjectCatalog};
+use crate::output::objects::{FlowField, FlowInput, FrameObjects, FrameView, ObjectCatalog};
 use crate::sensor::Sensor;
+use crate::sim::DrivenFrame;
 use crate::sim::Playback;
 
 /// The scene's objects: which materials stop a beam from the job's material table.
@@ -55,4 +56,27 @@ pub(super) fn label_frame(
         time: f.stamp,
         objects: catalog.label(&view),
     }
+}
+
+/// The scene flow of lane frame `done` (`--flow`), for points in the job's frame.
+pub(super) fn frame_flow(
+    opts: &JobOptions,
+    playback: &Playback,
+    sensor: &Sensor,
+    done: &DrivenFrame,
+) -> FlowField {
+    let settings = &done.settings;
+    FlowField::new(FlowInput {
+        scene: &opts.scene,
+        motion: playback.motion(),
+        settings,
+        start_s: playback.frame_time(done.frame),
+        length_s: frame_length(sensor, settings),
+        world: opts.world_frame,
+    })
+}
+
+/// A frame's length (s): its sweep's, else the sensor's frame period.
+pub(super) fn frame_length(sensor: &Sensor, settings: &FrameSettings) -> f32 {
+    (settings.sweep.as_ref()).map_or(1.0 / sensor.frame_rate, |s| s.duration_s)
 }

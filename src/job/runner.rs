@@ -12,7 +12,7 @@ use super::files::OutputPlan;
 use super::files::{create_out_dir, join_osi_frames, viewpoint, write_frame, write_run_files};
 use super::host_cpu::{HostCpuMeter, HostThreads};
 use super::live::LiveStream;
-use super::objects::{label_frame, object_catalog, LabelledFrame};
+use super::objects::{frame_flow, label_frame, object_catalog, LabelledFrame};
 use super::packets::gpu_packet_format;
 use super::rig::{members, write_rig_files, Member, RigImu};
 use super::stream::PacketStream;
@@ -395,13 +395,15 @@ impl<'a> Runner<'a> {
         let report = &mut lane.report;
         let before = report.files.len();
         let writing = Instant::now();
+        let playback = self.driver.lane_playback(done.lane);
+        let flow = (self.opts.fields.needs_flow())
+            .then(|| frame_flow(self.opts, playback, &lane.member.sensor, done));
         let mut out = write_frame(
             self.opts,
             &lane.member,
             &lane.plan,
-            done.frame,
-            cloud,
-            &done.settings,
+            (done.frame, cloud, &done.settings),
+            flow.as_ref(),
             report,
         )?;
         if self.opts.rig.is_some() {

@@ -80,9 +80,10 @@ impl Convention {
     /// The keys of its fields, in file order.
     pub fn keys(self) -> Vec<&'static str> {
         match self {
+            // The flow only where asked for (`FieldSet::with_flow`).
             Convention::Beamtrace => FIELDS
                 .iter()
-                .filter(|f| f.key == f.name)
+                .filter(|f| f.key == f.name && !f.needs_flow)
                 .map(|f| f.key)
                 .collect(),
             Convention::Velodyne => {
@@ -212,12 +213,35 @@ impl FieldSet {
         self.convention
     }
 
-    /// The convention's name, or the comma-separated keys of a list.
+    /// The convention's name (with the keys added to it, `with_flow`), or the
+    /// comma-separated keys of a list.
     pub fn describe(&self) -> String {
         match self.convention {
-            Some(c) => c.name().to_string(),
+            Some(c) => {
+                let added = &self.keys()[c.keys().len().min(self.fields.len())..];
+                std::iter::once(c.name())
+                    .chain(added.iter().copied())
+                    .collect::<Vec<_>>()
+                    .join(",")
+            }
             None => self.keys().join(","),
         }
+    }
+
+    /// These fields and the scene flow's (`flow_x`, `flow_y`, `flow_z`) after them,
+    /// the convention's layout kept; a set that has them already is returned as it is.
+    pub fn with_flow(mut self) -> FieldSet {
+        if !self.needs_flow() {
+            let flow =
+                fields::FLOW_KEYS.map(|k| fields::by_key(k).expect("flow keys are in FIELDS"));
+            self.fields.extend(flow);
+        }
+        self
+    }
+
+    /// Whether a writer needs the frame's motion (the scene flow's fields).
+    pub fn needs_flow(&self) -> bool {
+        self.fields.iter().any(|f| f.needs_flow)
     }
 
     pub fn keys(&self) -> Vec<&'static str> {

@@ -68,6 +68,12 @@ pub enum OutputError {
          BeamLayout in CloudMeta::beams"
     )]
     NeedsBeams { field: &'static str },
+    /// A scene flow field where the writer has no frame motion.
+    #[error(
+        "the field `{field}` is the scene flow, which only a simulated frame has: write it \
+         with `run --flow` (or the Python API's flow=True)"
+    )]
+    NeedsFlow { field: &'static str },
     /// Points whose values the records cannot hold (a derived field past 32 bits), or a
     /// buffer of the wrong size.
     #[error("the frame's records: {0}")]

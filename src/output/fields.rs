@@ -90,6 +90,9 @@ pub(crate) struct BeamInfo {
     pub ring_from_top: u16,
     /// Distance of the beam's origin from the sensor origin (m).
     pub origin_offset: f32,
+    /// The point's scene flow (world frame, m/s), where the writer has the frame's
+    /// motion (`objects::FlowField`); zero elsewhere.
+    pub flow: [f32; 3],
 }
 
 /// One per-point field.
@@ -107,6 +110,8 @@ pub struct Field {
     pub(crate) set: Option<fn(&mut Point, Value)>,
     /// `get` reads the [`BeamInfo`]: a writer needs the sensor's beams for it.
     pub(crate) needs_beams: bool,
+    /// `get` reads the flow: a writer needs the frame's motion for it (`run --flow`).
+    pub(crate) needs_flow: bool,
 }
 
 impl std::fmt::Debug for Field {
@@ -165,9 +170,30 @@ macro_rules! member {
                 }
             }),
             needs_beams: false,
+            needs_flow: false,
         }
     };
 }
+
+/// A component of the scene flow, which the writer's frame motion gives.
+macro_rules! flow {
+    ($key:ident, $axis:expr, $meaning:expr) => {
+        Field {
+            key: stringify!($key),
+            name: stringify!($key),
+            scalar: Scalar::F32,
+            unit: "m/s",
+            meaning: $meaning,
+            get: |_, info| Value::F32(info.flow[$axis]),
+            set: None,
+            needs_beams: false,
+            needs_flow: true,
+        }
+    };
+}
+
+/// The scene flow's fields, in order (`run --flow` adds them).
+pub const FLOW_KEYS: [&str; 3] = ["flow_x", "flow_y", "flow_z"];
 
 /// Every field, beamtrace's own first (in the order of its files), then the drivers'.
 pub const FIELDS: &[Field] = &[
@@ -190,6 +216,9 @@ pub const FIELDS: &[Field] = &[
     member!(time, F32, "s", "the beam's firing time since the frame started"),
     member!(reflectivity, U8, "0–255", "calibrated reflectivity: 0–100 diffuse reflectance in %, 101–255 retroreflectors"),
     member!(bounce, U8, "count", "mirrors and panes the path met before the surface that returned (0: direct; see max_bounces)"),
+    flow!(flow_x, 0, "scene flow: world velocity of the surface hit at the point's time, x (0 on the static world; run --flow)"),
+    flow!(flow_y, 1, "scene flow, y"),
+    flow!(flow_z, 2, "scene flow, z"),
     Field {
         key: "velodyne.intensity",
         name: "intensity",
@@ -203,6 +232,7 @@ pub const FIELDS: &[Field] = &[
             }
         }),
         needs_beams: false,
+            needs_flow: false,
     },
     Field {
         key: "velodyne.ring",
@@ -213,6 +243,7 @@ pub const FIELDS: &[Field] = &[
         get: |_, b| Value::U16(b.ring_from_bottom),
         set: None,
         needs_beams: true,
+            needs_flow: false,
     },
     Field {
         key: "ouster.intensity",
@@ -223,6 +254,7 @@ pub const FIELDS: &[Field] = &[
         get: |p, _| Value::F32(f32::from(signal(p))),
         set: None,
         needs_beams: false,
+            needs_flow: false,
     },
     Field {
         key: "ouster.t",
@@ -237,6 +269,7 @@ pub const FIELDS: &[Field] = &[
             }
         }),
         needs_beams: false,
+            needs_flow: false,
     },
     Field {
         key: "ouster.reflectivity",
@@ -251,6 +284,7 @@ pub const FIELDS: &[Field] = &[
             }
         }),
         needs_beams: false,
+            needs_flow: false,
     },
     Field {
         key: "ouster.ring",
@@ -261,6 +295,7 @@ pub const FIELDS: &[Field] = &[
         get: |_, b| Value::U16(b.ring_from_top),
         set: None,
         needs_beams: true,
+            needs_flow: false,
     },
     Field {
         key: "ouster.ambient",
@@ -271,6 +306,7 @@ pub const FIELDS: &[Field] = &[
         get: |p, _| Value::U16(near_ir(p)),
         set: None,
         needs_beams: false,
+            needs_flow: false,
     },
     Field {
         key: "ouster.range",
@@ -281,6 +317,7 @@ pub const FIELDS: &[Field] = &[
         get: |p, b| Value::U32(fit_u32(f64::from(p.range + b.origin_offset) * 1000.0)),
         set: None,
         needs_beams: true,
+            needs_flow: false,
     },
     Field {
         key: "ouster.signal",
@@ -291,6 +328,7 @@ pub const FIELDS: &[Field] = &[
         get: |p, _| Value::U16(signal(p)),
         set: None,
         needs_beams: false,
+            needs_flow: false,
     },
     Field {
         key: "ouster.near_ir",
@@ -301,6 +339,7 @@ pub const FIELDS: &[Field] = &[
         get: |p, _| Value::U16(near_ir(p)),
         set: None,
         needs_beams: false,
+            needs_flow: false,
     },
 ];
 

@@ -71,7 +71,8 @@ impl Format {
     /// cloud: both are refused rather than silently changed.
     /// OSI's detections have their own fields and are a list: the same holds there.
     pub fn check_layout(self, fields: &FieldSet, organized: bool) -> Result<(), OutputError> {
-        let beamtrace = fields.convention() == Some(Convention::Beamtrace);
+        // Exactly beamtrace's own fields: LAS stores a fixed set, OSI its detections.
+        let beamtrace = fields.convention() == Some(Convention::Beamtrace) && !fields.needs_flow();
         match self {
             Format::Las if !beamtrace => Err(OutputError::LasFields {
                 given: fields.describe(),

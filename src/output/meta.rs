@@ -3,6 +3,7 @@
 
 use super::conventions::FieldSet;
 use super::fields::{self, Field};
+use super::objects::FlowField;
 use super::organize::BeamLayout;
 use super::records::{Records, KEY_COMMENT};
 use super::{OutputError, PointCloud};
@@ -57,6 +58,8 @@ pub struct CloudMeta<'a> {
     pub world: Option<Viewpoint>,
     /// The sensor's beams, which some fields need (ring order, beam origins).
     pub beams: Option<&'a BeamLayout>,
+    /// The frame's motion, which the scene flow's fields need.
+    pub flow: Option<&'a FlowField>,
     /// The frame's time and the sensor's pose; `None`: time 0, the sensor at the
     /// world's origin (LAS and MCAP only; PCD and PLY carry no time).
     pub stamp: Option<FrameStamp>,
@@ -70,6 +73,7 @@ impl<'a> CloudMeta<'a> {
             organized: None,
             world: None,
             beams: None,
+            flow: None,
             stamp: None,
         }
     }
@@ -101,6 +105,11 @@ impl<'a> CloudMeta<'a> {
                 return Err(OutputError::NeedsBeams { field: f.key });
             }
         }
+        if self.flow.is_none() {
+            if let Some(f) = self.fields.fields().iter().find(|f| f.needs_flow) {
+                return Err(OutputError::NeedsFlow { field: f.key });
+            }
+        }
         Ok(())
     }
 
@@ -108,6 +117,7 @@ impl<'a> CloudMeta<'a> {
         Records {
             fields: self.fields.fields(),
             beams: self.beams,
+            flow: self.flow,
             ply,
         }
     }

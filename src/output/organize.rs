@@ -86,6 +86,7 @@ impl BeamLayout {
                     ring_from_bottom: clamp_u16(up),
                     ring_from_top: clamp_u16(rings.saturating_sub(1 + up)),
                     origin_offset: b.origin_offset,
+                    flow: [0.0; 3],
                 }
             })
             .collect();

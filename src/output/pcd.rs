@@ -590,6 +590,7 @@ mod tests {
                 rotation: [0.70710677, 0.0, 0.0, 0.70710677],
             }),
             beams: Some(&layout),
+            flow: None,
             stamp: None,
         };
         let expected = "# .PCD v0.7 - Point Cloud Data file format\n\

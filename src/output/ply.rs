@@ -429,6 +429,7 @@ mod tests {
                 rotation: [0.5, 0.5, -0.5, 0.5],
             }),
             beams: None,
+            flow: None,
             stamp: None,
         };
         let h = ply_header_with(&meta, 12, PlyEncoding::BinaryLittleEndian);

@@ -4,6 +4,7 @@
 
 use super::conventions::FieldSet;
 use super::fields::{BeamInfo, Field, Value, PLY_INT32_MAX};
+use super::objects::FlowField;
 use super::organize::BeamLayout;
 use super::{OutputError, Point};
 use rayon::prelude::*;
@@ -28,6 +29,8 @@ pub(crate) struct Records<'a> {
     pub fields: &'a [&'static Field],
     /// The sensor's beams, for fields that need them (checked by the caller).
     pub beams: Option<&'a BeamLayout>,
+    /// The frame's motion, for the scene flow's fields (checked by the caller).
+    pub flow: Option<&'a FlowField>,
     /// PLY stores 32-bit unsigned fields as int32: larger values are refused.
     pub ply: bool,
 }
@@ -40,10 +43,13 @@ impl Records<'_> {
 
     /// The values of `p`, in field order, checked to fit the file.
     fn values(&self, p: &Point, out: &mut Vec<Value>) -> io::Result<()> {
-        let info = match self.beams {
+        let mut info = match self.beams {
             Some(b) => b.info(p.beam).map_err(invalid)?,
             None => BeamInfo::default(),
         };
+        if let Some(flow) = self.flow {
+            info.flow = flow.at(p).to_array();
+        }
         out.clear();
         for f in self.fields {
             let v = (f.get)(p, &info);
@@ -137,15 +143,20 @@ pub fn record_size(fields: &FieldSet) -> usize {
 
 /// Writes the records of `points` into `out`, exactly as PCD binary stores them after
 /// its header: the fields of `fields` in order, packed little-endian. `beams` is the
-/// sensor's layout, for the fields that need it. `out` must hold exactly
+/// sensor's layout, for the fields that need it; `flow` the frame's motion, for the
+/// scene flow's (refused without it). `out` must hold exactly
 /// `points.len() ×` [`record_size`] bytes, so a caller can hand over memory it owns
 /// (an array's buffer) and the records are written once, in place.
 pub fn write_records(
     fields: &FieldSet,
     beams: &BeamLayout,
+    flow: Option<&FlowField>,
     points: &[Point],
     out: &mut [u8],
 ) -> Result<(), OutputError> {
+    if let (None, Some(f)) = (flow, fields.fields().iter().find(|f| f.needs_flow)) {
+        return Err(OutputError::NeedsFlow { field: f.key });
+    }
     let want = points.len() * record_size(fields);
     if out.len() != want {
         return Err(OutputError::Records(format!(
@@ -158,6 +169,7 @@ pub fn write_records(
     let records = Records {
         fields: fields.fields(),
         beams: Some(beams),
+        flow,
         ply: false,
     };
     let mut w: &mut [u8] = out;

@@ -5,10 +5,12 @@
 //! where its box stands at any time follow from the keyframes); and the bundled street,
 //! whose car meshes' extents the gltf crate reads from the .glb.
 
+use crate::independent::{floats, ints, python, read_with};
 use beamtrace::output::read_pcd;
 use beamtrace::scene::base64;
 use glam::{Quat, Vec3};
 use serde_json::Value;
+use std::f32::consts::FRAC_PI_2;
 use std::fs;
 use std::path::Path;
 use std::process::Command;
@@ -128,6 +130,8 @@ const SPEED: f32 = 10.0;
 const START_X: f32 = -5.0;
 /// The open car's lane: beside the sensor, where its beams fire late in the sweep.
 const SIDE_Y: f32 = -10.0;
+/// Where a third car turns on the spot, a quarter turn a second (π/2 rad/s about z).
+const SPINNER: [f32; 3] = [0.0, 10.0, 0.75];
 
 #[test]
 fn objects_carry_their_meshes_boxes_their_motion_and_what_the_beams_saw() {
@@ -153,6 +157,7 @@ fn objects_carry_their_meshes_boxes_their_motion_and_what_the_beams_saw() {
             gltf([START_X, SIDE_Y, 0.75], false),
             gltf(car, true),
         ),
+        ("spinner", "vehicle", gltf(SPINNER, false), gltf(car, true)),
     ]);
     fs::write(dir.path().join("cubes.gltf"), scene).unwrap();
     fs::write(
@@ -160,7 +165,10 @@ fn objects_carry_their_meshes_boxes_their_motion_and_what_the_beams_saw() {
         format!(
             "frames: 3\nobjects:\n  - node: open\n    keyframes:\n      \
              - {{ t: 0, position: [{START_X}, {SIDE_Y}, 0.75], yaw_deg: 0 }}\n      \
-             - {{ t: 1, position: [{}, {SIDE_Y}, 0.75], yaw_deg: 0 }}\n",
+             - {{ t: 1, position: [{}, {SIDE_Y}, 0.75], yaw_deg: 0 }}\n  \
+             - node: spinner\n    keyframes:\n      \
+             - {{ t: 0, position: {SPINNER:?}, yaw_deg: 0 }}\n      \
+             - {{ t: 1, position: {SPINNER:?}, yaw_deg: 90 }}\n",
             START_X + SPEED
         ),
     )
@@ -185,7 +193,11 @@ fn objects_carry_their_meshes_boxes_their_motion_and_what_the_beams_saw() {
     for frame in 1..3u64 {
         let objs = objects(&out, frame);
         let names: Vec<&str> = objs.iter().map(|o| o["name"].as_str().unwrap()).collect();
-        assert_eq!(names, ["hidden", "open"], "the wall is no object");
+        assert_eq!(
+            names,
+            ["hidden", "open", "spinner"],
+            "the wall is no object"
+        );
         for o in &objs {
             let size = vec3(&o["box"]["size"]);
             assert!((size - Vec3::from(car)).abs().max_element() < 1e-4, "{o}");
@@ -200,7 +212,52 @@ fn objects_carry_their_meshes_boxes_their_motion_and_what_the_beams_saw() {
         assert_eq!(hidden["occlusion"], 3, "{hidden}");
         let open = named(&objs, "open");
         check_open_car(open, &out, frame);
+        let w = vec3(&named(&objs, "spinner")["angular_velocity"]);
+        assert!((w - Vec3::Z * FRAC_PI_2).length() < 1e-3, "{w}");
     }
+    check_flow(dir.path(), scene, scenario);
+}
+
+/// The scene flow in the world frame, read by pypcd4: the open car's speed on its
+/// points, the spinner's turn ω × (p − c) on its, nothing on the wall.
+fn check_flow(dir: &Path, scene: &str, scenario: &str) {
+    let world = dir.join("world");
+    let args = [
+        "--sensor", "vlp-16", "--thin", "--ideal", "--world", "--flow",
+    ];
+    run(
+        &world,
+        &[&args[..], &["--scene", scene, "--scenario", scenario]].concat(),
+    );
+    let objs = objects(&world, 1);
+    let id = |name: &str| named(&objs, name)["id"].as_u64().unwrap();
+    let (open, spinner) = (id("open"), id("spinner"));
+    let got = read_with(
+        &python("pypcd4"),
+        "read_pcd.py",
+        &world.join("frame_000001.pcd"),
+    );
+    let column = |f: &str| floats(&got, f);
+    let (x, y, z) = (column("x"), column("y"), column("z"));
+    let (fx, fy, fz) = (column("flow_x"), column("flow_y"), column("flow_z"));
+    let mut seen = [0; 3];
+    for (i, instance) in ints(&got, "instance").into_iter().enumerate() {
+        let (at, flow) = (Vec3::new(x[i], y[i], z[i]), Vec3::new(fx[i], fy[i], fz[i]));
+        let (k, want) = match instance {
+            i if i == open => (0, Vec3::X * SPEED),
+            i if i == spinner => (1, Vec3::Z.cross(at - Vec3::from(SPINNER)) * FRAC_PI_2),
+            _ => (2, Vec3::ZERO),
+        };
+        seen[k] += 1;
+        assert!(
+            (flow - want).length() < 5e-3,
+            "instance {instance} at {at}: {flow} vs {want}"
+        );
+    }
+    assert!(
+        seen.iter().all(|&n| n > 50),
+        "points on open, spinner, the rest: {seen:?}"
+    );
 }
 
 /// The car in the open: seen whole, moving at the keyframes' speed, its box at its

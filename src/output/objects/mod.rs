@@ -24,9 +24,11 @@
 //!   view in place of the image.
 //! * Listed: the objects whose box comes within the sensor's maximum range.
 
+mod flow;
 mod geometry;
 mod json;
 
+pub use flow::{FlowField, FlowInput, FLOW_SLICES};
 pub use geometry::OrientedBox;
 pub use json::{objects_file_name, objects_json, write_objects_into};
 
@@ -276,6 +278,26 @@ impl Hits {
     }
 }
 
+/// The world velocity of point `at` of a frame (its coordinates in the frame) and the
+/// frame's angular velocity, from its placements `h` s before and after.
+fn rates(before: Mat4, after: Mat4, h: f64, at: Vec3) -> (Vec3, Vec3) {
+    let velocity = (after.transform_point3(at) - before.transform_point3(at)) / (2.0 * h) as f32;
+    let rotation = |m: Mat4| m.to_scale_rotation_translation().1.normalize();
+    let turn = (rotation(after) * rotation(before).inverse()).normalize();
+    let (axis, angle) = turn.to_axis_angle();
+    // The short way round: a quaternion and its negative are the same turn.
+    let angle = if angle > std::f32::consts::PI {
+        angle - std::f32::consts::TAU
+    } else {
+        angle
+    };
+    let angular = match angle.abs() > 0.0 {
+        true => axis * angle / (2.0 * h) as f32,
+        false => Vec3::ZERO,
+    };
+    (velocity, angular)
+}
+
 /// Every beam's centre ray in the world, from its own firing pose.
 fn beam_rays(view: &FrameView) -> Vec<Ray> {
     let s = view.settings;
@@ -357,23 +379,7 @@ impl Entry {
     /// The box centre's velocity and the frame's angular velocity at t (world frame).
     fn motion(&self, t: f64, at: &mut dyn FnMut(f64) -> Mat4) -> (Vec3, Vec3) {
         let h = VELOCITY_STEP_S;
-        let (before, after) = (at(t - h), at(t + h));
-        let centre = |m: Mat4| m.transform_point3((self.min + self.max) * 0.5);
-        let velocity = (centre(after) - centre(before)) / (2.0 * h) as f32;
-        let rotation = |m: Mat4| m.to_scale_rotation_translation().1.normalize();
-        let turn = (rotation(after) * rotation(before).inverse()).normalize();
-        let (axis, angle) = turn.to_axis_angle();
-        // The short way round: a quaternion and its negative are the same turn.
-        let angle = if angle > std::f32::consts::PI {
-            angle - std::f32::consts::TAU
-        } else {
-            angle
-        };
-        let angular = match angle.abs() > 0.0 {
-            true => axis * angle / (2.0 * h) as f32,
-            false => Vec3::ZERO,
-        };
-        (velocity, angular)
+        rates(at(t - h), at(t + h), h, (self.min + self.max) * 0.5)
     }
 
     /// The beams (indices, ascending) whose centre ray would hit one of the object's
