@@ -1123,7 +1123,11 @@ fn csv_points_mm(dir: &Path) -> std::collections::HashMap<[i64; 3], Vec<u8>> {
     let mut points = std::collections::HashMap::new();
     for entry in std::fs::read_dir(dir).unwrap() {
         let path = entry.unwrap().path();
-        if path.extension().is_none_or(|e| e != "csv") || path.ends_with("poses.csv") {
+        if path.extension().is_none_or(|e| e != "csv")
+            || path
+                .file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("poses"))
+        {
             continue;
         }
         let text = std::fs::read_to_string(&path).unwrap();

@@ -80,7 +80,12 @@ fn run_shard(
         let mut journal = Ok(());
         let report = run_job(&opts, &mut |d: &FrameDone| {
             if journal.is_ok() {
-                journal = run.frame_done(slice.job, d.frame, &d.files, (d.pose, d.weather));
+                journal = run.frame_done(
+                    slice.job,
+                    d.frame,
+                    &d.files,
+                    (d.pose, d.sweep_end, d.weather),
+                );
             }
             made += 1;
             points += d.points as u64;

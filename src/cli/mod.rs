@@ -52,8 +52,10 @@ enum Command {
     ///
     /// Points are written in the sensor frame (x forward, y left, z up; `--world` for the
     /// world frame) with beamtrace's fields, or a ROS driver's (`--fields`); the field
-    /// table ends `run --help`. Each run also writes poses.csv (the sensor's pose per
-    /// frame) and run.json (what was run, on which device).
+    /// table ends `run --help`. Each run also writes poses.csv (the sensor's pose when
+    /// each frame's sweep begins), the poses when each sweep ends (poses_end.csv, and in
+    /// KITTI odometry's and TUM's forms: poses_kitti.txt, poses_tum.txt) and run.json
+    /// (what was run, on which device).
     Run(run::RunArgs),
     /// List the sensor presets with their beam counts and fields of view; `--detail
     /// NAME` shows one preset's beam, receiver, noise, units, vendor conventions and its

@@ -119,8 +119,9 @@ pub(super) struct RunArgs {
     #[arg(long, default_value = "out")]
     out: PathBuf,
     /// Remove beamtrace's own files from --out before the run: frame_NNNNNN.* clouds and
-    /// pictures, run.json, poses.csv, packets.pcap/.json, index.json, frames.mcap and
-    /// shards/shard-*; other files stay.
+    /// pictures, run.json, poses.csv (and poses_end.csv, poses_kitti.txt,
+    /// poses_tum.txt), packets.pcap/.json, index.json, frames.mcap and shards/shard-*;
+    /// other files stay.
     #[arg(long, conflicts_with = "shard")]
     overwrite: bool,
     /// Point cloud format: pcd (binary), pcd-ascii, ply (binary little-endian), las, mcap

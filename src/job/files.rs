@@ -8,6 +8,7 @@ use crate::model::{FrameSettings, PointCloud};
 use crate::osi::detections::mounting_position;
 use crate::osi::{sensor_data, trace_file_name, write_message, FrameStamp as OsiStamp};
 use crate::output::objects::FlowField;
+use crate::output::write_sweep_end_poses;
 use crate::output::{
     frame_file_name, frame_layer_file_name, frame_messages, frame_messages_at, organize,
     write_atomic, write_cloud_into, write_mcap_layer_to, write_picture_into, write_poses,
@@ -134,6 +135,16 @@ pub(super) fn write_run_files(
     let poses = opts.out_dir.join(POSES_FILE);
     write_poses(&poses, &rows)?;
     report.run_files.push(poses);
+    // A sweep ends when the next frame begins (as `merge` computes it, to the bit).
+    let ends: Vec<PoseRow> = (report.sweep_ends.iter())
+        .map(|&(frame, pose)| PoseRow {
+            frame,
+            time: scenario_time(&m.sensor, frame + 1),
+            pose: viewpoint(pose),
+        })
+        .collect();
+    let written = write_sweep_end_poses(&opts.out_dir, &ends)?;
+    report.run_files.extend(written);
     if report.weather.iter().any(|(_, w, _)| !w.is_clear()) {
         let rows: Vec<WeatherRow> = (report.weather.iter())
             .map(|&(frame, weather, extinction)| WeatherRow {

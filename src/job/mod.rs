@@ -208,6 +208,9 @@ pub struct JobReport {
     pub gpu_ms: Vec<f64>,
     /// The sensor's pose (sensor → world) when each simulated frame began.
     pub poses: Vec<(u64, glam::Affine3A)>,
+    /// The sensor's pose when each simulated frame's sweep ended (its last beam), in
+    /// frame order: what `poses_end.csv`, `poses_kitti.txt` and `poses_tum.txt` hold.
+    pub sweep_ends: Vec<(u64, glam::Affine3A)>,
     /// Each simulated frame's weather and its extinction (1/m), in frame order.
     pub weather: Vec<(u64, Weather, f32)>,
     /// Frames skipped in real time because the simulation fell behind the sensor's
@@ -254,6 +257,8 @@ pub struct FrameDone {
     pub files: Vec<PathBuf>,
     /// The (first) sensor's pose in the world at the frame's start.
     pub pose: Viewpoint,
+    /// Its pose when the frame's sweep ended.
+    pub sweep_end: Viewpoint,
     /// The frame's weather and its extinction (1/m); `None` in clear air.
     pub weather: Option<(Weather, f32)>,
 }

@@ -4,7 +4,7 @@
 
 use super::shard::{INDEX_FILE, JOINED_MCAP, SHARDS_DIR};
 use super::{JobError, POSES_FILE, RUN_FILE, WEATHER_FILE};
-use crate::output::Format;
+use crate::output::{Format, KITTI_POSES_FILE, SWEEP_END_POSES_FILE, TUM_POSES_FILE};
 use std::path::{Path, PathBuf};
 
 /// The files of a run (or of shards) found in an output folder.
@@ -40,9 +40,12 @@ impl RunFiles {
 }
 
 /// The names of a run's own files at the top of its folder, besides its frames.
-const RUN_FILE_NAMES: [&str; 10] = [
+const RUN_FILE_NAMES: [&str; 13] = [
     RUN_FILE,
     POSES_FILE,
+    SWEEP_END_POSES_FILE,
+    KITTI_POSES_FILE,
+    TUM_POSES_FILE,
     WEATHER_FILE,
     "packets.pcap",
     "packets.json",

@@ -12,7 +12,7 @@ use super::files::OutputPlan;
 use super::files::{create_out_dir, join_osi_frames, viewpoint, write_frame, write_run_files};
 use super::host_cpu::{HostCpuMeter, HostThreads};
 use super::live::LiveStream;
-use super::objects::{frame_flow, label_frame, object_catalog, LabelledFrame};
+use super::objects::{frame_flow, frame_length, label_frame, object_catalog, LabelledFrame};
 use super::packets::gpu_packet_format;
 use super::rig::{members, write_rig_files, Member, RigImu};
 use super::stream::PacketStream;
@@ -278,6 +278,7 @@ impl<'a> Runner<'a> {
             files: Vec::new(),
             // Lane 0's, set when its frame (the first of every rig frame) finishes.
             pose: Viewpoint::IDENTITY,
+            sweep_end: Viewpoint::IDENTITY,
             weather: None,
         };
         self.groups.push_back((i.group, Group { left: 1, done }));
@@ -311,6 +312,9 @@ impl<'a> Runner<'a> {
         report
             .poses
             .push((done.frame, done.settings.sensor_to_world));
+        let length = frame_length(&lane.member.sensor, &done.settings);
+        let sweep_end = done.settings.pose_at(length);
+        report.sweep_ends.push((done.frame, sweep_end));
         let medium = done.settings.medium.as_ref();
         let weather = medium.map_or((Weather::CLEAR, 0.0), |m| (m.weather, m.alpha));
         report.weather.push((done.frame, weather.0, weather.1));
@@ -347,6 +351,7 @@ impl<'a> Runner<'a> {
         group.done.files.extend(files);
         if done.lane == 0 {
             group.done.pose = viewpoint(done.settings.sensor_to_world);
+            group.done.sweep_end = viewpoint(sweep_end);
             group.done.weather = medium.map(|m| (m.weather, m.alpha));
         }
         if group.left == 0 {
@@ -547,6 +552,7 @@ impl JobReport {
             if all.device.is_empty() {
                 all.device = r.device.clone();
                 all.poses = r.poses.clone();
+                all.sweep_ends = r.sweep_ends.clone();
                 all.weather = r.weather.clone();
                 all.memory_first_frame = r.memory_first_frame;
                 // The job's threads are the rig's, counted once (in the first lane's).

@@ -17,8 +17,8 @@
 //! size and SHA-256 — nothing in either says how the work was split.
 
 use crate::output::{
-    frame_layer_file_name, merge_mcap, write_atomic, write_poses, write_weather, Format,
-    OutputError, PoseRow, Viewpoint, WeatherRow, RUN_BAG,
+    frame_layer_file_name, merge_mcap, write_atomic, write_poses, write_sweep_end_poses,
+    write_weather, Format, OutputError, PoseRow, Viewpoint, WeatherRow, RUN_BAG,
 };
 use crate::weather::Weather;
 use serde::{Deserialize, Serialize};
@@ -210,6 +210,10 @@ pub struct FrameEntry {
     /// The sensor's pose in the world at the frame's start: tx ty tz, qw qx qy qz.
     pub translation: [f32; 3],
     pub rotation: [f32; 4],
+    /// Its pose when the frame's sweep ended; absent in journals of shards that did
+    /// not record it (then `merge` writes no sweep-end poses).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sweep_end: Option<([f32; 3], [f32; 4])>,
     /// The frame's weather (the `--weather` form) and extinction (1/m); absent in clear
     /// air, so that clear runs' journals read as before.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -343,13 +347,14 @@ impl ShardRun {
 
     /// Notes a frame whose files are all in place (and synced: the caller's atomic
     /// writes), so that a restart does not make it again.
-    /// With the frame's pose and weather (`FrameDone::weather`).
+    /// With the frame's poses at its sweep's start and end, and its weather
+    /// (`FrameDone`).
     pub fn frame_done(
         &mut self,
         job: usize,
         frame: u64,
         files: &[PathBuf],
-        (pose, weather): (Viewpoint, Option<(Weather, f32)>),
+        (pose, sweep_end, weather): (Viewpoint, Viewpoint, Option<(Weather, f32)>),
     ) -> Result<(), ShardError> {
         let digests = files
             .iter()
@@ -366,6 +371,7 @@ impl ShardRun {
             digests,
             translation: pose.translation,
             rotation: pose.rotation,
+            sweep_end: Some((sweep_end.translation, sweep_end.rotation)),
             weather: weather.map(|(w, alpha)| (w.to_string(), alpha)),
         };
         let line = json_line(&entry)?;
@@ -564,6 +570,10 @@ pub fn merge(out: &Path) -> Result<MergeSummary, ShardError> {
         let poses = out.join(&planned.dir).join(super::POSES_FILE);
         write_poses(&poses, &pose_rows(planned, &entries))?;
         summary.written.push(poses);
+        if let Some(rows) = sweep_end_rows(planned, &entries) {
+            let written = write_sweep_end_poses(&out.join(&planned.dir), &rows)?;
+            summary.written.extend(written);
+        }
         if entries.iter().any(|e| e.weather.is_some()) {
             let path = out.join(&planned.dir).join(super::WEATHER_FILE);
             write_weather(&path, &weather_rows(planned, &entries))?;
@@ -799,6 +809,24 @@ fn pose_rows(planned: &PlannedJob, entries: &[&FrameEntry]) -> Vec<PoseRow> {
                 translation: e.translation,
                 rotation: e.rotation,
             },
+        })
+        .collect()
+}
+
+/// The frames' sweep-end poses, when every entry has one.
+fn sweep_end_rows(planned: &PlannedJob, entries: &[&FrameEntry]) -> Option<Vec<PoseRow>> {
+    let rate = f64::from(planned.frame_rate);
+    (entries.iter())
+        .map(|e| {
+            let (translation, rotation) = e.sweep_end?;
+            Some(PoseRow {
+                frame: e.frame,
+                time: (e.frame + 1) as f64 / rate,
+                pose: Viewpoint {
+                    translation,
+                    rotation,
+                },
+            })
         })
         .collect()
 }
@@ -1143,7 +1171,8 @@ mod tests {
                 // Job b in fog, job a in clear air.
                 let fog = Weather::parse("fog:visibility=100").unwrap();
                 let weather = (jobs[s.job].name == "b").then_some((fog, 0.0391));
-                run.frame_done(s.job, f, &[file], (pose, weather)).unwrap();
+                run.frame_done(s.job, f, &[file], (pose, pose, weather))
+                    .unwrap();
             }
         }
         run.finish(None, 0.0).unwrap()
@@ -1194,8 +1223,13 @@ mod tests {
         for f in 0..2 {
             let file = dir.path().join(format!("a/frame_{f:06}.txt"));
             std::fs::write(&file, "x").unwrap();
-            run.frame_done(0, f, &[file], (Viewpoint::IDENTITY, None))
-                .unwrap();
+            run.frame_done(
+                0,
+                f,
+                &[file],
+                (Viewpoint::IDENTITY, Viewpoint::IDENTITY, None),
+            )
+            .unwrap();
         }
         drop(run);
         // Killed while appending frame 2; frame 1's file lost since.

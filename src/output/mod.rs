@@ -88,7 +88,8 @@ pub use ply::{
     write_ply_with, PlyEncoding,
 };
 pub use poses::{
-    write_poses, write_rig_poses, write_weather, PoseRow, WeatherRow, RIG_POSES_HEADER,
+    write_poses, write_rig_poses, write_sweep_end_poses, write_weather, PoseRow, WeatherRow,
+    KITTI_POSES_FILE, RIG_POSES_HEADER, SWEEP_END_POSES_FILE, TUM_POSES_FILE,
 };
 pub use recorded::{RecordedFrame, Recording, RecordingOptions};
 pub use records::{record_size, write_records};

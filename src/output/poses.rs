@@ -2,6 +2,7 @@
 
 use super::{write_atomic, OutputError, Viewpoint};
 use crate::weather::Weather;
+use glam::{DAffine3, DQuat, DVec3};
 use std::path::Path;
 
 /// One frame's row of `poses.csv`.
@@ -82,6 +83,55 @@ pub fn write_weather(path: &Path, rows: &[WeatherRow]) -> Result<(), OutputError
         }
         Ok(())
     })
+}
+
+/// The sweep-end poses (`poses_end.csv`): a row per frame as in `poses.csv`, the time
+/// and pose those of the frame's last beam — where a lidar odometry's estimate for the
+/// frame stands (KISS-ICP and most others deskew to the sweep's end).
+pub const SWEEP_END_POSES_FILE: &str = "poses_end.csv";
+/// The sweep-end poses in KITTI odometry's form: per frame the 3×4 matrix, row-major,
+/// that takes the frame's sensor coordinates into the first frame's.
+pub const KITTI_POSES_FILE: &str = "poses_kitti.txt";
+/// The sweep-end poses in TUM's trajectory form: `time tx ty tz qx qy qz qw` (world).
+pub const TUM_POSES_FILE: &str = "poses_tum.txt";
+
+/// Writes `rows` (sweep-end poses) as [`SWEEP_END_POSES_FILE`], [`KITTI_POSES_FILE`] and
+/// [`TUM_POSES_FILE`] into `dir`, each atomically; returns their paths.
+pub fn write_sweep_end_poses(
+    dir: &Path,
+    rows: &[PoseRow],
+) -> Result<Vec<std::path::PathBuf>, OutputError> {
+    let csv = dir.join(SWEEP_END_POSES_FILE);
+    write_poses(&csv, rows)?;
+    let kitti = dir.join(KITTI_POSES_FILE);
+    let first = rows.first().map_or(DAffine3::IDENTITY, |r| affine(&r.pose));
+    write_atomic(&kitti, |w| {
+        for r in rows {
+            let m = first.inverse() * affine(&r.pose);
+            let (a, t) = (m.matrix3, m.translation);
+            let row =
+                |i: usize| format!("{} {} {} {}", a.col(0)[i], a.col(1)[i], a.col(2)[i], t[i]);
+            writeln!(w, "{} {} {}", row(0), row(1), row(2))?;
+        }
+        Ok(())
+    })?;
+    let tum = dir.join(TUM_POSES_FILE);
+    write_atomic(&tum, |w| {
+        for r in rows {
+            let [x, y, z] = r.pose.translation;
+            let [qw, qx, qy, qz] = r.pose.rotation;
+            writeln!(w, "{} {x} {y} {z} {qx} {qy} {qz} {qw}", r.time)?;
+        }
+        Ok(())
+    })?;
+    Ok(vec![csv, kitti, tum])
+}
+
+/// A pose as an affine map in f64 (the KITTI matrices are products of two poses).
+fn affine(p: &Viewpoint) -> DAffine3 {
+    let [qw, qx, qy, qz] = p.rotation.map(f64::from);
+    let rotation = DQuat::from_xyzw(qx, qy, qz, qw).normalize();
+    DAffine3::from_rotation_translation(rotation, DVec3::from(p.translation.map(f64::from)))
 }
 
 #[cfg(test)]

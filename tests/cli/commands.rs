@@ -405,7 +405,14 @@ fn scene_and_material_map_warnings_are_printed_and_the_run_goes_on() {
     );
     assert_eq!(
         files_under(&out),
-        ["frame_000000.pcd", "poses.csv", "run.json"]
+        [
+            "frame_000000.pcd",
+            "poses.csv",
+            "poses_end.csv",
+            "poses_kitti.txt",
+            "poses_tum.txt",
+            "run.json"
+        ]
     );
 }
 
@@ -533,12 +540,15 @@ const FRAME_FILES: [&str; 4] = [
 
 /// Every file of a two-frame run: its frames, the poses and the run's record (which
 /// names the run's own folder, so it differs between runs).
-const RUN_FILES: [&str; 6] = [
+const RUN_FILES: [&str; 9] = [
     "frame_000000.ply",
     "frame_000000.png",
     "frame_000001.ply",
     "frame_000001.png",
     "poses.csv",
+    "poses_end.csv",
+    "poses_kitti.txt",
+    "poses_tum.txt",
     "run.json",
 ];
 
@@ -825,6 +835,8 @@ fn run_help_describes_every_option() {
             "--weather",
             "--world",
             "--no-picture",
+            "--objects",
+            "--flow",
             "--split-files",
             "--topic",
             "--frame-id",

@@ -137,6 +137,9 @@ fn a_second_run_into_a_used_folder_is_refused_and_overwrite_clears_only_beamtrac
             "keep",
             "notes.txt",
             "poses.csv",
+            "poses_end.csv",
+            "poses_kitti.txt",
+            "poses_tum.txt",
             "run.json"
         ],
         "{}",

@@ -68,7 +68,17 @@ fn names(dir: &Path) -> Vec<String> {
 fn run(out: &Path, format: &str) -> Vec<std::path::PathBuf> {
     ok(out, format, &[]);
     if format == "mcap" {
-        assert_eq!(names(out), ["poses.csv", "run.json", "run.mcap"]);
+        assert_eq!(
+            names(out),
+            [
+                "poses.csv",
+                "poses_end.csv",
+                "poses_kitti.txt",
+                "poses_tum.txt",
+                "run.json",
+                "run.mcap"
+            ]
+        );
         return vec![out.join("run.mcap")];
     }
     let ext = if format == "pcd" { "pcd" } else { format };
@@ -79,6 +89,9 @@ fn run(out: &Path, format: &str) -> Vec<std::path::PathBuf> {
             frames[0].as_str(),
             frames[1].as_str(),
             "poses.csv",
+            "poses_end.csv",
+            "poses_kitti.txt",
+            "poses_tum.txt",
             "run.json"
         ]
     );
@@ -240,6 +253,9 @@ fn a_split_mcap_run_merged_is_the_runs_bag_byte_for_byte() {
             "frame_000000.mcap",
             "frame_000001.mcap",
             "poses.csv",
+            "poses_end.csv",
+            "poses_kitti.txt",
+            "poses_tum.txt",
             "run.json"
         ]
     );

@@ -86,6 +86,9 @@ fn velodyne_fields_are_organized_by_firing_with_rings_from_the_bottom_in_the_wor
             "frame_000000.pcd",
             "frame_000001.pcd",
             "poses.csv",
+            "poses_end.csv",
+            "poses_kitti.txt",
+            "poses_tum.txt",
             "run.json"
         ]
     );
@@ -233,6 +236,9 @@ fn ouster_fields_are_an_image_of_rings_with_a_file_per_return() {
             "frame_000000.pcd",
             "frame_000000_return2.pcd",
             "poses.csv",
+            "poses_end.csv",
+            "poses_kitti.txt",
+            "poses_tum.txt",
             "run.json"
         ]
     );
@@ -353,5 +359,79 @@ fn organized_beamtrace_fields_put_the_top_ring_in_the_first_row() {
             (e.to_degrees() - (15.0 - 2.0 * row as f32)).abs() < 1e-3,
             "row {row}: {e}"
         );
+    }
+}
+
+/// The sweep-end poses against the drive's keyframes (the vehicle from x = −32 m at
+/// 8 m/s along +x, heading 0): frame f's sweep ends at (f + 1)/10 s, where
+/// `poses_end.csv` and TUM's `time tx ty tz qx qy qz qw` place the sensor 0.8 m further
+/// on than `poses.csv` does at the frame's start, and KITTI's 3×4 matrices are the
+/// identity turn and 0.8 m per frame from the first frame's end.
+#[test]
+fn sweep_end_poses_in_csv_kitti_and_tum_follow_the_drive() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("d");
+    run(
+        &out,
+        &[
+            "--sensor",
+            "vlp-16",
+            "--frames",
+            "3",
+            "--scenario",
+            "configs/scenarios/drive.yaml",
+        ],
+    );
+    let rows = |file: &str, sep: char| -> Vec<Vec<f64>> {
+        let text = fs::read_to_string(out.join(file)).unwrap();
+        (text.lines())
+            .filter(|l| !l.starts_with("frame"))
+            .map(|l| l.split(sep).map(|v| v.parse().unwrap()).collect())
+            .collect()
+    };
+    let (start, end) = (rows("poses.csv", ','), rows("poses_end.csv", ','));
+    let (kitti, tum) = (rows("poses_kitti.txt", ' '), rows("poses_tum.txt", ' '));
+    assert_eq!(
+        (start.len(), end.len(), kitti.len(), tum.len()),
+        (3, 3, 3, 3)
+    );
+    let x0 = start[0][2];
+    for f in 0..3 {
+        let t_end = (f + 1) as f64 / 10.0;
+        assert!((end[f][1] - t_end).abs() < 1e-9 && (tum[f][0] - t_end).abs() < 1e-9);
+        let x = x0 + 8.0 * t_end;
+        assert!(
+            (end[f][2] - x).abs() < 1e-3,
+            "poses_end.csv row {f}: {:?}",
+            end[f]
+        );
+        assert!(
+            (tum[f][1] - x).abs() < 1e-3,
+            "poses_tum.txt row {f}: {:?}",
+            tum[f]
+        );
+        // TUM's quaternion is x y z w: heading 0 is (0, 0, 0, 1).
+        assert!((tum[f][7].abs() - 1.0).abs() < 1e-6, "{:?}", tum[f]);
+        let want = [
+            1.0,
+            0.0,
+            0.0,
+            0.8 * f as f64,
+            0.0,
+            1.0,
+            0.0,
+            0.0,
+            0.0,
+            0.0,
+            1.0,
+            0.0,
+        ];
+        for (got, want) in kitti[f].iter().zip(want) {
+            assert!(
+                (got - want).abs() < 1e-3,
+                "poses_kitti.txt row {f}: {:?}",
+                kitti[f]
+            );
+        }
     }
 }

@@ -308,7 +308,7 @@ fn a_batch_in_three_shards_equals_the_batch_in_one() {
     assert!(a.contains_key(Path::new(
         "approach/vlp-16/seed-1/frame_000002_objects.json"
     )));
-    assert_eq!(a.len(), 4 * (5 * 3 + 1) + 1, "{:?}", a.keys());
+    assert_eq!(a.len(), 4 * (5 * 3 + 4) + 1, "{:?}", a.keys());
     assert!(a == b, "the batch differs in three shards");
     // The seeds differ in their noise, so the jobs are not copies of each other.
     assert_ne!(

@@ -58,7 +58,16 @@ fn each_written_frame_is_reported_in_order() {
         .iter()
         .map(|f| f.file_name().unwrap())
         .collect();
-    assert_eq!(run_files, ["poses.csv", "run.json"]);
+    assert_eq!(
+        run_files,
+        [
+            "poses.csv",
+            "poses_end.csv",
+            "poses_kitti.txt",
+            "poses_tum.txt",
+            "run.json"
+        ]
+    );
     for (file, d) in report.files.iter().zip(&seen) {
         // The file was complete when its frame was reported: it holds what was counted.
         let cloud = read_cloud(file).expect("the frame's file reads back");
