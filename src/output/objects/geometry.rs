@@ -122,27 +122,35 @@ pub(super) struct FieldOfView {
 /// A gap between beam azimuths wider than this is outside the field of view (rad): a
 /// degree, coarser than any pattern's own spacing.
 const AZIMUTH_GAP: f32 = 1.0_f32 * std::f32::consts::PI / 180.0;
+/// Bins of the azimuths the gap is found in: 0.1° each, the arc's edges to within one.
+const AZIMUTH_BINS: usize = 3600;
 
 impl FieldOfView {
     pub fn of(sensor: &Sensor) -> FieldOfView {
         let (lo, hi) = (sensor.beams.iter()).fold((f32::MAX, f32::MIN), |(lo, hi), b| {
             (lo.min(b.elevation), hi.max(b.elevation))
         });
-        let mut az: Vec<f32> = (sensor.beams.iter())
-            .map(|b| b.azimuth.rem_euclid(TAU))
-            .collect();
-        az.sort_by(f32::total_cmp);
-        // The widest gap, the one across 2π included, is where the arc ends.
-        let mut gap = (
-            az.first().map_or(TAU, |f| f + TAU) - az.last().copied().unwrap_or(0.0),
-            0,
-        );
-        for (k, w) in az.windows(2).enumerate() {
-            if w[1] - w[0] > gap.0 {
-                gap = (w[1] - w[0], k + 1);
+        // Azimuths into bins of 0.1°, and the widest run of empty bins (round the
+        // circle) is the gap where the arc ends: no sort of the beams.
+        let mut filled = vec![false; AZIMUTH_BINS];
+        for b in &sensor.beams {
+            let k = (b.azimuth.rem_euclid(TAU) / TAU * AZIMUTH_BINS as f32) as usize;
+            filled[k.min(AZIMUTH_BINS - 1)] = true;
+        }
+        let (mut best, mut best_end, mut run) = (0, 0, 0);
+        for k in 0..2 * AZIMUTH_BINS {
+            match filled[k % AZIMUTH_BINS] {
+                true => run = 0,
+                false => run += 1,
+            }
+            if run > best && run <= AZIMUTH_BINS {
+                (best, best_end) = (run, k % AZIMUTH_BINS);
             }
         }
-        let azimuth = (gap.0 > AZIMUTH_GAP && !az.is_empty()).then(|| (az[gap.1], TAU - gap.0));
+        let bin = TAU / AZIMUTH_BINS as f32;
+        let gap = best as f32 * bin;
+        let azimuth = (gap > AZIMUTH_GAP && best < AZIMUTH_BINS)
+            .then(|| (((best_end + 1) % AZIMUTH_BINS) as f32 * bin, TAU - gap));
         FieldOfView {
             elevation: (lo, hi),
             azimuth,

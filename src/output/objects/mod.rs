@@ -301,7 +301,7 @@ fn rates(before: Mat4, after: Mat4, h: f64, at: Vec3) -> (Vec3, Vec3) {
 /// Every beam's centre ray in the world, from its own firing pose.
 fn beam_rays(view: &FrameView) -> Vec<Ray> {
     let s = view.settings;
-    (view.sensor.beams.iter())
+    (view.sensor.beams.par_iter())
         .map(|b| {
             let pose = s.pose_at(b.time);
             Ray {
@@ -393,12 +393,22 @@ impl Entry {
         rays: &[Ray],
     ) -> Vec<u32> {
         let to_object = placed.inverse();
+        // The bounding sphere first: most beams pass far from the object.
+        let sphere = OrientedBox::placed(self.min, self.max, placed);
+        let radius = 0.5 * sphere.size.length();
         (rays.iter().enumerate())
             .filter(|(_, r)| {
                 let shifted = Ray {
                     origin: r.origin - velocity * (r.fired - time),
                     ..**r
                 };
+                let w = sphere.center - shifted.origin;
+                let along = w.dot(shifted.direction);
+                if along < -radius
+                    || (w - along * shifted.direction).length_squared() > radius * radius
+                {
+                    return false;
+                }
                 let r = shifted.moved(to_object);
                 r.meets_bounds(self.min, self.max)
                     && self.triangles.iter().any(|t| r.meets_triangle(t))
