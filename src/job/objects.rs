@@ -3,9 +3,9 @@
 
 use super::{JobError, JobOptions};
 use crate::model::{FrameSettings, Point};
+pub(super) use crate::output::objects::frame_length;
 use crate::output::objects::{FlowField, FlowInput, FrameObjects, FrameView, ObjectCatalog};
 use crate::sensor::Sensor;
-use crate::sim::DrivenFrame;
 use crate::sim::Playback;
 
 /// The scene's objects: which materials stop a beam from the job's material table.
@@ -58,25 +58,20 @@ pub(super) fn label_frame(
     }
 }
 
-/// The scene flow of lane frame `done` (`--flow`), for points in the job's frame.
+/// The scene flow of a frame of `sensor` begun at `start_s` (`--flow`), for points in
+/// the job's frame (sensor or world).
 pub(super) fn frame_flow(
     opts: &JobOptions,
     playback: &Playback,
     sensor: &Sensor,
-    done: &DrivenFrame,
+    (settings, start_s): (&FrameSettings, f64),
 ) -> FlowField {
-    let settings = &done.settings;
     FlowField::new(FlowInput {
         scene: &opts.scene,
         motion: playback.motion(),
         settings,
-        start_s: playback.frame_time(done.frame),
+        start_s,
         length_s: frame_length(sensor, settings),
         world: opts.world_frame,
     })
-}
-
-/// A frame's length (s): its sweep's, else the sensor's frame period.
-pub(super) fn frame_length(sensor: &Sensor, settings: &FrameSettings) -> f32 {
-    (settings.sweep.as_ref()).map_or(1.0 / sensor.frame_rate, |s| s.duration_s)
 }

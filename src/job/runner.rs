@@ -401,8 +401,15 @@ impl<'a> Runner<'a> {
         let before = report.files.len();
         let writing = Instant::now();
         let playback = self.driver.lane_playback(done.lane);
-        let flow = (self.opts.fields.needs_flow())
-            .then(|| frame_flow(self.opts, playback, &lane.member.sensor, done));
+        let flow = (self.opts.fields.needs_flow()).then(|| {
+            let start = playback.frame_time(done.frame);
+            frame_flow(
+                self.opts,
+                playback,
+                &lane.member.sensor,
+                (&done.settings, start),
+            )
+        });
         let mut out = write_frame(
             self.opts,
             &lane.member,

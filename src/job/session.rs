@@ -8,13 +8,13 @@
 //! sensor's frame at t.
 
 use super::files::to_world;
-use super::objects::{frame_length, label_frame, object_catalog, LabelledFrame};
+use super::objects::{frame_flow, label_frame, object_catalog, LabelledFrame};
 use super::rig::members;
 use super::runner::driver_plan;
 use super::spec::vehicle_pose;
 use super::{JobError, JobOptions};
 use crate::gpu::Context;
-use crate::output::objects::{FlowField, FlowInput, FrameObjects, ObjectCatalog};
+use crate::output::objects::{FlowField, FrameObjects, ObjectCatalog};
 use crate::output::{organize, BeamLayout, Organize, Point, PointCloud};
 use crate::scene::{Keyframe, Motion, ObjectTrack, Target, Track, TrackInterpolation};
 use crate::sensor::{Pose, Sensor};
@@ -269,16 +269,9 @@ impl Session {
             return None;
         }
         let playback = self.driver.lane_playback(f.lane);
-        let settings = &f.frame_out.settings;
         let sensor = &self.lanes[f.lane].sensor;
-        Some(FlowField::new(FlowInput {
-            scene: &self.opts.scene,
-            motion: playback.motion(),
-            settings,
-            start_s: f.time,
-            length_s: frame_length(sensor, settings),
-            world: self.opts.world_frame,
-        }))
+        let frame = (&f.frame_out.settings, f.time);
+        Some(frame_flow(&self.opts, playback, sensor, frame))
     }
 
     fn organized(&self, lane: usize, cloud: &PointCloud) -> Result<FramePoints, JobError> {

@@ -316,8 +316,8 @@ fn beam_rays(view: &FrameView) -> Vec<Ray> {
 }
 
 /// A frame's length (s): its sweep's, else the sensor's frame period.
-fn frame_length(view: &FrameView) -> f32 {
-    (view.settings.sweep.as_ref()).map_or(1.0 / view.sensor.frame_rate, |s| s.duration_s)
+pub fn frame_length(sensor: &Sensor, settings: &FrameSettings) -> f32 {
+    (settings.sweep.as_ref()).map_or(1.0 / sensor.frame_rate, |s| s.duration_s)
 }
 
 impl Entry {
@@ -333,7 +333,7 @@ impl Entry {
     ) -> Option<ObjectLabel> {
         let time = match hits {
             Some(h) => (h.time_sum / f64::from(h.count())) as f32,
-            None => 0.5 * frame_length(view),
+            None => 0.5 * frame_length(view.sensor, view.settings),
         };
         let t = view.start_s + f64::from(time);
         let placed = at(t);
