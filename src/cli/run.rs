@@ -279,6 +279,13 @@ pub(super) fn job_options(args: &RunArgs) -> Result<JobOptions> {
     opts.picture = !args.no_picture;
     opts.objects = args.objects;
     opts.world_frame = args.world;
+    if args.flow && matches!(args.format, Format::Las | Format::Osi) {
+        bail!(
+            "--flow adds the scene flow's fields, which --format {} cannot hold (its fields \
+             are fixed): write pcd, ply, csv or mcap with --flow",
+            args.format
+        );
+    }
     opts.fields = match args.flow {
         true => args.fields.clone().with_flow(),
         false => args.fields.clone(),

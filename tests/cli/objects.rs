@@ -362,3 +362,29 @@ fn the_streets_cars_are_boxed_by_their_meshes_and_move_as_the_drive_says() {
     );
     assert!(vec3(&named(&objs, "car_4")["velocity"]).length() < 1e-3);
 }
+
+/// The scene flow is refused by name where a format's fields are fixed, before any
+/// work; the objects need nothing of the format.
+#[test]
+fn flow_is_refused_for_las_and_osi_before_anything_is_written() {
+    let dir = tempfile::tempdir().unwrap();
+    for format in ["las", "osi"] {
+        let out = dir.path().join(format);
+        let o = Command::new(env!("CARGO_BIN_EXE_beamtrace"))
+            .args([
+                "run", "--sensor", "vlp-16", "--thin", "--frames", "1", "--flow",
+            ])
+            .args(["--format", format, "--out"])
+            .arg(&out)
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert!(!o.status.success(), "{stderr}");
+        assert!(
+            stderr.contains("--flow") && stderr.contains(format),
+            "{stderr}"
+        );
+        assert!(!out.exists(), "{format}: nothing is written");
+    }
+}
