@@ -16,19 +16,7 @@ use std::path::Path;
 use std::process::Command;
 
 fn run(out: &Path, args: &[&str]) {
-    let o = Command::new(env!("CARGO_BIN_EXE_beamtrace"))
-        .args(["run", "--objects", "--no-picture", "--out"])
-        .arg(out)
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("the beamtrace binary starts");
-    assert!(
-        o.status.success(),
-        "run {args:?} failed:\n{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    );
+    crate::run_ok(&["--objects", "--no-picture"], out, args);
 }
 
 /// A unit cube (±0.5) in glTF's axes, used by nodes `(name, class, translation,

@@ -6,24 +6,18 @@
 use serde_json::Value;
 use std::fs;
 use std::path::Path;
-use std::process::Command;
 
 /// `beamtrace run` of a thin VLP-16 on the bundled street into `out`, one PLY frame.
 fn run(out: &Path, args: &[&str]) {
-    let o = Command::new(env!("CARGO_BIN_EXE_beamtrace"))
-        .args(["run", "--sensor", "vlp-16", "--thin", "--no-picture"])
-        .args(["--format", "ply", "--out"])
-        .arg(out)
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("the beamtrace binary starts");
-    assert!(
-        o.status.success(),
-        "run {args:?} failed:\n{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    );
+    let lead = [
+        "--sensor",
+        "vlp-16",
+        "--thin",
+        "--no-picture",
+        "--format",
+        "ply",
+    ];
+    crate::run_ok(&lead, out, args);
 }
 
 fn frame(out: &Path) -> Vec<u8> {
