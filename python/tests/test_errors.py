@@ -75,6 +75,9 @@ def test_a_frame_after_close_raises_and_nothing_leaks():
 def test_ctrl_c_stops_a_long_iteration_and_the_simulator_goes_on():
     code = (
         "import os, signal, threading, beamtrace\n"
+        # A process started in the background by a shell without job control inherits
+        # SIGINT ignored, and Python then installs no KeyboardInterrupt for it.
+        "signal.signal(signal.SIGINT, signal.default_int_handler)\n"
         "sim = beamtrace.Simulator(sensor='vlp-16', thin=True)\n"
         "threading.Timer(1.0, os.kill, (os.getpid(), signal.SIGINT)).start()\n"
         "n = 0\n"
