@@ -338,7 +338,9 @@ impl NativeSession {
             .iter()
             .map(|f| {
                 let session = &self.session;
-                let points = py.detach(|| session.points(f, organized)).map_err(error)?;
+                let (points, objects) = py
+                    .detach(|| session.points_and_objects(f, organized))
+                    .map_err(error)?;
                 let flow = py.detach(|| session.flow(f));
                 let lane = &self.session.lanes()[f.lane];
                 let bytes = PyByteArray::new_with(py, points.points.len() * size, |out| {
@@ -353,7 +355,6 @@ impl NativeSession {
                     })
                     .map_err(error)
                 })?;
-                let objects = py.detach(|| session.objects(f)).map_err(error)?;
                 let objects = objects.map(|o| objects_json(&o).to_string());
                 Ok((
                     lane.name.clone(),

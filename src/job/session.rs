@@ -228,6 +228,40 @@ impl Session {
     /// on the sensor's grid when asked.
     pub fn points(&self, f: &LaneFrame, organized: bool) -> Result<FramePoints, JobError> {
         let cloud = self.driver.cloud(&f.frame_out)?;
+        self.arranged(f, cloud, organized)
+    }
+
+    /// [`points`](Self::points) and the frame's objects (`output::objects`, when the
+    /// options ask for them), from one read of the cloud. The scene moves as it does
+    /// now: objects placed by hand since the frame was submitted are where they were
+    /// placed.
+    pub fn points_and_objects(
+        &self,
+        f: &LaneFrame,
+        organized: bool,
+    ) -> Result<(FramePoints, Option<FrameObjects>), JobError> {
+        let cloud = self.driver.cloud(&f.frame_out)?;
+        let objects = self.objects.as_ref().map(|catalog| {
+            let frame = LabelledFrame {
+                sensor: &self.lanes[f.lane].sensor,
+                frame: f.frame,
+                stamp: f.time,
+                start_s: f.time,
+                settings: &f.frame_out.settings,
+                points: &cloud.points,
+            };
+            label_frame(catalog, self.driver.lane_playback(f.lane), frame)
+        });
+        Ok((self.arranged(f, cloud, organized)?, objects))
+    }
+
+    /// The simulation's cloud of `f` in the session's frame, organized when asked.
+    fn arranged(
+        &self,
+        f: &LaneFrame,
+        cloud: PointCloud,
+        organized: bool,
+    ) -> Result<FramePoints, JobError> {
         let cloud = match self.opts.world_frame {
             true => to_world(&cloud, &f.frame_out.settings),
             false => cloud,
@@ -240,26 +274,6 @@ impl Session {
             });
         }
         self.organized(f.lane, &cloud)
-    }
-
-    /// The frame's objects (`output::objects`), when the options ask for them. The
-    /// scene moves as it does now: objects placed by hand since the frame was
-    /// submitted are where they were placed.
-    pub fn objects(&self, f: &LaneFrame) -> Result<Option<FrameObjects>, JobError> {
-        let Some(catalog) = &self.objects else {
-            return Ok(None);
-        };
-        let cloud = self.driver.cloud(&f.frame_out)?;
-        let frame = LabelledFrame {
-            sensor: &self.lanes[f.lane].sensor,
-            frame: f.frame,
-            stamp: f.time,
-            start_s: f.time,
-            settings: &f.frame_out.settings,
-            points: &cloud.points,
-        };
-        let playback = self.driver.lane_playback(f.lane);
-        Ok(Some(label_frame(catalog, playback, frame)))
     }
 
     /// The frame's scene flow, for the points [`points`](Self::points) gives, when the
