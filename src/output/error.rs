@@ -44,6 +44,13 @@ pub enum OutputError {
          cloud unorganized (--unorganized, or leave out --organized)"
     )]
     LasOrganized,
+    #[error("--class-map entry `{given}`: {why}")]
+    ClassMap { given: String, why: String },
+    #[error(
+        "instance {id} is an object, but SemanticKITTI's labels hold instance ids up to \
+         65535 (the high 16 bits): a scene with fewer nodes, or another --dataset"
+    )]
+    DatasetInstance { id: u32 },
     #[error(
         "OSI detections have OSI's own fields (spherical position, intensity, echo pulse \
          width, beam and object ids) and are a list, so --fields {given} or an organized \

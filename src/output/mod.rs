@@ -27,6 +27,7 @@ mod bag;
 mod colormap;
 mod conventions;
 mod csv;
+pub mod dataset;
 mod error;
 mod fields;
 mod format;
@@ -35,6 +36,7 @@ mod las;
 mod mcap;
 mod mcap_lengths;
 mod meta;
+mod npy;
 pub mod objects;
 mod organize;
 pub mod packets;
@@ -76,6 +78,7 @@ pub use mcap::{
     TF_STATIC_TOPIC, TF_TOPIC, VEHICLE_FRAME_ID, WORLD_FRAME_ID,
 };
 pub use meta::{CloudMeta, FrameStamp, Viewpoint};
+pub use npy::write_npy_f32;
 pub use organize::{organize, BeamDesc, BeamLayout, Organize, OrganizedCloud};
 pub use pcd::{
     pcd_header, pcd_header_with, read_pcd, write_pcd, write_pcd_to, write_pcd_to_with,

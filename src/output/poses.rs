@@ -128,7 +128,7 @@ pub fn write_sweep_end_poses(
 }
 
 /// A pose as an affine map in f64 (the KITTI matrices are products of two poses).
-fn affine(p: &Viewpoint) -> DAffine3 {
+pub(crate) fn affine(p: &Viewpoint) -> DAffine3 {
     let [qw, qx, qy, qz] = p.rotation.map(f64::from);
     let rotation = DQuat::from_xyzw(qx, qy, qz, qw).normalize();
     DAffine3::from_rotation_translation(rotation, DVec3::from(p.translation.map(f64::from)))
