@@ -51,6 +51,11 @@ if [ ! -x "$venv/bin/pip" ]; then
 fi
 pip_install "pypcd4, plyfile" pypcd4 plyfile
 pip_install open3d open3d-cpu
+# The dataset layouts (run --dataset) are read by Open3D-ML's KITTI and SemanticKITTI
+# datasets (inside the open3d wheel; they import scikit-learn, addict and tqdm) and by
+# pykitti's odometry loader (which imports OpenCV).
+pip_install "sklearn, addict, tqdm" 'scikit-learn>=1.3,<2' 'addict>=2.4,<3' 'tqdm>=4.60,<5'
+pip_install "pykitti, cv2" 'pykitti>=0.3.1,<0.4' 'opencv-python-headless>=4.8,<5'
 pip_install ouster.sdk.core 'ouster-sdk>=1.0,<1.1'
 pip_install velodyne_decoder 'velodyne-decoder>=3.1,<4'
 # Hesai's PandarXT32 packets are decoded by hydra4 (MapIV's Hesai decoder).

@@ -278,6 +278,7 @@ pub(super) fn job_for_sensor(
         mcap: Default::default(),
         picture: false,
         objects: false,
+        dataset: None,
         vehicle_pose: Pose::default(),
         materials: MaterialDb::builtin()?,
         mapping: MaterialMapping::default(),

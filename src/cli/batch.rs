@@ -7,6 +7,7 @@ use beamtrace::config::{ConfigError, PathPolicy};
 use beamtrace::job::batch::{BatchJob, Manifest};
 use beamtrace::job::shard::{merge, InputsDigest, PlannedJob, Shard, ShardRecord, ShardRun};
 use beamtrace::job::{inputs_digest, run_job, FrameDone, JobOptions, JobPart};
+use beamtrace::output::dataset::DatasetOptions;
 use beamtrace::scene::Scenario;
 use beamtrace::sensor::{load_rig, load_sensor_with};
 use clap::Parser as _;
@@ -37,6 +38,7 @@ pub(super) fn run_shard_of(args: &RunArgs, shard: Shard) -> Result<()> {
         dir: PathBuf::new(),
         frames: opts.frames,
         frame_rate: opts.sensor.frame_rate,
+        dataset: opts.dataset.clone(),
     };
     let digest = inputs_digest(&opts);
     let out = opts.out_dir.clone();
@@ -209,7 +211,13 @@ fn run_argv(m: &Manifest, job: &BatchJob, args: &BatchArgs) -> Vec<String> {
         job.sensor.clone(),
     );
     push("--seed", job.seed.to_string());
-    push("--format", m.format.name().into());
+    match m.dataset {
+        Some(d) => push("--dataset", d.name().into()),
+        None => push("--format", m.format.unwrap_or_default().name().into()),
+    }
+    if let Some(c) = &m.class_map {
+        push("--class-map", c.clone());
+    }
     if let Some(n) = m.frames {
         push("--frames", n.to_string());
     }
@@ -258,6 +266,10 @@ fn run_argv(m: &Manifest, job: &BatchJob, args: &BatchArgs) -> Vec<String> {
 /// Each job's folder, frame count and rate: enough to split the work without loading
 /// a scene.
 fn plan_jobs(m: &Manifest, path: &Path, jobs: &[BatchJob]) -> Result<Vec<PlannedJob>> {
+    let dataset = (m.dataset)
+        .map(|d| DatasetOptions::new(d, m.class_map.as_deref()))
+        .transpose()
+        .with_context(|| format!("{}: class_map", path.display()))?;
     let mut scenarios = std::collections::HashMap::new();
     let mut sensors = std::collections::HashMap::new();
     let mut planned = Vec::with_capacity(jobs.len());
@@ -295,6 +307,7 @@ fn plan_jobs(m: &Manifest, path: &Path, jobs: &[BatchJob]) -> Result<Vec<Planned
             dir: PathBuf::from(&job.name),
             frames,
             frame_rate: rate,
+            dataset: dataset.clone(),
         });
     }
     Ok(planned)

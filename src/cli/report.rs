@@ -17,13 +17,7 @@ fn describe(found: &RunFiles) -> String {
     if frames > 0 {
         parts.push(format!("{frames} frame file(s)"));
     }
-    let others: Vec<String> = found
-        .files
-        .iter()
-        .filter_map(|f| f.file_name().and_then(|n| n.to_str()))
-        .filter(|n| !beamtrace::job::is_frame_file(n))
-        .map(str::to_string)
-        .collect();
+    let others = found.other_names();
     if !others.is_empty() {
         parts.push(list(&others));
     }

@@ -7,6 +7,7 @@ use beamtrace::job::{
     SimSpec,
 };
 use beamtrace::osi::OsiInput;
+use beamtrace::output::dataset::DatasetOptions;
 use beamtrace::output::{
     Convention, FieldSet, Format, RosNames, FIELDS, POINTS_TOPIC, SENSOR_FRAME_ID,
 };
@@ -196,6 +197,32 @@ pub(super) struct RunArgs {
     /// points per return, visibility, KITTI occlusion level, truncation, distance.
     #[arg(long)]
     objects: bool,
+    /// Write the frames in a dataset layout that training tools read, instead of
+    /// clouds and pictures: kitti (KITTI 3D object: training/velodyne/NNNNNN.bin,
+    /// label_2/, calib/ with a virtual camera, ImageSets/ with the last fifth of the
+    /// frames as val), semantic-kitti (sequences/00/velodyne/, labels/ with SemanticKITTI
+    /// ids and instances, calib.txt, poses.txt and times.txt at each sweep's end, and
+    /// KITTI odometry's poses/00.txt) or openpcdet (OpenPCDet's custom format:
+    /// points/NNNNNN.npy, labels/NNNNNN.txt, ImageSets/). Points are every return in the
+    /// sensor frame as x y z reflectance; boxes are the objects' at their points' time.
+    /// poses.csv and run.json are written beside them.
+    #[arg(
+        long,
+        value_name = "LAYOUT",
+        conflicts_with_all = [
+            "format", "fields", "world", "flow", "organized", "unorganized", "split_files",
+            "topic", "frame_id",
+        ]
+    )]
+    dataset: Option<beamtrace::output::dataset::Dataset>,
+    /// With --dataset: the labels beamtrace's classes get, as `class=label,…` (classes:
+    /// vehicle, pedestrian, …; labels: KITTI's types Car, Van, Truck, Pedestrian,
+    /// Person_sitting, Cyclist, Tram, Misc, DontCare; SemanticKITTI's numeric ids;
+    /// OpenPCDet class names), `none` to leave a class out, e.g. `vehicle=Van`. Default:
+    /// vehicle → Car / 10 (car) / Vehicle, pedestrian → Pedestrian / 30 (person) /
+    /// Pedestrian; SemanticKITTI's moving ids for objects that move.
+    #[arg(long, value_name = "MAP", requires = "dataset")]
+    class_map: Option<String>,
     /// Add the scene flow to the clouds' fields: flow_x, flow_y, flow_z, the world
     /// velocity (m/s) of the surface each point hit at its firing time, rotation
     /// included (0 on the static world; the sensor's own motion is in poses.csv). Not
@@ -278,6 +305,13 @@ pub(super) fn job_options(args: &RunArgs) -> Result<JobOptions> {
     opts.mcap = mcap_options(args)?;
     opts.picture = !args.no_picture;
     opts.objects = args.objects;
+    opts.dataset = match args.dataset {
+        Some(d) => Some(DatasetOptions::new(d, args.class_map.as_deref())?),
+        None => None,
+    };
+    if opts.dataset.is_some() {
+        opts.picture = false;
+    }
     opts.world_frame = args.world;
     if args.flow && matches!(args.format, Format::Las | Format::Osi) {
         bail!(
@@ -502,7 +536,7 @@ fn print_summary(report: &JobReport, opts: &JobOptions, args: &RunArgs) {
             gpu.len()
         );
     }
-    if opts.objects {
+    if opts.objects || opts.dataset.is_some() {
         let frames = report.points_per_frame.len().max(1) as f64;
         println!(
             "  objects labelled in {:.1} ms per frame on the host",

@@ -8,6 +8,8 @@
 //! seeds: [0, 1]                    # default [0]
 //! frames: 20                       # per job; default: each scenario's length
 //! format: pcd                      # pcd, pcd-ascii, ply, las, mcap, csv or osi
+//! # dataset: kitti                 # or a dataset layout instead of clouds (run --dataset):
+//! # class_map: vehicle=Van         # kitti, semantic-kitti, openpcdet; run --class-map
 //! topic: /velodyne_points          # format mcap: run --topic, --frame-id
 //! frame_id: velodyne
 //! ```
@@ -16,6 +18,7 @@
 //! the split into shards, depends on the manifest alone.
 
 use crate::config::{load_yaml, ConfigError};
+use crate::output::dataset::{Dataset, DatasetOptions};
 use crate::output::Format;
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
@@ -42,8 +45,12 @@ pub struct Manifest {
     pub seeds: Vec<u64>,
     /// Frames per job; default: each scenario's own length at its sensor's rate.
     pub frames: Option<u64>,
-    #[serde(default)]
-    pub format: Format,
+    /// `run --format`; default pcd.
+    pub format: Option<Format>,
+    /// `run --dataset`: the frames in a dataset layout instead of clouds.
+    pub dataset: Option<Dataset>,
+    /// `run --class-map` (with `dataset`).
+    pub class_map: Option<String>,
     /// `run --fields`: a convention or a list of field keys.
     pub fields: Option<String>,
     /// `run --topic` and `--frame-id` (format mcap).
@@ -117,6 +124,38 @@ impl Manifest {
         }
         if self.seeds.is_empty() {
             return Err(empty("seeds"));
+        }
+        if self.dataset.is_some() {
+            let given = [
+                (self.format.is_some(), "format"),
+                (self.fields.is_some(), "fields"),
+                (self.organized.is_some(), "organized"),
+                (self.flow, "flow"),
+                (self.world, "world"),
+                (self.picture, "picture"),
+            ];
+            if let Some((_, key)) = given.iter().find(|g| g.0) {
+                return Err(ConfigError::invalid(
+                    path,
+                    *key,
+                    "is for clouds, and `dataset` writes the layout's files instead: \
+                     leave out one of them",
+                ));
+            }
+        }
+        match (self.dataset, &self.class_map) {
+            (None, Some(_)) => {
+                return Err(ConfigError::invalid(
+                    path,
+                    "class_map",
+                    "labels a dataset layout: give `dataset` too (kitti, semantic-kitti, \
+                     openpcdet)",
+                ))
+            }
+            (Some(d), Some(map)) => DatasetOptions::new(d, Some(map))
+                .map(drop)
+                .map_err(|e| ConfigError::invalid(path, "class_map", e.to_string()))?,
+            _ => {}
         }
         if self.frames == Some(0) {
             return Err(ConfigError::invalid(path, "frames", "must be at least 1"));

@@ -144,4 +144,10 @@ pub enum JobError {
          location, which place them in the world)"
     )]
     OsiWorld,
+    #[error(
+        "--dataset writes one sensor's frames in the layout's folders, and a rig has \
+         several sensors: run the dataset per sensor (--sensor NAME and its --position), \
+         or leave out --dataset for the rig's clouds and --objects"
+    )]
+    DatasetRig,
 }

@@ -7,6 +7,7 @@ use super::{JobError, JobOptions, JobReport, MemoryUse, POSES_FILE, RUN_FILE, WE
 use crate::model::{FrameSettings, PointCloud};
 use crate::osi::detections::mounting_position;
 use crate::osi::{sensor_data, trace_file_name, write_message, FrameStamp as OsiStamp};
+use crate::output::dataset::write_dataset_run_files;
 use crate::output::objects::FlowField;
 use crate::output::write_sweep_end_poses;
 use crate::output::{
@@ -145,6 +146,10 @@ pub(super) fn write_run_files(
         .collect();
     let written = write_sweep_end_poses(&opts.out_dir, &ends)?;
     report.run_files.extend(written);
+    if let Some(dataset) = &opts.dataset {
+        let written = write_dataset_run_files(dataset, &opts.out_dir, opts.frames, &ends)?;
+        report.run_files.extend(written);
+    }
     if report.weather.iter().any(|(_, w, _)| !w.is_clear()) {
         let rows: Vec<WeatherRow> = (report.weather.iter())
             .map(|&(frame, weather, extinction)| WeatherRow {
@@ -188,7 +193,14 @@ fn run_record(
         "seed": opts.seed,
         "frames": opts.frames,
         "frame_rate_hz": m.sensor.frame_rate,
-        "format": opts.format.name(),
+        "format": match &opts.dataset {
+            Some(d) => d.dataset.name(),
+            None => opts.format.name(),
+        },
+        "dataset": opts.dataset.as_ref().map(|d| serde_json::json!({
+            "layout": d.dataset.name(),
+            "class_map": d.overrides,
+        })),
         "fields": {
             "set": opts.fields.describe(),
             "keys": opts.fields.keys(),
@@ -260,6 +272,7 @@ fn probe_writable(dir: &Path) -> std::io::Result<()> {
 
 /// A frame's output before it is in place: its files (the caller commits the group)
 /// and, for a run that writes one bag, its messages (appended at the commit).
+#[derive(Default)]
 pub(super) struct FrameOutput {
     pub(super) files: AtomicFiles,
     pub(super) messages: Vec<FrameMessage>,

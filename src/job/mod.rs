@@ -79,6 +79,10 @@ pub struct JobOptions {
     /// Each frame's labelled objects beside its cloud (`frame_NNNNNN_objects.json`, see
     /// [`crate::output::objects`]); nothing of them is computed without it.
     pub objects: bool,
+    /// Write the frames in a dataset layout ([`crate::output::dataset`]) instead of
+    /// clouds and pictures: each frame's points with its labelled objects, and the
+    /// layout's run files beside poses.csv and run.json.
+    pub dataset: Option<crate::output::dataset::DatasetOptions>,
     /// Vehicle pose in the world; the sensor sits at `vehicle_pose · sensor.mount`.
     pub vehicle_pose: Pose,
     pub materials: MaterialDb,
@@ -330,6 +334,9 @@ fn check_options(opts: &JobOptions) -> Result<(), JobError> {
     if opts.frames > MAX_FRAMES {
         return Err(JobError::TooManyFrames(opts.frames));
     }
+    if opts.dataset.is_some() && opts.rig.is_some() {
+        return Err(JobError::DatasetRig);
+    }
     if let Some(part) = &opts.part {
         if part.frames.start >= part.frames.end || part.frames.end > opts.frames {
             return Err(JobError::BadPart {
@@ -368,6 +375,7 @@ pub fn inputs_digest(opts: &JobOptions) -> String {
     d.add_debug("world_frame", &opts.world_frame);
     d.add_debug("picture", &opts.picture);
     d.add_debug("objects", &opts.objects);
+    d.add_debug("dataset", &opts.dataset);
     d.add_debug("clouds", &opts.clouds);
     d.add_debug("packets", &opts.packets.as_ref().map(|p| p.format));
     d.hex()

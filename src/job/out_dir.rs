@@ -4,6 +4,7 @@
 
 use super::shard::{INDEX_FILE, JOINED_MCAP, SHARDS_DIR};
 use super::{JobError, POSES_FILE, RUN_FILE, WEATHER_FILE};
+use crate::output::dataset::{is_dataset_frame_name, DATASET_FRAME_FOLDERS, DATASET_RUN_FILES};
 use crate::output::{Format, KITTI_POSES_FILE, SWEEP_END_POSES_FILE, TUM_POSES_FILE};
 use std::path::{Path, PathBuf};
 
@@ -19,6 +20,8 @@ pub struct RunFiles {
     /// Some of them are shards' journals or records (`shards/`): the folder is being
     /// filled by shards, which recognise their own journal and resume.
     pub shards: bool,
+    /// How many are a dataset layout's frame files (`training/velodyne/000000.bin`, …).
+    pub dataset_frames: usize,
 }
 
 impl RunFiles {
@@ -26,16 +29,27 @@ impl RunFiles {
         self.files.is_empty()
     }
 
-    /// How many are frames' files (clouds and pictures).
+    /// How many are frames' files (clouds, pictures, a dataset layout's frame files).
     pub fn frame_files(&self) -> usize {
-        self.files
-            .iter()
-            .filter(|f| {
-                f.file_name()
-                    .and_then(|n| n.to_str())
-                    .is_some_and(is_frame_file)
-            })
-            .count()
+        let named = self.files.iter().filter(|f| {
+            f.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(is_frame_file)
+        });
+        named.count() + self.dataset_frames
+    }
+
+    /// Their names but the frames' (run files, shard journals), for messages.
+    pub fn other_names(&self) -> Vec<String> {
+        let frame = |n: &str| {
+            is_frame_file(n)
+                || (DATASET_FRAME_FOLDERS.iter()).any(|(_, e)| is_dataset_frame_name(n, e))
+        };
+        (self.files.iter())
+            .filter_map(|f| f.file_name().and_then(|n| n.to_str()))
+            .filter(|n| !frame(n))
+            .map(str::to_string)
+            .collect()
     }
 }
 
@@ -125,6 +139,20 @@ pub fn run_files_in(dir: &Path) -> Result<RunFiles, JobError> {
             found.files.push(path);
         }
     }
+    for (folder, ext) in DATASET_FRAME_FOLDERS {
+        for (name, path) in names(&dir.join(folder))? {
+            if is_dataset_frame_name(&name, ext) {
+                found.files.push(path);
+                found.dataset_frames += 1;
+            }
+        }
+    }
+    for name in DATASET_RUN_FILES {
+        let path = dir.join(name);
+        if path.is_file() {
+            found.files.push(path);
+        }
+    }
     for (name, path) in names(&dir.join(SHARDS_DIR))? {
         if is_shard_file(&name) {
             found.files.push(path);
@@ -157,9 +185,28 @@ pub fn clear_run_files(dir: &Path, files: &RunFiles) -> Result<(), JobError> {
             }
         }
     }
-    // Fails, as it should, when the folder still holds something.
+    // Each fails, as it should, when the folder still holds something.
     let _ = std::fs::remove_dir(dir.join(SHARDS_DIR));
+    for folder in dataset_folders() {
+        let _ = std::fs::remove_dir(dir.join(folder));
+    }
     Ok(())
+}
+
+/// The folders the dataset layouts make, deepest first (`sequences/00/labels` before
+/// `sequences/00` before `sequences`).
+fn dataset_folders() -> Vec<&'static Path> {
+    let frames = DATASET_FRAME_FOLDERS.iter().map(|(f, _)| Path::new(*f));
+    let runs = DATASET_RUN_FILES
+        .iter()
+        .filter_map(|f| Path::new(f).parent());
+    let mut folders: Vec<&Path> = (frames.chain(runs))
+        .flat_map(Path::ancestors)
+        .filter(|a| !a.as_os_str().is_empty())
+        .collect();
+    folders.sort_by_key(|f| (std::cmp::Reverse(f.components().count()), *f));
+    folders.dedup();
+    folders
 }
 
 #[cfg(test)]

@@ -552,6 +552,7 @@ mod tests {
             mcap: Default::default(),
             picture: false,
             objects: false,
+            dataset: None,
             vehicle_pose: Pose::from_translation_rpy(Vec3::new(3.0, 1.0, 0.0), 0.0, 0.0, 2.0),
             materials: MaterialDb::builtin().expect("materials"),
             mapping: MaterialMapping::default(),

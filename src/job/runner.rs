@@ -18,6 +18,7 @@ use super::rig::{members, write_rig_files, Member, RigImu};
 use super::stream::PacketStream;
 use super::{FrameDone, JobError, JobOptions, JobReport, MemoryUse};
 use crate::gpu::Context;
+use crate::output::dataset::{write_dataset_frame, DatasetFrame};
 use crate::output::objects::ObjectCatalog;
 use crate::output::objects::{objects_file_name, write_objects_into};
 use crate::output::packets::Made;
@@ -175,7 +176,7 @@ impl<'a> Runner<'a> {
             host,
             objects: None,
         };
-        if opts.objects && opts.clouds {
+        if (opts.objects || opts.dataset.is_some()) && opts.clouds {
             let moving = runner.driver.lane_playback(0).motion().moving_instances();
             runner.objects = Some(object_catalog(opts, moving)?);
         }
@@ -410,14 +411,18 @@ impl<'a> Runner<'a> {
                 (&done.settings, start),
             )
         });
-        let mut out = write_frame(
-            self.opts,
-            &lane.member,
-            &lane.plan,
-            (done.frame, cloud, &done.settings),
-            flow.as_ref(),
-            report,
-        )?;
+        let mut out = match self.opts.dataset {
+            // The layout holds the frame's points; no cloud or picture beside them.
+            Some(_) => super::files::FrameOutput::default(),
+            None => write_frame(
+                self.opts,
+                &lane.member,
+                &lane.plan,
+                (done.frame, cloud, &done.settings),
+                flow.as_ref(),
+                report,
+            )?,
+        };
         if self.opts.rig.is_some() {
             let vehicle =
                 done.settings.sensor_to_world * lane.member.sensor.mount.to_affine().inverse();
@@ -435,9 +440,21 @@ impl<'a> Runner<'a> {
                 points: &cloud.points,
             };
             let labels = label_frame(catalog, playback, frame);
-            let path = lane.member.out_dir.join(objects_file_name(done.frame));
-            write_objects_into(&mut out.files, &path, &labels)?;
-            report.files.push(path);
+            if self.opts.objects {
+                let path = lane.member.out_dir.join(objects_file_name(done.frame));
+                write_objects_into(&mut out.files, &path, &labels)?;
+                report.files.push(path);
+            }
+            if let Some(dataset) = &self.opts.dataset {
+                let frame = DatasetFrame {
+                    frame: done.frame,
+                    points: &cloud.points,
+                    objects: &labels.objects,
+                };
+                let dir = &lane.member.out_dir;
+                let written = write_dataset_frame(dataset, &mut out.files, dir, &frame)?;
+                report.files.extend(written);
+            }
             report.objects_s += labelling.elapsed().as_secs_f64();
         }
         let files = report.files[before..].to_vec();
@@ -646,6 +663,7 @@ mod tests {
             mcap: Default::default(),
             picture: false,
             objects: false,
+            dataset: None,
             vehicle_pose: Pose::default(),
             materials: MaterialDb::builtin().expect("materials"),
             mapping: MaterialMapping::default(),

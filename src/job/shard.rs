@@ -16,6 +16,7 @@
 //! from the journals' notes), and `index.json` listing every file with its
 //! size and SHA-256 — nothing in either says how the work was split.
 
+use crate::output::dataset::{write_dataset_run_files, DatasetOptions};
 use crate::output::{
     frame_layer_file_name, merge_mcap, write_atomic, write_poses, write_sweep_end_poses,
     write_weather, Format, OutputError, PoseRow, Viewpoint, WeatherRow, RUN_BAG,
@@ -119,6 +120,9 @@ pub struct PlannedJob {
     pub frames: u64,
     /// Frames per second of the job's sensor: the times of its poses.
     pub frame_rate: f32,
+    /// The job writes a dataset layout (`run --dataset`): `merge` writes its run files.
+    #[serde(default)]
+    pub dataset: Option<DatasetOptions>,
 }
 
 /// The frames of job `job` (an index into the work's jobs) that a shard runs.
@@ -570,9 +574,15 @@ pub fn merge(out: &Path) -> Result<MergeSummary, ShardError> {
         let poses = out.join(&planned.dir).join(super::POSES_FILE);
         write_poses(&poses, &pose_rows(planned, &entries))?;
         summary.written.push(poses);
-        if let Some(rows) = sweep_end_rows(planned, &entries) {
-            let written = write_sweep_end_poses(&out.join(&planned.dir), &rows)?;
+        let ends = sweep_end_rows(planned, &entries);
+        if let Some(rows) = &ends {
+            let written = write_sweep_end_poses(&out.join(&planned.dir), rows)?;
             summary.written.extend(written);
+        }
+        if let Some(dataset) = &planned.dataset {
+            summary
+                .written
+                .extend(dataset_run_files(out, planned, dataset, ends)?);
         }
         if entries.iter().any(|e| e.weather.is_some()) {
             let path = out.join(&planned.dir).join(super::WEATHER_FILE);
@@ -811,6 +821,35 @@ fn pose_rows(planned: &PlannedJob, entries: &[&FrameEntry]) -> Vec<PoseRow> {
             },
         })
         .collect()
+}
+
+/// A dataset job's run files, from its record's class map checked again (a record is
+/// another program's word) and the frames' sweep-end poses.
+fn dataset_run_files(
+    out: &Path,
+    planned: &PlannedJob,
+    dataset: &DatasetOptions,
+    ends: Option<Vec<PoseRow>>,
+) -> Result<Vec<PathBuf>, ShardError> {
+    let bad = |why: String| ShardError::BadDataset {
+        job: planned.name.clone(),
+        why,
+    };
+    dataset.check().map_err(|e| bad(e.to_string()))?;
+    let ends = ends.ok_or_else(|| {
+        bad(
+            "its frames carry no sweep-end poses, which the layout's poses need (records \
+             of an older beamtrace: make the shards again)"
+                .into(),
+        )
+    })?;
+    let dir = out.join(&planned.dir);
+    Ok(write_dataset_run_files(
+        dataset,
+        &dir,
+        planned.frames,
+        &ends,
+    )?)
 }
 
 /// The frames' sweep-end poses, when every entry has one.
@@ -1060,6 +1099,8 @@ pub enum ShardError {
         frame: u64,
         why: String,
     },
+    #[error("the dataset of job {job} in the shard records: {why}")]
+    BadDataset { job: String, why: String },
     #[error("frame {frame} of job {job} is in no shard record")]
     MissingFrame { job: String, frame: u64 },
     #[error(
@@ -1123,6 +1164,7 @@ mod tests {
             dir: name.into(),
             frames,
             frame_rate: 10.0,
+            dataset: None,
         }
     }
 

@@ -210,6 +210,7 @@ impl SimSpec {
             mcap: Default::default(),
             picture: false,
             objects: false,
+            dataset: None,
             materials,
             mapping,
             device: ContextOptions {

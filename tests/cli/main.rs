@@ -10,6 +10,7 @@ mod bad_input;
 mod bench_suite;
 mod commands;
 mod cw;
+mod dataset;
 mod first_hour;
 mod fit;
 mod fmu;

@@ -21,7 +21,7 @@ fn run(out: &Path, args: &[&str]) {
 
 /// A unit cube (±0.5) in glTF's axes, used by nodes `(name, class, translation,
 /// scale)`, also in glTF's axes (y up).
-fn cubes_gltf(nodes: &[(&str, &str, [f32; 3], [f32; 3])]) -> String {
+pub(crate) fn cubes_gltf(nodes: &[(&str, &str, [f32; 3], [f32; 3])]) -> String {
     let mut buf = Vec::new();
     for k in 0..8 {
         for axis in 0..3 {
@@ -76,7 +76,7 @@ fn cubes_gltf(nodes: &[(&str, &str, [f32; 3], [f32; 3])]) -> String {
 }
 
 /// glTF axes (y up) of a world point or size (z up): (x, y, z) → (x, z, −y).
-fn gltf(v: [f32; 3], size: bool) -> [f32; 3] {
+pub(crate) fn gltf(v: [f32; 3], size: bool) -> [f32; 3] {
     match size {
         true => [v[0], v[2], v[1]],
         false => [v[0], v[2], -v[1]],

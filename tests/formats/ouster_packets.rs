@@ -856,6 +856,7 @@ fn a_simulated_street_frame_decodes_to_its_points() {
         mcap: Default::default(),
         picture: false,
         objects: false,
+        dataset: None,
         vehicle_pose: Pose::default(),
         materials: MaterialDb::builtin().unwrap(),
         mapping: MaterialMapping::default(),

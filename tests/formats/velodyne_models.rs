@@ -66,6 +66,7 @@ fn simulate(name: &str, scene: Scene, frames: u64) -> Run {
         mcap: Default::default(),
         picture: false,
         objects: false,
+        dataset: None,
         vehicle_pose: Pose::default(),
         materials: MaterialDb::builtin().unwrap(),
         mapping: MaterialMapping::default(),

@@ -20,6 +20,7 @@ fn options(out: &Path, frames: u64) -> JobOptions {
         mcap: Default::default(),
         picture: false,
         objects: false,
+        dataset: None,
         vehicle_pose: Pose::default(),
         materials: MaterialDb::builtin().expect("materials"),
         mapping: MaterialMapping::default(),

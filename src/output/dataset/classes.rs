@@ -108,6 +108,22 @@ impl DatasetOptions {
         Ok(DatasetOptions { dataset, overrides })
     }
 
+    /// Checks options that were read back (a shard's record): each override's class
+    /// and label as [`DatasetOptions::new`] checks them.
+    pub fn check(&self) -> Result<(), OutputError> {
+        for (class, label) in &self.overrides {
+            let bad = |why: String| OutputError::ClassMap {
+                given: format!("{class}={label}"),
+                why,
+            };
+            if SemanticClass::from_id(*class).is_none() {
+                return Err(bad(format!("{class} is not one of beamtrace's class ids")));
+            }
+            check_label(self.dataset, label).map_err(bad)?;
+        }
+        Ok(())
+    }
+
     /// The object label of `class` (KITTI's type, OpenPCDet's class name); `None`: its
     /// objects are not labelled.
     pub fn object_label(&self, class: u16) -> Option<String> {

@@ -74,7 +74,8 @@ pub(super) fn label_line(o: &ObjectLabel, kind: &str) -> Option<String> {
     let bottom_centre = to_camera(b.center - Vec3::Z * h * 0.5);
     let ry = wrap(-b.yaw() - std::f32::consts::FRAC_PI_2);
     let alpha = wrap(ry - bottom_centre.x.atan2(bottom_centre.z));
-    let [x, y, z] = bottom_centre.to_array();
+    // (+ 0: a box on the lidar's axis is at x = 0, not −0.)
+    let [x, y, z] = (bottom_centre + Vec3::ZERO).to_array();
     Some(format!(
         "{kind} {truncated:.2} {} {alpha:.4} {left:.2} {top:.2} {right:.2} {bottom:.2} \
          {h:.4} {w:.4} {l:.4} {x:.4} {y:.4} {z:.4} {ry:.4}",

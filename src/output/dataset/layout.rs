@@ -14,8 +14,37 @@ use std::path::{Path, PathBuf};
 /// An object moves when its box moves faster than this (m/s, or rad/s about its centre):
 /// SemanticKITTI's "moving" classes.
 const MOVING_SPEED: f32 = 0.01;
-/// SemanticKITTI's one sequence of a run.
-const SEQUENCE: &str = "sequences/00";
+/// The folders (inside the output folder) that hold the layouts' frame files, with
+/// the files' extension: `<folder>/NNNNNN.<extension>` (SemanticKITTI's one sequence of a
+/// run is `00`).
+pub const DATASET_FRAME_FOLDERS: [(&str, &str); 7] = [
+    ("training/velodyne", "bin"),
+    ("training/label_2", "txt"),
+    ("training/calib", "txt"),
+    ("sequences/00/velodyne", "bin"),
+    ("sequences/00/labels", "label"),
+    ("points", "npy"),
+    ("labels", "txt"),
+];
+
+/// The layouts' run files, inside the output folder.
+pub const DATASET_RUN_FILES: [&str; 7] = [
+    "ImageSets/train.txt",
+    "ImageSets/val.txt",
+    "ImageSets/trainval.txt",
+    "sequences/00/calib.txt",
+    "sequences/00/poses.txt",
+    "sequences/00/times.txt",
+    "poses/00.txt",
+];
+
+/// `name` is a layout's frame file name in a folder of extension `ext`: six or more
+/// digits, then `.ext`.
+pub fn is_dataset_frame_name(name: &str, ext: &str) -> bool {
+    name.strip_suffix(ext)
+        .and_then(|s| s.strip_suffix('.'))
+        .is_some_and(|f| f.len() >= 6 && f.bytes().all(|b| b.is_ascii_digit()))
+}
 
 /// One frame as the layouts need it.
 pub struct DatasetFrame<'a> {
@@ -41,25 +70,15 @@ pub fn write_dataset_frame(
     };
     match opts.dataset {
         Dataset::Kitti => {
-            let t = dir.join("training");
-            put(t.join(format!("velodyne/{id}.bin")), &|w| {
-                write_bin(w, f.points)
-            })?;
+            put(frame_path(dir, 0, &id), &|w| write_bin(w, f.points))?;
             let labels = kitti_labels(opts, f.objects);
-            put(t.join(format!("label_2/{id}.txt")), &|w| {
-                w.write_all(labels.as_bytes())
-            })?;
-            put(t.join(format!("calib/{id}.txt")), &|w| {
-                write_calib(w, false)
-            })?;
+            put(frame_path(dir, 1, &id), &|w| w.write_all(labels.as_bytes()))?;
+            put(frame_path(dir, 2, &id), &|w| write_calib(w, false))?;
         }
         Dataset::SemanticKitti => {
             let labels = semantic_labels(opts, f)?;
-            let s = dir.join(SEQUENCE);
-            put(s.join(format!("velodyne/{id}.bin")), &|w| {
-                write_bin(w, f.points)
-            })?;
-            put(s.join(format!("labels/{id}.label")), &|w| {
+            put(frame_path(dir, 3, &id), &|w| write_bin(w, f.points))?;
+            put(frame_path(dir, 4, &id), &|w| {
                 labels
                     .iter()
                     .try_for_each(|l| w.write_all(&l.to_le_bytes()))
@@ -67,16 +86,18 @@ pub fn write_dataset_frame(
         }
         Dataset::Openpcdet => {
             let rows: Vec<f32> = f.points.iter().flat_map(point_row).collect();
-            put(dir.join(format!("points/{id}.npy")), &|w| {
-                write_npy_f32(w, 4, &rows)
-            })?;
+            put(frame_path(dir, 5, &id), &|w| write_npy_f32(w, 4, &rows))?;
             let labels = openpcdet_labels(opts, f.objects);
-            put(dir.join(format!("labels/{id}.txt")), &|w| {
-                w.write_all(labels.as_bytes())
-            })?;
+            put(frame_path(dir, 6, &id), &|w| w.write_all(labels.as_bytes()))?;
         }
     }
     Ok(written)
+}
+
+/// Frame file `id` in folder `k` of [`DATASET_FRAME_FOLDERS`].
+fn frame_path(dir: &Path, k: usize, id: &str) -> PathBuf {
+    let (folder, ext) = DATASET_FRAME_FOLDERS[k];
+    dir.join(folder).join(format!("{id}.{ext}"))
 }
 
 fn kitti_labels(opts: &DatasetOptions, objects: &[ObjectLabel]) -> String {
@@ -148,23 +169,31 @@ pub fn write_dataset_run_files(
             let val = frames / 5;
             let ids =
                 |r: std::ops::Range<u64>| -> String { r.map(|f| format!("{f:06}\n")).collect() };
-            let sets = dir.join("ImageSets");
             let (train, validation) = (ids(0..frames - val), ids(frames - val..frames));
-            put(sets.join("train.txt"), &|w| w.write_all(train.as_bytes()))?;
-            put(sets.join("val.txt"), &|w| {
+            put(dir.join(DATASET_RUN_FILES[0]), &|w| {
+                w.write_all(train.as_bytes())
+            })?;
+            put(dir.join(DATASET_RUN_FILES[1]), &|w| {
                 w.write_all(validation.as_bytes())
             })?;
             let all = ids(0..frames);
-            put(sets.join("trainval.txt"), &|w| w.write_all(all.as_bytes()))?;
+            put(dir.join(DATASET_RUN_FILES[2]), &|w| {
+                w.write_all(all.as_bytes())
+            })?;
         }
         Dataset::SemanticKitti => {
-            let s = dir.join(SEQUENCE);
-            put(s.join("calib.txt"), &|w| write_calib(w, true))?;
+            put(dir.join(DATASET_RUN_FILES[3]), &|w| write_calib(w, true))?;
             let poses = camera_poses(ends);
-            put(s.join("poses.txt"), &|w| w.write_all(poses.as_bytes()))?;
-            put(dir.join("poses/00.txt"), &|w| w.write_all(poses.as_bytes()))?;
+            put(dir.join(DATASET_RUN_FILES[4]), &|w| {
+                w.write_all(poses.as_bytes())
+            })?;
+            put(dir.join(DATASET_RUN_FILES[6]), &|w| {
+                w.write_all(poses.as_bytes())
+            })?;
             let times: String = ends.iter().map(|r| format!("{:e}\n", r.time)).collect();
-            put(s.join("times.txt"), &|w| w.write_all(times.as_bytes()))?;
+            put(dir.join(DATASET_RUN_FILES[5]), &|w| {
+                w.write_all(times.as_bytes())
+            })?;
         }
     }
     Ok(written)

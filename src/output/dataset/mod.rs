@@ -71,4 +71,7 @@ impl FromStr for Dataset {
     }
 }
 
-pub use layout::{write_dataset_frame, write_dataset_run_files, DatasetFrame};
+pub use layout::{
+    is_dataset_frame_name, write_dataset_frame, write_dataset_run_files, DatasetFrame,
+    DATASET_FRAME_FOLDERS, DATASET_RUN_FILES,
+};
