@@ -121,8 +121,9 @@ pub(super) struct RunArgs {
     out: PathBuf,
     /// Remove beamtrace's own files from --out before the run: frame_NNNNNN.* clouds and
     /// pictures, run.json, poses.csv (and poses_end.csv, poses_kitti.txt,
-    /// poses_tum.txt), packets.pcap/.json, index.json, frames.mcap and shards/shard-*;
-    /// other files stay.
+    /// poses_tum.txt), packets.pcap/.json, index.json, frames.mcap, shards/shard-* and a
+    /// --dataset layout's frame and run files (folders it leaves empty go too); other
+    /// files stay.
     #[arg(long, conflicts_with = "shard")]
     overwrite: bool,
     /// Point cloud format: pcd (binary), pcd-ascii, ply (binary little-endian), las, mcap

@@ -837,6 +837,8 @@ fn run_help_describes_every_option() {
             "--no-picture",
             "--objects",
             "--flow",
+            "--dataset",
+            "--class-map",
             "--split-files",
             "--topic",
             "--frame-id",
