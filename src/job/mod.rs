@@ -14,6 +14,7 @@ mod memory;
 mod objects;
 mod out_dir;
 mod packets;
+mod readback;
 mod rig;
 mod runner;
 mod sender;

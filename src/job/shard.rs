@@ -613,7 +613,18 @@ fn job_index(
     let mut files = Vec::new();
     for e in entries {
         check_entry(planned, e)?;
+        let bad = |why: String| ShardError::BadEntry {
+            job: planned.name.clone(),
+            frame: e.frame,
+            why,
+        };
         for (f, written) in e.files.iter().zip(&e.digests) {
+            if let Some(link) = first_link(out, f) {
+                return Err(bad(format!(
+                    "its file `{f}` passes through the link `{link}`, which may lead out \
+                     of the output folder: merge indexes only files in it"
+                )));
+            }
             let (bytes, sha256) = file_digest(&out.join(f))?;
             if (bytes, &sha256) != (written.0, &written.1) {
                 return Err(ShardError::ChangedFile {
@@ -624,6 +635,11 @@ fn job_index(
                     now: bytes,
                 });
             }
+            super::readback::check_frame_file(&out.join(f)).map_err(|why| {
+                bad(format!(
+                    "its file `{f}` has the bytes it wrote, but they do not read back: {why}"
+                ))
+            })?;
             summary.files += 1;
             summary.bytes += bytes;
             files.push(serde_json::json!({ "path": f, "bytes": bytes, "sha256": sha256 }));
@@ -636,6 +652,20 @@ fn job_index(
         "frame_rate_hz": planned.frame_rate,
         "files": files,
     }))
+}
+
+/// The first part of the relative path `f` under `out` that is a symbolic link
+/// (`a`, `a/b`, …), if any: a record's path is confined to the folder by its words
+/// (`check_entry`) and by this, since a link inside may point anywhere.
+fn first_link(out: &Path, f: &str) -> Option<String> {
+    let mut at = out.to_path_buf();
+    for part in Path::new(f).components() {
+        at.push(part);
+        if std::fs::symlink_metadata(&at).is_ok_and(|m| m.file_type().is_symlink()) {
+            return Some(relative_dir(at.strip_prefix(out).unwrap_or(&at)));
+        }
+    }
+    None
 }
 
 /// What a record says of a frame before its files are opened: one digest per file,
@@ -1381,6 +1411,40 @@ mod tests {
         assert!(e.to_string().contains("1 files but 0 sizes"), "{e}");
         // The record untouched merges.
         merge(fresh_shard().path()).unwrap();
+    }
+
+    #[test]
+    fn merge_refuses_files_behind_links_and_files_that_do_not_read_back() {
+        // The same bytes, but reached through a link that could lead anywhere.
+        let dir = fresh_shard();
+        let elsewhere = tempfile::tempdir().unwrap();
+        let frame = dir.path().join("a/frame_000001.txt");
+        let moved = elsewhere.path().join("frame_000001.txt");
+        std::fs::rename(&frame, &moved).unwrap();
+        std::os::unix::fs::symlink(&moved, &frame).unwrap();
+        let e = merge(dir.path()).unwrap_err();
+        assert!(matches!(e, ShardError::BadEntry { frame: 1, .. }), "{e}");
+        assert!(e.to_string().contains("link `a/frame_000001.txt`"), "{e}");
+        // A link to the job's folder itself.
+        let dir = fresh_shard();
+        std::fs::rename(dir.path().join("a"), elsewhere.path().join("a")).unwrap();
+        std::os::unix::fs::symlink(elsewhere.path().join("a"), dir.path().join("a")).unwrap();
+        let e = merge(dir.path()).unwrap_err();
+        assert!(e.to_string().contains("link `a`"), "{e}");
+        // A file that is not text, and a record edited to vouch for it.
+        let dir = fresh_shard();
+        std::fs::write(dir.path().join("a/frame_000002.txt"), b"a \xff").unwrap();
+        let digest = file_digest(&dir.path().join("a/frame_000002.txt")).unwrap();
+        edit_record(dir.path(), |v| {
+            v["frames"][2]["digests"][0] = serde_json::json!([digest.0, digest.1])
+        });
+        let e = merge(dir.path()).unwrap_err();
+        assert!(matches!(e, ShardError::BadEntry { frame: 2, .. }), "{e}");
+        assert!(
+            e.to_string().contains("do not read back: it is not UTF-8"),
+            "{e}"
+        );
+        assert!(!dir.path().join(INDEX_FILE).exists());
     }
 
     #[test]

@@ -78,7 +78,7 @@ pub use mcap::{
     TF_STATIC_TOPIC, TF_TOPIC, VEHICLE_FRAME_ID, WORLD_FRAME_ID,
 };
 pub use meta::{CloudMeta, FrameStamp, Viewpoint};
-pub use npy::write_npy_f32;
+pub use npy::{npy_f32_shape, write_npy_f32};
 pub use organize::{organize, BeamDesc, BeamLayout, Organize, OrganizedCloud};
 pub use pcd::{
     pcd_header, pcd_header_with, read_pcd, write_pcd, write_pcd_to, write_pcd_to_with,
