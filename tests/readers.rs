@@ -22,8 +22,10 @@ use beamtrace::osi::{
     Timestamp, Vector3d,
 };
 use beamtrace::output::packets::{
-    write_pcap, OusterFamily, OusterOptions, OusterProfile, OusterSensor, Packet, PacketEncoder,
-    PcapOptions, VelodyneEncoder, VelodyneModel, VelodyneOptions, VelodyneReturnMode,
+    write_pcap, HesaiEncoder, HesaiModel, HesaiOptions, HesaiReturnMode, LivoxDataType,
+    LivoxEncoder, LivoxOptions, OusterFamily, OusterOptions, OusterProfile, OusterSensor, Packet,
+    PacketEncoder, PcapOptions, VelodyneEncoder, VelodyneModel, VelodyneOptions,
+    VelodyneReturnMode,
 };
 use beamtrace::output::{write_cloud, Format, Point, PointCloud, Recording, RecordingOptions};
 use beamtrace::sensor::{preset, Sensor};
@@ -195,6 +197,36 @@ fn velodyne_capture(dir: &Path) -> Vec<u8> {
     pcap_bytes(&packets, dir)
 }
 
+/// A PandarXT32 capture (UDP protocol 6.1) in its default return mode.
+fn hesai_capture(dir: &Path) -> Vec<u8> {
+    let sensor = preset("pandar-xt32", None).expect("preset");
+    let options = HesaiOptions {
+        model: HesaiModel::PandarXt32,
+        return_mode: HesaiReturnMode::Last,
+        start: std::time::Duration::from_secs(1_700_000_000),
+    };
+    let beams = beamtrace::job::beam_layout(&sensor).beams().to_vec();
+    let rate = f64::from(sensor.frame_rate);
+    let mut e = HesaiEncoder::new(options, &beams, sensor.columns, rate).expect("encoder");
+    let mut packets = e.push_frame(0, 0.0, &beam_cloud(&sensor)).unwrap();
+    packets.extend(e.finish());
+    pcap_bytes(&packets, dir)
+}
+
+/// A Livox Mid-360 capture (SDK2 point packets, Cartesian 32-bit).
+fn livox_capture(dir: &Path) -> Vec<u8> {
+    let sensor = preset("livox-mid-360", None).expect("preset");
+    let options = LivoxOptions {
+        data_type: LivoxDataType::default(),
+        start: std::time::Duration::from_secs(1_700_000_000),
+    };
+    let beams = beamtrace::job::beam_layout(&sensor).beams().to_vec();
+    let mut e = LivoxEncoder::new(options, &beams).expect("encoder");
+    let mut packets = e.push_frame(0, 0.0, &beam_cloud(&sensor)).unwrap();
+    packets.extend(e.finish());
+    pcap_bytes(&packets, dir)
+}
+
 /// An OS1-16 capture at 512 columns and its metadata JSON.
 fn ouster_capture(dir: &Path) -> (Vec<u8>, Vec<u8>) {
     let sensor = preset("os1-16", Some(512)).expect("preset");
@@ -215,7 +247,8 @@ fn cloud_file(dir: &Path, name: &str, format: Format) -> (String, Vec<u8>) {
     (name.to_string(), std::fs::read(path).unwrap())
 }
 
-/// The recordings `view` reads: every format, each file of Ouster's pair in turn.
+/// The recordings `view` reads: every format, the captures of every vendor, each file
+/// of Ouster's pair in turn.
 fn recordings() -> Vec<Seed> {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
@@ -232,6 +265,8 @@ fn recordings() -> Vec<Seed> {
         one(cloud_file(d, "d.las", Format::Las)),
         one(cloud_file(d, "e.mcap", Format::Mcap)),
         one(("vlp.pcap".into(), velodyne_capture(d))),
+        one(("xt32.pcap".into(), hesai_capture(d))),
+        one(("mid360.pcap".into(), livox_capture(d))),
         Seed {
             files: ouster.clone(),
             target: 0,
