@@ -8,11 +8,11 @@ use crate::model::{FrameSettings, PointCloud};
 use crate::osi::detections::mounting_position;
 use crate::osi::{sensor_data, trace_file_name, write_message, FrameStamp as OsiStamp};
 use crate::output::dataset::write_dataset_run_files;
-use crate::output::objects::FlowField;
+use crate::output::objects::{FlowField, ObjectLabel};
 use crate::output::write_sweep_end_poses;
 use crate::output::{
-    frame_file_name, frame_layer_file_name, frame_messages, frame_messages_at, organize,
-    write_atomic, write_cloud_into, write_mcap_layer_to, write_picture_into, write_poses,
+    frame_file_name, frame_layer_file_name, frame_messages, frame_messages_at, objects_message,
+    organize, write_atomic, write_cloud_into, write_mcap_layer_to, write_picture_into, write_poses,
     write_weather, AtomicFiles, BeamLayout, CloudMeta, Format, FrameMessage, FrameStamp, Organize,
     PictureOptions, PoseRow, RosNames, Viewpoint, WeatherRow, RUN_BAG,
 };
@@ -286,7 +286,7 @@ pub(super) fn write_frame(
     m: &Member,
     plan: &OutputPlan,
     (frame, cloud, settings): (u64, &PointCloud, &FrameSettings),
-    flow: Option<&FlowField>,
+    (flow, objects): (Option<&FlowField>, Option<&[ObjectLabel]>),
     report: &mut JobReport,
 ) -> Result<FrameOutput, JobError> {
     let mut out = FrameOutput {
@@ -306,6 +306,7 @@ pub(super) fn write_frame(
             stamp,
             world: Some(stamp.pose),
             flow,
+            objects,
         };
         write_clouds(opts, m, plan, &world, frame_of, &mut out, report)?;
     } else {
@@ -313,6 +314,7 @@ pub(super) fn write_frame(
             stamp,
             world: None,
             flow,
+            objects,
         };
         write_clouds(opts, m, plan, cloud, frame_of, &mut out, report)?;
     }
@@ -418,6 +420,8 @@ struct FrameOf<'a> {
     world: Option<Viewpoint>,
     /// The frame's motion, for the scene flow's fields.
     flow: Option<&'a FlowField>,
+    /// The frame's objects, for a bag or an MCAP file (`run --objects`).
+    objects: Option<&'a [ObjectLabel]>,
 }
 
 /// Calls `f` with the cloud(s) of a frame: one, or one per return layer of an organized
@@ -460,21 +464,28 @@ fn write_clouds(
     out: &mut FrameOutput,
     report: &mut JobReport,
 ) -> Result<(), JobError> {
+    let names = &m.mcap.names;
+    let objects = (of.objects.filter(|_| opts.format == Format::Mcap))
+        .map(|o| objects_message(o, names, &of.stamp, of.world.is_some(), 0));
     with_layers(opts, plan, cloud, of, |layers| {
         if plan.bag {
-            out.messages = frame_messages(layers, &m.mcap.names)
+            out.messages = frame_messages(layers, names)
                 .map_err(|e| crate::output::OutputError::write(&opts.out_dir.join(RUN_BAG), e))?;
+            out.messages.extend(objects.clone());
             return Ok(());
         }
         for &(layer, part, meta) in layers {
             let name = frame_layer_file_name(of.stamp.frame, layer, opts.format);
             let path = m.out_dir.join(name);
             if opts.format == Format::Mcap {
-                // The run's own names, and each return on its own topic.
-                let names = &m.mcap.names;
+                // The run's own names, each return on its own topic, the objects after
+                // the last.
+                let last = layer + 1 == layers.len();
+                let extra: &[FrameMessage] = if last { objects.as_slice() } else { &[] };
                 meta.check(part)?;
-                out.files
-                    .write(&path, |w| write_mcap_layer_to(w, part, &meta, names, layer))?;
+                out.files.write(&path, |w| {
+                    write_mcap_layer_to(w, part, &meta, names, (layer, extra))
+                })?;
             } else {
                 write_cloud_into(&mut out.files, &path, part, opts.format, &meta)?;
             }
@@ -510,6 +521,7 @@ pub(super) fn frame_messages_for(
                 stamp,
                 world: Some(stamp.pose),
                 flow: None,
+                objects: None,
             };
             (&world, of)
         }
@@ -519,6 +531,7 @@ pub(super) fn frame_messages_for(
                 stamp,
                 world: None,
                 flow: None,
+                objects: None,
             },
         ),
     };

@@ -411,26 +411,9 @@ impl<'a> Runner<'a> {
                 (&done.settings, start),
             )
         });
-        let mut out = match self.opts.dataset {
-            // The layout holds the frame's points; no cloud or picture beside them.
-            Some(_) => super::files::FrameOutput::default(),
-            None => write_frame(
-                self.opts,
-                &lane.member,
-                &lane.plan,
-                (done.frame, cloud, &done.settings),
-                flow.as_ref(),
-                report,
-            )?,
-        };
-        if self.opts.rig.is_some() {
-            let vehicle =
-                done.settings.sensor_to_world * lane.member.sensor.mount.to_affine().inverse();
-            out.messages = rig_frame_messages(out.messages, &viewpoint(vehicle));
-        }
-        if let Some(catalog) = &self.objects {
-            let labelling = Instant::now();
-            let playback = self.driver.lane_playback(done.lane);
+        // Before the clouds: a bag's or an MCAP file's frame carries its objects.
+        let labelling = Instant::now();
+        let labels = self.objects.as_ref().map(|catalog| {
             let frame = LabelledFrame {
                 sensor: &lane.member.sensor,
                 frame: done.frame,
@@ -439,7 +422,31 @@ impl<'a> Runner<'a> {
                 settings: &done.settings,
                 points: &cloud.points,
             };
-            let labels = label_frame(catalog, playback, frame);
+            label_frame(catalog, playback, frame)
+        });
+        report.objects_s += labelling.elapsed().as_secs_f64();
+        let in_clouds = (labels.as_ref())
+            .filter(|_| self.opts.objects)
+            .map(|l| &l.objects[..]);
+        let mut out = match self.opts.dataset {
+            // The layout holds the frame's points; no cloud or picture beside them.
+            Some(_) => super::files::FrameOutput::default(),
+            None => write_frame(
+                self.opts,
+                &lane.member,
+                &lane.plan,
+                (done.frame, cloud, &done.settings),
+                (flow.as_ref(), in_clouds),
+                report,
+            )?,
+        };
+        if self.opts.rig.is_some() {
+            let vehicle =
+                done.settings.sensor_to_world * lane.member.sensor.mount.to_affine().inverse();
+            out.messages = rig_frame_messages(out.messages, &viewpoint(vehicle));
+        }
+        if let Some(labels) = &labels {
+            let labelling = Instant::now();
             if self.opts.objects {
                 let path = lane.member.out_dir.join(objects_file_name(done.frame));
                 write_objects_into(&mut out.files, &path, &labels)?;

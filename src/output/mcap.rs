@@ -17,6 +17,10 @@
 //!   them; an organized layout with a file per return puts return k + 1 (k ≥ 1) on the
 //!   topic with `k + 1` appended, as ouster-ros names its second cloud `points2`.
 //!
+//! With the objects (`run --objects`), a frame's messages end with a
+//! `vision_msgs/msg/Detection3DArray` of its objects' boxes at their points' time
+//! ([`objects_message`]) on the topic beside the points' ([`RosNames::objects_topic`]).
+//!
 //! An IMU's samples ([`imu_messages`]) are `sensor_msgs/msg/Imu` messages on
 //! `/<name>/imu` in frame `<name>`, each stamped with its own time; they go into a bag
 //! with the frames' messages.
@@ -27,6 +31,7 @@
 //! indexes and statistics; the header names the library `beamtrace <version>`. Nothing
 //! in them depends on when or where they were written.
 
+use super::objects::ObjectLabel;
 use super::{
     ros2, write_atomic, CloudMeta, Format, FrameStamp, OutputError, PointCloud, Viewpoint,
 };
@@ -94,6 +99,18 @@ impl RosNames {
         match layer {
             0 => self.topic.clone(),
             k => format!("{}{}", self.topic, k + 1),
+        }
+    }
+
+    /// The topic of the objects (`run --objects`): `objects` beside the points topic
+    /// (`/beamtrace/points` → `/beamtrace/objects`), as drivers put a sensor's topics
+    /// in one namespace; `<topic>_objects` where the points topic is itself so named.
+    pub fn objects_topic(&self) -> String {
+        let namespace = self.topic.rsplit_once('/').map_or("", |(ns, _)| ns);
+        let topic = format!("{namespace}/objects");
+        match topic == self.topic {
+            true => format!("{}_objects", self.topic),
+            false => topic,
         }
     }
 }
@@ -235,6 +252,32 @@ pub fn frame_messages_at(
         ));
     }
     Ok(out)
+}
+
+/// A frame's objects (`output::objects`) as one `vision_msgs/msg/Detection3DArray` on
+/// [`RosNames::objects_topic`], stamped and numbered as the frame's other messages
+/// (`stamp`, on a clock that reads `clock_ns` at the run's start); the boxes in the
+/// sensor's frame id, or in the world's with `world` (as the points are).
+pub fn objects_message(
+    objects: &[ObjectLabel],
+    names: &RosNames,
+    stamp: &FrameStamp,
+    world: bool,
+    clock_ns: u64,
+) -> FrameMessage {
+    let ns = nanoseconds(stamp.time).saturating_add(clock_ns);
+    let frame_id = if world {
+        WORLD_FRAME_ID
+    } else {
+        &names.frame_id
+    };
+    FrameMessage {
+        schema: ros2::DETECTION3D_ARRAY,
+        topic: names.objects_topic(),
+        sequence: u32::try_from(stamp.frame).unwrap_or(u32::MAX),
+        time_ns: ns,
+        data: ros2::detections_message(ns, frame_id, objects, world),
+    }
 }
 
 /// A vehicle rig's frame ids: `/tf` carries the vehicle in the world ([`WORLD_FRAME_ID`]
@@ -382,19 +425,21 @@ pub(super) fn write_messages<W: Write + io::Seek>(
 /// Writes `cloud` with `meta` as an MCAP file of one frame into any writer, with the
 /// default names.
 pub fn write_mcap_to(w: &mut dyn Write, cloud: &PointCloud, meta: &CloudMeta) -> io::Result<()> {
-    write_mcap_layer_to(w, cloud, meta, &RosNames::default(), 0)
+    write_mcap_layer_to(w, cloud, meta, &RosNames::default(), (0, &[]))
 }
 
 /// Writes return layer `layer` of a frame (its transform and that cloud) as an MCAP
-/// file into any writer, with `names`.
+/// file into any writer, with `names`, and after them `extra` (the frame's objects, in
+/// its last layer's file: where the bag has them, after every cloud).
 pub fn write_mcap_layer_to(
     w: &mut dyn Write,
     cloud: &PointCloud,
     meta: &CloudMeta,
     names: &RosNames,
-    layer: usize,
+    (layer, extra): (usize, &[FrameMessage]),
 ) -> io::Result<()> {
-    let messages = frame_messages(&[(layer, cloud, *meta)], names)?;
+    let mut messages = frame_messages(&[(layer, cloud, *meta)], names)?;
+    messages.extend_from_slice(extra);
     let mut out = writer(w).map_err(mcap_io)?;
     write_messages(&mut out, &messages)
         .and_then(|()| out.finish().map(drop))

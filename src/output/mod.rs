@@ -73,9 +73,9 @@ pub use las::{
 };
 pub use mcap::{
     clock_message, frame_messages, frame_messages_at, imu_messages, imu_messages_on, merge_mcap,
-    rig_frame_messages, tf_static_message, tf_static_message_at, write_mcap_layer_to,
-    write_mcap_to, FrameMessage, RosNames, CLOCK_TOPIC, POINTS_TOPIC, SENSOR_FRAME_ID,
-    TF_STATIC_TOPIC, TF_TOPIC, VEHICLE_FRAME_ID, WORLD_FRAME_ID,
+    objects_message, rig_frame_messages, tf_static_message, tf_static_message_at,
+    write_mcap_layer_to, write_mcap_to, FrameMessage, RosNames, CLOCK_TOPIC, POINTS_TOPIC,
+    SENSOR_FRAME_ID, TF_STATIC_TOPIC, TF_TOPIC, VEHICLE_FRAME_ID, WORLD_FRAME_ID,
 };
 pub use meta::{CloudMeta, FrameStamp, Viewpoint};
 pub use npy::{npy_f32_shape, write_npy_f32};

@@ -1,11 +1,12 @@
 //! ROS 2 messages as an MCAP file carries them: `sensor_msgs/msg/PointCloud2`,
-//! `tf2_msgs/msg/TFMessage`, `sensor_msgs/msg/Imu` and `rosgraph_msgs/msg/Clock`
-//! serialized as CDR (little-endian, the `cdr` message encoding), and their message
+//! `tf2_msgs/msg/TFMessage`, `sensor_msgs/msg/Imu`, `rosgraph_msgs/msg/Clock` and
+//! `vision_msgs/msg/Detection3DArray` serialized as CDR (little-endian, the `cdr` message encoding), and their message
 //! definitions as rosbag2 stores them (`ros2msg`: the message's own definition, then each
 //! type it uses after a line of 80 `=` and `MSG: package/Type`). The live topics
 //! (`crate::live`) publish the same bytes over DDS and Foxglove's WebSocket protocol.
 
 use super::fields::Scalar;
+use super::objects::{ObjectLabel, OrientedBox};
 use super::records::Encoding;
 use super::{CloudMeta, PointCloud, Viewpoint};
 use crate::model::ImuSample;
@@ -128,6 +129,60 @@ pub const CLOCK: (&str, &str) = (
     ),
 );
 
+/// The schema name and definition of `vision_msgs/msg/Detection3DArray` (vision_msgs
+/// 4.x, ROS 2 Humble and later; comments left out), the 3D boxes that perception nodes
+/// publish and RViz and Foxglove draw.
+pub const DETECTION3D_ARRAY: (&str, &str) = (
+    "vision_msgs/msg/Detection3DArray",
+    concat!(
+        "std_msgs/Header header\n",
+        "Detection3D[] detections\n",
+        header_definitions!(),
+        "================================================================================\n",
+        "MSG: vision_msgs/Detection3D\n",
+        "std_msgs/Header header\n",
+        "ObjectHypothesisWithPose[] results\n",
+        "BoundingBox3D bbox\n",
+        "string id\n",
+        "================================================================================\n",
+        "MSG: vision_msgs/ObjectHypothesisWithPose\n",
+        "ObjectHypothesis hypothesis\n",
+        "geometry_msgs/PoseWithCovariance pose\n",
+        "================================================================================\n",
+        "MSG: vision_msgs/ObjectHypothesis\n",
+        "string class_id\n",
+        "float64 score\n",
+        "================================================================================\n",
+        "MSG: geometry_msgs/PoseWithCovariance\n",
+        "Pose pose\n",
+        "float64[36] covariance\n",
+        "================================================================================\n",
+        "MSG: geometry_msgs/Pose\n",
+        "Point position\n",
+        "Quaternion orientation\n",
+        "================================================================================\n",
+        "MSG: geometry_msgs/Point\n",
+        "float64 x\n",
+        "float64 y\n",
+        "float64 z\n",
+        "================================================================================\n",
+        "MSG: geometry_msgs/Quaternion\n",
+        "float64 x 0\n",
+        "float64 y 0\n",
+        "float64 z 0\n",
+        "float64 w 1\n",
+        "================================================================================\n",
+        "MSG: vision_msgs/BoundingBox3D\n",
+        "geometry_msgs/Pose center\n",
+        "geometry_msgs/Vector3 size\n",
+        "================================================================================\n",
+        "MSG: geometry_msgs/Vector3\n",
+        "float64 x\n",
+        "float64 y\n",
+        "float64 z\n",
+    ),
+);
+
 /// sensor_msgs/PointField's datatype of a scalar.
 pub(crate) fn point_field_type(s: Scalar) -> u8 {
     match s {
@@ -184,6 +239,14 @@ impl Cdr {
         self.u32(s.len() as u32 + 1);
         self.buf.extend_from_slice(s.as_bytes());
         self.buf.push(0);
+    }
+
+    /// geometry_msgs/Pose of a box: its centre, then its rotation as x y z w.
+    fn pose(&mut self, b: &OrientedBox) {
+        let q = b.rotation;
+        for v in b.center.to_array().into_iter().chain([q.x, q.y, q.z, q.w]) {
+            self.f64(f64::from(v));
+        }
     }
 
     /// std_msgs/Header: the stamp (builtin_interfaces/Time) and the frame id.
@@ -280,6 +343,39 @@ pub(crate) fn transforms_message(
         for q in [x, y, z, w] {
             m.f64(f64::from(q));
         }
+    }
+    m.buf
+}
+
+/// A CDR `vision_msgs/msg/Detection3DArray` of `objects` in `frame_id`, stamped
+/// `stamp_ns`: per object its box (`sensor_box`, or `world_box` when `world`: the
+/// object at its points' time), its id the points' `instance` as text, and one
+/// hypothesis, its class name with score 1 (ground truth) at the box's pose with a zero
+/// covariance (an exact pose).
+pub(crate) fn detections_message(
+    stamp_ns: u64,
+    frame_id: &str,
+    objects: &[ObjectLabel],
+    world: bool,
+) -> Vec<u8> {
+    let mut m = Cdr::with_capacity(64 + 700 * objects.len());
+    m.header(stamp_ns, frame_id);
+    m.u32(u32::try_from(objects.len()).unwrap_or(u32::MAX));
+    for o in objects {
+        let b = if world { &o.world_box } else { &o.sensor_box };
+        m.header(stamp_ns, frame_id);
+        m.u32(1);
+        m.string(o.class_name());
+        m.f64(1.0);
+        m.pose(b);
+        for _ in 0..36 {
+            m.f64(0.0);
+        }
+        m.pose(b);
+        for v in b.size.to_array() {
+            m.f64(f64::from(v));
+        }
+        m.string(&o.id.to_string());
     }
     m.buf
 }

@@ -204,6 +204,75 @@ fn objects_carry_their_meshes_boxes_their_motion_and_what_the_beams_saw() {
         assert!((w - Vec3::Z * FRAC_PI_2).length() < 1e-3, "{w}");
     }
     check_flow(dir.path(), scene, scenario);
+    check_bag(dir.path(), scene, scenario);
+}
+
+/// The objects in the bag, decoded by mcap_ros2 from the schema the bag carries: after
+/// each frame's cloud a `vision_msgs/msg/Detection3DArray` on `/beamtrace/objects`,
+/// stamped as the cloud, in the sensor's frame, a detection per object of the frame's
+/// file (same id, class and box), every box the cars' size.
+fn check_bag(dir: &Path, scene: &str, scenario: &str) {
+    let out = dir.join("bag");
+    let args = [
+        "--sensor", "vlp-16", "--thin", "--ideal", "--format", "mcap",
+    ];
+    run(
+        &out,
+        &[&args[..], &["--scene", scene, "--scenario", scenario]].concat(),
+    );
+    let got = crate::independent::read_all_with(
+        &python("mcap_ros2"),
+        "read_mcap.py",
+        &[&out.join("run.mcap")],
+    );
+    let messages = got["files"][0]["messages"].as_array().unwrap();
+    let topics: Vec<&str> = (messages.iter())
+        .map(|m| m["topic"].as_str().unwrap())
+        .filter(|t| *t != "/tf")
+        .collect();
+    let frame = ["/beamtrace/points", "/beamtrace/objects"];
+    assert_eq!(topics, [frame, frame, frame].concat());
+    let arrays = (messages.iter()).filter(|m| m["topic"] == "/beamtrace/objects");
+    for (frame, m) in arrays.enumerate() {
+        assert_eq!(m["schema"], "vision_msgs/msg/Detection3DArray");
+        let d = &m["detections"];
+        let stamp = [0, frame as u64 * 100_000_000];
+        assert_eq!(d["stamp"], serde_json::json!(stamp), "{d}");
+        assert_eq!(d["frame_id"], "beamtrace");
+        let listed = objects(&out, frame as u64);
+        let detections = d["detections"].as_array().unwrap();
+        assert_eq!(detections.len(), listed.len(), "{d}");
+        for (det, o) in detections.iter().zip(&listed) {
+            assert_eq!(det["id"], o["id"].to_string(), "{det}");
+            assert_eq!(det["frame_id"], "beamtrace");
+            let hypothesis = &det["results"][0];
+            assert_eq!(
+                (&hypothesis["class_id"], &hypothesis["score"]),
+                (&o["class"], &1.0.into())
+            );
+            assert_eq!(hypothesis["pose"], det["center"]);
+            let center = vec3(&det["center"]["position"]);
+            assert!(
+                (center - vec3(&o["box"]["center"])).length() < 1e-5,
+                "{det}\n{o}"
+            );
+            let size = vec3(&det["size"]);
+            assert!(
+                (size - Vec3::from([4.0, 2.0, 1.5])).abs().max_element() < 1e-4,
+                "{det}"
+            );
+            let q: Vec<f64> = floats_of(&det["center"]["orientation_xyzw"]);
+            let r: Vec<f64> = floats_of(&o["box"]["rotation"]);
+            let same = [q[3] - r[0], q[0] - r[1], q[1] - r[2], q[2] - r[3]];
+            assert!(same.iter().all(|d| d.abs() < 1e-6), "{det}\n{o}");
+        }
+    }
+}
+
+fn floats_of(v: &Value) -> Vec<f64> {
+    (v.as_array().unwrap().iter())
+        .map(|x| x.as_f64().unwrap())
+        .collect()
 }
 
 /// The scene flow in the world frame, read by pypcd4: the open car's speed on its

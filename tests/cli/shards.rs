@@ -470,16 +470,20 @@ fn the_slurm_recipe_runs_four_shards_as_a_job_array_and_merges() {
 }
 
 /// `merge` joins a job's MCAP frames, made in two shards (which write a file per
-/// frame), into one recording: every frame's cloud and transform in frame order at the
-/// frame's time (10 Hz: 0.1 s apart), as the mcap reader and its ROS 2 decoder read it,
-/// with the bytes of the bag the same run writes in one process.
+/// frame), into one recording: every frame's cloud, transform and objects in frame
+/// order at the frame's time (10 Hz: 0.1 s apart), as the mcap reader and its ROS 2
+/// decoder read it, with the bytes of the bag the same run writes in one process.
 #[test]
 fn merge_joins_the_mcap_frames_of_shards_into_the_runs_bag() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
     let o = out.to_str().unwrap();
     for shard in ["0/2", "1/2"] {
-        ok(&run_args("4", o, &["--shard", shard, "--format", "mcap"]));
+        ok(&run_args(
+            "4",
+            o,
+            &["--shard", shard, "--format", "mcap", "--objects"],
+        ));
     }
     ok(&["merge", o]);
     let joined = out.join("run.mcap");
@@ -496,6 +500,7 @@ fn merge_joins_the_mcap_frames_of_shards_into_the_runs_bag() {
     let expected: Vec<u64> = (0..4).map(|k| k * 100_000_000).collect();
     assert_eq!(times("/beamtrace/points"), expected);
     assert_eq!(times("/tf"), expected);
+    assert_eq!(times("/beamtrace/objects"), expected);
     let index: Value = serde_json::from_slice(&fs::read(out.join("index.json")).unwrap()).unwrap();
     let entry = &index["jobs"][0]["joined_mcap"];
     assert_eq!(entry["path"], "run.mcap");
@@ -507,7 +512,7 @@ fn merge_joins_the_mcap_frames_of_shards_into_the_runs_bag() {
     ok(&run_args(
         "4",
         whole.to_str().unwrap(),
-        &["--format", "mcap"],
+        &["--format", "mcap", "--objects"],
     ));
     assert!(
         fs::read(whole.join("run.mcap")).unwrap() == fs::read(&joined).unwrap(),

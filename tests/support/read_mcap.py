@@ -93,6 +93,36 @@ def imu(msg) -> dict:
     }
 
 
+def detections(msg) -> dict:
+    def pose(p) -> dict:
+        o = p.orientation
+        return {"position": [p.position.x, p.position.y, p.position.z], "orientation_xyzw": [o.x, o.y, o.z, o.w]}
+
+    return {
+        "stamp": time(msg.header.stamp),
+        "frame_id": msg.header.frame_id,
+        "detections": [
+            {
+                "stamp": time(d.header.stamp),
+                "frame_id": d.header.frame_id,
+                "id": d.id,
+                "results": [
+                    {
+                        "class_id": r.hypothesis.class_id,
+                        "score": r.hypothesis.score,
+                        "pose": pose(r.pose.pose),
+                        "covariance": list(r.pose.covariance),
+                    }
+                    for r in d.results
+                ],
+                "center": pose(d.bbox.center),
+                "size": [d.bbox.size.x, d.bbox.size.y, d.bbox.size.z],
+            }
+            for d in msg.detections
+        ],
+    }
+
+
 def read(path: str) -> dict:
     with open(path, "rb") as f:
         reader = make_reader(f, decoder_factories=[DecoderFactory()], validate_crcs=True)
@@ -115,6 +145,8 @@ def read(path: str) -> dict:
                 entry["tf"] = tf(decoded)
             elif schema.name == "sensor_msgs/msg/Imu":
                 entry["imu"] = imu(decoded)
+            elif schema.name == "vision_msgs/msg/Detection3DArray":
+                entry["detections"] = detections(decoded)
             messages.append(entry)
         stats = summary.statistics
         metadata = {m.name: dict(m.metadata) for m in reader.iter_metadata()}

@@ -17,7 +17,6 @@
 
 use super::{FrameObjects, ObjectLabel, OrientedBox};
 use crate::output::{AtomicFiles, OutputError};
-use crate::scene::SemanticClass;
 use serde_json::{json, Value};
 use std::path::Path;
 
@@ -49,10 +48,9 @@ pub fn objects_json(objects: &FrameObjects) -> Value {
 }
 
 fn object(o: &ObjectLabel) -> Value {
-    let class = SemanticClass::from_id(o.class).map_or("unlabelled", |c| c.name());
     json!({
         "id": o.id,
-        "class": class,
+        "class": o.class_name(),
         "class_id": o.class,
         "name": o.name,
         "time": o.time,

@@ -141,6 +141,11 @@ impl ObjectLabel {
     pub fn points(&self) -> u32 {
         self.points_per_return.iter().sum()
     }
+
+    /// Its class's name (`vehicle`, `pedestrian`, …), `unlabelled` for an id of none.
+    pub fn class_name(&self) -> &'static str {
+        SemanticClass::from_id(self.class).map_or("unlabelled", |c| c.name())
+    }
 }
 
 /// A frame's objects.
