@@ -195,7 +195,9 @@ pub(super) struct RunArgs {
     /// Also write each frame's labelled objects (vehicles, pedestrians, whatever the
     /// scenario moves) into frame_NNNNNN_objects.json: class, oriented box from the mesh
     /// (sensor frame at its points' time, world, world at the frame's start), velocity,
-    /// points per return, visibility, KITTI occlusion level, truncation, distance.
+    /// points per return, visibility, KITTI occlusion level, truncation, distance. With
+    /// --format mcap the bag also carries them, as a vision_msgs/msg/Detection3DArray
+    /// per frame on the topic beside the points' (/beamtrace/objects).
     #[arg(long)]
     objects: bool,
     /// Write the frames in a dataset layout that training tools read, instead of

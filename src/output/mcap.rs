@@ -554,6 +554,16 @@ mod tests {
     }
 
     #[test]
+    fn objects_go_beside_the_points_topic() {
+        let topic = |t: &str| RosNames::new(t, "lidar").unwrap().objects_topic();
+        assert_eq!(topic("/beamtrace/points"), "/beamtrace/objects");
+        assert_eq!(topic("/ouster/points"), "/ouster/objects");
+        assert_eq!(topic("/velodyne_points"), "/objects");
+        assert_eq!(topic("/car/top/points"), "/car/top/objects");
+        assert_eq!(topic("/objects"), "/objects_objects");
+    }
+
+    #[test]
     fn names_follow_ros_rules_and_returns_get_numbered_topics() {
         let n = RosNames::new("/ouster/points", "os_sensor").unwrap();
         assert_eq!(n.layer_topic(0), "/ouster/points");
