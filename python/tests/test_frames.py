@@ -148,7 +148,8 @@ def test_no_objects_are_labelled_unless_asked_for(vlp16):
 
 def test_flow_equals_run_flow(cli):
     """The scene flow through Python is run --flow's, bit for bit: the cars ahead of
-    the drive at their 8 m/s, the street still."""
+    the drive at their 8 m/s, the car behind pulling away from rest with the vehicle
+    (x = -44 + t²: 2t m/s, 0.2 to 0.4 m/s over frame 1's sweep), the street still."""
     drive = ROOT / "configs/scenarios/drive.yaml"
     with beamtrace.Simulator(sensor="vlp-16", thin=True, scenario=drive, flow=True) as sim:
         frame = sim.frame(t=0.1)
@@ -156,4 +157,7 @@ def test_flow_equals_run_flow(cli):
     assert_same_bits(frame, read_pcd(out / "frame_000001.pcd"))
     moving = frame["flow_x"] != 0
     assert 0 < moving.sum() < len(frame) / 10
-    assert frame["flow_x"][moving] == pytest.approx(8.0, abs=1e-2)
+    ahead = np.abs(frame["flow_x"] - 8.0) < 1e-2
+    behind = (frame["flow_x"] > 0.2 - 1e-3) & (frame["flow_x"] < 0.4 + 1e-3)
+    assert ahead.sum() > 0 and behind.sum() > 0
+    assert np.all(ahead[moving] | behind[moving])

@@ -449,7 +449,7 @@ impl<'a> Runner<'a> {
             let labelling = Instant::now();
             if self.opts.objects {
                 let path = lane.member.out_dir.join(objects_file_name(done.frame));
-                write_objects_into(&mut out.files, &path, &labels)?;
+                write_objects_into(&mut out.files, &path, labels)?;
                 report.files.push(path);
             }
             if let Some(dataset) = &self.opts.dataset {

@@ -343,11 +343,7 @@ impl Session {
         self.check_open()?;
         let mut pins = self.pins.clone();
         for (node, position, rpy_deg) in poses {
-            let key = Keyframe {
-                t: 0.0,
-                position: *position,
-                rotation_deg: Some(*rpy_deg),
-            };
+            let key = Keyframe::at(0.0, *position, Some(*rpy_deg));
             let track = Track::new(TrackInterpolation::Linear, vec![key]).map_err(JobError::Pin)?;
             let target = Target::Node(node.clone());
             pins.retain(|p| p.target != target);

@@ -264,11 +264,7 @@ impl GroundTruthTrace {
             if let Some(prev) = keys.last().and_then(|k| k.rotation_deg) {
                 deg = unwrap_deg(prev, deg);
             }
-            keys.push(Keyframe {
-                t: s.t - self.start(),
-                position,
-                rotation_deg: Some(deg),
-            });
+            keys.push(Keyframe::at(s.t - self.start(), position, Some(deg)));
         }
         (!keys.is_empty()).then(|| Track::new(TrackInterpolation::Linear, keys))
     }

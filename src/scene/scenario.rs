@@ -6,7 +6,8 @@
 //! frame_rate: 10                 # optional (Hz): the sensor's rate by default
 //! duration_s: 8                  # or frames: 80 (neither: the run decides)
 //! vehicle:                       # the ego vehicle; the sensor sits at its mount on it
-//!   interpolation: linear        # linear (default) | step | catmull-rom
+//!   interpolation: linear        # linear (default) | step | catmull-rom (whose keyframes
+//!                                # may give `velocity: [vx, vy, vz]`, m/s: the slope there)
 //!   keyframes:
 //!     - { t: 0, position: [-20, -1.75, 0], yaw_deg: 0 }
 //!     - { t: 8, position: [60, -1.75, 0], rotation_deg: [0, 0, 0] }   # roll, pitch, yaw

@@ -22,6 +22,9 @@ pub const MAX_POSITION_M: f64 = 100_000.0;
 pub const MAX_TIME_S: f64 = 1e6;
 /// Angles lie within ± this (deg): a hundred turns.
 pub const MAX_ANGLE_DEG: f64 = 36_000.0;
+/// A keyframe's velocity lies within ± this on each axis (m/s): three times the speed
+/// of sound, beyond any vehicle a lidar sees.
+pub const MAX_SPEED_M_S: f64 = 1_000.0;
 /// Keyframes of one track at most.
 pub const MAX_KEYFRAMES: usize = 100_000;
 /// Object tracks at most.
@@ -74,6 +77,7 @@ range!(Duration, 0.0, true, MAX_TIME_S, " s");
 range!(FrameRate, 0.001, false, 1000.0, " Hz");
 range!(Coordinate, -MAX_POSITION_M, false, MAX_POSITION_M, " m");
 range!(Angle, -MAX_ANGLE_DEG, false, MAX_ANGLE_DEG, "°");
+range!(Speed, -MAX_SPEED_M_S, false, MAX_SPEED_M_S, " m/s");
 
 /// A number checked against its [`Range`] where it is read.
 #[derive(Debug, Clone, Copy)]
@@ -212,6 +216,8 @@ pub(super) struct RawKeyframe {
     yaw_deg: Option<Num<Angle>>,
     /// Roll, pitch, yaw.
     rotation_deg: Option<[Num<Angle>; 3]>,
+    /// A catmull-rom track's tangent here.
+    velocity: Option<[Num<Speed>; 3]>,
 }
 
 impl Checked for Keyframe {
@@ -238,6 +244,7 @@ impl Checked for Keyframe {
             t: raw.t.0,
             position: DVec3::new(p[0].0, p[1].0, p[2].0),
             rotation_deg,
+            velocity: raw.velocity.map(|v| DVec3::new(v[0].0, v[1].0, v[2].0)),
         })
     }
 }

@@ -10,7 +10,11 @@
 //! * `catmull-rom`: the cubic Hermite spline through every keyframe whose tangent at a
 //!   keyframe is the slope between its neighbours ((p₊ − p₋)/(t₊ − t₋), one-sided at the
 //!   ends), so position and velocity are continuous (C1) even with uneven keyframe
-//!   spacing. Like any interpolating spline it may overshoot around sharp changes.
+//!   spacing. Like any interpolating spline it may overshoot around sharp changes. A
+//!   keyframe's `velocity` (m/s), where given, is the tangent of the position there
+//!   instead: `[0, 0, 0]` starts a track from rest, and a profile of constant
+//!   acceleration sampled at even times with its end speeds given is reproduced exactly
+//!   (the cubic Hermite through exact values and slopes of a quadratic is that quadratic).
 //!
 //! Before the first keyframe and after the last, the pose holds.
 
@@ -36,6 +40,21 @@ pub struct Keyframe {
     pub position: DVec3,
     /// Roll, pitch, yaw (deg); None when the track keeps its object's rotation.
     pub rotation_deg: Option<DVec3>,
+    /// The velocity (m/s, world) here, a `catmull-rom` track's tangent; None: the
+    /// spline's own (the slope between the neighbours).
+    pub velocity: Option<DVec3>,
+}
+
+impl Keyframe {
+    /// A pose at a time, the spline's own tangent there.
+    pub fn at(t: f64, position: DVec3, rotation_deg: Option<DVec3>) -> Keyframe {
+        Keyframe {
+            t,
+            position,
+            rotation_deg,
+            velocity: None,
+        }
+    }
 }
 
 /// Keyframes with strictly increasing times, at least one, all with a rotation or none.
@@ -52,6 +71,14 @@ impl Track {
         keyframes: Vec<Keyframe>,
     ) -> Result<Track, String> {
         check_keyframes(&keyframes)?;
+        let given = keyframes.iter().position(|k| k.velocity.is_some());
+        if let (Some(i), false) = (given, interpolation == TrackInterpolation::CatmullRom) {
+            return Err(format!(
+                "keyframe {i} gives a velocity, the tangent of a catmull-rom track; a \
+                 linear or step track takes its speeds from the keyframes: give \
+                 `interpolation: catmull-rom`, or remove `velocity`"
+            ));
+        }
         Ok(Track {
             interpolation,
             keyframes,
@@ -73,13 +100,12 @@ impl Track {
 
     /// Position (m) at time `t` (s).
     pub fn position(&self, t: f64) -> DVec3 {
-        self.sample(t, |k| k.position)
+        self.sample(t, POSITION)
     }
 
     /// Roll, pitch, yaw (deg) at time `t`; None when the keyframes give no rotation.
     pub fn rotation_deg(&self, t: f64) -> Option<DVec3> {
-        self.has_rotation()
-            .then(|| self.sample(t, |k| k.rotation_deg.unwrap_or(DVec3::ZERO)))
+        self.has_rotation().then(|| self.sample(t, ROTATION))
     }
 
     /// The rotation at time `t`; None when the keyframes give no rotation.
@@ -91,15 +117,14 @@ impl Track {
     /// right-hand one at a keyframe; 0 before the first keyframe, after the last, and
     /// everywhere on a `step` track, whose jumps have none).
     pub fn velocity(&self, t: f64) -> DVec3 {
-        self.rate(t, |k| k.position)
+        self.rate(t, POSITION)
     }
 
     /// Rates of roll, pitch and yaw (deg/s) at time `t`, the exact derivative of
     /// [`Track::rotation_deg`] as [`Track::velocity`] is of the position; None when the
     /// keyframes give no rotation.
     pub fn rotation_rate_deg(&self, t: f64) -> Option<DVec3> {
-        self.has_rotation()
-            .then(|| self.rate(t, |k| k.rotation_deg.unwrap_or(DVec3::ZERO)))
+        self.has_rotation().then(|| self.rate(t, ROTATION))
     }
 
     /// The keyframes `next - 1` and `next` around `t`, `next` the first later than `t`;
@@ -112,26 +137,28 @@ impl Track {
     }
 
     /// The time derivative of one interpolated quantity at `t`.
-    fn rate(&self, t: f64, get: impl Fn(&Keyframe) -> DVec3) -> DVec3 {
+    fn rate(&self, t: f64, q: Quantity) -> DVec3 {
         let Some(next) = self.interval(t) else {
             return DVec3::ZERO;
         };
         let (a, b) = (&self.keyframes[next - 1], &self.keyframes[next]);
         let h = b.t - a.t;
         let u = ((t - a.t) / h).clamp(0.0, 1.0);
+        let get = q.value;
         match self.interpolation {
             TrackInterpolation::Step => DVec3::ZERO,
             TrackInterpolation::Linear => (get(b) - get(a)) / h,
             TrackInterpolation::CatmullRom => {
-                let (ma, mb) = (self.slope(next - 1, &get), self.slope(next, &get));
+                let (ma, mb) = (self.slope(next - 1, q), self.slope(next, q));
                 hermite_rate(get(a), get(b), ma * h, mb * h, u) / h
             }
         }
     }
 
     /// One interpolated quantity of the keyframes at time `t`.
-    fn sample(&self, t: f64, get: impl Fn(&Keyframe) -> DVec3) -> DVec3 {
+    fn sample(&self, t: f64, q: Quantity) -> DVec3 {
         let k = &self.keyframes;
+        let get = q.value;
         let Some(next) = self.interval(t) else {
             // Before the first keyframe (or a NaN t) the first holds, from the last on
             // the last.
@@ -145,20 +172,42 @@ impl Track {
             TrackInterpolation::Step => get(a),
             TrackInterpolation::Linear => get(a).lerp(get(b), u),
             TrackInterpolation::CatmullRom => {
-                let (ma, mb) = (self.slope(next - 1, &get), self.slope(next, &get));
+                let (ma, mb) = (self.slope(next - 1, q), self.slope(next, q));
                 hermite(get(a), get(b), ma * h, mb * h, u)
             }
         }
     }
 
-    /// The Catmull-Rom tangent at keyframe `i`: the slope between its neighbours, or
-    /// to its one neighbour at either end (the track has two keyframes at least here).
-    fn slope(&self, i: usize, get: &impl Fn(&Keyframe) -> DVec3) -> DVec3 {
+    /// The Catmull-Rom tangent at keyframe `i`: the one it gives, else the slope
+    /// between its neighbours, or to its one neighbour at either end (the track has two
+    /// keyframes at least here).
+    fn slope(&self, i: usize, q: Quantity) -> DVec3 {
         let k = &self.keyframes;
+        if let Some(given) = (q.tangent)(&k[i]) {
+            return given;
+        }
         let (lo, hi) = (i.saturating_sub(1), (i + 1).min(k.len() - 1));
-        (get(&k[hi]) - get(&k[lo])) / (k[hi].t - k[lo].t)
+        ((q.value)(&k[hi]) - (q.value)(&k[lo])) / (k[hi].t - k[lo].t)
     }
 }
+
+/// One interpolated quantity of the keyframes: its value, and its tangent where a
+/// keyframe gives one.
+#[derive(Clone, Copy)]
+struct Quantity {
+    value: fn(&Keyframe) -> DVec3,
+    tangent: fn(&Keyframe) -> Option<DVec3>,
+}
+
+const POSITION: Quantity = Quantity {
+    value: |k| k.position,
+    tangent: |k| k.velocity,
+};
+
+const ROTATION: Quantity = Quantity {
+    value: |k| k.rotation_deg.unwrap_or(DVec3::ZERO),
+    tangent: |_| None,
+};
 
 /// What makes keyframes unusable for a [`Track`]: none at all, numbers that are not
 /// finite, times that do not increase strictly, rotations in some keyframes only.

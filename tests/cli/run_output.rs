@@ -362,11 +362,11 @@ fn organized_beamtrace_fields_put_the_top_ring_in_the_first_row() {
     }
 }
 
-/// The sweep-end poses against the drive's keyframes (the vehicle from x = −32 m at
-/// 8 m/s along +x, heading 0): frame f's sweep ends at (f + 1)/10 s, where
-/// `poses_end.csv` and TUM's `time tx ty tz qx qy qz qw` place the sensor 0.8 m further
-/// on than `poses.csv` does at the frame's start, and KITTI's 3×4 matrices are the
-/// identity turn and 0.8 m per frame from the first frame's end.
+/// The sweep-end poses against the drive's keyframes (the vehicle from rest at
+/// x = −32 m, 2 m/s² along +x, heading 0: x = −32 + t²): frame f's sweep ends at
+/// t = (f + 1)/10 s, where `poses_end.csv` and TUM's `time tx ty tz qx qy qz qw` place
+/// the sensor t² on from its start, and KITTI's 3×4 matrices are the identity turn and
+/// t² − 0.01 m from the first frame's end.
 #[test]
 fn sweep_end_poses_in_csv_kitti_and_tum_follow_the_drive() {
     let tmp = tempfile::tempdir().unwrap();
@@ -399,7 +399,7 @@ fn sweep_end_poses_in_csv_kitti_and_tum_follow_the_drive() {
     for f in 0..3 {
         let t_end = (f + 1) as f64 / 10.0;
         assert!((end[f][1] - t_end).abs() < 1e-9 && (tum[f][0] - t_end).abs() < 1e-9);
-        let x = x0 + 8.0 * t_end;
+        let x = x0 + t_end * t_end;
         assert!(
             (end[f][2] - x).abs() < 1e-3,
             "poses_end.csv row {f}: {:?}",
@@ -416,7 +416,7 @@ fn sweep_end_poses_in_csv_kitti_and_tum_follow_the_drive() {
             1.0,
             0.0,
             0.0,
-            0.8 * f as f64,
+            t_end * t_end - 0.01,
             0.0,
             1.0,
             0.0,

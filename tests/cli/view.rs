@@ -380,8 +380,9 @@ fn differing_share(a: &Path, b: &Path) -> f64 {
 
 #[test]
 fn render_plays_a_scenario_as_run_does() {
-    // The bundled drive moves the vehicle down the street at 8 m/s: nine frames later
-    // (0.9 s, 7.2 m) the street has moved past the sensor, which the camera follows.
+    // The bundled drive moves the vehicle down the street from rest at 2 m/s²:
+    // twenty-nine frames later (2.9 s, 8.4 m) the street has moved past the sensor,
+    // which the camera follows.
     // On a scene where nothing moves, the same frames (noise off) draw the same.
     let dir = TempDir::new().unwrap();
     let render = |frames: &str, extra: &[&str]| {
@@ -401,7 +402,7 @@ fn render_plays_a_scenario_as_run_does() {
         png
     };
     let drive = ["--scenario", "configs/scenarios/drive.yaml"];
-    let moved = differing_share(&render("1", &drive), &render("10", &drive));
+    let moved = differing_share(&render("1", &drive), &render("30", &drive));
     assert!(moved > 0.2, "{:.1} % of the pixels changed", moved * 100.0);
     let wall = dir.path().join("wall.glb");
     assert!(beamtrace(&["scene", "wall", "--out", s(&wall)], false)

@@ -51,7 +51,11 @@ fn the_bundled_drive_loads_and_resolves_on_the_street() {
     assert_eq!(motion.frames_at(10.0), Some(80));
     let start = motion.vehicle_pose(0.0).expect("a vehicle track");
     let end = motion.vehicle_pose(8.0).expect("a vehicle track");
-    // 64 m in 8 s along +x: 8 m/s, 28.8 km/h, an urban speed, in the right lane.
+    // From rest (odometry starts fair) to 8 m/s, 28.8 km/h, an urban speed: 48 m in
+    // 8 s along +x, in the right lane.
+    let track = motion.vehicle_track().expect("a vehicle track");
+    assert_eq!(track.velocity(0.0).length(), 0.0, "it starts from rest");
+    assert!((track.velocity(6.0).x - 8.0).abs() < 1e-9);
     let speed = (end.translation - start.translation).length() / 8.0;
     assert!((5.0..=14.0).contains(&speed), "{speed} m/s");
     assert!((end.translation - start.translation).normalize().x > 0.999);

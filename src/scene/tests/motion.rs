@@ -129,6 +129,59 @@ fn step_holds_and_angles_interpolate_as_written() {
 }
 
 #[test]
+fn keyframe_velocities_start_a_catmull_rom_track_from_rest() {
+    // From rest at 2 m/s² to 8 m/s in 4 s, then 8 m/s: x(t) = t² to t = 4, then
+    // 16 + 8 (t − 4). Keyframes every second to 4 s with the end speeds given: the
+    // cubic Hermite through exact values and slopes of a quadratic is that quadratic.
+    let x = |t: f64| {
+        if t <= 4.0 {
+            t * t
+        } else {
+            16.0 + 8.0 * (t - 4.0)
+        }
+    };
+    let m = motion(
+        &Scene::default(),
+        "vehicle: { interpolation: catmull-rom, keyframes: [
+            { t: 0, position: [0, 0, 0], velocity: [0, 0, 0] },
+            { t: 1, position: [1, 0, 0] }, { t: 2, position: [4, 0, 0] },
+            { t: 3, position: [9, 0, 0] }, { t: 4, position: [16, 0, 0], velocity: [8, 0, 0] },
+            { t: 8, position: [48, 0, 0] } ] }",
+    );
+    for t in [0.0, 0.05, 0.3, 1.5, 2.25, 3.9, 4.0, 5.5, 7.99] {
+        let got = f64::from(vehicle(&m, t).translation.x);
+        assert!((got - x(t)).abs() < 1e-4, "t = {t}: {got} vs {}", x(t));
+    }
+    let track = m.vehicle_track().expect("a vehicle track");
+    for t in [0.0, 0.5, 2.5, 4.0, 6.0] {
+        let v = track.velocity(t).x;
+        let want = if t < 4.0 { 2.0 * t } else { 8.0 };
+        assert!((v - want).abs() < 1e-9, "t = {t}: {v} m/s vs {want}");
+    }
+    // Without the given speeds, the spline's own end slope (1 m/s) starts it moving.
+    let free = motion(
+        &Scene::default(),
+        "vehicle: { interpolation: catmull-rom, keyframes: [
+            { t: 0, position: [0, 0, 0] }, { t: 1, position: [1, 0, 0] } ] }",
+    );
+    let v0 = free.vehicle_track().unwrap().velocity(0.0).x;
+    assert!((v0 - 1.0).abs() < 1e-9, "{v0}");
+}
+
+#[test]
+fn a_velocity_on_a_linear_track_is_refused() {
+    let yaml = "vehicle: { keyframes: [ { t: 0, position: [0, 0, 0], velocity: [1, 0, 0] },
+                                        { t: 1, position: [1, 0, 0] } ] }";
+    let e = Scenario::parse(yaml, Path::new("s.yaml"), PathPolicy::InsideFolder)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("keyframe 0 gives a velocity") && e.contains("catmull-rom"),
+        "{e}"
+    );
+}
+
+#[test]
 fn catmull_rom_passes_through_keyframes_smoothly() {
     // x(t) = 50 − 12 t + 0.75 t², sampled every 2 s. Catmull-Rom tangents are exact for
     // a quadratic in the inner intervals, so the spline reproduces it there.
