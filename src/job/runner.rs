@@ -391,14 +391,38 @@ impl<'a> Runner<'a> {
         Ok(())
     }
 
+    /// A lane's frame's objects, when the run labels them (`--objects`, `--dataset`).
+    fn label(
+        &self,
+        done: &DrivenFrame,
+        cloud: &crate::model::PointCloud,
+    ) -> Option<crate::output::objects::FrameObjects> {
+        let catalog = self.objects.as_ref()?;
+        let sensor = &self.lanes[done.lane].member.sensor;
+        let playback = self.driver.lane_playback(done.lane);
+        let frame = LabelledFrame {
+            sensor,
+            frame: done.frame,
+            stamp: scenario_time(sensor, done.frame),
+            start_s: playback.frame_time(done.frame),
+            settings: &done.settings,
+            points: &cloud.points,
+        };
+        Some(label_frame(catalog, playback, frame))
+    }
+
     /// Writes a frame's files and bag messages together; returns its files.
     fn write(
         &mut self,
         done: &DrivenFrame,
         cloud: &crate::model::PointCloud,
     ) -> Result<Vec<std::path::PathBuf>, JobError> {
+        // Before the clouds: a bag's or an MCAP file's frame carries its objects.
+        let labelling = Instant::now();
+        let labels = self.label(done, cloud);
         let lane = &mut self.lanes[done.lane];
         let report = &mut lane.report;
+        report.objects_s += labelling.elapsed().as_secs_f64();
         let before = report.files.len();
         let writing = Instant::now();
         let playback = self.driver.lane_playback(done.lane);
@@ -411,20 +435,6 @@ impl<'a> Runner<'a> {
                 (&done.settings, start),
             )
         });
-        // Before the clouds: a bag's or an MCAP file's frame carries its objects.
-        let labelling = Instant::now();
-        let labels = self.objects.as_ref().map(|catalog| {
-            let frame = LabelledFrame {
-                sensor: &lane.member.sensor,
-                frame: done.frame,
-                stamp: scenario_time(&lane.member.sensor, done.frame),
-                start_s: playback.frame_time(done.frame),
-                settings: &done.settings,
-                points: &cloud.points,
-            };
-            label_frame(catalog, playback, frame)
-        });
-        report.objects_s += labelling.elapsed().as_secs_f64();
         let in_clouds = (labels.as_ref())
             .filter(|_| self.opts.objects)
             .map(|l| &l.objects[..]);

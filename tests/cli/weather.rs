@@ -96,3 +96,53 @@ fn scenario_weather_keyframes_reach_every_frame() {
     assert_eq!(given[1]["weather"], "clear", "{run}");
     assert_eq!(run["weather"]["per_frame"], "weather.csv");
 }
+
+/// The summary counts weather echoes as weather, never as false alarms: in dense fog
+/// its share of `weather (fog)` is the share of points the frame file, read by pypcd4,
+/// labels with fog's material id (0xff00, README's table), and its false alarms are
+/// the file's other points without an instance.
+#[test]
+fn the_summary_counts_fog_echoes_as_weather_not_false_alarms() {
+    use crate::independent::{ints, python, read_with};
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("fog");
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_beamtrace"))
+        .args(["run", "--sensor", "vlp-16", "--thin", "--no-picture"])
+        .args(["--weather", "fog:visibility=30", "--seed", "3", "--out"])
+        .arg(&out)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("the beamtrace binary starts");
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        o.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let got = read_with(
+        &python("pypcd4"),
+        "read_pcd.py",
+        &out.join("frame_000000.pcd"),
+    );
+    let (materials, instances) = (ints(&got, "material"), ints(&got, "instance"));
+    let n = materials.len() as f64;
+    let fog = materials.iter().filter(|&&m| m == 0xff00).count() as f64;
+    let weather = |m: u64| (0xff00..=0xff02).contains(&m);
+    let alarms = (materials.iter().zip(&instances))
+        .filter(|&(&m, &i)| i == 0 && !weather(m))
+        .count() as f64;
+    assert!(fog / n > 0.2, "dense fog makes many echoes: {fog} of {n}");
+    let last = stdout.lines().last().unwrap_or_default();
+    let share = format!("weather (fog) {:.1} %", 100.0 * fog / n);
+    assert!(last.contains(&share), "{share} not in {last}");
+    // The summary's form of a share: one decimal, "< 0.1 %" below 0.05 %.
+    let alarms = match 100.0 * alarms / n {
+        0.0 => None,
+        p if p < 0.05 => Some("false alarms < 0.1 %".to_string()),
+        p => Some(format!("false alarms {p:.1} %")),
+    };
+    match alarms {
+        None => assert!(!last.contains("false alarms"), "{last}"),
+        Some(a) => assert!(last.contains(&a), "{a} not in {last}"),
+    }
+}

@@ -243,7 +243,8 @@ fn min_range(sensor: &Sensor, sheet: f64) -> f64 {
 #[test]
 fn every_preset_measures_as_its_datasheet_says() {
     let mut failures = Vec::new();
-    // BEAMTRACE_PRESET=NAME measures one preset, to check a new one quickly.
+    // BEAMTRACE_PRESET=NAME measures one preset, to check a new one quickly, and prints
+    // its rows of RESULTS' datasheet table (with --nocapture).
     let only = std::env::var("BEAMTRACE_PRESET").ok();
     for info in presets()
         .into_iter()
@@ -269,6 +270,20 @@ fn every_preset_measures_as_its_datasheet_says() {
                 Figure::PointsPerSecond => points_per_second(&sensor),
                 Figure::Divergence { .. } => f.figure.model(&sensor).expect("a kernel's angle"),
             };
+            if only.is_some() {
+                // RESULTS' table row: preset, figure, sheet, model, measured, tolerance.
+                let model = f
+                    .figure
+                    .model(&sensor)
+                    .map_or("—".into(), |m| format!("{m:.4}"));
+                eprintln!(
+                    "| {} | {} | {want} | {model} | {got:.4} | ±{} % | {} |",
+                    info.name,
+                    f.figure.label(),
+                    f.tolerance * 100.0,
+                    f.source
+                );
+            }
             let within = (got / want - 1.0).abs() <= f.tolerance;
             if !within {
                 failures.push(format!(
