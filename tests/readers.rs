@@ -183,6 +183,13 @@ fn pcap_bytes(packets: &[Packet], dir: &Path) -> Vec<u8> {
     std::fs::read(path).unwrap()
 }
 
+/// A capture of one frame of `sensor` (an echo per beam) through `encoder`.
+fn one_frame_capture(mut encoder: impl PacketEncoder, sensor: &Sensor, dir: &Path) -> Vec<u8> {
+    let mut packets = encoder.push_frame(0, 0.0, &beam_cloud(sensor)).unwrap();
+    packets.extend(encoder.finish());
+    pcap_bytes(&packets, dir)
+}
+
 fn velodyne_capture(dir: &Path) -> Vec<u8> {
     let sensor = preset("vlp-16", None).expect("preset");
     let options = VelodyneOptions {
@@ -191,10 +198,8 @@ fn velodyne_capture(dir: &Path) -> Vec<u8> {
         start: std::time::Duration::from_secs(1_700_000_000),
     };
     let beams = beamtrace::job::beam_layout(&sensor).beams().to_vec();
-    let mut e = VelodyneEncoder::new(options, &beams, sensor.columns, 10.0).expect("encoder");
-    let mut packets = e.push_frame(0, 0.0, &beam_cloud(&sensor)).unwrap();
-    packets.extend(e.finish());
-    pcap_bytes(&packets, dir)
+    let e = VelodyneEncoder::new(options, &beams, sensor.columns, 10.0).expect("encoder");
+    one_frame_capture(e, &sensor, dir)
 }
 
 /// A PandarXT32 capture (UDP protocol 6.1) in its default return mode.
@@ -207,10 +212,8 @@ fn hesai_capture(dir: &Path) -> Vec<u8> {
     };
     let beams = beamtrace::job::beam_layout(&sensor).beams().to_vec();
     let rate = f64::from(sensor.frame_rate);
-    let mut e = HesaiEncoder::new(options, &beams, sensor.columns, rate).expect("encoder");
-    let mut packets = e.push_frame(0, 0.0, &beam_cloud(&sensor)).unwrap();
-    packets.extend(e.finish());
-    pcap_bytes(&packets, dir)
+    let e = HesaiEncoder::new(options, &beams, sensor.columns, rate).expect("encoder");
+    one_frame_capture(e, &sensor, dir)
 }
 
 /// A Livox Mid-360 capture (SDK2 point packets, Cartesian 32-bit).
@@ -221,10 +224,8 @@ fn livox_capture(dir: &Path) -> Vec<u8> {
         start: std::time::Duration::from_secs(1_700_000_000),
     };
     let beams = beamtrace::job::beam_layout(&sensor).beams().to_vec();
-    let mut e = LivoxEncoder::new(options, &beams).expect("encoder");
-    let mut packets = e.push_frame(0, 0.0, &beam_cloud(&sensor)).unwrap();
-    packets.extend(e.finish());
-    pcap_bytes(&packets, dir)
+    let e = LivoxEncoder::new(options, &beams).expect("encoder");
+    one_frame_capture(e, &sensor, dir)
 }
 
 /// An OS1-16 capture at 512 columns and its metadata JSON.
@@ -234,11 +235,8 @@ fn ouster_capture(dir: &Path) -> (Vec<u8>, Vec<u8>) {
     let options = OusterOptions::new(OusterFamily::Os1, OusterProfile::Rng19Rfl8Sig16Nir16);
     let ouster = OusterSensor::new(options, &beams, sensor.columns, sensor.frame_rate)
         .expect("an Ouster preset fits Ouster's packets");
-    let mut e = ouster.encoder();
-    let mut packets = e.push_frame(0, 0.0, &beam_cloud(&sensor)).unwrap();
-    packets.extend(e.finish());
     let json = ouster.metadata().to_json_string().into_bytes();
-    (pcap_bytes(&packets, dir), json)
+    (one_frame_capture(ouster.encoder(), &sensor, dir), json)
 }
 
 fn cloud_file(dir: &Path, name: &str, format: Format) -> (String, Vec<u8>) {

@@ -29,6 +29,34 @@ macro_rules! header_definitions {
     };
 }
 
+/// The definition of geometry_msgs/Quaternion (its defaults: the identity), as the
+/// schemas that use one carry it.
+macro_rules! quaternion_definition {
+    () => {
+        concat!(
+            "================================================================================\n",
+            "MSG: geometry_msgs/Quaternion\n",
+            "float64 x 0\n",
+            "float64 y 0\n",
+            "float64 z 0\n",
+            "float64 w 1\n",
+        )
+    };
+}
+
+/// The definition of geometry_msgs/Vector3, as the schemas that use one carry it.
+macro_rules! vector3_definition {
+    () => {
+        concat!(
+            "================================================================================\n",
+            "MSG: geometry_msgs/Vector3\n",
+            "float64 x\n",
+            "float64 y\n",
+            "float64 z\n",
+        )
+    };
+}
+
 /// The schema name and definition of `sensor_msgs/msg/PointCloud2` (ROS 2 Humble and
 /// later; comments left out).
 pub const POINT_CLOUD2: (&str, &str) = (
@@ -76,17 +104,8 @@ pub const TF_MESSAGE: (&str, &str) = (
         "MSG: geometry_msgs/Transform\n",
         "Vector3 translation\n",
         "Quaternion rotation\n",
-        "================================================================================\n",
-        "MSG: geometry_msgs/Vector3\n",
-        "float64 x\n",
-        "float64 y\n",
-        "float64 z\n",
-        "================================================================================\n",
-        "MSG: geometry_msgs/Quaternion\n",
-        "float64 x 0\n",
-        "float64 y 0\n",
-        "float64 z 0\n",
-        "float64 w 1\n",
+        vector3_definition!(),
+        quaternion_definition!(),
     ),
 );
 
@@ -102,17 +121,8 @@ pub const IMU: (&str, &str) = (
         "geometry_msgs/Vector3 linear_acceleration\n",
         "float64[9] linear_acceleration_covariance\n",
         header_definitions!(),
-        "================================================================================\n",
-        "MSG: geometry_msgs/Quaternion\n",
-        "float64 x 0\n",
-        "float64 y 0\n",
-        "float64 z 0\n",
-        "float64 w 1\n",
-        "================================================================================\n",
-        "MSG: geometry_msgs/Vector3\n",
-        "float64 x\n",
-        "float64 y\n",
-        "float64 z\n",
+        quaternion_definition!(),
+        vector3_definition!(),
     ),
 );
 
@@ -165,21 +175,12 @@ pub const DETECTION3D_ARRAY: (&str, &str) = (
         "float64 x\n",
         "float64 y\n",
         "float64 z\n",
-        "================================================================================\n",
-        "MSG: geometry_msgs/Quaternion\n",
-        "float64 x 0\n",
-        "float64 y 0\n",
-        "float64 z 0\n",
-        "float64 w 1\n",
+        quaternion_definition!(),
         "================================================================================\n",
         "MSG: vision_msgs/BoundingBox3D\n",
         "geometry_msgs/Pose center\n",
         "geometry_msgs/Vector3 size\n",
-        "================================================================================\n",
-        "MSG: geometry_msgs/Vector3\n",
-        "float64 x\n",
-        "float64 y\n",
-        "float64 z\n",
+        vector3_definition!(),
     ),
 );
 

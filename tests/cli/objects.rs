@@ -19,6 +19,12 @@ fn run(out: &Path, args: &[&str]) {
     crate::run_ok(&["--objects", "--no-picture"], out, args);
 }
 
+/// [`run`] of a thin, noiseless VLP-16 on the cubes' scene and scenario, with `extra`.
+fn run_cubes(out: &Path, (scene, scenario): (&str, &str), extra: &[&str]) {
+    let args = ["--sensor", "vlp-16", "--thin", "--ideal", "--scene", scene];
+    run(out, &[&args[..], &["--scenario", scenario], extra].concat());
+}
+
 /// A unit cube (±0.5) in glTF's axes, used by nodes `(name, class, translation,
 /// scale)`, also in glTF's axes (y up).
 pub(crate) fn cubes_gltf(nodes: &[(&str, &str, [f32; 3], [f32; 3])]) -> String {
@@ -165,19 +171,7 @@ fn objects_carry_their_meshes_boxes_their_motion_and_what_the_beams_saw() {
     let scene = dir.path().join("cubes.gltf");
     let scenario = dir.path().join("drive.yaml");
     let (scene, scenario) = (scene.to_str().unwrap(), scenario.to_str().unwrap());
-    run(
-        &out,
-        &[
-            "--sensor",
-            "vlp-16",
-            "--thin",
-            "--ideal",
-            "--scene",
-            scene,
-            "--scenario",
-            scenario,
-        ],
-    );
+    run_cubes(&out, (scene, scenario), &[]);
     for frame in 1..3u64 {
         let objs = objects(&out, frame);
         let names: Vec<&str> = objs.iter().map(|o| o["name"].as_str().unwrap()).collect();
@@ -213,13 +207,7 @@ fn objects_carry_their_meshes_boxes_their_motion_and_what_the_beams_saw() {
 /// file (same id, class and box), every box the cars' size.
 fn check_bag(dir: &Path, scene: &str, scenario: &str) {
     let out = dir.join("bag");
-    let args = [
-        "--sensor", "vlp-16", "--thin", "--ideal", "--format", "mcap",
-    ];
-    run(
-        &out,
-        &[&args[..], &["--scene", scene, "--scenario", scenario]].concat(),
-    );
+    run_cubes(&out, (scene, scenario), &["--format", "mcap"]);
     let got = crate::independent::read_all_with(
         &python("mcap_ros2"),
         "read_mcap.py",
@@ -279,13 +267,7 @@ fn floats_of(v: &Value) -> Vec<f64> {
 /// points, the spinner's turn ω × (p − c) on its, nothing on the wall.
 fn check_flow(dir: &Path, scene: &str, scenario: &str) {
     let world = dir.join("world");
-    let args = [
-        "--sensor", "vlp-16", "--thin", "--ideal", "--world", "--flow",
-    ];
-    run(
-        &world,
-        &[&args[..], &["--scene", scene, "--scenario", scenario]].concat(),
-    );
+    run_cubes(&world, (scene, scenario), &["--world", "--flow"]);
     let objs = objects(&world, 1);
     let id = |name: &str| named(&objs, name)["id"].as_u64().unwrap();
     let (open, spinner) = (id("open"), id("spinner"));
