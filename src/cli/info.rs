@@ -49,6 +49,7 @@ pub(super) fn print_sensor_detail(name: &str) -> Result<()> {
         "  return modes (`--return-mode`): {}",
         d.return_modes.join(", ")
     );
+    println!("  frame rates: {}", d.modes);
     println!("  vendor conventions: {}", d.conventions);
     print_datasheet(d.info.name, &d.sensor);
     Ok(())
@@ -65,14 +66,15 @@ fn print_datasheet(name: &str, s: &Sensor) {
     println!("  datasheet (sheet | model | tolerance of the measuring tests | source):");
     for f in sheet {
         let unit = f.figure.unit();
-        let model = f
-            .figure
-            .model(s)
-            .map_or("–".into(), |v| format!("{} {unit}", figure(v)));
+        let with_unit = |v: f64| match unit {
+            "" => figure(v),
+            _ => format!("{} {unit}", figure(v)),
+        };
+        let model = f.figure.model(s).map_or("–".into(), with_unit);
         println!(
-            "    {}: {} {unit} | {model} | ±{} % | {}",
+            "    {}: {} | {model} | ±{} % | {}",
             f.figure.label(),
-            figure(f.value),
+            with_unit(f.value),
             (f.tolerance * 100.0).round(),
             f.source
         );

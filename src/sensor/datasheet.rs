@@ -25,6 +25,9 @@ pub enum Figure {
     /// Beam divergence (mrad): full angle at 1/e² of the power, or at half maximum
     /// (`fwhm`) where the sheet gives that.
     Divergence { vertical: bool, fwhm: bool },
+    /// The 8-bit reflectivity a facing Lambertian target of `reflectance` reads (the
+    /// vendor's calibrated scale), the median of the facing beams' at 10 m.
+    Reflectivity { reflectance: f32 },
 }
 
 /// One figure of a sheet.
@@ -56,6 +59,9 @@ impl Figure {
                 if vertical { "vertical" } else { "horizontal" },
                 if fwhm { "FWHM" } else { "1/e²" }
             ),
+            Figure::Reflectivity { reflectance } => {
+                format!("reflectivity byte, {} % target", pct(reflectance))
+            }
         }
     }
 
@@ -63,6 +69,7 @@ impl Figure {
         match self {
             Figure::PointsPerSecond => "/s",
             Figure::Divergence { .. } => "mrad",
+            Figure::Reflectivity { .. } => "",
             _ => "m",
         }
     }
@@ -70,7 +77,8 @@ impl Figure {
     /// What the model of `sensor` gives by its parameters, before any simulation: the
     /// range where a facing Lambertian target's peak meets the threshold (with the sun's
     /// noise T + k·√ρ lit by 100 klx; at most the maximum range), the noise's constant σ, the minimum range, beams
-    /// per second, the kernel's angles. `None` where the model has no such parameter.
+    /// per second, the kernel's angles, the scale's byte of the reflectance. `None` where
+    /// the model has no such parameter.
     pub fn model(&self, s: &Sensor) -> Option<f64> {
         let t = f64::from(s.detection.threshold());
         let noise = &s.detector.noise;
@@ -98,6 +106,9 @@ impl Figure {
                 } else {
                     full
                 })
+            }
+            Figure::Reflectivity { reflectance } => {
+                Some(f64::from(s.reflectivity.byte(reflectance)))
             }
         }
     }
@@ -146,6 +157,54 @@ const SIGMA_TOL: f64 = 0.15;
 /// Sheets round their points per second ("~300 000").
 const PPS_TOL: f64 = 0.05;
 
+/// The reflectivity bytes of a dark (10 %) and a white (90 %) Lambertian target on a
+/// scale whose white diffuse target reads `white`, as the vendor's manual states the
+/// scale (`source`), each held to one byte: the byte's rounding and the facing beams'
+/// slant of up to 2°.
+const fn reflectivity(white: f64, source: &'static str) -> [SheetFigure; 2] {
+    [
+        reflectivity_at(white, 0.1, source),
+        reflectivity_at(white, 0.9, source),
+    ]
+}
+
+const fn reflectivity_at(white: f64, reflectance: f32, source: &'static str) -> SheetFigure {
+    // The nearest byte (white · reflectance is positive).
+    let byte = (white * reflectance as f64 + 0.5) as u32 as f64;
+    fig(
+        Figure::Reflectivity { reflectance },
+        byte,
+        1.0 / byte,
+        source,
+    )
+}
+
+const VELODYNE_REFLECTIVITY: [SheetFigure; 2] = reflectivity(
+    100.0,
+    "VLP-16 and VLP-32C user manuals, \"Calibrated Reflectivity\": diffuse reflectors 0–100 for 0–100 %, \
+     retroreflectors 101–255",
+);
+const VLS128_REFLECTIVITY: [SheetFigure; 2] = reflectivity(
+    110.0,
+    "VLS-128 user manual §6.1, \"Calibrated Reflectivity\": diffuse 0–100 % as 0–110, \
+     retroreflectors 111–255",
+);
+const HESAI_REFLECTIVITY: [SheetFigure; 2] = reflectivity(
+    100.0,
+    "PandarXT user manual §3.1.2 \"Body\": reflectivity in per cent, 0–255 (linear \
+     mapping, the default)",
+);
+const OUSTER_REFLECTIVITY: [SheetFigure; 2] = reflectivity(
+    100.0,
+    "Ouster firmware user manual, \"Calibrated Reflectivity\": Lambertian targets 0–100, \
+     retroreflectors 101–255",
+);
+const LIVOX_REFLECTIVITY: [SheetFigure; 2] = reflectivity(
+    150.0,
+    "Livox Mid-360 User Manual v1.0, point cloud data: reflectivity 0–150 for diffuse \
+     0–100 %, 151–255 retroreflectors",
+);
+
 const VLP16: &[SheetFigure] = &[
     fig(
         range(0.8),
@@ -167,6 +226,8 @@ const VLP16: &[SheetFigure] = &[
     ),
     VELODYNE_DIVERGENCE[0],
     VELODYNE_DIVERGENCE[1],
+    VELODYNE_REFLECTIVITY[0],
+    VELODYNE_REFLECTIVITY[1],
 ];
 
 const HDL32E: &[SheetFigure] = &[
@@ -244,6 +305,8 @@ const VLP32C: &[SheetFigure] = &[
     ),
     VELODYNE_DIVERGENCE[0],
     VELODYNE_DIVERGENCE[1],
+    VELODYNE_REFLECTIVITY[0],
+    VELODYNE_REFLECTIVITY[1],
 ];
 
 const VLS128: &[SheetFigure] = &[
@@ -267,6 +330,8 @@ const VLS128: &[SheetFigure] = &[
     ),
     VELODYNE_DIVERGENCE[0],
     VELODYNE_DIVERGENCE[1],
+    VLS128_REFLECTIVITY[0],
+    VLS128_REFLECTIVITY[1],
 ];
 
 const PANDAR_XT32: &[SheetFigure] = &[
@@ -294,6 +359,8 @@ const PANDAR_XT32: &[SheetFigure] = &[
         PPS_TOL,
         "PandarXT32 datasheet: 640,000 points/s (single return)",
     ),
+    HESAI_REFLECTIVITY[0],
+    HESAI_REFLECTIVITY[1],
 ];
 
 /// The Ouster figures every family shares.
@@ -321,6 +388,8 @@ const OS0: &[SheetFigure] = &[
     ),
     OUSTER_SIGMA,
     OUSTER_MIN_RANGE,
+    OUSTER_REFLECTIVITY[0],
+    OUSTER_REFLECTIVITY[1],
 ];
 
 /// The OS1 figures of every channel count.
@@ -379,6 +448,8 @@ const OS1: &[SheetFigure] = &[
     OS1_COMMON[4],
     OS1_DIVERGENCE[0],
     OS1_DIVERGENCE[1],
+    OUSTER_REFLECTIVITY[0],
+    OUSTER_REFLECTIVITY[1],
 ];
 
 const OS1_128: &[SheetFigure] = &[
@@ -389,6 +460,8 @@ const OS1_128: &[SheetFigure] = &[
     OS1_COMMON[4],
     OS1_128_DIVERGENCE[0],
     OS1_128_DIVERGENCE[1],
+    OUSTER_REFLECTIVITY[0],
+    OUSTER_REFLECTIVITY[1],
 ];
 
 const OS2: &[SheetFigure] = &[
@@ -400,6 +473,8 @@ const OS2: &[SheetFigure] = &[
     ),
     OUSTER_SIGMA,
     OUSTER_MIN_RANGE,
+    OUSTER_REFLECTIVITY[0],
+    OUSTER_REFLECTIVITY[1],
 ];
 
 const IBEO_LUX: &[SheetFigure] = &[
@@ -543,6 +618,8 @@ const LIVOX_MID360: &[SheetFigure] = &[
         "Livox Mid-360 User Manual v1.0, Specifications p. 20: 200,000 points/s \
          (first return)",
     ),
+    LIVOX_REFLECTIVITY[0],
+    LIVOX_REFLECTIVITY[1],
 ];
 
 /// The sheet figures of preset `name` (its canonical name); empty where the sheet

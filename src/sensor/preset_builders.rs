@@ -187,6 +187,29 @@ fn frame_rate(o: &PresetOptions, default: f32) -> Result<f32, SensorError> {
     Ok(f)
 }
 
+/// The frame rates (Hz) a scanner's sheet lists, with the sheet.
+#[derive(Debug)]
+pub(crate) struct ScanRates {
+    pub hz: &'static [f32],
+    pub source: &'static str,
+}
+
+/// Refuses a frame rate outside `rates` (unless `any_mode`), naming them.
+fn scan_rate(name: &str, f: f32, rates: &ScanRates, o: &PresetOptions) -> Result<(), SensorError> {
+    if o.any_mode || rates.hz.iter().any(|&r| (r - f).abs() < 1e-3) {
+        return Ok(());
+    }
+    let listed: Vec<String> = rates.hz.iter().map(|r| r.to_string()).collect();
+    Err(SensorError::invalid(
+        "frame_rate",
+        format!(
+            "{name} scans at {} Hz ({}); {f} Hz is not a mode it has",
+            listed.join(", "),
+            rates.source
+        ),
+    ))
+}
+
 fn resolution(field: &str, v: f32) -> Result<f64, SensorError> {
     domain::H_RESOLUTION.check(field, f64::from(v))?;
     Ok(f64::from(v))
@@ -704,6 +727,30 @@ fn ouster_lidar_mode(name: &str, columns: u32, f: f32) -> Result<(), SensorError
 
 // ---------------------------------------------------------------- scanners
 
+/// The ibeo LUX's scan frequencies (ibeo LUX datasheet: 12.5, 25 or 50 Hz).
+pub(crate) const LUX_RATES: ScanRates = ScanRates {
+    hz: &[12.5, 25.0, 50.0],
+    source: "ibeo LUX datasheet: scan frequency 12.5, 25 or 50 Hz",
+};
+
+/// The Scala 2's (Valeo Scala gen. 2 product sheet: 25 Hz).
+pub(crate) const SCALA2_RATES: ScanRates = ScanRates {
+    hz: &[25.0],
+    source: "Valeo Scala gen. 2 product sheet: 25 Hz",
+};
+
+/// The URG-04LX's one (URG-04LX specification: scan time 100 ms/scan).
+pub(crate) const URG04LX_RATES: ScanRates = ScanRates {
+    hz: &[10.0],
+    source: "URG-04LX specification: scan time 100 ms/scan",
+};
+
+/// The Mid-360's point cloud frames (Livox Mid-360 User Manual v1.0, p. 20: 10 Hz).
+pub(crate) const MID360_RATES: ScanRates = ScanRates {
+    hz: &[10.0],
+    source: "Livox Mid-360 User Manual v1.0, p. 20: a point cloud frame every 0.1 s",
+};
+
 /// Ibeo LUX 4L. Source: ibeo LUX datasheet: 4 layers, 3.2° vertical aperture (0.8° per
 /// layer, so centres at ±0.4° and ±1.2°), 110° horizontal FOV from +50° to −60°, 0.25°
 /// at 12.5 Hz, 905 nm, 0.3–200 m, "50 m at 10 % remission". Simplified: all four layers
@@ -712,6 +759,7 @@ fn ouster_lidar_mode(name: &str, columns: u32, f: f32) -> Result<(), SensorError
 pub(crate) fn ibeo_lux_4l(o: &PresetOptions) -> Result<Sensor, SensorError> {
     only("ibeo-lux-4l", o, &["columns", "horizontal_resolution_deg"])?;
     let f = frame_rate(o, 12.5)?;
+    scan_rate("ibeo-lux-4l", f, &LUX_RATES, o)?;
     let lasers: Vec<Laser> = (0..4u32)
         .map(|i| Laser {
             elevation_deg: -1.2 + 0.8 * f64::from(i),
@@ -758,6 +806,7 @@ pub(crate) fn ibeo_lux_4l(o: &PresetOptions) -> Result<Sensor, SensorError> {
 pub(crate) fn scala2(o: &PresetOptions) -> Result<Sensor, SensorError> {
     only("scala-2", o, &["columns", "horizontal_resolution_deg"])?;
     let f = frame_rate(o, 25.0)?;
+    scan_rate("scala-2", f, &SCALA2_RATES, o)?;
     let lasers: Vec<Laser> = (0..16u32)
         .map(|i| Laser {
             elevation_deg: -4.6875 + 0.625 * f64::from(i),
@@ -821,6 +870,7 @@ fn partial_sweep(
 pub(crate) fn urg04lx(o: &PresetOptions) -> Result<Sensor, SensorError> {
     only("urg-04lx", o, &[])?;
     let f = frame_rate(o, 10.0)?;
+    scan_rate("urg-04lx", f, &URG04LX_RATES, o)?;
     let step = 360.0 / 1024.0;
     let period = 1.0 / f64::from(f);
     let lasers = [Laser::default()];
@@ -931,15 +981,7 @@ pub(crate) fn cube1(o: &PresetOptions) -> Result<Sensor, SensorError> {
 pub(crate) fn livox_mid360(o: &PresetOptions) -> Result<Sensor, SensorError> {
     only("livox-mid-360", o, &[])?;
     let f = frame_rate(o, 10.0)?;
-    if (f - 10.0).abs() > 1e-3 {
-        return Err(SensorError::invalid(
-            "frame_rate",
-            format!(
-                "the Livox Mid-360 sends a point cloud frame every 0.1 s (10 Hz); {f} Hz \
-                 is not a mode it has"
-            ),
-        ));
-    }
+    scan_rate("livox-mid-360", f, &MID360_RATES, o)?;
     let mut s = assemble(
         "livox-mid-360",
         MID_360.pattern(f64::from(f)),

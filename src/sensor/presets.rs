@@ -1,7 +1,8 @@
 //! The preset registry: names, aliases and the summary shown by `presets()`.
 
-use super::preset_builders::{self as b, Ouster};
-use super::{Sensor, SensorError};
+use super::preset_builders::{self as b, Ouster, ScanRates, OUSTER_LIDAR_MODES};
+use super::spinning::MotorSpeeds;
+use super::{hesai, velodyne, Sensor, SensorError};
 
 /// What a preset is, for listings and help texts. Angles are the extents of the beam
 /// centres (deg) at the default settings.
@@ -47,6 +48,47 @@ struct Entry {
     /// How the vendor numbers rings and returns, and what our fields mean for this
     /// preset where that differs from the vendor's driver (`beamtrace sensors --detail`).
     conventions: &'static str,
+    /// The frame rates the device has: the ones its builder accepts.
+    modes: Modes,
+}
+
+/// The frame rates (with Ouster, the column counts) a device has, as its builder checks
+/// them.
+#[derive(Debug, Clone, Copy)]
+enum Modes {
+    /// A spinning sensor's motor speeds (its laser table's).
+    Motor(MotorSpeeds),
+    /// Ouster's `lidar_mode`s.
+    Ouster,
+    /// A scanner's frame rates from its sheet.
+    Scan(&'static ScanRates),
+    /// Any rate: the device streams points and a frame is what a tool gathers of them.
+    Any,
+}
+
+impl Modes {
+    fn describe(self) -> String {
+        match self {
+            Modes::Motor(speeds) => format!("spins at {}", speeds.describe()),
+            Modes::Ouster => {
+                let modes: Vec<String> = OUSTER_LIDAR_MODES
+                    .iter()
+                    .map(|(c, r)| format!("{c}x{r}"))
+                    .collect();
+                format!(
+                    "lidar modes (columns x Hz) {} (Ouster firmware user manual, `lidar_mode`)",
+                    modes.join(", ")
+                )
+            }
+            Modes::Scan(rates) => {
+                let hz: Vec<String> = rates.hz.iter().map(|r| r.to_string()).collect();
+                format!("{} Hz ({})", hz.join(", "), rates.source)
+            }
+            Modes::Any => "any frame rate (the device streams points; a frame is what a \
+                 tool gathers of them)"
+                .into(),
+        }
+    }
 }
 
 /// A preset as `beamtrace sensors --detail` shows it: the listing, the vendor's
@@ -58,6 +100,8 @@ pub struct PresetDetail {
     pub conventions: &'static str,
     /// The return modes the device has.
     pub return_modes: &'static [&'static str],
+    /// The frame rates (and lidar modes) it has, in words.
+    pub modes: String,
     pub sensor: Sensor,
 }
 
@@ -128,6 +172,7 @@ macro_rules! ouster_entry {
             build: |o| b::ouster($fam, $ch, o),
             return_modes: OUSTER_MODES,
             conventions: OUSTER,
+            modes: Modes::Ouster,
         }
     };
 }
@@ -149,6 +194,7 @@ const REGISTRY: &[Entry] = &[
         build: b::vlp16,
         return_modes: VELODYNE_MODES,
         conventions: VELODYNE,
+        modes: Modes::Motor(velodyne::VLP16.speeds),
     },
     Entry {
         info: info(
@@ -163,6 +209,7 @@ const REGISTRY: &[Entry] = &[
         build: b::hdl32e,
         return_modes: VELODYNE_MODES,
         conventions: VELODYNE,
+        modes: Modes::Motor(velodyne::HDL32E.speeds),
     },
     Entry {
         info: info(
@@ -177,6 +224,7 @@ const REGISTRY: &[Entry] = &[
         build: b::hdl64e,
         return_modes: VELODYNE_MODES,
         conventions: VELODYNE_TIMED,
+        modes: Modes::Motor(velodyne::HDL64E_S3.speeds),
     },
     Entry {
         info: info(
@@ -191,6 +239,7 @@ const REGISTRY: &[Entry] = &[
         build: b::vlp32c,
         return_modes: VELODYNE_MODES,
         conventions: VELODYNE_TIMED,
+        modes: Modes::Motor(velodyne::VLP32C.speeds),
     },
     Entry {
         info: info(
@@ -205,6 +254,7 @@ const REGISTRY: &[Entry] = &[
         build: b::vls128,
         return_modes: VELODYNE_MODES,
         conventions: VELODYNE_TIMED,
+        modes: Modes::Motor(velodyne::VLS128.speeds),
     },
     Entry {
         info: info(
@@ -219,6 +269,7 @@ const REGISTRY: &[Entry] = &[
         build: b::pandar_xt32,
         return_modes: HESAI_MODES,
         conventions: HESAI,
+        modes: Modes::Motor(hesai::PANDAR_XT32.speeds),
     },
     ouster_entry!(
         "os0-32",
@@ -313,6 +364,7 @@ const REGISTRY: &[Entry] = &[
         build: b::ibeo_lux_4l,
         return_modes: &["strongest", "first", "last", "all"],
         conventions: SCANNER,
+        modes: Modes::Scan(&b::LUX_RATES),
     },
     Entry {
         info: info(
@@ -329,6 +381,7 @@ const REGISTRY: &[Entry] = &[
         conventions: "one plane at elevation 0, ring 0; azimuth counter-clockwise from x, \
             swept counter-clockwise as the URG's steps 44..=725 (step 384 = straight \
             ahead); single return; range in m (SCIP: mm).",
+        modes: Modes::Scan(&b::URG04LX_RATES),
     },
     Entry {
         info: info(
@@ -344,6 +397,7 @@ const REGISTRY: &[Entry] = &[
         return_modes: &["strongest"],
         conventions: "ring = scan line, 0 = the top line; lines alternate direction as \
             the resonant mirror swings; azimuth counter-clockwise from x; single return.",
+        modes: Modes::Any,
     },
     Entry {
         info: info(
@@ -358,6 +412,7 @@ const REGISTRY: &[Entry] = &[
         build: b::scala2,
         return_modes: &["strongest"],
         conventions: SCANNER,
+        modes: Modes::Scan(&b::SCALA2_RATES),
     },
     Entry {
         info: info(
@@ -376,6 +431,7 @@ const REGISTRY: &[Entry] = &[
             own frame; `reflectivity` Livox's byte (0–150 diffuse, 151–255 \
             retroreflectors); each frame repeats the pattern (the real head runs on \
             across frames).",
+        modes: Modes::Scan(&b::MID360_RATES),
     },
     Entry {
         info: info(
@@ -391,6 +447,7 @@ const REGISTRY: &[Entry] = &[
         return_modes: &["strongest"],
         conventions: "one ring (0): a non-repetitive rosette, points in firing order; \
             x forward as Livox's own frame; single return.",
+        modes: Modes::Any,
     },
 ];
 
@@ -447,6 +504,7 @@ pub fn preset_detail(name: &str) -> Result<PresetDetail, SensorError> {
         aliases: e.aliases,
         conventions: e.conventions,
         return_modes: e.return_modes,
+        modes: e.modes.describe(),
         sensor: preset_with(e.info.name, &PresetOptions::default())?,
     })
 }

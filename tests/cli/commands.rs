@@ -1071,6 +1071,13 @@ fn sensors_detail_shows_a_presets_datasheet_values_and_conventions() {
     assert!(os
         .stdout
         .contains("return modes (`--return-mode`): strongest, dual"));
+    // The modes the firmware has, and the reflectivity scale as the manual states it.
+    for want in [
+        "frame rates: lidar modes (columns x Hz) 512x10, 512x20, 1024x10, 1024x20, 2048x10",
+        "reflectivity byte, 90 % target: 90 | 90 | ±1 % | Ouster firmware user manual",
+    ] {
+        assert!(os.stdout.contains(want), "missing {want:?}:\n{}", os.stdout);
+    }
     // A sensor file, as `run --sensor FILE` loads it (the unknown-preset message offers
     // one).
     let file = beamtrace(&["sensors", "--detail", "configs/sensors/vlp16-dual.yaml"]);

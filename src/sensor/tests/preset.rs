@@ -659,3 +659,31 @@ fn ouster_modes_reach_as_far_as_ouster_tabulates() {
         }
     }
 }
+
+/// Scanners scan at the rates their sheets list and no other: the ibeo LUX datasheet's
+/// 12.5, 25 or 50 Hz, the URG-04LX specification's 100 ms a scan, the Scala 2 sheet's
+/// 25 Hz.
+#[test]
+fn scanners_refuse_frame_rates_their_sheets_do_not_list() {
+    let at = |name: &str, hz: f32| {
+        let o = PresetOptions {
+            frame_rate: Some(hz),
+            ..Default::default()
+        };
+        preset_with(name, &o).map(|s| s.frame_rate)
+    };
+    for (name, has, lacks) in [
+        ("ibeo-lux-4l", [12.5, 25.0, 50.0], 10.0),
+        ("urg-04lx", [10.0, 10.0, 10.0], 20.0),
+        ("scala-2", [25.0, 25.0, 25.0], 12.5),
+    ] {
+        for hz in has {
+            assert_eq!(at(name, hz).unwrap(), hz, "{name} at {hz} Hz");
+        }
+        let e = at(name, lacks).unwrap_err().to_string();
+        assert!(
+            e.contains("frame_rate") && e.contains("not a mode it has"),
+            "{e}"
+        );
+    }
+}
