@@ -4,7 +4,7 @@
 //! numbers (cited per test), never the model's formula.
 
 use crate::material::{MaterialDb, MaterialMapping};
-use crate::model::{FrameSettings, Sun};
+use crate::model::{Echo, FrameSettings, Sun};
 use crate::reference::CpuSimulator;
 use crate::scene::{Instance, Mesh, Primitive, Scene, SceneMaterial};
 use crate::sensor::datasheet::{datasheet, Figure};
@@ -190,25 +190,32 @@ fn full_sun_behind_the_sensor() -> Option<Sun> {
     Some(Sun::from_degrees(180.0, 0.0, 1.0).expect("sun"))
 }
 
-/// The range noise (m, 1σ) of the facing beams on an 80 % wall at 10 m: each echo's
-/// range against the wall's along its beam (d / cos θ), over 2 000 echoes.
-fn range_sigma(sensor: &Sensor) -> f64 {
+/// Each facing beam's echoes on a wall of IR material `ir` at `d` m, over frames of about
+/// 2 000 beam firings in all: `each(beam, its echoes)`.
+fn on_facing_wall(sensor: &Sensor, (d, ir): (f32, &str), mut each: impl FnMut(&Beam, &[Echo])) {
     let beams = facing(sensor);
-    let d = 10.0f32;
-    let cpu = simulator(&wall(d, "lambertian_80"));
+    let cpu = simulator(&wall(d, ir));
     let subrays = sensor.subray_samples().expect("sub-rays");
     let frames = (2000 / beams.len() as u32).max(1);
-    let mut residuals = Vec::new();
     for frame in 0..frames {
         let settings = FrameSettings::for_sensor(sensor, Affine3A::IDENTITY, None, 11, frame);
         let slots = settings.waveform.max_returns as usize;
         let (_, echoes, counts) = cpu.frame(&beams, &subrays, &settings, 1);
         for (b, beam) in beams.iter().enumerate() {
-            let cos = beam.elevation.cos() * beam.azimuth.cos();
-            let first = &echoes[b * slots..b * slots + counts[b] as usize];
-            residuals.extend(first.iter().map(|e| f64::from(e.range - d / cos)));
+            each(beam, &echoes[b * slots..b * slots + counts[b] as usize]);
         }
     }
+}
+
+/// The range noise (m, 1σ) of the facing beams on an 80 % wall at 10 m: each echo's
+/// range against the wall's along its beam (d / cos θ), over 2 000 echoes.
+fn range_sigma(sensor: &Sensor) -> f64 {
+    let d = 10.0f32;
+    let mut residuals = Vec::new();
+    on_facing_wall(sensor, (d, "lambertian_80"), |beam, echoes| {
+        let cos = beam.elevation.cos() * beam.azimuth.cos();
+        residuals.extend(echoes.iter().map(|e| f64::from(e.range - d / cos)));
+    });
     let n = residuals.len() as f64;
     let mean = residuals.iter().sum::<f64>() / n;
     (residuals.iter().map(|r| (r - mean).powi(2)).sum::<f64>() / n).sqrt()
@@ -217,18 +224,13 @@ fn range_sigma(sensor: &Sensor) -> f64 {
 /// The median reflectivity byte (the preset's scale) of the facing beams' first echoes
 /// on a wall of IR material `ir` at 10 m, over 2 000 echoes.
 fn reflectivity_byte(sensor: &Sensor, ir: &str) -> f64 {
-    let beams = facing(sensor);
-    let cpu = simulator(&wall(10.0, ir));
-    let subrays = sensor.subray_samples().expect("sub-rays");
-    let frames = (2000 / beams.len() as u32).max(1);
     let mut bytes = Vec::new();
-    for frame in 0..frames {
-        let settings = FrameSettings::for_sensor(sensor, Affine3A::IDENTITY, None, 11, frame);
-        let slots = settings.waveform.max_returns as usize;
-        let (_, echoes, counts) = cpu.frame(&beams, &subrays, &settings, 1);
-        let firsts = (0..beams.len()).filter(|&b| counts[b] > 0);
-        bytes.extend(firsts.map(|b| sensor.reflectivity.byte(echoes[b * slots].reflectance)));
-    }
+    on_facing_wall(sensor, (10.0, ir), |_, echoes| {
+        let first = echoes
+            .first()
+            .map(|e| sensor.reflectivity.byte(e.reflectance));
+        bytes.extend(first);
+    });
     assert!(!bytes.is_empty(), "no echo from {ir} at 10 m");
     bytes.sort_unstable();
     f64::from(bytes[bytes.len() / 2])
