@@ -22,6 +22,9 @@ pub enum Figure {
     MinRange,
     /// Points per second of one return at the preset's default mode.
     PointsPerSecond,
+    /// Points per second in the device's dual return mode, every beam meeting two
+    /// surfaces.
+    PointsPerSecondDual,
     /// Beam divergence (mrad): full angle at 1/e² of the power, or at half maximum
     /// (`fwhm`) where the sheet gives that.
     Divergence { vertical: bool, fwhm: bool },
@@ -54,6 +57,7 @@ impl Figure {
             Figure::RangeSigma => "range noise (1σ)".into(),
             Figure::MinRange => "minimum range".into(),
             Figure::PointsPerSecond => "points per second (one return)".into(),
+            Figure::PointsPerSecondDual => "points per second (dual return)".into(),
             Figure::Divergence { vertical, fwhm } => format!(
                 "divergence, {} ({})",
                 if vertical { "vertical" } else { "horizontal" },
@@ -67,7 +71,7 @@ impl Figure {
 
     pub fn unit(&self) -> &'static str {
         match self {
-            Figure::PointsPerSecond => "/s",
+            Figure::PointsPerSecond | Figure::PointsPerSecondDual => "/s",
             Figure::Divergence { .. } => "mrad",
             Figure::Reflectivity { .. } => "",
             _ => "m",
@@ -93,6 +97,9 @@ impl Figure {
             Figure::RangeSigma => (s.cw.is_none()).then_some(f64::from(noise.range_sigma_m)),
             Figure::MinRange => Some(f64::from(s.min_range)),
             Figure::PointsPerSecond => Some(s.beams.len() as f64 * f64::from(s.frame_rate)),
+            Figure::PointsPerSecondDual => {
+                Some(2.0 * s.beams.len() as f64 * f64::from(s.frame_rate))
+            }
             Figure::Divergence { vertical, fwhm } => {
                 let (h, v) = match s.kernel {
                     BeamKernel::Gaussian { div_h, div_v } => (div_h, div_v),
@@ -228,6 +235,12 @@ const VLP16: &[SheetFigure] = &[
     VELODYNE_DIVERGENCE[1],
     VELODYNE_REFLECTIVITY[0],
     VELODYNE_REFLECTIVITY[1],
+    fig(
+        Figure::PointsPerSecondDual,
+        600_000.0,
+        PPS_TOL,
+        "VLP-16 datasheet: \"~600,000 points/second\" (dual return)",
+    ),
 ];
 
 const HDL32E: &[SheetFigure] = &[
@@ -251,6 +264,12 @@ const HDL32E: &[SheetFigure] = &[
     ),
     VELODYNE_DIVERGENCE[0],
     VELODYNE_DIVERGENCE[1],
+    fig(
+        Figure::PointsPerSecondDual,
+        1_390_000.0,
+        PPS_TOL,
+        "HDL-32E datasheet: \"~1,390,000 points per second\" (dual return)",
+    ),
 ];
 
 const HDL64E: &[SheetFigure] = &[
@@ -307,6 +326,12 @@ const VLP32C: &[SheetFigure] = &[
     VELODYNE_DIVERGENCE[1],
     VELODYNE_REFLECTIVITY[0],
     VELODYNE_REFLECTIVITY[1],
+    fig(
+        Figure::PointsPerSecondDual,
+        1_200_000.0,
+        PPS_TOL,
+        "VLP-32C datasheet: \"~1,200,000 points per second\" (dual return)",
+    ),
 ];
 
 const VLS128: &[SheetFigure] = &[
@@ -332,6 +357,12 @@ const VLS128: &[SheetFigure] = &[
     VELODYNE_DIVERGENCE[1],
     VLS128_REFLECTIVITY[0],
     VLS128_REFLECTIVITY[1],
+    fig(
+        Figure::PointsPerSecondDual,
+        4_800_000.0,
+        PPS_TOL,
+        "Alpha Prime datasheet: \"~4,800,000 points per second\" (dual return)",
+    ),
 ];
 
 const PANDAR_XT32: &[SheetFigure] = &[
@@ -361,6 +392,12 @@ const PANDAR_XT32: &[SheetFigure] = &[
     ),
     HESAI_REFLECTIVITY[0],
     HESAI_REFLECTIVITY[1],
+    fig(
+        Figure::PointsPerSecondDual,
+        1_280_000.0,
+        PPS_TOL,
+        "PandarXT32 datasheet: 1,280,000 points/s (dual return)",
+    ),
 ];
 
 /// The Ouster figures every family shares.
